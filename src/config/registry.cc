@@ -1,0 +1,164 @@
+#include "config/settings.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace floe::config {
+namespace {
+
+constexpr int64_t kib = 1024, mib = kib * 1024, gib = mib * 1024;
+constexpr int64_t second_ms = 1000, day_ms = 86'400'000;
+
+setting_def def(std::string name, setting_type t, std::string dflt, std::string desc) {
+    setting_def d;
+    d.name = std::move(name);
+    d.type = t;
+    d.default_text = std::move(dflt);
+    d.description = std::move(desc);
+    return d;
+}
+setting_def bounded(setting_def d, int64_t min, int64_t max) {
+    d.min = min;
+    d.max = max;
+    return d;
+}
+setting_def choice(std::string name, std::string dflt, std::vector<std::string> choices,
+                   std::string desc) {
+    auto d = def(std::move(name), setting_type::choice, std::move(dflt), std::move(desc));
+    d.choices = std::move(choices);
+    return d;
+}
+setting_def optional(setting_def d, bool secret = false) {
+    d.optional = true;
+    d.secret = secret;
+    return d;
+}
+setting_def derived(setting_def d, std::string from) {
+    d.derived_from = std::move(from);
+    return d;
+}
+
+} // namespace
+
+std::string_view to_string(setting_type t) {
+    switch (t) {
+    case setting_type::string: return "string";
+    case setting_type::boolean: return "bool";
+    case setting_type::integer: return "int";
+    case setting_type::size: return "size";
+    case setting_type::duration: return "duration";
+    case setting_type::choice: return "choice";
+    case setting_type::address: return "host:port";
+    case setting_type::uri: return "uri";
+    }
+    return "?";
+}
+
+std::string setting_def::env_name() const {
+    std::string_view n = name;
+    if (n.starts_with("floe.")) n.remove_prefix(5);
+    std::string out = "FLOE_";
+    for (char c : n) out += (c == '.' || c == '-') ? '_' : static_cast<char>(std::toupper(c));
+    return out;
+}
+
+registry::registry() {
+    using st = setting_type;
+    auto& d = _defs;
+    d.push_back(def("floe.data-dir", st::string, "./floe-data",
+                    "Directory for the local tier, topic metadata and the default SQLite catalog"));
+    d.push_back(def("floe.kafka.listen", st::address, "127.0.0.1:9092",
+                    "Address the Kafka protocol listener binds (port 0: any free port)"));
+    d.push_back(derived(optional(def("floe.kafka.advertised-listener", st::address, "",
+                                     "host:port given to clients in Metadata; default: the listen address")),
+                        "floe.kafka.listen"));
+    d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
+                    "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
+    d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));
+    d.push_back(derived(optional(def("floe.storage.remote.path", st::uri, "",
+                                     "Warehouse root for Iceberg tables: file:///... or s3://bucket/prefix; "
+                                     "default file://<data-dir>/warehouse")),
+                        "floe.data-dir"));
+    d.push_back(choice("floe.storage.remote.catalog.type", "sql", {"sql", "filesystem", "rest"},
+                       "Iceberg catalog: sql (SQLite or PostgreSQL), filesystem (Hadoop layout) or rest"));
+    d.push_back(derived(optional(def("floe.storage.remote.catalog.uri", st::string, "",
+                                     "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST URI; "
+                                     "default sqlite://<data-dir>/catalog.db")),
+                        "floe.data-dir"));
+    d.push_back(optional(def("floe.storage.remote.s3.region", st::string, "", "S3 region")));
+    d.push_back(optional(def("floe.storage.remote.s3.endpoint", st::string, "",
+                             "S3 endpoint URL for S3-compatible servers")));
+    d.push_back(optional(def("floe.storage.remote.s3.path-style-access", st::boolean, "",
+                             "Address buckets by path instead of virtual host")));
+    d.push_back(optional(def("floe.storage.remote.s3.access-key-id", st::string, "", "S3 access key id")));
+    d.push_back(optional(def("floe.storage.remote.s3.secret-access-key", st::string, "", "S3 secret key"),
+                         true));
+    d.push_back(bounded(def("floe.storage.remote.iceberg.row-group-size", st::size, "128MB",
+                            "Target uncompressed bytes per Parquet row group"),
+                        64 * kib, 2 * gib));
+    d.push_back(bounded(def("floe.storage.remote.iceberg.target-file-size", st::size, "128MB",
+                            "Target bytes per Parquet data file"),
+                        64 * kib, 16 * gib));
+    d.push_back(choice("floe.storage.remote.iceberg.compression", "zstd",
+                       {"zstd", "snappy", "lz4", "gzip", "none"}, "Parquet compression codec"));
+    d.push_back(def("floe.storage.worker.enabled", st::boolean, "true",
+                    "Run the storage worker that offloads sealed segments to Iceberg"));
+    d.push_back(bounded(def("floe.storage.worker.tick-interval", st::duration, "10s",
+                            "How often the storage worker looks for work"),
+                        10, day_ms));
+    d.push_back(bounded(def("floe.storage.worker.lease-duration", st::duration, "2m",
+                            "How long the storage worker's lease lasts without renewal"),
+                        second_ms, day_ms));
+    d.push_back(def("floe.auto-create-topics", st::boolean, "true",
+                    "Create a topic when a client produces to or asks for an unknown one"));
+    d.push_back(bounded(def("floe.default-partitions", st::integer, "1",
+                            "Partitions of an auto-created topic"),
+                        1, 10000));
+    d.push_back(choice("floe.log.format", "text", {"text", "json"},
+                       "Log format on stderr: text for people, json for log shippers"));
+    d.push_back(choice("floe.log.level", "info",
+                       {"trace", "debug", "info", "warn", "error", "critical", "off"}, "Log level"));
+
+    // Kafka topic configs (KIP-405 names), the defaults for topics created without them.
+    const std::string p(topic_defaults_prefix);
+    d.push_back(def(p + "remote.storage.enable", st::boolean, "false",
+                    "Offload the topic's sealed segments to its Iceberg table"));
+    d.push_back(bounded(def(p + "local.retention.ms", st::integer, "-2",
+                            "Local tier retention in ms; -2: use retention.ms"),
+                        -2, INT64_MAX));
+    d.push_back(bounded(def(p + "local.retention.bytes", st::integer, "-2",
+                            "Local tier retention in bytes per partition; -2: use retention.bytes"),
+                        -2, INT64_MAX));
+    d.push_back(bounded(def(p + "retention.ms", st::integer, "604800000",
+                            "Total retention in ms; -1: forever"),
+                        -1, INT64_MAX));
+    d.push_back(bounded(def(p + "retention.bytes", st::integer, "-1",
+                            "Total retention in bytes per partition; -1: unlimited"),
+                        -1, INT64_MAX));
+    d.push_back(bounded(def(p + "segment.bytes", st::integer, "1073741824",
+                            "Roll a segment at this many bytes"),
+                        14, INT32_MAX));
+    d.push_back(bounded(def(p + "segment.ms", st::integer, "604800000", "Roll a segment after this many ms"),
+                        1, INT64_MAX));
+    d.push_back(choice(p + "cleanup.policy", "delete", {"delete"}, "Only delete is supported"));
+    d.push_back(choice(p + "message.timestamp.type", "CreateTime", {"CreateTime", "LogAppendTime"},
+                       "Keep the producer's timestamp or stamp the append time"));
+    d.push_back(bounded(def(p + "max.message.bytes", st::integer, "1048588",
+                            "Largest record batch accepted, in bytes"),
+                        0, INT32_MAX));
+    d.push_back(choice(p + "compression.type", "producer",
+                       {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+                       "Compression kept on disk; producer keeps what the client sent"));
+}
+
+const registry& registry::instance() {
+    static const registry r;
+    return r;
+}
+
+const setting_def* registry::find(std::string_view name) const {
+    auto it = std::find_if(_defs.begin(), _defs.end(), [&](auto& d) { return d.name == name; });
+    return it == _defs.end() ? nullptr : &*it;
+}
+
+} // namespace floe::config

@@ -1,0 +1,271 @@
+#include "config/settings.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace floe::config {
+
+std::string value_source::describe() const {
+    switch (kind) {
+    case source_kind::builtin: return "default";
+    case source_kind::derived: return "default (from " + origin + ")";
+    case source_kind::file: return "file " + origin;
+    case source_kind::env: return "env " + origin;
+    case source_kind::cli: return "--set";
+    }
+    return "?";
+}
+
+result<std::string> validate(const setting_def& def, std::string_view text) {
+    auto check_bounds = [&](int64_t v, std::string shown) -> result<void> {
+        if (v < def.min || v > def.max) {
+            auto fmt_bound = [&](int64_t b) {
+                if (def.type == setting_type::size) return format_size(b);
+                if (def.type == setting_type::duration)
+                    return format_duration(std::chrono::milliseconds(b));
+                return std::to_string(b);
+            };
+            if (def.max == INT64_MAX)
+                return fail(errc::invalid_argument, "{} is below the minimum {}", shown, fmt_bound(def.min));
+            return fail(errc::invalid_argument, "{} is outside {}..{}", shown, fmt_bound(def.min),
+                        fmt_bound(def.max));
+        }
+        return {};
+    };
+    switch (def.type) {
+    case setting_type::string:
+        if (text.empty()) return fail(errc::invalid_argument, "the value is empty");
+        return std::string(text);
+    case setting_type::boolean: return std::string(FLOE_TRY(parse_bool(text)) ? "true" : "false");
+    case setting_type::integer: {
+        auto v = FLOE_TRY(parse_int(text));
+        FLOE_TRY(check_bounds(v, std::to_string(v)));
+        return std::to_string(v);
+    }
+    case setting_type::size: {
+        auto v = FLOE_TRY(parse_size(text));
+        FLOE_TRY(check_bounds(v, fmt::format("size '{}'", text)));
+        return std::to_string(v);
+    }
+    case setting_type::duration: {
+        auto v = FLOE_TRY(parse_duration(text));
+        FLOE_TRY(check_bounds(v.count(), fmt::format("duration '{}'", text)));
+        return std::to_string(v.count());
+    }
+    case setting_type::choice:
+        if (std::find(def.choices.begin(), def.choices.end(), text) == def.choices.end())
+            return fail(errc::invalid_argument, "'{}' is not one of {}", text,
+                        fmt::join(def.choices, ", "));
+        return std::string(text);
+    case setting_type::address: return FLOE_TRY(parse_host_port(text)).to_string();
+    case setting_type::uri:
+        if (!text.starts_with("file://") && !text.starts_with("s3://"))
+            return fail(errc::invalid_argument, "'{}' must start with file:// or s3://", text);
+        return std::string(text);
+    }
+    return fail(errc::internal, "unknown setting type");
+}
+
+settings settings::defaults() {
+    settings s;
+    for (auto& d : registry::instance().all()) {
+        entry e{&d, std::nullopt, {source_kind::builtin, ""}};
+        if (!d.default_text.empty()) {
+            auto v = validate(d, d.default_text);
+            FLOE_ASSERT(v.has_value(), "a built-in default fails its own validation");
+            e.text = *v;
+        }
+        s._entries.push_back(std::move(e));
+    }
+    return s;
+}
+
+result<void> settings::set(std::string_view name, std::string_view text, value_source source) {
+    auto it = std::find_if(_entries.begin(), _entries.end(),
+                           [&](auto& e) { return e.def->name == name; });
+    if (it == _entries.end()) {
+        std::string hint;
+        if (name.starts_with(registry::topic_defaults_prefix))
+            hint = " (topic defaults take Kafka topic config names, e.g. floe.topic-defaults.segment.ms)";
+        else if (!name.starts_with("floe."))
+            hint = " (setting names start with 'floe.')";
+        return fail(errc::invalid_argument, "unknown setting '{}' in {}{}; `floe --help` lists them",
+                    name, source.describe(), hint);
+    }
+    auto v = validate(*it->def, text);
+    if (!v)
+        return fail(errc::invalid_argument, "invalid value for '{}' in {}: {} (expected {})", name,
+                    source.describe(), v.error().message(), to_string(it->def->type));
+    it->text = std::move(*v);
+    it->source = std::move(source);
+    return {};
+}
+
+result<void> settings::resolve_derived() {
+    auto data_dir = std::filesystem::absolute(get_string("floe.data-dir")).lexically_normal().string();
+    if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
+    for (auto& e : _entries) {
+        if (e.text || e.def->derived_from.empty()) continue;
+        const auto& n = e.def->name;
+        if (n == "floe.kafka.advertised-listener") e.text = get_string("floe.kafka.listen");
+        else if (n == "floe.storage.remote.path") e.text = "file://" + data_dir + "/warehouse";
+        else if (n == "floe.storage.remote.catalog.uri") e.text = "sqlite://" + data_dir + "/catalog.db";
+        else FLOE_ASSERT(false, "derived setting without a rule");
+        e.source = {source_kind::derived, e.def->derived_from};
+    }
+    // The catalog URI must fit the catalog type.
+    auto type = get_string("floe.storage.remote.catalog.type");
+    auto uri = get_string("floe.storage.remote.catalog.uri");
+    if (type == "sql" && !uri.starts_with("sqlite://") && !uri.starts_with("postgresql://")
+        && !uri.starts_with("postgres://"))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.catalog.uri '{}' does not fit catalog type sql: use "
+                    "sqlite://<path> or postgresql://...",
+                    uri);
+    if (type == "rest" && !uri.starts_with("http://") && !uri.starts_with("https://"))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.catalog.uri '{}' does not fit catalog type rest: use http(s)://",
+                    uri);
+    return {};
+}
+
+const settings::entry& settings::find_entry(std::string_view name, setting_type type) const {
+    auto it = std::find_if(_entries.begin(), _entries.end(),
+                           [&](auto& e) { return e.def->name == name; });
+    FLOE_ASSERT(it != _entries.end(), "setting read by a name that is not registered");
+    FLOE_ASSERT(it->def->type == type, "setting read with the wrong type");
+    return *it;
+}
+
+const std::string& settings::get_string(std::string_view name) const {
+    auto* d = registry::instance().find(name);
+    FLOE_ASSERT(d != nullptr, "setting read by a name that is not registered");
+    auto& e = find_entry(name, d->type);
+    FLOE_ASSERT(e.text.has_value(), "required setting read before it was resolved");
+    return *e.text;
+}
+std::optional<std::string> settings::get_optional(std::string_view name) const {
+    auto* d = registry::instance().find(name);
+    FLOE_ASSERT(d != nullptr, "setting read by a name that is not registered");
+    return find_entry(name, d->type).text;
+}
+bool settings::get_bool(std::string_view name) const {
+    return *find_entry(name, setting_type::boolean).text == "true";
+}
+int64_t settings::get_int(std::string_view name) const {
+    return std::stoll(*find_entry(name, setting_type::integer).text);
+}
+int64_t settings::get_size(std::string_view name) const {
+    return std::stoll(*find_entry(name, setting_type::size).text);
+}
+std::chrono::milliseconds settings::get_duration(std::string_view name) const {
+    return std::chrono::milliseconds(std::stoll(*find_entry(name, setting_type::duration).text));
+}
+host_port settings::get_address(std::string_view name) const {
+    auto hp = parse_host_port(*find_entry(name, setting_type::address).text);
+    FLOE_ASSERT(hp.has_value(), "validated address fails to parse");
+    return *hp;
+}
+
+std::map<std::string, std::string> settings::topic_defaults() const {
+    std::map<std::string, std::string> out;
+    for (auto& e : _entries)
+        if (e.def->name.starts_with(registry::topic_defaults_prefix) && e.text)
+            out[e.def->name.substr(registry::topic_defaults_prefix.size())] = *e.text;
+    return out;
+}
+
+namespace {
+
+/// Flattens nested YAML maps into dotted keys, keeping each scalar's line for error messages.
+result<void> flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
+                     std::vector<std::tuple<std::string, std::string, int>>& out, int depth) {
+    if (depth > 16) return fail(errc::invalid_argument, "{}: nesting deeper than 16 levels", file);
+    if (node.IsMap()) {
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            if (!it->first.IsScalar())
+                return fail(errc::invalid_argument, "{}:{}: keys must be plain names", file,
+                            it->first.Mark().line + 1);
+            auto key = prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
+            FLOE_TRY(flatten(it->second, key, file, out, depth + 1));
+        }
+        return {};
+    }
+    int line = node.Mark().line + 1;
+    if (node.IsScalar()) {
+        out.emplace_back(prefix, node.Scalar(), line);
+        return {};
+    }
+    if (node.IsNull())
+        return fail(errc::invalid_argument, "{}:{}: setting '{}' has no value", file, line, prefix);
+    return fail(errc::invalid_argument, "{}:{}: setting '{}' must be a single value, not a list",
+                file, line, prefix);
+}
+
+result<void> load_file(settings& s, const std::string& path) {
+    std::vector<std::tuple<std::string, std::string, int>> values;
+    try {
+        YAML::Node root = YAML::LoadFile(path);
+        if (root.IsNull()) return {}; // an empty file sets nothing
+        if (!root.IsMap())
+            return fail(errc::invalid_argument, "{}: expected a map of settings at the top level", path);
+        FLOE_TRY(flatten(root, "", path, values, 0));
+    } catch (const YAML::BadFile&) {
+        return fail(errc::not_found, "cannot read config file {}", path);
+    } catch (const YAML::Exception& e) {
+        return fail(errc::invalid_argument, "{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg);
+    }
+    for (auto& [key, value, line] : values)
+        FLOE_TRY(s.set(key, value, {source_kind::file, fmt::format("{}:{}", path, line)}));
+    return {};
+}
+
+result<void> load_env(settings& s, std::span<char* const> env) {
+    for (char* kv : env) {
+        if (kv == nullptr) break;
+        std::string_view entry(kv);
+        if (!entry.starts_with("FLOE_")) continue;
+        auto eq = entry.find('=');
+        auto name = entry.substr(0, eq);
+        auto value = eq == std::string_view::npos ? std::string_view() : entry.substr(eq + 1);
+        const setting_def* match = nullptr;
+        for (auto& d : registry::instance().all())
+            if (d.env_name() == name) match = &d;
+        if (!match)
+            return fail(errc::invalid_argument,
+                        "unknown setting in environment variable {}: no setting maps to it "
+                        "(floe.storage.remote.path is FLOE_STORAGE_REMOTE_PATH); unset it",
+                        name);
+        FLOE_TRY(s.set(match->name, value, {source_kind::env, std::string(name)}));
+    }
+    return {};
+}
+
+} // namespace
+
+result<settings> load(const load_options& opts) {
+    auto s = settings::defaults();
+    if (opts.config_path) {
+        if (!std::filesystem::exists(*opts.config_path))
+            return fail(errc::not_found, "config file {} (given by --config) does not exist",
+                        *opts.config_path);
+        FLOE_TRY(load_file(s, *opts.config_path));
+    } else if (std::filesystem::exists(opts.default_config_path)) {
+        FLOE_TRY(load_file(s, opts.default_config_path));
+    }
+    FLOE_TRY(load_env(s, opts.environment));
+    for (auto& o : opts.overrides) {
+        auto eq = o.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return fail(errc::invalid_argument, "--set '{}' must be key=value", o);
+        FLOE_TRY(s.set(std::string_view(o).substr(0, eq), std::string_view(o).substr(eq + 1),
+                       {source_kind::cli, "--set"}));
+    }
+    FLOE_TRY(s.resolve_derived());
+    return s;
+}
+
+} // namespace floe::config

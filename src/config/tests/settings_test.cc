@@ -1,0 +1,213 @@
+#include "config/settings.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+namespace floe::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SettingsTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        _dir = fs::temp_directory_path()
+               / fmt::format("floe-config-test-{}-{}", ::getpid(),
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(_dir);
+        fs::create_directories(_dir);
+    }
+    void TearDown() override { fs::remove_all(_dir); }
+
+    std::string write_yaml(const std::string& text) {
+        auto p = (_dir / "floe.yaml").string();
+        std::ofstream(p) << text;
+        return p;
+    }
+
+    result<settings> load_with(std::optional<std::string> file, std::vector<std::string> env,
+                               std::vector<std::string> sets) {
+        _env_storage = std::move(env);
+        _env_ptrs.clear();
+        for (auto& e : _env_storage) _env_ptrs.push_back(e.data());
+        load_options o;
+        o.config_path = std::move(file);
+        o.default_config_path = (_dir / "absent.yaml").string();
+        o.overrides = std::move(sets);
+        o.environment = _env_ptrs;
+        return load(o);
+    }
+
+    fs::path _dir;
+    std::vector<std::string> _env_storage;
+    std::vector<char*> _env_ptrs;
+};
+
+TEST_F(SettingsTest, DefaultsMatchTheDesign) {
+    auto s = load_with(std::nullopt, {}, {"floe.data-dir=/var/lib/floe"});
+    ASSERT_TRUE(s) << s.error();
+    EXPECT_EQ(s->get_string("floe.kafka.listen"), "127.0.0.1:9092");
+    EXPECT_EQ(s->get_string("floe.kafka.advertised-listener"), "127.0.0.1:9092");
+    EXPECT_EQ(s->get_string("floe.http.listen"), "127.0.0.1:8080");
+    EXPECT_EQ(s->get_string("floe.namespace"), "floe");
+    EXPECT_EQ(s->get_string("floe.storage.remote.path"), "file:///var/lib/floe/warehouse");
+    EXPECT_EQ(s->get_string("floe.storage.remote.catalog.type"), "sql");
+    EXPECT_EQ(s->get_string("floe.storage.remote.catalog.uri"), "sqlite:///var/lib/floe/catalog.db");
+    EXPECT_EQ(s->get_size("floe.storage.remote.iceberg.row-group-size"), 128'000'000);
+    EXPECT_EQ(s->get_size("floe.storage.remote.iceberg.target-file-size"), 128'000'000);
+    EXPECT_EQ(s->get_string("floe.storage.remote.iceberg.compression"), "zstd");
+    EXPECT_TRUE(s->get_bool("floe.storage.worker.enabled"));
+    EXPECT_EQ(s->get_duration("floe.storage.worker.tick-interval"), std::chrono::seconds(10));
+    EXPECT_EQ(s->get_duration("floe.storage.worker.lease-duration"), std::chrono::minutes(2));
+    EXPECT_TRUE(s->get_bool("floe.auto-create-topics"));
+    EXPECT_EQ(s->get_int("floe.default-partitions"), 1);
+    EXPECT_FALSE(s->get_optional("floe.storage.remote.s3.region"));
+    auto td = s->topic_defaults();
+    EXPECT_EQ(td["remote.storage.enable"], "false");
+    EXPECT_EQ(td["local.retention.ms"], "-2");
+    EXPECT_EQ(td["segment.bytes"], "1073741824");
+    EXPECT_EQ(td["cleanup.policy"], "delete");
+}
+
+TEST_F(SettingsTest, PrecedenceIsDefaultsFileEnvThenSet) {
+    auto file = write_yaml(R"(floe:
+  kafka:
+    listen: 127.0.0.1:1001
+  http.listen: 127.0.0.1:2001
+  namespace: from_file
+  storage:
+    worker:
+      tick-interval: 1s
+  topic-defaults:
+    remote.storage.enable: true
+    segment.ms: 1000
+)");
+    auto s = load_with(file, {"FLOE_HTTP_LISTEN=127.0.0.1:2002", "FLOE_NAMESPACE=from_env",
+                              "PATH=/usr/bin", "FLOE_TOPIC_DEFAULTS_SEGMENT_MS=2000"},
+                       {"floe.namespace=from_set"});
+    ASSERT_TRUE(s) << s.error();
+    EXPECT_EQ(s->get_string("floe.kafka.listen"), "127.0.0.1:1001");
+    EXPECT_EQ(s->get_string("floe.http.listen"), "127.0.0.1:2002");
+    EXPECT_EQ(s->get_string("floe.namespace"), "from_set");
+    EXPECT_EQ(s->get_duration("floe.storage.worker.tick-interval"), std::chrono::seconds(1));
+    EXPECT_EQ(s->topic_defaults()["remote.storage.enable"], "true");
+    EXPECT_EQ(s->topic_defaults()["segment.ms"], "2000");
+    // Derived defaults follow the value actually in force.
+    EXPECT_EQ(s->get_string("floe.kafka.advertised-listener"), "127.0.0.1:1001");
+
+    for (auto& e : s->entries()) {
+        if (e.def->name == "floe.kafka.listen") EXPECT_EQ(e.source.describe(), "file " + file + ":3");
+        if (e.def->name == "floe.http.listen") EXPECT_EQ(e.source.describe(), "env FLOE_HTTP_LISTEN");
+        if (e.def->name == "floe.namespace") EXPECT_EQ(e.source.describe(), "--set");
+        if (e.def->name == "floe.data-dir") EXPECT_EQ(e.source.describe(), "default");
+        if (e.def->name == "floe.kafka.advertised-listener")
+            EXPECT_EQ(e.source.describe(), "default (from floe.kafka.listen)");
+    }
+}
+
+void expect_error(const result<settings>& r, std::initializer_list<std::string_view> parts) {
+    ASSERT_FALSE(r) << "expected an error";
+    EXPECT_EQ(r.error().code(), errc::invalid_argument) << r.error();
+    for (auto p : parts)
+        EXPECT_NE(r.error().message().find(p), std::string::npos)
+            << "'" << p << "' not in: " << r.error().message();
+}
+
+TEST_F(SettingsTest, UnknownKeyNamesKeyAndSource) {
+    expect_error(load_with(std::nullopt, {}, {"floe.kafka.lisen=1.2.3.4:1"}),
+                 {"unknown setting 'floe.kafka.lisen'", "--set"});
+    auto file = write_yaml("floe:\n  storage:\n    remote:\n      pth: file:///x\n");
+    expect_error(load_with(file, {}, {}), {"floe.storage.remote.pth", "floe.yaml:4"});
+    expect_error(load_with(std::nullopt, {"FLOE_KAFKA_LISEN=x"}, {}),
+                 {"FLOE_KAFKA_LISEN", "environment"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.segment.millis=5"}),
+                 {"floe.topic-defaults.segment.millis", "Kafka topic config names"});
+    expect_error(load_with(std::nullopt, {}, {"kafka.listen=x"}), {"start with 'floe.'"});
+}
+
+TEST_F(SettingsTest, WrongTypesNameKeyAndSource) {
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.enabled=maybe"}),
+                 {"floe.storage.worker.enabled", "--set", "not a boolean", "expected bool"});
+    expect_error(load_with(std::nullopt, {"FLOE_DEFAULT_PARTITIONS=three"}, {}),
+                 {"floe.default-partitions", "env FLOE_DEFAULT_PARTITIONS", "not an integer"});
+    expect_error(load_with(std::nullopt, {}, {"floe.kafka.listen=localhost"}),
+                 {"floe.kafka.listen", "not host:port"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.path=/tmp/wh"}),
+                 {"floe.storage.remote.path", "file:// or s3://"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.iceberg.compression=brotli"}),
+                 {"floe.storage.remote.iceberg.compression", "not one of zstd, snappy"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.remote.storage.enable=1x"}),
+                 {"floe.topic-defaults.remote.storage.enable"});
+    auto file = write_yaml("floe:\n  kafka:\n    listen: [a, b]\n");
+    expect_error(load_with(file, {}, {}), {"floe.kafka.listen", "not a list"});
+}
+
+TEST_F(SettingsTest, BadSizesAndDurations) {
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.iceberg.row-group-size=12 parsecs"}),
+                 {"floe.storage.remote.iceberg.row-group-size", "unknown unit"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.iceberg.row-group-size=1KB"}),
+                 {"row-group-size", "outside 64KiB..2GiB"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.tick-interval=10"}),
+                 {"floe.storage.worker.tick-interval", "needs a unit"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.tick-interval=5 weeks"}),
+                 {"tick-interval", "unknown unit"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.lease-duration=10ms"}),
+                 {"lease-duration", "outside 1s..1d"});
+    expect_error(load_with(std::nullopt, {}, {"floe.default-partitions=0"}),
+                 {"floe.default-partitions", "outside 1..10000"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.local.retention.ms=-3"}),
+                 {"local.retention.ms", "below the minimum -2"});
+    auto ok = load_with(std::nullopt, {},
+                        {"floe.storage.remote.iceberg.row-group-size=1GiB",
+                         "floe.storage.worker.tick-interval=500ms"});
+    ASSERT_TRUE(ok) << ok.error();
+    EXPECT_EQ(ok->get_size("floe.storage.remote.iceberg.row-group-size"), 1ll << 30);
+    EXPECT_EQ(ok->get_duration("floe.storage.worker.tick-interval"), std::chrono::milliseconds(500));
+}
+
+TEST_F(SettingsTest, FileProblems) {
+    expect_error(load_with(std::nullopt, {}, {"no-equals-sign"}), {"must be key=value"});
+    auto missing = load_with((_dir / "nope.yaml").string(), {}, {});
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), errc::not_found);
+    EXPECT_NE(missing.error().message().find("nope.yaml"), std::string::npos);
+    expect_error(load_with(write_yaml("floe: [unclosed\n"), {}, {}), {"floe.yaml", "not valid YAML"});
+    expect_error(load_with(write_yaml("- a\n- b\n"), {}, {}), {"map of settings"});
+    expect_error(load_with(write_yaml("floe:\n  namespace:\n"), {}, {}),
+                 {"floe.namespace", "has no value"});
+    auto empty = load_with(write_yaml(""), {}, {});
+    EXPECT_TRUE(empty) << empty.error();
+}
+
+TEST_F(SettingsTest, CatalogUriMustFitType) {
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.uri=http://x"}),
+                 {"catalog.uri", "catalog type sql"});
+    auto ok = load_with(std::nullopt, {},
+                        {"floe.storage.remote.catalog.uri=postgresql://u@127.0.0.1/floe"});
+    EXPECT_TRUE(ok) << ok.error();
+}
+
+TEST_F(SettingsTest, EnvNamesFollowTheRule) {
+    EXPECT_EQ(registry::instance().find("floe.storage.remote.path")->env_name(),
+              "FLOE_STORAGE_REMOTE_PATH");
+    EXPECT_EQ(registry::instance().find("floe.storage.remote.s3.path-style-access")->env_name(),
+              "FLOE_STORAGE_REMOTE_S3_PATH_STYLE_ACCESS");
+    // Env names are unique, so an environment variable maps to exactly one setting.
+    std::set<std::string> names;
+    for (auto& d : registry::instance().all()) EXPECT_TRUE(names.insert(d.env_name()).second) << d.name;
+}
+
+TEST_F(SettingsTest, EveryDefaultValidatesAndIsDescribed) {
+    for (auto& d : registry::instance().all()) {
+        EXPECT_FALSE(d.description.empty()) << d.name;
+        if (!d.default_text.empty()) EXPECT_TRUE(validate(d, d.default_text)) << d.name;
+        else EXPECT_TRUE(d.optional) << d.name;
+    }
+}
+
+} // namespace
+} // namespace floe::config
