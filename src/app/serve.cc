@@ -1,8 +1,12 @@
 #include "app/serve.h"
 
+#include "http/admin.h"
+#include "http/server.h"
+
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <unistd.h>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -51,11 +55,28 @@ int serve(const config::settings& s) {
                  s.get_string("floe.namespace"));
 
     std::vector<running_component> running;
-    // Components are started here in dependency order as they land: local log, catalog,
-    // Kafka listener, storage worker, HTTP admin plane.
-    spdlog::info("kafka listener address: {} (advertised as {})",
-                 s.get_string("floe.kafka.listen"), s.get_string("floe.kafka.advertised-listener"));
-    spdlog::info("http admin address: {}", s.get_string("floe.http.listen"));
+    http::health_registry health;
+    health.add("data-dir", [data_dir] {
+        if (::access(data_dir.c_str(), W_OK) != 0)
+            return http::component_health{http::health_status::down,
+                                          fmt::format("{} is not writable", data_dir.string())};
+        return http::component_health{http::health_status::up, data_dir.string()};
+    });
+    // Components start here in dependency order as they land: local log, catalog, Kafka
+    // listener, storage worker; the admin plane starts last so /readyz sees all of them.
+    spdlog::info("kafka listener: {} (advertised as {})", s.get_string("floe.kafka.listen"),
+                 s.get_string("floe.kafka.advertised-listener"));
+
+    auto http_addr = s.get_address("floe.http.listen");
+    http::server admin({.host = http_addr.host, .port = http_addr.port});
+    http::add_admin_routes(admin, health);
+    if (auto r = admin.start(); !r) {
+        spdlog::error("{}; set floe.http.listen to a free address", r.error().message());
+        return 1;
+    }
+    running.push_back({"http admin plane", [&admin] { admin.stop(); }});
+    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz)", http_addr.host,
+                 admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 
     int sig = 0;

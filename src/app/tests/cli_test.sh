@@ -3,7 +3,7 @@
 # kind of settings error (exit 2 naming the key and source), and `floe serve` starting, logging
 # its paths and ports, and stopping cleanly on SIGTERM and SIGINT (text and JSON logs).
 set -uo pipefail
-floe="$1"
+floe="$(realpath "$1")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$work"

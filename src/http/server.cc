@@ -1,0 +1,292 @@
+#include "http/server.h"
+
+#include "base/log.h"
+
+#include <asio.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/awaitable_operators.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace floe::http {
+
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+/// Completion token: coroutine results as (error_code, value...) tuples instead of exceptions.
+constexpr auto use_tuple = asio::experimental::as_tuple(asio::use_awaitable);
+
+std::optional<std::string> request::param(const std::string& name) const {
+    auto it = query.find(name);
+    if (it == query.end()) return std::nullopt;
+    return it->second;
+}
+
+response response::json(int status, std::string body) {
+    response r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+}
+
+response response::error(int status, std::string_view message) {
+    return json(status, fmt::format(R"({{"error":{{"status":{},"message":"{}"}}}})", status,
+                                    json_escape(message)));
+}
+
+std::string_view status_text(int status) {
+    switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Unknown";
+    }
+}
+
+std::string percent_decode(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size()
+            && std::isxdigit(static_cast<unsigned char>(s[i + 1]))
+            && std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+            out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+            i += 2;
+        } else if (s[i] == '+') {
+            out += ' ';
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+std::multimap<std::string, std::string> parse_query(std::string_view q) {
+    std::multimap<std::string, std::string> out;
+    while (!q.empty()) {
+        auto amp = q.find('&');
+        auto part = q.substr(0, amp);
+        if (!part.empty()) {
+            auto eq = part.find('=');
+            out.emplace(percent_decode(part.substr(0, eq)),
+                        eq == std::string_view::npos ? "" : percent_decode(part.substr(eq + 1)));
+        }
+        if (amp == std::string_view::npos) break;
+        q.remove_prefix(amp + 1);
+    }
+    return out;
+}
+
+namespace {
+
+/// Parses the request line and headers (everything before the blank line).
+result<request> parse_head(std::string_view head) {
+    request r;
+    auto eol = head.find("\r\n");
+    auto line = head.substr(0, eol);
+    auto sp1 = line.find(' ');
+    auto sp2 = line.rfind(' ');
+    if (sp1 == std::string_view::npos || sp2 == sp1)
+        return fail(errc::invalid_argument, "malformed request line");
+    r.method = std::string(line.substr(0, sp1));
+    r.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
+    auto version = line.substr(sp2 + 1);
+    if (!version.starts_with("HTTP/1.")) return fail(errc::invalid_argument, "not HTTP/1.x");
+    if (r.target.empty() || r.target[0] != '/') return fail(errc::invalid_argument, "bad target");
+    auto qpos = r.target.find('?');
+    r.path = percent_decode(std::string_view(r.target).substr(0, qpos));
+    if (qpos != std::string::npos) r.query = parse_query(std::string_view(r.target).substr(qpos + 1));
+    if (version == "HTTP/1.0") r.headers["connection"] = "close";
+    while (eol != std::string_view::npos) {
+        head.remove_prefix(eol + 2);
+        eol = head.find("\r\n");
+        auto h = head.substr(0, eol);
+        if (h.empty()) break;
+        auto colon = h.find(':');
+        if (colon == std::string_view::npos) return fail(errc::invalid_argument, "malformed header");
+        std::string name(h.substr(0, colon));
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        auto value = h.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        r.headers[name] = std::string(value);
+    }
+    return r;
+}
+
+std::string serialize(const response& r, bool keep_alive, bool head_only) {
+    std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
+                                  r.status, status_text(r.status), r.content_type, r.body.size());
+    for (auto& [k, v] : r.headers) out += fmt::format("{}: {}\r\n", k, v);
+    out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    if (!head_only) out += r.body;
+    return out;
+}
+
+} // namespace
+
+struct server::impl {
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    std::vector<std::thread> threads;
+    std::atomic<bool> stopped{false};
+};
+
+server::server(server_options opts) : _impl(std::make_unique<impl>()), _opts(std::move(opts)) {}
+
+server::~server() { stop(); }
+
+void server::route(std::string method, std::string path, handler h) {
+    _routes.push_back({std::move(method), std::move(path), false, std::move(h)});
+}
+void server::route_prefix(std::string method, std::string prefix, handler h) {
+    _routes.push_back({std::move(method), std::move(prefix), true, std::move(h)});
+}
+
+response server::dispatch(const request& r) const {
+    const route_entry* best = nullptr;
+    bool path_known = false;
+    std::string_view method = r.method == "HEAD" ? "GET" : r.method;
+    for (auto& e : _routes) {
+        bool match = e.prefix ? r.path.starts_with(e.path) : r.path == e.path;
+        if (!match) continue;
+        path_known = true;
+        if (e.method != method) continue;
+        if (!best || (!e.prefix && best->prefix) || (e.prefix && best->prefix && e.path.size() > best->path.size()))
+            best = &e;
+    }
+    if (!best) {
+        if (path_known) return response::error(405, fmt::format("method {} not allowed on {}", r.method, r.path));
+        return response::error(404, fmt::format("no such endpoint: {}", r.path));
+    }
+    try {
+        return best->h(r);
+    } catch (const std::exception& e) {
+        spdlog::error("http handler for {} failed: {}", r.path, e.what());
+        return response::error(500, fmt::format("internal error: {}", e.what()));
+    }
+}
+
+namespace {
+
+asio::awaitable<void> serve_connection(tcp::socket sock, const server& srv, server_options opts) {
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer timer(ex);
+    std::string buf;
+    for (;;) {
+        // Read the head, bounded in size and time.
+        timer.expires_after(opts.idle_timeout);
+        auto head_read = co_await (
+            asio::async_read_until(sock, asio::dynamic_buffer(buf, opts.max_header_bytes), "\r\n\r\n",
+                                   use_tuple)
+            || timer.async_wait(use_tuple));
+        if (head_read.index() == 1) co_return; // idle timeout
+        auto [ec, n] = std::get<0>(head_read);
+        if (ec == asio::error::not_found) { // head larger than the limit
+            auto out = serialize(response::error(431, "request head too large"), false, false);
+            co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+            co_return;
+        }
+        if (ec) co_return;
+        auto parsed = parse_head(std::string_view(buf).substr(0, n));
+        if (!parsed) {
+            auto out = serialize(response::error(400, parsed.error().message()), false, false);
+            co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+            co_return;
+        }
+        request req = std::move(*parsed);
+        buf.erase(0, n);
+        size_t body_len = 0;
+        if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
+            auto v = it->second;
+            if (v.empty() || v.size() > 12 || !std::all_of(v.begin(), v.end(), ::isdigit)) {
+                auto out = serialize(response::error(400, "bad Content-Length"), false, false);
+                co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+                co_return;
+            }
+            body_len = std::stoull(v);
+        }
+        if (req.headers.contains("transfer-encoding")) {
+            auto out = serialize(response::error(400, "chunked request bodies are not supported"), false, false);
+            co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+            co_return;
+        }
+        if (body_len > opts.max_body_bytes) {
+            auto out = serialize(response::error(413, "request body too large"), false, false);
+            co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+            co_return;
+        }
+        if (buf.size() < body_len) {
+            timer.expires_after(opts.idle_timeout);
+            auto body_read = co_await (
+                asio::async_read(sock, asio::dynamic_buffer(buf), asio::transfer_exactly(body_len - buf.size()),
+                                 use_tuple)
+                || timer.async_wait(use_tuple));
+            if (body_read.index() == 1 || std::get<0>(std::get<0>(body_read))) co_return;
+        }
+        req.body = buf.substr(0, body_len);
+        buf.erase(0, body_len);
+
+        bool keep_alive = req.headers["connection"] != "close";
+        auto resp = srv.dispatch(req);
+        auto out = serialize(resp, keep_alive, req.method == "HEAD");
+        auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(out), use_tuple);
+        if (wec || !keep_alive) co_return;
+    }
+}
+
+asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, server_options opts) {
+    for (;;) {
+        auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
+        if (ec) {
+            if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+            spdlog::warn("http accept failed: {}", ec.message());
+            continue;
+        }
+        asio::co_spawn(acceptor.get_executor(), serve_connection(std::move(sock), srv, opts), asio::detached);
+    }
+}
+
+} // namespace
+
+result<void> server::start() {
+    asio::error_code ec;
+    auto addr = asio::ip::make_address(_opts.host, ec);
+    if (ec) return fail(errc::invalid_argument, "http listen host '{}' is not an IP address", _opts.host);
+    tcp::endpoint ep(addr, _opts.port);
+    auto& a = _impl->acceptor;
+    a.open(ep.protocol(), ec);
+    if (!ec) a.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) a.bind(ep, ec);
+    if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec)
+        return fail(errc::unavailable, "cannot listen for HTTP on {}:{}: {}", _opts.host, _opts.port,
+                    ec.message());
+    _port = a.local_endpoint().port();
+    asio::co_spawn(_impl->io, accept_loop(a, *this, _opts), asio::detached);
+    for (size_t i = 0; i < std::max<size_t>(1, _opts.threads); ++i)
+        _impl->threads.emplace_back([this] { _impl->io.run(); });
+    return {};
+}
+
+void server::stop() {
+    if (!_impl || _impl->stopped.exchange(true)) return;
+    asio::post(_impl->io, [this] {
+        asio::error_code ec;
+        _impl->acceptor.close(ec);
+    });
+    _impl->io.stop();
+    for (auto& t : _impl->threads) t.join();
+    _impl->threads.clear();
+}
+
+} // namespace floe::http

@@ -1,0 +1,92 @@
+#pragma once
+
+#include "base/result.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace floe::http {
+
+struct request {
+    std::string method;                          ///< "GET"
+    std::string target;                          ///< "/v1/topics?limit=5"
+    std::string path;                            ///< "/v1/topics" (percent-decoded)
+    std::multimap<std::string, std::string> query; ///< decoded query parameters
+    std::map<std::string, std::string> headers;  ///< names lower-cased
+    std::string body;
+
+    std::optional<std::string> param(const std::string& name) const;
+};
+
+struct response {
+    int status = 200;
+    std::string content_type = "application/json";
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;
+
+    static response json(int status, std::string body);
+    /// {"error": {"status": N, "message": "..."}}
+    static response error(int status, std::string_view message);
+};
+
+/// Handlers run on the server's I/O threads: they must not block for long.
+using handler = std::function<response(const request&)>;
+
+struct server_options {
+    std::string host = "127.0.0.1";
+    uint16_t port = 8080; ///< 0: any free port (see server::port())
+    size_t threads = 1;
+    size_t max_header_bytes = 16 * 1024;
+    size_t max_body_bytes = 1024 * 1024;
+    std::chrono::milliseconds idle_timeout{30'000};
+};
+
+/// A small HTTP/1.1 server (keep-alive, Content-Length bodies, no chunked uploads) for the admin
+/// plane. Owns its io_context and threads; routes are fixed before start(). A slow or broken
+/// client only holds its own connection: reads are bounded in size and time.
+class server {
+public:
+    explicit server(server_options opts);
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    /// Exact path match for a method; the longest matching prefix route wins otherwise.
+    void route(std::string method, std::string path, handler h);
+    void route_prefix(std::string method, std::string prefix, handler h);
+
+    /// Binds and starts serving; fails with errc::unavailable when the address is taken.
+    result<void> start();
+    /// The bound port (after start).
+    uint16_t port() const noexcept { return _port; }
+    /// Stops accepting, closes connections, joins threads. Idempotent.
+    void stop();
+
+    response dispatch(const request& r) const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> _impl;
+    server_options _opts;
+    struct route_entry {
+        std::string method, path;
+        bool prefix;
+        handler h;
+    };
+    std::vector<route_entry> _routes;
+    uint16_t _port = 0;
+};
+
+/// Parses "a=1&b=x%20y" into decoded pairs; '+' means space.
+std::multimap<std::string, std::string> parse_query(std::string_view q);
+std::string percent_decode(std::string_view s);
+std::string_view status_text(int status);
+
+} // namespace floe::http

@@ -1,0 +1,181 @@
+#include "http/admin.h"
+#include "http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace floe::http {
+namespace {
+
+/// A blocking loopback client: sends raw bytes, reads until the peer closes or `until` is seen.
+class raw_client {
+public:
+    explicit raw_client(uint16_t port) {
+        _fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        timeval tv{5, 0};
+        ::setsockopt(_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        EXPECT_EQ(::connect(_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    }
+    ~raw_client() { ::close(_fd); }
+    void send(std::string_view s) { ASSERT_EQ(::send(_fd, s.data(), s.size(), MSG_NOSIGNAL), ssize_t(s.size())); }
+    /// Reads one response (head + Content-Length body).
+    std::string read_response() {
+        for (;;) {
+            auto end = _buf.find("\r\n\r\n");
+            if (end != std::string::npos) {
+                auto cl = _buf.find("Content-Length: ");
+                size_t len = cl < end ? std::stoul(_buf.substr(cl + 16)) : 0;
+                if (_buf.size() >= end + 4 + len) {
+                    auto r = _buf.substr(0, end + 4 + len);
+                    _buf.erase(0, end + 4 + len);
+                    return r;
+                }
+            }
+            char tmp[4096];
+            auto n = ::recv(_fd, tmp, sizeof tmp, 0);
+            if (n <= 0) return std::exchange(_buf, {});
+            _buf.append(tmp, size_t(n));
+        }
+    }
+    bool closed_by_peer() {
+        char c;
+        return ::recv(_fd, &c, 1, 0) == 0;
+    }
+
+private:
+    int _fd;
+    std::string _buf;
+};
+
+class ServerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        server_options o;
+        o.port = 0;
+        o.threads = 2;
+        o.max_header_bytes = 2048;
+        _srv = std::make_unique<server>(o);
+        _health.add("catalog", [this] {
+            return _catalog_up ? component_health{health_status::up, "ok"}
+                               : component_health{health_status::down, "cannot reach \"db\""};
+        });
+        add_admin_routes(*_srv, _health);
+        _srv->route("GET", "/v1/echo", [](const request& r) {
+            return response::json(200, fmt::format(R"({{"q":"{}"}})", r.param("q").value_or("")));
+        });
+        ASSERT_TRUE(_srv->start());
+        ASSERT_NE(_srv->port(), 0);
+    }
+    std::unique_ptr<server> _srv;
+    health_registry _health;
+    std::atomic<bool> _catalog_up{true};
+};
+
+TEST_F(ServerTest, HealthAndReadiness) {
+    raw_client c(_srv->port());
+    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto r = c.read_response();
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 200 OK")) << r;
+    EXPECT_NE(r.find(R"({"status":"alive"})"), std::string::npos);
+    c.send("GET /readyz HTTP/1.1\r\n\r\n");
+    r = c.read_response();
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 200")) << r;
+    EXPECT_NE(r.find(R"("catalog":{"status":"up")"), std::string::npos) << r;
+    _catalog_up = false;
+    c.send("GET /readyz HTTP/1.1\r\n\r\n");
+    r = c.read_response();
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 503")) << r;
+    EXPECT_NE(r.find(R"("status":"not ready")"), std::string::npos) << r;
+    EXPECT_NE(r.find(R"(cannot reach \"db\")"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, MetricsInPrometheusText) {
+    raw_client c(_srv->port());
+    c.send("GET /metrics HTTP/1.1\r\n\r\n");
+    auto r = c.read_response();
+    EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << r;
+    EXPECT_NE(r.find("# TYPE process_cpu_seconds_total counter"), std::string::npos) << r;
+    EXPECT_NE(r.find("floe_up 1"), std::string::npos) << r;
+}
+
+TEST_F(ServerTest, QueryDecodingAndRouting) {
+    raw_client c(_srv->port());
+    c.send("GET /v1/echo?q=a%20b+c HTTP/1.1\r\n\r\n");
+    EXPECT_NE(c.read_response().find(R"({"q":"a b c"})"), std::string::npos);
+    c.send("GET /nope HTTP/1.1\r\n\r\n");
+    auto r = c.read_response();
+    EXPECT_TRUE(r.starts_with("HTTP/1.1 404")) << r;
+    EXPECT_NE(r.find("no such endpoint: /nope"), std::string::npos);
+    c.send("POST /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi");
+    EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 405"));
+}
+
+TEST_F(ServerTest, HeadHasNoBody) {
+    raw_client c(_srv->port());
+    c.send("HEAD /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+    std::string all;
+    while (true) { // read to the close: a HEAD response ends with its head
+        auto part = c.read_response();
+        if (part.empty()) break;
+        all += part;
+    }
+    EXPECT_TRUE(all.starts_with("HTTP/1.1 200")) << all;
+    EXPECT_TRUE(all.ends_with("\r\n\r\n")) << all;
+}
+
+TEST_F(ServerTest, BadRequestsAreAnsweredAndClosed) {
+    {
+        raw_client c(_srv->port());
+        c.send("garbage\r\n\r\n");
+        EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 400"));
+        EXPECT_TRUE(c.closed_by_peer());
+    }
+    {
+        raw_client c(_srv->port());
+        c.send("GET / HTTP/1.1\r\nX: " + std::string(4096, 'a') + "\r\n\r\n");
+        EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 431"));
+    }
+    {
+        raw_client c(_srv->port());
+        c.send("POST /healthz HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n");
+        EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 413"));
+    }
+    {
+        raw_client c(_srv->port());
+        c.send("GET /healthz HTTP/1.1\r\nContent-Length: -5\r\n\r\n");
+        EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 400"));
+    }
+}
+
+TEST_F(ServerTest, SilentClientDoesNotBlockOthers) {
+    raw_client silent(_srv->port());
+    silent.send("GET /heal"); // never finishes its request
+    for (int i = 0; i < 20; ++i) {
+        raw_client c(_srv->port());
+        c.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+        EXPECT_TRUE(c.read_response().starts_with("HTTP/1.1 200"));
+    }
+}
+
+TEST(ServerStart, TakenPortIsUnavailable) {
+    server a({.port = 0});
+    ASSERT_TRUE(a.start());
+    server b({.port = a.port()});
+    auto r = b.start();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::unavailable);
+    EXPECT_NE(r.error().message().find(std::to_string(a.port())), std::string::npos);
+}
+
+} // namespace
+} // namespace floe::http

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The admin plane of a running floe: /healthz, /readyz, /metrics accepted by promtool, and a
+# real Prometheus server scraping floe and answering a query for a floe series.
+FLOE_BIN="$(realpath "$1")"
+source "$(dirname "$0")/lib.sh"
+work="$(mktemp -d)"
+prom_pid=
+cleanup() { stop_floe; [ -n "$prom_pid" ] && kill -9 "$prom_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_floe "$work" || exit 1
+base="http://127.0.0.1:$HTTP_PORT"
+out=$(curl -s -w ' %{http_code}' "$base/healthz"); check "healthz 200" contains "$out" '{"status":"alive"} 200'
+out=$(curl -s -w ' %{http_code}' "$base/readyz"); check "readyz 200" contains "$out" ' 200'
+check "readyz lists components" contains "$out" '"data-dir":{"status":"up"'
+check "readyz is JSON" /usr/bin/python3 -c "import json,sys; json.loads(sys.argv[1].rsplit(' ',1)[0])" "$out"
+out=$(curl -s -w ' %{http_code}' "$base/nope"); check "unknown path 404" contains "$out" ' 404'
+check "unknown path JSON error" contains "$out" '"error":{"status":404'
+
+curl -s "$base/metrics" > "$work/metrics.txt"
+check "metrics has process series" grep -q '^process_resident_memory_bytes ' "$work/metrics.txt"
+check "metrics has floe_up" grep -q '^floe_up 1' "$work/metrics.txt"
+lint=$(promtool check metrics < "$work/metrics.txt" 2>&1); rc=$?
+check "promtool accepts metrics without warnings (rc=$rc: $lint)" test "$rc" -eq 0 -a -z "$lint"
+
+# A real Prometheus scrapes floe; its query API returns floe's series.
+prom_port=$(free_port)
+cat > "$work/prometheus.yml" <<YAML
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: floe
+    static_configs: [{targets: ["127.0.0.1:$HTTP_PORT"]}]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+  --web.listen-address=127.0.0.1:$prom_port >"$work/prom.log" 2>&1 &
+prom_pid=$!
+found=""
+for _ in $(seq 1 60); do
+  q=$(curl -s "http://127.0.0.1:$prom_port/api/v1/query?query=floe_up" 2>/dev/null)
+  if contains "$q" '"job":"floe"' && contains "$q" '"1"]'; then found=1; break; fi
+  sleep 0.5
+done
+check "prometheus scraped floe_up" test -n "$found"
+q=$(curl -s "http://127.0.0.1:$prom_port/api/v1/query?query=up%7Bjob%3D%22floe%22%7D")
+check "prometheus target is up" contains "$q" '"1"]'
+
+stop_floe; rc=$?
+check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
+finish

@@ -1,0 +1,38 @@
+# Shared helpers for end-to-end tests: free loopback ports, starting and stopping `floe serve`,
+# and a pass/fail tally whose last line is "N passed, N failed".
+set -uo pipefail
+e2e_passed=0; e2e_failed=0
+check() { # name, command...
+  local name="$1"; shift
+  if "$@"; then e2e_passed=$((e2e_passed+1)); else echo "FAIL: $name"; e2e_failed=$((e2e_failed+1)); fi
+}
+contains() { grep -qF -- "$2" <<<"$1"; }
+free_port() { # a currently free loopback TCP port
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+# start_floe WORKDIR [--set k=v ...]: starts floe serve in the background with free ports;
+# sets FLOE_PID, KAFKA_PORT, HTTP_PORT; logs to WORKDIR/floe.log. Waits (bounded) until up.
+start_floe() {
+  local work="$1"; shift
+  KAFKA_PORT=$(free_port); HTTP_PORT=$(free_port)
+  "$FLOE_BIN" serve --set floe.data-dir="$work/data" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
+    --set floe.http.listen=127.0.0.1:$HTTP_PORT "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
+  FLOE_PID=$!
+  for _ in $(seq 1 200); do
+    grep -q "floe is up" "$work/floe.log" 2>/dev/null && return 0
+    kill -0 "$FLOE_PID" 2>/dev/null || { echo "floe exited during start:"; cat "$work/floe.log"; return 1; }
+    sleep 0.05
+  done
+  echo "floe did not come up in 10s"; cat "$work/floe.log"; return 1
+}
+stop_floe() { # SIGTERM, bounded wait, then SIGKILL; returns floe's exit status
+  [ -n "${FLOE_PID:-}" ] || return 0
+  kill -TERM "$FLOE_PID" 2>/dev/null
+  for _ in $(seq 1 200); do kill -0 "$FLOE_PID" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$FLOE_PID" 2>/dev/null; then kill -9 "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null; FLOE_PID=; return 99; fi
+  wait "$FLOE_PID"; local rc=$?; FLOE_PID=; return $rc
+}
+finish() {
+  echo "$(basename "$0" .sh): $e2e_passed passed, $e2e_failed failed"
+  [ "$e2e_failed" -eq 0 ]
+}
