@@ -1,0 +1,229 @@
+// floe-bench-kafka: a librdkafka producer and consumer against any Kafka-protocol broker.
+// Produces N generated records (testkit datagen values of a chosen size, keys from 100k ids),
+// measuring records/s, MB/s and per-record produce latency (enqueue -> delivery report), then
+// consumes them back from the beginning and measures fetch records/s.
+//
+//   floe-bench-kafka --brokers 127.0.0.1:9092 --topic t --records 1000000 --value-size 100
+//                    --acks 1 --partitions 4
+#include "testkit/datagen.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct options {
+    std::string brokers = "127.0.0.1:9092";
+    std::string topic = "bench";
+    size_t records = 1'000'000;
+    size_t value_size = 100;
+    std::string acks = "1";
+    int partitions = 1;
+    bool consume = true;
+};
+
+[[noreturn]] void die(const std::string& msg) {
+    std::fprintf(stderr, "floe-bench-kafka: %s\n", msg.c_str());
+    std::exit(1);
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) die("missing value for " + a);
+            return argv[++i];
+        };
+        if (a == "--brokers") o.brokers = next();
+        else if (a == "--topic") o.topic = next();
+        else if (a == "--records") o.records = std::stoul(next());
+        else if (a == "--value-size") o.value_size = std::stoul(next());
+        else if (a == "--acks") o.acks = next();
+        else if (a == "--partitions") o.partitions = std::stoi(next());
+        else if (a == "--no-consume") o.consume = false;
+        else die("unknown option " + a);
+    }
+    return o;
+}
+
+rd_kafka_conf_t* base_conf(const options& o) {
+    char err[512];
+    auto* conf = rd_kafka_conf_new();
+    auto set = [&](const char* k, const std::string& v) {
+        if (rd_kafka_conf_set(conf, k, v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
+            die(std::string("config ") + k + ": " + err);
+    };
+    set("bootstrap.servers", o.brokers);
+    set("log_level", "3");
+    return conf;
+}
+
+void create_topic(const options& o) {
+    char err[512];
+    auto* rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(o), err, sizeof err);
+    if (!rk) die(err);
+    auto* nt = rd_kafka_NewTopic_new(o.topic.c_str(), o.partitions, 1, err, sizeof err);
+    auto* q = rd_kafka_queue_new(rk);
+    rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
+    auto* ev = rd_kafka_queue_poll(q, 15000);
+    if (!ev) die("CreateTopics timed out");
+    const auto* res = rd_kafka_event_CreateTopics_result(ev);
+    size_t n = 0;
+    const auto** topics = rd_kafka_CreateTopics_result_topics(res, &n);
+    for (size_t i = 0; i < n; ++i) {
+        auto e = rd_kafka_topic_result_error(topics[i]);
+        if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+            die(std::string("CreateTopics: ") + rd_kafka_err2str(e));
+    }
+    rd_kafka_event_destroy(ev);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+    rd_kafka_destroy(rk);
+}
+
+struct produce_state {
+    std::vector<clock_type::time_point> enqueued;
+    std::vector<double> latency_us;
+    size_t delivered = 0, failed = 0;
+    std::string first_error;
+};
+
+void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+    auto* st = static_cast<produce_state*>(opaque);
+    auto idx = reinterpret_cast<uintptr_t>(m->_private);
+    if (m->err) {
+        if (st->failed++ == 0) st->first_error = rd_kafka_err2str(m->err);
+        return;
+    }
+    st->latency_us.push_back(
+        std::chrono::duration<double, std::micro>(clock_type::now() - st->enqueued[idx]).count());
+    ++st->delivered;
+}
+
+double percentile(std::vector<double>& v, double p) {
+    if (v.empty()) return 0;
+    size_t k = std::min(v.size() - 1, static_cast<size_t>(p * double(v.size())));
+    std::nth_element(v.begin(), v.begin() + long(k), v.end());
+    return v[k];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    auto o = parse(argc, argv);
+    create_topic(o);
+
+    // Generate first, so the timed loop measures the client and broker, not the generator.
+    floe::testkit::datagen gen({.seed = 11, .value_size = o.value_size, .null_key_ratio = 0,
+                                .tombstone_ratio = 0});
+    std::vector<floe::testkit::gen_record> recs;
+    recs.reserve(o.records);
+    size_t payload = 0;
+    for (size_t i = 0; i < o.records; ++i) {
+        recs.push_back(gen.next());
+        payload += recs.back().key->size() + recs.back().value->size();
+    }
+
+    char err[512];
+    produce_state st;
+    st.enqueued.resize(o.records);
+    st.latency_us.reserve(o.records);
+    auto* conf = base_conf(o);
+    auto set = [&](const char* k, const char* v) {
+        if (rd_kafka_conf_set(conf, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die(err);
+    };
+    set("acks", o.acks == "all" ? "all" : o.acks.c_str());
+    set("linger.ms", "5");
+    set("batch.size", "1000000");
+    set("queue.buffering.max.messages", "2000000");
+    set("queue.buffering.max.kbytes", "2097151");
+    set("enable.idempotence", "false");
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_opaque(conf, &st);
+    auto* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!rk) die(err);
+
+    auto t0 = clock_type::now();
+    for (size_t i = 0; i < o.records; ++i) {
+        auto& r = recs[i];
+        st.enqueued[i] = clock_type::now();
+        for (;;) {
+            auto e = rd_kafka_producev(
+                rk, RD_KAFKA_V_TOPIC(o.topic.c_str()),
+                RD_KAFKA_V_KEY(r.key->data(), r.key->size()),
+                RD_KAFKA_V_VALUE(const_cast<char*>(r.value->data()), r.value->size()),
+                RD_KAFKA_V_PARTITION(static_cast<int32_t>(i % size_t(o.partitions))),
+                RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(uintptr_t(i))), RD_KAFKA_V_END);
+            if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+                rd_kafka_poll(rk, 1);
+                continue;
+            }
+            if (e) die(std::string("produce: ") + rd_kafka_err2str(e));
+            break;
+        }
+        if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+    }
+    while (rd_kafka_outq_len(rk) > 0) {
+        rd_kafka_poll(rk, 10);
+        if (clock_type::now() - t0 > std::chrono::minutes(5)) die("produce did not finish in 5 minutes");
+    }
+    double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
+    rd_kafka_destroy(rk);
+    if (st.failed) die("deliveries failed: " + std::to_string(st.failed) + " (" + st.first_error + ")");
+    double p50 = percentile(st.latency_us, 0.5), p99 = percentile(st.latency_us, 0.99);
+    std::printf("produce  acks=%-3s partitions=%d records=%zu value=%zuB: %.0f records/s, %.1f MB/s, "
+                "latency p50 %.0f us, p99 %.0f us\n",
+                o.acks.c_str(), o.partitions, st.delivered, o.value_size, double(st.delivered) / secs,
+                double(payload) / secs / 1e6, p50, p99);
+
+    if (!o.consume) return 0;
+    auto* cconf = base_conf(o);
+    auto cset = [&](const char* k, const char* v) {
+        if (rd_kafka_conf_set(cconf, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die(err);
+    };
+    cset("group.id", ("bench-" + o.topic).c_str());
+    cset("auto.offset.reset", "earliest");
+    cset("enable.auto.commit", "false");
+    cset("fetch.max.bytes", "52428800");
+    cset("max.partition.fetch.bytes", "10485760");
+    auto* ck = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, err, sizeof err);
+    if (!ck) die(err);
+    rd_kafka_poll_set_consumer(ck);
+    auto* parts = rd_kafka_topic_partition_list_new(o.partitions);
+    for (int p = 0; p < o.partitions; ++p)
+        rd_kafka_topic_partition_list_add(parts, o.topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_assign(ck, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    size_t got = 0, bytes = 0;
+    auto c0 = clock_type::now();
+    while (got < o.records) {
+        auto* m = rd_kafka_consumer_poll(ck, 100);
+        if (!m) {
+            if (clock_type::now() - c0 > std::chrono::minutes(5)) die("consume did not finish in 5 minutes");
+            continue;
+        }
+        if (!m->err) {
+            ++got;
+            bytes += m->len + m->key_len;
+        } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            die(std::string("consume: ") + rd_kafka_message_errstr(m));
+        }
+        rd_kafka_message_destroy(m);
+    }
+    double csecs = std::chrono::duration<double>(clock_type::now() - c0).count();
+    rd_kafka_consumer_close(ck);
+    rd_kafka_destroy(ck);
+    std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s\n", o.partitions, got,
+                double(got) / csecs, double(bytes) / csecs / 1e6);
+    return 0;
+}
