@@ -1,0 +1,278 @@
+#include "format/parquet/encoding.h"
+
+#include "base/varint.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace floe::parquet {
+
+namespace {
+inline void put_u64_le(byte_buffer& out, uint64_t v, size_t nbytes) {
+    uint8_t b[8];
+    if constexpr (std::endian::native == std::endian::big) v = std::byteswap(v);
+    std::memcpy(b, &v, 8);
+    out.insert(out.end(), b, b + nbytes);
+}
+} // namespace
+
+template<typename U>
+static void bit_pack_impl(const U* values, size_t n, int width, byte_buffer& out) {
+    if (width == 0 || n == 0) return;
+    size_t start = out.size();
+    size_t total = (n * static_cast<size_t>(width) + 7) / 8;
+    out.resize(start + total + 8); // slack for 8-byte stores
+    uint8_t* dst = out.data() + start;
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    unsigned __int128 acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; ++i) {
+        acc |= static_cast<unsigned __int128>(static_cast<uint64_t>(values[i]) & mask) << bits;
+        bits += width;
+        if (bits >= 64) {
+            uint64_t lo = static_cast<uint64_t>(acc);
+            std::memcpy(dst, &lo, 8);
+            dst += 8;
+            acc >>= 64;
+            bits -= 64;
+        }
+    }
+    if (bits > 0) {
+        uint64_t lo = static_cast<uint64_t>(acc);
+        std::memcpy(dst, &lo, 8);
+    }
+    out.resize(start + total);
+}
+
+void bit_pack(const uint64_t* values, size_t n, int width, byte_buffer& out) {
+    bit_pack_impl(values, n, width, out);
+}
+void bit_pack32(const uint32_t* values, size_t n, int width, byte_buffer& out) {
+    bit_pack_impl(values, n, width, out);
+}
+
+void bit_unpack(const uint8_t* in, size_t n, int width, uint64_t* out) {
+    if (width == 0) {
+        std::fill(out, out + n, 0);
+        return;
+    }
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    size_t bitpos = 0;
+    for (size_t i = 0; i < n; ++i) {
+        size_t byte = bitpos >> 3;
+        int shift = static_cast<int>(bitpos & 7);
+        // Gather up to 9 bytes needed for a 64-bit value at an odd shift, staying in bounds.
+        size_t need = (static_cast<size_t>(shift + width) + 7) / 8;
+        unsigned __int128 acc = 0;
+        for (size_t k = 0; k < need; ++k)
+            acc |= static_cast<unsigned __int128>(in[byte + k]) << (8 * k);
+        out[i] = static_cast<uint64_t>(acc >> shift) & mask;
+        bitpos += static_cast<size_t>(width);
+    }
+}
+
+// ---- RLE / bit-packed hybrid encoder
+
+void rle_encoder::flush_buffered() {
+    if (_repeat >= 8) {
+        // The buffered values all belong to the run; drop them and close any literal run.
+        _num_buffered = 0;
+        if (_literal_count != 0) flush_literal(true);
+        return;
+    }
+    _literal_count += _num_buffered;
+    int64_t groups = _literal_count / 8;
+    // A literal run header holds up to 63 groups.
+    flush_literal(groups + 1 >= (1 << 6));
+    _repeat = 0;
+}
+
+void rle_encoder::flush_literal(bool close) {
+    if (_indicator_pos < 0) {
+        _indicator_pos = static_cast<int64_t>(_out.size());
+        _out.push_back(0);
+    }
+    if (_num_buffered > 0) {
+        bit_pack32(_buffered, 8, _width, _out);
+        _num_buffered = 0;
+    }
+    if (close) {
+        int64_t groups = (_literal_count + 7) / 8;
+        _out[static_cast<size_t>(_indicator_pos)] = static_cast<uint8_t>((groups << 1) | 1);
+        _indicator_pos = -1;
+        _literal_count = 0;
+    }
+}
+
+void rle_encoder::flush_repeated() {
+    put_uvarint(_out, static_cast<uint64_t>(_repeat) << 1);
+    put_u64_le(_out, _current, static_cast<size_t>((_width + 7) / 8));
+    _num_buffered = 0;
+    _repeat = 0;
+}
+
+void rle_encoder::finish() {
+    if (_literal_count == 0 && _repeat > 0 && (_repeat == _num_buffered || _num_buffered == 0)) {
+        flush_repeated();
+    } else if (_num_buffered > 0 || _literal_count > 0) {
+        for (int i = _num_buffered; i < 8 && _num_buffered > 0; ++i)
+            _buffered[i] = 0;
+        _literal_count += _num_buffered;
+        if (_num_buffered > 0) _num_buffered = 8;
+        flush_literal(true);
+        _repeat = 0;
+    }
+}
+
+// ---- RLE / bit-packed hybrid decoder
+
+result<void> rle_decoder::next_run() {
+    uint64_t header = FLOE_TRY(read_uvarint(_r, 32));
+    if (header & 1) {
+        uint64_t groups = header >> 1;
+        if (groups == 0) return fail(errc::corrupt, "rle: empty literal run");
+        _literal = true;
+        _lit_groups_left = groups;
+        _run_left = groups * 8;
+        _lit_pos = 8;
+    } else {
+        _literal = false;
+        _run_left = header >> 1;
+        if (_run_left == 0) return fail(errc::corrupt, "rle: empty repeated run");
+        size_t nbytes = static_cast<size_t>((_width + 7) / 8);
+        auto b = FLOE_TRY(_r.bytes(nbytes));
+        uint64_t v = 0;
+        for (size_t i = 0; i < nbytes; ++i)
+            v |= uint64_t{b[i]} << (8 * i);
+        if (_width < 32 && (v >> _width) != 0)
+            return fail(errc::corrupt, "rle: run value {} wider than {} bits", v, _width);
+        _run_value = static_cast<uint32_t>(v);
+    }
+    return {};
+}
+
+result<void> rle_decoder::get(uint32_t* out, size_t n) {
+    if (_width < 0 || _width > 32)
+        return fail(errc::corrupt, "rle: bit width {} out of range", _width);
+    size_t i = 0;
+    while (i < n) {
+        if (_run_left == 0) FLOE_TRY(next_run());
+        if (!_literal) {
+            size_t take = static_cast<size_t>(std::min<uint64_t>(_run_left, n - i));
+            std::fill(out + i, out + i + take, _run_value);
+            i += take;
+            _run_left -= take;
+        } else {
+            if (_lit_pos == 8) {
+                auto b = FLOE_TRY(_r.bytes(static_cast<size_t>(_width)));
+                bit_unpack(b.data(), 8, _width, _lit_buf);
+                _lit_pos = 0;
+            }
+            while (_lit_pos < 8 && i < n && _run_left > 0) {
+                out[i++] = static_cast<uint32_t>(_lit_buf[_lit_pos++]);
+                --_run_left;
+            }
+        }
+    }
+    return {};
+}
+
+// ---- DELTA_BINARY_PACKED
+
+template<typename T> void delta_binary_encode(const T* values, size_t n, byte_buffer& out) {
+    using U = std::make_unsigned_t<T>;
+    constexpr size_t block = 128, mini = 4, per_mini = 32;
+    put_uvarint(out, block);
+    put_uvarint(out, mini);
+    put_uvarint(out, n);
+    put_varint(out, static_cast<int64_t>(n > 0 ? values[0] : 0));
+    if (n <= 1) return;
+    U deltas[block];
+    uint64_t packed[per_mini];
+    for (size_t i = 1; i < n; i += block) {
+        size_t count = std::min(block, n - i);
+        T min_delta = std::numeric_limits<T>::max();
+        for (size_t k = 0; k < count; ++k) {
+            U d = static_cast<U>(static_cast<U>(values[i + k]) - static_cast<U>(values[i + k - 1]));
+            deltas[k] = d;
+            min_delta = std::min(min_delta, static_cast<T>(d));
+        }
+        for (size_t k = count; k < block; ++k)
+            deltas[k] = static_cast<U>(min_delta);
+        put_varint(out, static_cast<int64_t>(min_delta));
+        int widths[mini];
+        size_t width_pos = out.size();
+        out.resize(out.size() + mini);
+        size_t used = (count + per_mini - 1) / per_mini;
+        for (size_t m = 0; m < mini; ++m) {
+            if (m >= used) {
+                widths[m] = 0;
+                out[width_pos + m] = 0;
+                continue;
+            }
+            U maxv = 0;
+            for (size_t k = 0; k < per_mini; ++k) {
+                U rel = static_cast<U>(deltas[m * per_mini + k] - static_cast<U>(min_delta));
+                maxv = std::max(maxv, rel);
+            }
+            widths[m] = bit_width_of(maxv);
+            out[width_pos + m] = static_cast<uint8_t>(widths[m]);
+        }
+        for (size_t m = 0; m < used; ++m) {
+            if (widths[m] == 0) continue;
+            for (size_t k = 0; k < per_mini; ++k)
+                packed[k] = static_cast<U>(deltas[m * per_mini + k] - static_cast<U>(min_delta));
+            bit_pack(packed, per_mini, widths[m], out);
+        }
+    }
+}
+
+template<typename T>
+result<size_t> delta_binary_decode(bytes_view in, size_t max_values, std::vector<T>& out) {
+    using U = std::make_unsigned_t<T>;
+    byte_reader r(in);
+    uint64_t block = FLOE_TRY(read_uvarint(r, 32));
+    uint64_t mini = FLOE_TRY(read_uvarint(r, 32));
+    uint64_t total = FLOE_TRY(read_uvarint(r, 32));
+    int64_t first = zigzag_decode(FLOE_TRY(read_uvarint(r, 64)));
+    if (block == 0 || block % 128 != 0 || block > 65536)
+        return fail(errc::corrupt, "delta: block size {} is not a multiple of 128", block);
+    if (mini == 0 || block % mini != 0 || (block / mini) % 32 != 0)
+        return fail(errc::corrupt, "delta: {} miniblocks do not divide block of {}", mini, block);
+    if (total > max_values)
+        return fail(errc::corrupt, "delta: {} values but the page holds {}", total, max_values);
+    if (total == 0) return r.position();
+    size_t per_mini = block / mini;
+    out.push_back(static_cast<T>(first));
+    U last = static_cast<U>(static_cast<T>(first));
+    size_t left = total - 1;
+    std::vector<uint64_t> tmp(per_mini);
+    std::vector<uint8_t> widths(mini);
+    while (left > 0) {
+        int64_t min_delta = zigzag_decode(FLOE_TRY(read_uvarint(r, 64)));
+        auto wb = FLOE_TRY(r.bytes(mini));
+        std::copy(wb.begin(), wb.end(), widths.begin());
+        for (size_t m = 0; m < mini && left > 0; ++m) {
+            int w = widths[m];
+            if (w > static_cast<int>(sizeof(T) * 8))
+                return fail(errc::corrupt, "delta: miniblock bit width {} too wide", w);
+            auto b = FLOE_TRY(r.bytes(per_mini * static_cast<size_t>(w) / 8));
+            bit_unpack(b.data(), per_mini, w, tmp.data());
+            size_t take = std::min(left, per_mini);
+            for (size_t k = 0; k < take; ++k) {
+                last = static_cast<U>(last + static_cast<U>(min_delta) + static_cast<U>(tmp[k]));
+                out.push_back(static_cast<T>(last));
+            }
+            left -= take;
+        }
+    }
+    return r.position();
+}
+
+template void delta_binary_encode<int32_t>(const int32_t*, size_t, byte_buffer&);
+template void delta_binary_encode<int64_t>(const int64_t*, size_t, byte_buffer&);
+template result<size_t> delta_binary_decode<int32_t>(bytes_view, size_t, std::vector<int32_t>&);
+template result<size_t> delta_binary_decode<int64_t>(bytes_view, size_t, std::vector<int64_t>&);
+
+} // namespace floe::parquet

@@ -1,0 +1,744 @@
+#include "format/parquet/metadata.h"
+
+#include "format/parquet/thrift.h"
+
+namespace floe::parquet {
+
+using thrift::ttype;
+
+// ---------------------------------------------------------------- encode
+
+namespace {
+
+void encode_stats(thrift::writer& w, const statistics& s) {
+    if (s.null_count) w.field_i64(3, *s.null_count);
+    if (s.distinct_count) w.field_i64(4, *s.distinct_count);
+    if (s.max_value) w.field_string(5, *s.max_value);
+    if (s.min_value) w.field_string(6, *s.min_value);
+    if (s.is_max_value_exact) w.field_bool(7, *s.is_max_value_exact);
+    if (s.is_min_value_exact) w.field_bool(8, *s.is_min_value_exact);
+}
+
+void encode_schema_element(thrift::writer& w, const schema_element& e) {
+    if (e.type) w.field_i32(1, static_cast<int32_t>(*e.type));
+    if (e.type_length) w.field_i32(2, *e.type_length);
+    if (e.repetition_type) w.field_i32(3, static_cast<int32_t>(*e.repetition_type));
+    w.field_string(4, e.name);
+    if (e.num_children) w.field_i32(5, *e.num_children);
+    if (e.converted) w.field_i32(6, *e.converted);
+    if (e.field_id) w.field_i32(9, *e.field_id);
+    switch (e.logical) {
+    case logical_type::string:
+        w.begin_struct_field(10);
+        w.empty_struct_field(1);
+        w.end_struct();
+        break;
+    case logical_type::map:
+        w.begin_struct_field(10);
+        w.empty_struct_field(2);
+        w.end_struct();
+        break;
+    case logical_type::list:
+        w.begin_struct_field(10);
+        w.empty_struct_field(3);
+        w.end_struct();
+        break;
+    default:
+        break;
+    }
+}
+
+void encode_column_meta(thrift::writer& w, const column_metadata& m) {
+    w.field_i32(1, static_cast<int32_t>(m.type));
+    w.begin_list_field(2, ttype::i32, m.encodings.size());
+    for (auto e : m.encodings)
+        w.elem_i32(static_cast<int32_t>(e));
+    w.begin_list_field(3, ttype::binary, m.path_in_schema.size());
+    for (auto& p : m.path_in_schema)
+        w.elem_string(p);
+    w.field_i32(4, static_cast<int32_t>(m.codec));
+    w.field_i64(5, m.num_values);
+    w.field_i64(6, m.total_uncompressed_size);
+    w.field_i64(7, m.total_compressed_size);
+    w.field_i64(9, m.data_page_offset);
+    if (m.dictionary_page_offset) w.field_i64(11, *m.dictionary_page_offset);
+    if (m.stats) {
+        w.begin_struct_field(12);
+        encode_stats(w, *m.stats);
+        w.end_struct();
+    }
+    if (!m.encoding_stats.empty()) {
+        w.begin_list_field(13, ttype::strct, m.encoding_stats.size());
+        for (auto& s : m.encoding_stats) {
+            w.begin_struct_elem();
+            w.field_i32(1, static_cast<int32_t>(s.type));
+            w.field_i32(2, static_cast<int32_t>(s.enc));
+            w.field_i32(3, s.count);
+            w.end_struct();
+        }
+    }
+    if (m.bloom_filter_offset) w.field_i64(14, *m.bloom_filter_offset);
+    if (m.bloom_filter_length) w.field_i32(15, *m.bloom_filter_length);
+}
+
+} // namespace
+
+void encode(const file_metadata& m, byte_buffer& out) {
+    thrift::writer w(out);
+    w.field_i32(1, m.version);
+    w.begin_list_field(2, ttype::strct, m.schema.size());
+    for (auto& e : m.schema) {
+        w.begin_struct_elem();
+        encode_schema_element(w, e);
+        w.end_struct();
+    }
+    w.field_i64(3, m.num_rows);
+    w.begin_list_field(4, ttype::strct, m.row_groups.size());
+    for (auto& rg : m.row_groups) {
+        w.begin_struct_elem();
+        w.begin_list_field(1, ttype::strct, rg.columns.size());
+        for (auto& c : rg.columns) {
+            w.begin_struct_elem();
+            w.field_i64(2, c.file_offset);
+            if (c.meta_data) {
+                w.begin_struct_field(3);
+                encode_column_meta(w, *c.meta_data);
+                w.end_struct();
+            }
+            w.end_struct();
+        }
+        w.field_i64(2, rg.total_byte_size);
+        w.field_i64(3, rg.num_rows);
+        if (rg.file_offset) w.field_i64(5, *rg.file_offset);
+        if (rg.total_compressed_size) w.field_i64(6, *rg.total_compressed_size);
+        if (rg.ordinal) w.field_i16(7, *rg.ordinal);
+        w.end_struct();
+    }
+    if (!m.key_value_metadata.empty()) {
+        w.begin_list_field(5, ttype::strct, m.key_value_metadata.size());
+        for (auto& kv : m.key_value_metadata) {
+            w.begin_struct_elem();
+            w.field_string(1, kv.key);
+            if (kv.value) w.field_string(2, *kv.value);
+            w.end_struct();
+        }
+    }
+    if (m.created_by) w.field_string(6, *m.created_by);
+    if (m.column_orders > 0) {
+        w.begin_list_field(7, ttype::strct, m.column_orders);
+        for (size_t i = 0; i < m.column_orders; ++i) {
+            w.begin_struct_elem();
+            w.empty_struct_field(1); // TYPE_ORDER
+            w.end_struct();
+        }
+    }
+    w.end();
+}
+
+void encode(const page_header& h, byte_buffer& out) {
+    thrift::writer w(out);
+    w.field_i32(1, static_cast<int32_t>(h.type));
+    w.field_i32(2, h.uncompressed_page_size);
+    w.field_i32(3, h.compressed_page_size);
+    if (h.crc) w.field_i32(4, static_cast<int32_t>(*h.crc));
+    if (h.data) {
+        auto& d = *h.data;
+        w.begin_struct_field(5);
+        w.field_i32(1, d.num_values);
+        w.field_i32(2, static_cast<int32_t>(d.enc));
+        w.field_i32(3, static_cast<int32_t>(d.definition_level_encoding));
+        w.field_i32(4, static_cast<int32_t>(d.repetition_level_encoding));
+        if (d.stats) {
+            w.begin_struct_field(5);
+            encode_stats(w, *d.stats);
+            w.end_struct();
+        }
+        w.end_struct();
+    }
+    if (h.dictionary) {
+        auto& d = *h.dictionary;
+        w.begin_struct_field(7);
+        w.field_i32(1, d.num_values);
+        w.field_i32(2, static_cast<int32_t>(d.enc));
+        if (d.is_sorted) w.field_bool(3, *d.is_sorted);
+        w.end_struct();
+    }
+    if (h.data_v2) {
+        auto& d = *h.data_v2;
+        w.begin_struct_field(8);
+        w.field_i32(1, d.num_values);
+        w.field_i32(2, d.num_nulls);
+        w.field_i32(3, d.num_rows);
+        w.field_i32(4, static_cast<int32_t>(d.enc));
+        w.field_i32(5, d.definition_levels_byte_length);
+        w.field_i32(6, d.repetition_levels_byte_length);
+        w.field_bool(7, d.is_compressed);
+        w.end_struct();
+    }
+    w.end();
+}
+
+void encode(const bloom_filter_header& h, byte_buffer& out) {
+    thrift::writer w(out);
+    w.field_i32(1, h.num_bytes);
+    w.begin_struct_field(2); // algorithm: BLOCK
+    w.empty_struct_field(1);
+    w.end_struct();
+    w.begin_struct_field(3); // hash: XXHASH
+    w.empty_struct_field(1);
+    w.end_struct();
+    w.begin_struct_field(4); // compression: UNCOMPRESSED
+    w.empty_struct_field(1);
+    w.end_struct();
+    w.end();
+}
+
+// ---------------------------------------------------------------- decode
+
+namespace {
+
+using thrift::reader;
+
+// Reads one struct: `on_field(header)` returns true when it consumed the field's value, false to
+// have it skipped. Keeps the depth accounting in one place.
+template<typename F> result<void> read_struct(reader& r, F&& on_field) {
+    FLOE_TRY(r.begin_struct());
+    for (;;) {
+        auto h = r.next_field();
+        if (!h) {
+            r.end_struct();
+            return std::unexpected(h.error());
+        }
+        if (h->type == ttype::stop) break;
+        auto handled = on_field(*h);
+        if (!handled) {
+            r.end_struct();
+            return std::unexpected(handled.error());
+        }
+        if (!*handled) {
+            auto s = r.skip(h->type);
+            if (!s) {
+                r.end_struct();
+                return s;
+            }
+        }
+    }
+    r.end_struct();
+    return {};
+}
+
+template<typename F> result<void> read_list(reader& r, ttype expect, F&& on_elem) {
+    auto lh = FLOE_TRY(r.read_list_header());
+    for (uint32_t i = 0; i < lh.size; ++i) {
+        if (lh.elem != expect) {
+            FLOE_TRY(r.skip(lh.elem));
+            continue;
+        }
+        FLOE_TRY(on_elem());
+    }
+    return {};
+}
+
+result<statistics> decode_stats(reader& r) {
+    statistics s;
+    std::optional<std::string> legacy_min, legacy_max;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::binary) return false;
+            legacy_max = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        case 2:
+            if (h.type != ttype::binary) return false;
+            legacy_min = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        case 3:
+            if (h.type != ttype::i64) return false;
+            s.null_count = FLOE_TRY(r.read_i64());
+            return true;
+        case 4:
+            if (h.type != ttype::i64) return false;
+            s.distinct_count = FLOE_TRY(r.read_i64());
+            return true;
+        case 5:
+            if (h.type != ttype::binary) return false;
+            s.max_value = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        case 6:
+            if (h.type != ttype::binary) return false;
+            s.min_value = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        case 7:
+            if (h.type != ttype::bool_true && h.type != ttype::bool_false) return false;
+            s.is_max_value_exact = thrift::field_bool_value(h);
+            return true;
+        case 8:
+            if (h.type != ttype::bool_true && h.type != ttype::bool_false) return false;
+            s.is_min_value_exact = thrift::field_bool_value(h);
+            return true;
+        default:
+            return false;
+        }
+    }));
+    if (!s.min_value && !s.max_value && (legacy_min || legacy_max)) {
+        s.min_value = std::move(legacy_min);
+        s.max_value = std::move(legacy_max);
+        s.legacy_min_max = true;
+    }
+    return s;
+}
+
+result<logical_type> decode_logical(reader& r) {
+    logical_type lt = logical_type::other;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.type != ttype::strct) return false;
+        if (h.id == 1)
+            lt = logical_type::string;
+        else if (h.id == 2)
+            lt = logical_type::map;
+        else if (h.id == 3)
+            lt = logical_type::list;
+        return false; // skip the (empty or not) member struct
+    }));
+    return lt;
+}
+
+result<schema_element> decode_schema_element(reader& r) {
+    schema_element e;
+    bool have_name = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::i32) return false;
+            e.type = static_cast<physical_type>(FLOE_TRY(r.read_i32()));
+            return true;
+        case 2:
+            if (h.type != ttype::i32) return false;
+            e.type_length = FLOE_TRY(r.read_i32());
+            return true;
+        case 3:
+            if (h.type != ttype::i32) return false;
+            e.repetition_type = static_cast<repetition>(FLOE_TRY(r.read_i32()));
+            return true;
+        case 4:
+            if (h.type != ttype::binary) return false;
+            e.name = std::string(FLOE_TRY(r.read_string()));
+            have_name = true;
+            return true;
+        case 5:
+            if (h.type != ttype::i32) return false;
+            e.num_children = FLOE_TRY(r.read_i32());
+            return true;
+        case 6:
+            if (h.type != ttype::i32) return false;
+            e.converted = FLOE_TRY(r.read_i32());
+            return true;
+        case 9:
+            if (h.type != ttype::i32) return false;
+            e.field_id = FLOE_TRY(r.read_i32());
+            return true;
+        case 10:
+            if (h.type != ttype::strct) return false;
+            e.logical = FLOE_TRY(decode_logical(r));
+            return true;
+        default:
+            return false;
+        }
+    }));
+    if (!have_name) return fail(errc::corrupt, "schema element without a name");
+    return e;
+}
+
+result<column_metadata> decode_column_meta(reader& r) {
+    column_metadata m;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::i32) return false;
+            m.type = static_cast<physical_type>(FLOE_TRY(r.read_i32()));
+            return true;
+        case 2:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::i32, [&]() -> result<void> {
+                m.encodings.push_back(static_cast<encoding>(FLOE_TRY(r.read_i32())));
+                return {};
+            }));
+            return true;
+        case 3:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::binary, [&]() -> result<void> {
+                m.path_in_schema.emplace_back(FLOE_TRY(r.read_string()));
+                return {};
+            }));
+            return true;
+        case 4:
+            if (h.type != ttype::i32) return false;
+            m.codec = static_cast<compression_codec>(FLOE_TRY(r.read_i32()));
+            return true;
+        case 5:
+            if (h.type != ttype::i64) return false;
+            m.num_values = FLOE_TRY(r.read_i64());
+            return true;
+        case 6:
+            if (h.type != ttype::i64) return false;
+            m.total_uncompressed_size = FLOE_TRY(r.read_i64());
+            return true;
+        case 7:
+            if (h.type != ttype::i64) return false;
+            m.total_compressed_size = FLOE_TRY(r.read_i64());
+            return true;
+        case 9:
+            if (h.type != ttype::i64) return false;
+            m.data_page_offset = FLOE_TRY(r.read_i64());
+            return true;
+        case 11:
+            if (h.type != ttype::i64) return false;
+            m.dictionary_page_offset = FLOE_TRY(r.read_i64());
+            return true;
+        case 12:
+            if (h.type != ttype::strct) return false;
+            m.stats = FLOE_TRY(decode_stats(r));
+            return true;
+        case 13:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+                page_encoding_stats s{page_type::data_page, encoding::plain, 0};
+                FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                    if (f.type != ttype::i32) return false;
+                    int32_t v = FLOE_TRY(r.read_i32());
+                    if (f.id == 1)
+                        s.type = static_cast<page_type>(v);
+                    else if (f.id == 2)
+                        s.enc = static_cast<encoding>(v);
+                    else if (f.id == 3)
+                        s.count = v;
+                    return true;
+                }));
+                m.encoding_stats.push_back(s);
+                return {};
+            }));
+            return true;
+        case 14:
+            if (h.type != ttype::i64) return false;
+            m.bloom_filter_offset = FLOE_TRY(r.read_i64());
+            return true;
+        case 15:
+            if (h.type != ttype::i32) return false;
+            m.bloom_filter_length = FLOE_TRY(r.read_i32());
+            return true;
+        default:
+            return false;
+        }
+    }));
+    return m;
+}
+
+result<row_group> decode_row_group(reader& r) {
+    row_group rg;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+                column_chunk c;
+                FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                    if (f.id == 2 && f.type == ttype::i64) {
+                        c.file_offset = FLOE_TRY(r.read_i64());
+                        return true;
+                    }
+                    if (f.id == 3 && f.type == ttype::strct) {
+                        c.meta_data = FLOE_TRY(decode_column_meta(r));
+                        return true;
+                    }
+                    return false;
+                }));
+                rg.columns.push_back(std::move(c));
+                return {};
+            }));
+            return true;
+        case 2:
+            if (h.type != ttype::i64) return false;
+            rg.total_byte_size = FLOE_TRY(r.read_i64());
+            return true;
+        case 3:
+            if (h.type != ttype::i64) return false;
+            rg.num_rows = FLOE_TRY(r.read_i64());
+            return true;
+        case 5:
+            if (h.type != ttype::i64) return false;
+            rg.file_offset = FLOE_TRY(r.read_i64());
+            return true;
+        case 6:
+            if (h.type != ttype::i64) return false;
+            rg.total_compressed_size = FLOE_TRY(r.read_i64());
+            return true;
+        case 7:
+            if (h.type != ttype::i16) return false;
+            rg.ordinal = FLOE_TRY(r.read_i16());
+            return true;
+        default:
+            return false;
+        }
+    }));
+    return rg;
+}
+
+} // namespace
+
+result<file_metadata> decode_file_metadata(bytes_view in) {
+    reader r(in);
+    file_metadata m;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::i32) return false;
+            m.version = FLOE_TRY(r.read_i32());
+            return true;
+        case 2:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+                m.schema.push_back(FLOE_TRY(decode_schema_element(r)));
+                return {};
+            }));
+            return true;
+        case 3:
+            if (h.type != ttype::i64) return false;
+            m.num_rows = FLOE_TRY(r.read_i64());
+            return true;
+        case 4:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+                m.row_groups.push_back(FLOE_TRY(decode_row_group(r)));
+                return {};
+            }));
+            return true;
+        case 5:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+                key_value kv;
+                FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                    if (f.type != ttype::binary) return false;
+                    if (f.id == 1)
+                        kv.key = std::string(FLOE_TRY(r.read_string()));
+                    else if (f.id == 2)
+                        kv.value = std::string(FLOE_TRY(r.read_string()));
+                    else
+                        return false;
+                    return true;
+                }));
+                m.key_value_metadata.push_back(std::move(kv));
+                return {};
+            }));
+            return true;
+        case 6:
+            if (h.type != ttype::binary) return false;
+            m.created_by = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        case 7: {
+            if (h.type != ttype::list) return false;
+            auto lh = FLOE_TRY(r.read_list_header());
+            for (uint32_t i = 0; i < lh.size; ++i)
+                FLOE_TRY(r.skip(lh.elem));
+            m.column_orders = lh.size;
+            return true;
+        }
+        default:
+            return false;
+        }
+    }));
+    if (m.schema.empty()) return fail(errc::corrupt, "file metadata has no schema");
+    if (m.num_rows < 0)
+        return fail(errc::corrupt, "file metadata: negative row count {}", m.num_rows);
+    return m;
+}
+
+result<page_header> decode_page_header(bytes_view in, size_t& consumed) {
+    reader r(in);
+    page_header p;
+    bool have_type = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1:
+            if (h.type != ttype::i32) return false;
+            p.type = static_cast<page_type>(FLOE_TRY(r.read_i32()));
+            have_type = true;
+            return true;
+        case 2:
+            if (h.type != ttype::i32) return false;
+            p.uncompressed_page_size = FLOE_TRY(r.read_i32());
+            return true;
+        case 3:
+            if (h.type != ttype::i32) return false;
+            p.compressed_page_size = FLOE_TRY(r.read_i32());
+            return true;
+        case 4:
+            if (h.type != ttype::i32) return false;
+            p.crc = static_cast<uint32_t>(FLOE_TRY(r.read_i32()));
+            return true;
+        case 5: {
+            if (h.type != ttype::strct) return false;
+            data_page_header d;
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                if (f.id == 5 && f.type == ttype::strct) {
+                    d.stats = FLOE_TRY(decode_stats(r));
+                    return true;
+                }
+                if (f.type != ttype::i32) return false;
+                int32_t v = FLOE_TRY(r.read_i32());
+                if (f.id == 1)
+                    d.num_values = v;
+                else if (f.id == 2)
+                    d.enc = static_cast<encoding>(v);
+                else if (f.id == 3)
+                    d.definition_level_encoding = static_cast<encoding>(v);
+                else if (f.id == 4)
+                    d.repetition_level_encoding = static_cast<encoding>(v);
+                return true;
+            }));
+            p.data = std::move(d);
+            return true;
+        }
+        case 7: {
+            if (h.type != ttype::strct) return false;
+            dictionary_page_header d;
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                if (f.id == 3 && (f.type == ttype::bool_true || f.type == ttype::bool_false)) {
+                    d.is_sorted = thrift::field_bool_value(f);
+                    return true;
+                }
+                if (f.type != ttype::i32) return false;
+                int32_t v = FLOE_TRY(r.read_i32());
+                if (f.id == 1)
+                    d.num_values = v;
+                else if (f.id == 2)
+                    d.enc = static_cast<encoding>(v);
+                return true;
+            }));
+            p.dictionary = d;
+            return true;
+        }
+        case 8: {
+            if (h.type != ttype::strct) return false;
+            data_page_header_v2 d;
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                if (f.id == 7 && (f.type == ttype::bool_true || f.type == ttype::bool_false)) {
+                    d.is_compressed = thrift::field_bool_value(f);
+                    return true;
+                }
+                if (f.type != ttype::i32) return false;
+                int32_t v = FLOE_TRY(r.read_i32());
+                switch (f.id) {
+                case 1:
+                    d.num_values = v;
+                    break;
+                case 2:
+                    d.num_nulls = v;
+                    break;
+                case 3:
+                    d.num_rows = v;
+                    break;
+                case 4:
+                    d.enc = static_cast<encoding>(v);
+                    break;
+                case 5:
+                    d.definition_levels_byte_length = v;
+                    break;
+                case 6:
+                    d.repetition_levels_byte_length = v;
+                    break;
+                default:
+                    break;
+                }
+                return true;
+            }));
+            p.data_v2 = d;
+            return true;
+        }
+        default:
+            return false;
+        }
+    }));
+    if (!have_type) return fail(errc::corrupt, "page header without a type");
+    if (p.compressed_page_size < 0 || p.uncompressed_page_size < 0)
+        return fail(errc::corrupt,
+                    "page header with negative size ({} compressed, {} uncompressed)",
+                    p.compressed_page_size, p.uncompressed_page_size);
+    consumed = r.position();
+    return p;
+}
+
+result<bloom_filter_header> decode_bloom_filter_header(bytes_view in, size_t& consumed) {
+    reader r(in);
+    bloom_filter_header b;
+    bool algo = false, hash = false, comp = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.id == 1 && h.type == ttype::i32) {
+            b.num_bytes = FLOE_TRY(r.read_i32());
+            return true;
+        }
+        if (h.type != ttype::strct || h.id < 2 || h.id > 4) return false;
+        int member = 0;
+        FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+            member = f.id;
+            return false;
+        }));
+        if (member == 1) (h.id == 2 ? algo : h.id == 3 ? hash : comp) = true;
+        return true;
+    }));
+    if (!algo || !hash || !comp)
+        return fail(errc::unsupported,
+                    "bloom filter is not a split-block/xxhash/uncompressed filter");
+    if (b.num_bytes <= 0 || b.num_bytes % 32 != 0)
+        return fail(errc::corrupt, "bloom filter size {} is not a positive multiple of 32",
+                    b.num_bytes);
+    consumed = r.position();
+    return b;
+}
+
+std::string_view to_string(encoding e) {
+    switch (e) {
+    case encoding::plain:
+        return "PLAIN";
+    case encoding::plain_dictionary:
+        return "PLAIN_DICTIONARY";
+    case encoding::rle:
+        return "RLE";
+    case encoding::bit_packed:
+        return "BIT_PACKED";
+    case encoding::delta_binary_packed:
+        return "DELTA_BINARY_PACKED";
+    case encoding::delta_length_byte_array:
+        return "DELTA_LENGTH_BYTE_ARRAY";
+    case encoding::delta_byte_array:
+        return "DELTA_BYTE_ARRAY";
+    case encoding::rle_dictionary:
+        return "RLE_DICTIONARY";
+    case encoding::byte_stream_split:
+        return "BYTE_STREAM_SPLIT";
+    }
+    return "UNKNOWN";
+}
+
+std::string_view to_string(compression_codec c) {
+    switch (c) {
+    case compression_codec::uncompressed:
+        return "UNCOMPRESSED";
+    case compression_codec::snappy:
+        return "SNAPPY";
+    case compression_codec::gzip:
+        return "GZIP";
+    case compression_codec::lzo:
+        return "LZO";
+    case compression_codec::brotli:
+        return "BROTLI";
+    case compression_codec::lz4:
+        return "LZ4";
+    case compression_codec::zstd:
+        return "ZSTD";
+    case compression_codec::lz4_raw:
+        return "LZ4_RAW";
+    }
+    return "UNKNOWN";
+}
+
+} // namespace floe::parquet

@@ -1,0 +1,191 @@
+#pragma once
+
+// Parquet file and page metadata (the subset of parquet.thrift Floe writes and reads), with
+// compact-protocol encode/decode. Field numbers follow parquet-format's parquet.thrift.
+// Plain values; decode() never trusts its input (bounded, depth-limited).
+
+#include "base/bytes.h"
+#include "base/result.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace floe::parquet {
+
+enum class physical_type : int32_t {
+    boolean = 0,
+    int32 = 1,
+    int64 = 2,
+    int96 = 3,
+    float_ = 4,
+    double_ = 5,
+    byte_array = 6,
+    fixed_len_byte_array = 7,
+};
+
+enum class repetition : int32_t { required = 0, optional = 1, repeated = 2 };
+
+enum class encoding : int32_t {
+    plain = 0,
+    plain_dictionary = 2,
+    rle = 3,
+    bit_packed = 4,
+    delta_binary_packed = 5,
+    delta_length_byte_array = 6,
+    delta_byte_array = 7,
+    rle_dictionary = 8,
+    byte_stream_split = 9,
+};
+
+enum class compression_codec : int32_t {
+    uncompressed = 0,
+    snappy = 1,
+    gzip = 2,
+    lzo = 3,
+    brotli = 4,
+    lz4 = 5,
+    zstd = 6,
+    lz4_raw = 7,
+};
+
+enum class page_type : int32_t {
+    data_page = 0,
+    index_page = 1,
+    dictionary_page = 2,
+    data_page_v2 = 3
+};
+
+/// ConvertedType values Floe writes or recognises.
+enum class converted_type : int32_t { utf8 = 0, map = 1, map_key_value = 2, list = 3 };
+
+/// LogicalType union member Floe writes or recognises (others decode as `other`).
+enum class logical_type : int8_t { none = 0, string = 1, map = 2, list = 3, other = 100 };
+
+struct statistics {
+    std::optional<std::string> max_value; ///< field 5 (or legacy field 1 when decoding)
+    std::optional<std::string> min_value; ///< field 6 (or legacy field 2)
+    std::optional<int64_t> null_count;
+    std::optional<int64_t> distinct_count;
+    std::optional<bool> is_max_value_exact;
+    std::optional<bool> is_min_value_exact;
+    bool legacy_min_max = false; ///< decoded from the deprecated signed-order fields
+};
+
+struct schema_element {
+    std::optional<physical_type> type;
+    std::optional<int32_t> type_length;
+    std::optional<repetition> repetition_type;
+    std::string name;
+    std::optional<int32_t> num_children;
+    std::optional<int32_t> converted;
+    std::optional<int32_t> field_id;
+    logical_type logical = logical_type::none;
+};
+
+struct page_encoding_stats {
+    page_type type;
+    encoding enc;
+    int32_t count;
+};
+
+struct column_metadata {
+    physical_type type = physical_type::int32;
+    std::vector<encoding> encodings;
+    std::vector<std::string> path_in_schema;
+    compression_codec codec = compression_codec::uncompressed;
+    int64_t num_values = 0;
+    int64_t total_uncompressed_size = 0;
+    int64_t total_compressed_size = 0;
+    int64_t data_page_offset = 0;
+    std::optional<int64_t> dictionary_page_offset;
+    std::optional<statistics> stats;
+    std::vector<page_encoding_stats> encoding_stats;
+    std::optional<int64_t> bloom_filter_offset;
+    std::optional<int32_t> bloom_filter_length;
+};
+
+struct column_chunk {
+    int64_t file_offset = 0;
+    std::optional<column_metadata> meta_data;
+};
+
+struct row_group {
+    std::vector<column_chunk> columns;
+    int64_t total_byte_size = 0;
+    int64_t num_rows = 0;
+    std::optional<int64_t> file_offset;
+    std::optional<int64_t> total_compressed_size;
+    std::optional<int16_t> ordinal;
+};
+
+struct key_value {
+    std::string key;
+    std::optional<std::string> value;
+};
+
+struct file_metadata {
+    int32_t version = 1;
+    std::vector<schema_element> schema;
+    int64_t num_rows = 0;
+    std::vector<row_group> row_groups;
+    std::vector<key_value> key_value_metadata;
+    std::optional<std::string> created_by;
+    /// Number of ColumnOrder entries (all TYPE_ORDER when Floe writes them).
+    size_t column_orders = 0;
+};
+
+struct data_page_header {
+    int32_t num_values = 0;
+    encoding enc = encoding::plain;
+    encoding definition_level_encoding = encoding::rle;
+    encoding repetition_level_encoding = encoding::rle;
+    std::optional<statistics> stats;
+};
+
+struct dictionary_page_header {
+    int32_t num_values = 0;
+    encoding enc = encoding::plain;
+    std::optional<bool> is_sorted;
+};
+
+struct data_page_header_v2 {
+    int32_t num_values = 0;
+    int32_t num_nulls = 0;
+    int32_t num_rows = 0;
+    encoding enc = encoding::plain;
+    int32_t definition_levels_byte_length = 0;
+    int32_t repetition_levels_byte_length = 0;
+    bool is_compressed = true;
+};
+
+struct page_header {
+    page_type type = page_type::data_page;
+    int32_t uncompressed_page_size = 0;
+    int32_t compressed_page_size = 0;
+    std::optional<uint32_t> crc;
+    std::optional<data_page_header> data;
+    std::optional<dictionary_page_header> dictionary;
+    std::optional<data_page_header_v2> data_v2;
+};
+
+/// Split-block bloom filter header (algorithm BLOCK, hash XXHASH, UNCOMPRESSED are the only
+/// members the spec defines; decode() checks them).
+struct bloom_filter_header {
+    int32_t num_bytes = 0;
+};
+
+void encode(const file_metadata& m, byte_buffer& out);
+void encode(const page_header& h, byte_buffer& out);
+void encode(const bloom_filter_header& h, byte_buffer& out);
+
+/// Decodes from the front of `in`; `consumed` receives the header's encoded size.
+result<file_metadata> decode_file_metadata(bytes_view in);
+result<page_header> decode_page_header(bytes_view in, size_t& consumed);
+result<bloom_filter_header> decode_bloom_filter_header(bytes_view in, size_t& consumed);
+
+std::string_view to_string(encoding e);
+std::string_view to_string(compression_codec c);
+
+} // namespace floe::parquet

@@ -1,0 +1,461 @@
+#include "format/parquet/bloom_filter.h"
+#include "format/parquet/compression.h"
+#include "format/parquet/encoding.h"
+#include "format/parquet/metadata.h"
+#include "format/parquet/reader.h"
+#include "format/parquet/tests/message_rows.h"
+#include "format/parquet/thrift.h"
+#include "format/parquet/writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+using namespace floe;
+using namespace floe::parquet;
+namespace pqt = floe::parquet::testing;
+
+namespace {
+
+std::vector<message_record> read_all(bytes_view file, std::vector<size_t> proj = {}) {
+    auto r = message_reader::open(make_memory_source(file, "mem.parquet"), std::move(proj));
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+    std::vector<message_record> out;
+    while (true) {
+        auto more = r->next_row_group(out);
+        EXPECT_TRUE(more.has_value()) << (more ? "" : more.error().to_string());
+        if (!more || !*more) break;
+    }
+    return out;
+}
+
+byte_buffer write_mem(const std::vector<message_record>& rows, writer_options opts = {},
+                      file_summary* summary = nullptr) {
+    byte_buffer buf;
+    auto s = pqt::write_rows(make_memory_sink(buf, "mem.parquet"), rows, opts);
+    EXPECT_TRUE(s.has_value()) << (s ? "" : s.error().to_string());
+    if (summary && s) *summary = *s;
+    return buf;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- thrift
+
+TEST(thrift, round_trips_nested_structs_lists_and_big_field_deltas) {
+    byte_buffer out;
+    thrift::writer w(out);
+    w.field_i32(1, -5);
+    w.field_i64(2, INT64_MIN);
+    w.field_bool(3, true);
+    w.field_string(20, "far"); // delta > 15: long form header
+    w.begin_list_field(21, thrift::ttype::i32, 20);
+    for (int i = 0; i < 20; ++i)
+        w.elem_i32(i * 1000);
+    w.begin_struct_field(22);
+    w.field_bool(1, false);
+    w.end_struct();
+    w.end();
+    thrift::reader r(out);
+    ASSERT_TRUE(r.begin_struct());
+    auto h = *r.next_field();
+    EXPECT_EQ(h.id, 1);
+    EXPECT_EQ(*r.read_i32(), -5);
+    h = *r.next_field();
+    EXPECT_EQ(h.id, 2);
+    EXPECT_EQ(*r.read_i64(), INT64_MIN);
+    h = *r.next_field();
+    EXPECT_EQ(h.id, 3);
+    EXPECT_TRUE(thrift::field_bool_value(h));
+    h = *r.next_field();
+    EXPECT_EQ(h.id, 20);
+    EXPECT_EQ(*r.read_string(), "far");
+    h = *r.next_field();
+    EXPECT_EQ(h.id, 21);
+    auto lh = *r.read_list_header();
+    EXPECT_EQ(lh.size, 20u);
+    for (int i = 0; i < 20; ++i)
+        EXPECT_EQ(*r.read_i32(), i * 1000);
+    h = *r.next_field();
+    EXPECT_EQ(h.id, 22);
+    EXPECT_TRUE(r.skip(h.type));
+    EXPECT_EQ(r.next_field()->type, thrift::ttype::stop);
+}
+
+TEST(thrift, refuses_deep_nesting_and_lying_lengths) {
+    // 1000 nested struct fields
+    byte_buffer deep;
+    for (int i = 0; i < 1000; ++i)
+        deep.push_back(0x1C); // field 1, struct
+    auto m = decode_file_metadata(deep);
+    ASSERT_FALSE(m);
+    EXPECT_NE(m.error().message().find("nesting"), std::string::npos) << m.error().message();
+
+    byte_buffer lying = {0x18, 0xFF, 0xFF, 0xFF, 0x0F, 'a'}; // field 1 binary of 4G bytes
+    auto r = decode_file_metadata(lying);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::corrupt);
+
+    byte_buffer big_list = {0x29, 0xFC, 0xFF, 0xFF, 0xFF, 0x0F}; // field 2 list of 4G structs
+    EXPECT_FALSE(decode_file_metadata(big_list));
+}
+
+// ---------------------------------------------------------------- encodings
+
+TEST(encoding, rle_hybrid_round_trips_runs_and_literals) {
+    std::mt19937 rng(1);
+    for (int width : {1, 2, 3, 8, 13, 20, 32}) {
+        std::vector<uint32_t> v;
+        uint32_t mask = width == 32 ? ~0u : ((1u << width) - 1);
+        for (int i = 0; i < 5000; ++i) {
+            if (rng() % 3 == 0) {
+                uint32_t x = rng() & mask;
+                int n = static_cast<int>(rng() % 40);
+                for (int k = 0; k < n; ++k)
+                    v.push_back(x);
+            } else
+                v.push_back(rng() & mask);
+        }
+        byte_buffer out;
+        rle_encoder e(out, width);
+        size_t i = 0;
+        for (; i < v.size() / 2; ++i)
+            e.put(v[i]);
+        e.put_run(v[i], 1);
+        for (++i; i < v.size(); ++i)
+            e.put(v[i]);
+        e.finish();
+        std::vector<uint32_t> back(v.size());
+        rle_decoder d(out, width);
+        ASSERT_TRUE(d.get(back.data(), back.size())) << width;
+        EXPECT_EQ(back, v) << width;
+    }
+}
+
+TEST(encoding, rle_put_run_matches_puts) {
+    byte_buffer a, b;
+    rle_encoder ea(a, 2), eb(b, 2);
+    std::vector<std::pair<uint32_t, uint64_t>> runs = {{1, 3}, {0, 100},   {2, 1},
+                                                       {1, 9}, {3, 70000}, {0, 5}};
+    for (auto [v, n] : runs) {
+        ea.put_run(v, n);
+        for (uint64_t k = 0; k < n; ++k)
+            eb.put(v);
+    }
+    ea.finish();
+    eb.finish();
+    EXPECT_EQ(a, b);
+}
+
+TEST(encoding, delta_binary_packed_round_trips_extremes) {
+    std::vector<int64_t> v = {0, INT64_MAX, INT64_MIN, -1, 1, 5, 5, 5};
+    for (int i = 0; i < 1000; ++i)
+        v.push_back(1'767'225'600'000 + i * 3);
+    for (int i = 0; i < 300; ++i)
+        v.push_back(static_cast<int64_t>(std::mt19937_64(i)()));
+    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{129}, v.size()}) {
+        byte_buffer out;
+        delta_binary_encode(v.data(), n, out);
+        std::vector<int64_t> back;
+        auto used = delta_binary_decode<int64_t>(out, n, back);
+        ASSERT_TRUE(used) << used.error().to_string();
+        EXPECT_EQ(*used, out.size());
+        EXPECT_EQ(back, std::vector<int64_t>(v.begin(), v.begin() + static_cast<long>(n)));
+    }
+    std::vector<int32_t> w = {INT32_MIN, INT32_MAX, 0, INT32_MIN, 7};
+    byte_buffer out;
+    delta_binary_encode(w.data(), w.size(), out);
+    std::vector<int32_t> back;
+    ASSERT_TRUE(delta_binary_decode<int32_t>(out, w.size(), back));
+    EXPECT_EQ(back, w);
+}
+
+// ---------------------------------------------------------------- bloom filter
+
+TEST(bloom_filter, finds_every_inserted_value_and_rejects_most_others_after_folding) {
+    bloom_filter f(bloom_filter::optimal_bytes(100000, 0.01));
+    for (int i = 0; i < 5000; ++i)
+        f.insert(bloom_filter::hash(fmt::format("key-{}", i)));
+    size_t before = f.num_bytes();
+    f.fold_to_fpp(0.01);
+    EXPECT_LT(f.num_bytes(), before);
+    for (int i = 0; i < 5000; ++i)
+        EXPECT_TRUE(f.may_contain(bloom_filter::hash(fmt::format("key-{}", i))));
+    int fp = 0;
+    for (int i = 0; i < 10000; ++i)
+        fp += f.may_contain(bloom_filter::hash(fmt::format("other-{}", i)));
+    EXPECT_LT(fp, 300);
+}
+
+TEST(bloom_filter, uses_xxh64_seed_zero) {
+    // XXH64("", 0) from the xxHash reference.
+    EXPECT_EQ(bloom_filter::hash(std::string_view("")), 0xEF46DB3751D8E999ull);
+}
+
+// ---------------------------------------------------------------- statistics helpers
+
+TEST(stats, truncation_keeps_bounds_valid) {
+    bool exact;
+    EXPECT_EQ(truncate_min("abcdef", 3, false, exact), "abc");
+    EXPECT_FALSE(exact);
+    EXPECT_EQ(*truncate_max("abcdef", 3, false, exact), "abd");
+    EXPECT_EQ(*truncate_max(std::string("ab\xff\xff", 4), 3, false, exact), "ac");
+    EXPECT_FALSE(truncate_max(std::string("\xff\xff\xff\xff", 4), 2, false, exact).has_value());
+    EXPECT_EQ(*truncate_max("ab", 3, false, exact), "ab");
+    EXPECT_TRUE(exact);
+    // UTF-8: cut on a character boundary; the max's last character is incremented.
+    EXPECT_EQ(truncate_min("aé", 2, true, exact), "a");
+    EXPECT_EQ(*truncate_max("aéz", 2, true, exact), "b");
+    EXPECT_EQ(*truncate_max("éé", 3, true, exact), "ê");
+}
+
+// ---------------------------------------------------------------- writer + reader
+
+TEST(parquet_file, round_trips_edge_rows_with_every_codec) {
+    auto rows = pqt::edge_rows(100);
+    auto more = pqt::generate_rows(2000, {.seed = 5});
+    for (auto& r : more) {
+        r.offset += 200;
+        rows.push_back(r);
+    }
+    for (auto codec :
+         {compression_codec::uncompressed, compression_codec::snappy, compression_codec::gzip,
+          compression_codec::lz4_raw, compression_codec::zstd}) {
+        writer_options o;
+        o.codec = codec;
+        o.row_group_size = 64 << 10;
+        o.page_size = 8 << 10;
+        o.page_crc = true;
+        file_summary s;
+        auto buf = write_mem(rows, o, &s);
+        EXPECT_GT(s.split_offsets.size(), 2u) << to_string(codec);
+        EXPECT_EQ(s.row_count, static_cast<int64_t>(rows.size()));
+        EXPECT_EQ(s.file_size, buf.size());
+        EXPECT_EQ(read_all(buf), rows) << to_string(codec);
+        // Binary keys are found through statistics and bloom filters too.
+        auto r = message_reader::open(make_memory_source(buf));
+        ASSERT_TRUE(r);
+        for (std::string k : {std::string("\0\0a\0", 4), std::string("\xff\xfe\xfd"),
+                              std::string("\x80"), std::string("ключ-🔑"), std::string("")}) {
+            auto hits = r->find_by_key(k);
+            ASSERT_TRUE(hits);
+            EXPECT_EQ(hits->size(), 1u) << to_string(codec);
+        }
+    }
+}
+
+TEST(parquet_file, summary_has_counts_sizes_bounds_and_field_ids) {
+    auto rows = pqt::generate_rows(5000, {.seed = 9}, "orders", 2, 100, 90);
+    file_summary s;
+    write_mem(rows, {}, &s);
+    ASSERT_EQ(s.columns.size(), message_col::count);
+    auto& off = s.columns[message_col::offset];
+    EXPECT_EQ(off.field_id, 10);
+    EXPECT_EQ(off.num_values, 5000);
+    EXPECT_EQ(off.null_count, 0);
+    int64_t lo, hi;
+    std::memcpy(&lo, off.min_value->data(), 8);
+    std::memcpy(&hi, off.max_value->data(), 8);
+    EXPECT_EQ(lo, 100);
+    EXPECT_EQ(hi, 5099);
+    auto& key = s.columns[message_col::key];
+    int64_t null_keys = 0;
+    for (auto& r : rows)
+        null_keys += !r.key;
+    EXPECT_EQ(key.null_count, null_keys);
+    EXPECT_GT(key.compressed_size, 0);
+    EXPECT_EQ(s.columns[message_col::header_value].field_id, 13);
+    EXPECT_TRUE(s.columns[message_col::header_value].repeated);
+    EXPECT_EQ(*s.columns[message_col::stream_key].min_value, "orders-2");
+    EXPECT_EQ(s.split_offsets, std::vector<int64_t>{4});
+}
+
+TEST(parquet_file, projection_reads_only_asked_columns) {
+    auto rows = pqt::generate_rows(300, {.seed = 2});
+    auto buf = write_mem(rows);
+    auto back = read_all(buf, {message_col::offset, message_col::header_key});
+    ASSERT_EQ(back.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(back[i].offset, rows[i].offset);
+        EXPECT_EQ(back[i].headers, rows[i].headers);
+        EXPECT_FALSE(back[i].value.has_value());
+        EXPECT_TRUE(back[i].stream_key.empty());
+    }
+}
+
+TEST(parquet_file, key_lookup_skips_row_groups_by_stats_and_bloom) {
+    // Keys "k-<group>-<i>": row groups hold disjoint sorted key ranges, and within a range a
+    // missing key can only be rejected by the bloom filter.
+    std::vector<message_record> rows;
+    for (int g = 0; g < 8; ++g)
+        for (int i = 0; i < 500; ++i) {
+            message_record r;
+            r.stream_key = "s-0";
+            r.message_id = fmt::format("{}", g * 500 + i);
+            r.offset = g * 500 + i;
+            r.key = fmt::format("k-{}-{:04}", g, i * 2);
+            r.value = std::string(200, static_cast<char>('a' + i % 26));
+            rows.push_back(r);
+        }
+    writer_options o;
+    o.row_group_size = 32 << 10;
+    file_summary s;
+    auto buf = write_mem(rows, o, &s);
+    ASSERT_GE(s.split_offsets.size(), 8u);
+    auto r = message_reader::open(make_memory_source(buf, "lookup.parquet"));
+    ASSERT_TRUE(r);
+    lookup_stats st;
+    auto hits = r->find_by_key("k-3-0420", &st);
+    ASSERT_TRUE(hits);
+    ASSERT_EQ(hits->size(), 1u);
+    EXPECT_EQ((*hits)[0].offset, 3 * 500 + 210);
+    EXPECT_GE(st.skipped_by_stats, s.split_offsets.size() - 2);
+    EXPECT_LE(st.read, 2u);
+    // odd numbers are absent: inside the range of a row group, so the bloom filter decides
+    size_t bloom_skips = 0;
+    for (int i = 1; i < 400; i += 2) {
+        auto none = r->find_by_key(fmt::format("k-5-{:04}", i), &st);
+        ASSERT_TRUE(none);
+        EXPECT_TRUE(none->empty());
+        bloom_skips += st.skipped_by_bloom;
+    }
+    EXPECT_GE(bloom_skips, 150u);
+}
+
+TEST(parquet_file, errors_name_the_file_and_the_problem) {
+    auto rows = pqt::generate_rows(50, {.seed = 4});
+    auto good = write_mem(rows);
+    auto open = [](const byte_buffer& b) {
+        return file_reader::open(make_memory_source(b, "bad.parquet"));
+    };
+    {
+        auto b = good;
+        b[0] = 'X';
+        auto r = open(b);
+        ASSERT_FALSE(r);
+        EXPECT_NE(r.error().message().find("bad.parquet"), std::string::npos);
+        EXPECT_NE(r.error().message().find("magic"), std::string::npos) << r.error().message();
+    }
+    {
+        byte_buffer b(good.begin(), good.begin() + static_cast<long>(good.size() / 2));
+        auto r = open(b);
+        ASSERT_FALSE(r);
+        EXPECT_NE(r.error().message().find("bad.parquet"), std::string::npos)
+            << r.error().message();
+    }
+    {
+        auto b = good;
+        uint32_t lie = 0x7FFFFFF0;
+        std::memcpy(b.data() + b.size() - 8, &lie, 4);
+        auto r = open(b);
+        ASSERT_FALSE(r);
+        EXPECT_NE(r.error().message().find("footer length"), std::string::npos)
+            << r.error().message();
+    }
+    {
+        byte_buffer tiny = {'P', 'A', 'R', '1'};
+        auto r = open(tiny);
+        ASSERT_FALSE(r);
+        EXPECT_NE(r.error().message().find("too small"), std::string::npos) << r.error().message();
+    }
+    {
+        // corrupt a data page body: the CRC (or the decoder) must catch it, naming the column
+        writer_options o;
+        o.page_crc = true;
+        auto b = write_mem(rows, o);
+        auto fr = open(b);
+        ASSERT_TRUE(fr);
+        auto& m = *(*fr)->metadata().row_groups[0].columns[message_col::value].meta_data;
+        b[static_cast<size_t>(m.dictionary_page_offset.value_or(m.data_page_offset)
+                              + m.total_compressed_size - 3)] ^= 0x55;
+        auto fr2 = open(b);
+        ASSERT_TRUE(fr2);
+        auto col = (*fr2)->read_column(0, message_col::value);
+        ASSERT_FALSE(col);
+        EXPECT_NE(col.error().message().find("bad.parquet: row group 0 column value"),
+                  std::string::npos)
+            << col.error().message();
+    }
+}
+
+TEST(parquet_file, rejects_rows_missing_a_column_and_rolls_at_target_size) {
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), message_schema());
+    ASSERT_TRUE(w);
+    (*w)->column(0).add_bytes("s");
+    ASSERT_TRUE((*w)->end_row());
+    auto s = (*w)->close();
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code(), errc::invalid_argument);
+
+    writer_options o;
+    o.target_file_size = 100 << 10;
+    byte_buffer b2;
+    auto mw = message_writer::open(make_memory_sink(b2), o);
+    ASSERT_TRUE(mw);
+    auto rows = pqt::generate_rows(5000, {.seed = 8});
+    std::vector<message_header_view> scratch;
+    size_t n = 0;
+    for (auto& r : rows) {
+        ASSERT_TRUE(mw->append(pqt::view_of(r, scratch)));
+        ++n;
+        if (mw->file().should_roll()) break;
+    }
+    EXPECT_LT(n, rows.size());
+    auto sum = mw->close();
+    ASSERT_TRUE(sum);
+    EXPECT_EQ(sum->row_count, static_cast<int64_t>(n));
+}
+
+TEST(parquet_file, writes_and_reads_local_files) {
+    auto path = (std::filesystem::temp_directory_path() / "floe_parquet_unit.parquet").string();
+    auto rows = pqt::generate_rows(100, {.seed = 6});
+    auto s = pqt::write_rows(*open_file_sink(path), rows, {});
+    ASSERT_TRUE(s);
+    EXPECT_EQ(std::filesystem::file_size(path), s->file_size);
+    auto r = message_reader::open(*open_file_source(path));
+    ASSERT_TRUE(r);
+    std::vector<message_record> back;
+    while (*r->next_row_group(back)) {
+    }
+    EXPECT_EQ(back, rows);
+    std::filesystem::remove(path);
+    auto missing = file_reader::open_file(path);
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message().find(path), std::string::npos);
+}
+
+TEST(parquet_file, generic_schema_with_plain_integers_and_no_dictionary) {
+    schema_node root =
+        group_node("m", std::nullopt, repetition::required,
+                   {leaf_node("a", 1, repetition::optional, physical_type::int32),
+                    leaf_node("b", 2, repetition::required, physical_type::byte_array)});
+    root.children[0].enc = value_encoding::plain;
+    root.children[1].enc = value_encoding::plain;
+    auto sch = schema::make(root);
+    ASSERT_TRUE(sch);
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), *sch);
+    ASSERT_TRUE(w);
+    for (int i = 0; i < 100; ++i) {
+        if (i % 3)
+            (*w)->column(0).add_i32(i * 7);
+        else
+            (*w)->column(0).add_null(0);
+        (*w)->column(1).add_bytes(fmt::format("b{}", i % 5));
+        ASSERT_TRUE((*w)->end_row());
+    }
+    ASSERT_TRUE((*w)->close());
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r);
+    auto& m = *(*r)->metadata().row_groups[0].columns[1].meta_data;
+    EXPECT_FALSE(m.dictionary_page_offset.has_value());
+    auto a = (*r)->read_column(0, 0);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->i32.size(), 66u);
+    EXPECT_EQ(a->i32[0], 7);
+    auto b = (*r)->read_column(0, 1);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->bytes[7], "b2");
+}

@@ -1,0 +1,770 @@
+#include "format/parquet/writer.h"
+
+#include "base/varint.h"
+#include "format/parquet/bloom_filter.h"
+#include "format/parquet/encoding.h"
+
+#include <xxhash.h>
+#include <zlib.h>
+
+#include <algorithm>
+
+namespace floe::parquet {
+
+namespace detail {
+
+/// Insert-or-find for byte strings: entries stored PLAIN-encoded back to back (4-byte length +
+/// bytes), which is exactly the dictionary page payload; open addressing on an XXH3 hash.
+class byte_dictionary {
+public:
+    byte_dictionary() { rehash(1024); }
+
+    /// Index of `v`, inserting it if new; `inserted` tells which.
+    uint32_t insert(std::string_view v, bool& inserted) {
+        uint64_t h = XXH3_64bits(v.data(), v.size());
+        uint32_t tag = static_cast<uint32_t>(h >> 32);
+        size_t i = static_cast<size_t>(h) & _mask;
+        for (;;) {
+            slot& s = _slots[i];
+            if (s.index_plus1 == 0) break;
+            if (s.tag == tag) {
+                const uint8_t* e = _data.data() + _offsets[s.index_plus1 - 1];
+                uint32_t len;
+                std::memcpy(&len, e, 4);
+                if (len == v.size() && (len == 0 || std::memcmp(e + 4, v.data(), len) == 0)) {
+                    inserted = false;
+                    return s.index_plus1 - 1;
+                }
+            }
+            i = (i + 1) & _mask;
+        }
+        uint32_t idx = static_cast<uint32_t>(_offsets.size());
+        _offsets.push_back(static_cast<uint32_t>(_data.size()));
+        uint32_t len = static_cast<uint32_t>(v.size());
+        auto* lp = reinterpret_cast<const uint8_t*>(&len);
+        _data.insert(_data.end(), lp, lp + 4);
+        _data.insert(_data.end(), reinterpret_cast<const uint8_t*>(v.data()),
+                     reinterpret_cast<const uint8_t*>(v.data()) + v.size());
+        _slots[i] = slot{idx + 1, tag};
+        inserted = true;
+        if (_offsets.size() * 2 > _slots.size()) rehash(_slots.size() * 2);
+        return idx;
+    }
+    size_t size() const noexcept { return _offsets.size(); }
+    size_t bytes() const noexcept { return _data.size(); }
+    const byte_buffer& data() const noexcept { return _data; }
+    void clear() {
+        _offsets.clear();
+        _data.clear();
+        std::fill(_slots.begin(), _slots.end(), slot{});
+    }
+
+private:
+    struct slot {
+        uint32_t index_plus1 = 0;
+        uint32_t tag = 0;
+    };
+    void rehash(size_t n) {
+        _slots.assign(n, slot{});
+        _mask = n - 1;
+        for (uint32_t idx = 0; idx < _offsets.size(); ++idx) {
+            const uint8_t* e = _data.data() + _offsets[idx];
+            uint32_t len;
+            std::memcpy(&len, e, 4);
+            uint64_t h = XXH3_64bits(e + 4, len);
+            size_t i = static_cast<size_t>(h) & _mask;
+            while (_slots[i].index_plus1 != 0)
+                i = (i + 1) & _mask;
+            _slots[i] = slot{idx + 1, static_cast<uint32_t>(h >> 32)};
+        }
+    }
+    std::vector<slot> _slots;
+    size_t _mask = 0;
+    std::vector<uint32_t> _offsets;
+    byte_buffer _data;
+};
+
+} // namespace detail
+
+// ------------------------------------------------------------------ stats helpers
+
+std::string truncate_min(std::string_view v, size_t len, bool utf8, bool& exact) {
+    if (v.size() <= len) {
+        exact = true;
+        return std::string(v);
+    }
+    exact = false;
+    size_t cut = len;
+    if (utf8)
+        while (cut > 0 && (static_cast<uint8_t>(v[cut]) & 0xC0) == 0x80)
+            --cut;
+    return std::string(v.substr(0, cut));
+}
+
+std::optional<std::string> truncate_max(std::string_view v, size_t len, bool utf8, bool& exact) {
+    if (v.size() <= len) {
+        exact = true;
+        return std::string(v);
+    }
+    exact = false;
+    if (!utf8) {
+        std::string s(v.substr(0, len));
+        while (!s.empty()) {
+            auto& b = reinterpret_cast<uint8_t&>(s.back());
+            if (b != 0xFF) {
+                ++b;
+                return s;
+            }
+            s.pop_back();
+        }
+        return std::nullopt;
+    }
+    size_t cut = len;
+    while (cut > 0 && (static_cast<uint8_t>(v[cut]) & 0xC0) == 0x80)
+        --cut;
+    std::string s(v.substr(0, cut));
+    // Increment the last code point that can be incremented, dropping the ones after it.
+    while (!s.empty()) {
+        size_t start = s.size() - 1;
+        while (start > 0 && (static_cast<uint8_t>(s[start]) & 0xC0) == 0x80)
+            --start;
+        std::string_view ch(s.data() + start, s.size() - start);
+        uint32_t cp = 0;
+        auto c0 = static_cast<uint8_t>(ch[0]);
+        if (c0 < 0x80)
+            cp = c0;
+        else if ((c0 & 0xE0) == 0xC0 && ch.size() == 2)
+            cp = ((c0 & 0x1Fu) << 6) | (static_cast<uint8_t>(ch[1]) & 0x3Fu);
+        else if ((c0 & 0xF0) == 0xE0 && ch.size() == 3)
+            cp = ((c0 & 0x0Fu) << 12) | ((static_cast<uint8_t>(ch[1]) & 0x3Fu) << 6)
+                 | (static_cast<uint8_t>(ch[2]) & 0x3Fu);
+        else if ((c0 & 0xF8) == 0xF0 && ch.size() == 4)
+            cp = ((c0 & 0x07u) << 18) | ((static_cast<uint8_t>(ch[1]) & 0x3Fu) << 12)
+                 | ((static_cast<uint8_t>(ch[2]) & 0x3Fu) << 6)
+                 | (static_cast<uint8_t>(ch[3]) & 0x3Fu);
+        else
+            return std::nullopt; // not valid UTF-8: give no bound rather than a wrong one
+        s.resize(start);
+        uint32_t next = cp + 1;
+        if (next >= 0xD800 && next <= 0xDFFF) next = 0xE000;
+        if (next > 0x10FFFF) continue;
+        if (next < 0x80)
+            s.push_back(static_cast<char>(next));
+        else if (next < 0x800) {
+            s.push_back(static_cast<char>(0xC0 | (next >> 6)));
+            s.push_back(static_cast<char>(0x80 | (next & 0x3F)));
+        } else if (next < 0x10000) {
+            s.push_back(static_cast<char>(0xE0 | (next >> 12)));
+            s.push_back(static_cast<char>(0x80 | ((next >> 6) & 0x3F)));
+            s.push_back(static_cast<char>(0x80 | (next & 0x3F)));
+        } else {
+            s.push_back(static_cast<char>(0xF0 | (next >> 18)));
+            s.push_back(static_cast<char>(0x80 | ((next >> 12) & 0x3F)));
+            s.push_back(static_cast<char>(0x80 | ((next >> 6) & 0x3F)));
+            s.push_back(static_cast<char>(0x80 | (next & 0x3F)));
+        }
+        return s;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+std::string int_bytes(physical_type t, int64_t v) {
+    std::string s;
+    if (t == physical_type::int32) {
+        int32_t x = static_cast<int32_t>(v);
+        s.assign(reinterpret_cast<const char*>(&x), 4);
+    } else {
+        s.assign(reinterpret_cast<const char*>(&v), 8);
+    }
+    return s;
+}
+
+bool bytes_less(std::string_view a, std::string_view b) noexcept {
+    size_t n = std::min(a.size(), b.size());
+    int c = n ? std::memcmp(a.data(), b.data(), n) : 0;
+    return c < 0 || (c == 0 && a.size() < b.size());
+}
+
+void add_encoding(std::vector<encoding>& v, encoding e) {
+    if (std::find(v.begin(), v.end(), e) == v.end()) v.push_back(e);
+}
+
+} // namespace
+
+// ------------------------------------------------------------------ column_writer
+
+column_writer::column_writer(const column_descriptor& desc, const writer_options& opts,
+                             compressor& comp)
+    : _desc(desc), _opts(opts), _comp(comp) {
+    _is_bytes = desc.type == physical_type::byte_array;
+    _row_limit = std::max<size_t>(1, opts.page_row_limit);
+    _page_size = std::max<size_t>(1, opts.page_size);
+    if (!_is_bytes) {
+        // Integer pages are cut by count: raw size is entries x width.
+        uint64_t width = desc.type == physical_type::int64 ? 8 : 4;
+        _row_limit = std::max<uint64_t>(1, std::min<uint64_t>(_row_limit, _page_size / width));
+    }
+    _has_def = desc.max_def > 0;
+    _has_rep = desc.max_rep > 0;
+    _bloom = desc.bloom_filter;
+    _use_delta =
+        !_is_bytes && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::delta);
+    if (_is_bytes
+        && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::dictionary)) {
+        _dict = std::make_unique<detail::byte_dictionary>();
+        _dict_mode = true;
+    }
+}
+
+column_writer::~column_writer() = default;
+
+uint64_t column_writer::hash_bytes(std::string_view v) {
+    return XXH64(v.data(), v.size(), 0);
+}
+uint64_t column_writer::hash_i32(int32_t v) {
+    return XXH64(&v, 4, 0);
+}
+uint64_t column_writer::hash_i64(int64_t v) {
+    return XXH64(&v, 8, 0);
+}
+
+void column_writer::add_dict_slow(std::string_view v) {
+    bool inserted;
+    uint32_t idx = _dict->insert(v, inserted);
+    _indices.push_back(idx);
+    _page_bytes += 2;
+    _dict_plain_equiv += 4 + v.size();
+    _last_dict_value.assign(v);
+    _last_dict_idx = idx;
+    // Page min/max: an entry already seen on this page cannot change them.
+    if (idx >= _dict_seen_page.size()) _dict_seen_page.resize(idx + 1, 0);
+    if (_dict_seen_page[idx] != _page_no) {
+        _dict_seen_page[idx] = _page_no;
+        update_minmax(v);
+    }
+    if (inserted) {
+        if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
+        if (_dict->bytes() > _opts.dictionary_size_limit) _dict_overflow = true;
+    }
+    // Give up early on near-unique columns (ids, payloads): every 1024 values, compare the
+    // dictionary's cost with PLAIN's.
+    if ((++_dict_values_in_chunk & 1023) == 0) {
+        uint64_t est =
+            _dict->bytes()
+            + _dict_values_in_chunk * static_cast<uint64_t>(bit_width_of(_dict->size())) / 8;
+        if (est > _dict_plain_equiv) _dict_overflow = true;
+    }
+}
+
+uint64_t column_writer::buffered_bytes() const noexcept {
+    return _pages_bytes + page_raw_bytes() + (_dict_mode ? _dict->bytes() : 0);
+}
+
+void column_writer::flush_page_or_die() {
+    auto r = flush_page();
+    // Encoding a page fails only on a codec error; remember it for finish_chunk() to report.
+    if (!r && !_deferred_error) _deferred_error = r.error();
+}
+
+void column_writer::fallback_to_plain() {
+    _dict_mode = false;
+    _dict_overflow = false;
+}
+
+result<void> column_writer::flush_page() {
+    if (_page_values == 0) {
+        if (_dict_overflow) fallback_to_plain();
+        return {};
+    }
+    _scratch.clear();
+    byte_writer w(_scratch);
+    auto put_levels = [&](const detail::level_runs& lv, int16_t max) {
+        size_t at = _scratch.size();
+        w.put_le<uint32_t>(0);
+        int width = bit_width_of(static_cast<uint64_t>(max));
+        rle_encoder enc(_scratch, width);
+        for (auto& r : lv.runs())
+            enc.put_run(r.value, r.count);
+        enc.finish();
+        uint32_t n = static_cast<uint32_t>(_scratch.size() - at - 4);
+        std::memcpy(_scratch.data() + at, &n, 4);
+    };
+    if (_desc.max_rep > 0) put_levels(_rep, _desc.max_rep);
+    if (_desc.max_def > 0) put_levels(_def, _desc.max_def);
+
+    encoding enc = encoding::plain;
+    _dict_page_encoded = false;
+    if (_is_bytes) {
+        if (_dict_mode && _dict->size() > 0) {
+            _dict_page_encoded = true;
+            enc = encoding::rle_dictionary;
+            int width = std::max(1, bit_width_of(_dict->size() > 0 ? _dict->size() - 1 : 0));
+            _scratch.push_back(static_cast<uint8_t>(width));
+            rle_encoder e(_scratch, width);
+            for (uint32_t i : _indices)
+                e.put(i);
+            e.finish();
+            _dict_indices_total += _indices.size();
+            ++_dict_pages_used;
+        } else {
+            ++_plain_pages;
+        }
+    } else if (_desc.type == physical_type::int64) {
+        if (_use_delta) {
+            enc = encoding::delta_binary_packed;
+            delta_binary_encode(_i64.data(), _i64.size(), _scratch);
+            ++_delta_pages;
+        } else {
+            w.put_bytes(bytes_view(reinterpret_cast<const uint8_t*>(_i64.data()), _i64.size() * 8));
+            ++_plain_pages;
+        }
+    } else {
+        if (_use_delta) {
+            enc = encoding::delta_binary_packed;
+            delta_binary_encode(_i32.data(), _i32.size(), _scratch);
+            ++_delta_pages;
+        } else {
+            w.put_bytes(bytes_view(reinterpret_cast<const uint8_t*>(_i32.data()), _i32.size() * 4));
+            ++_plain_pages;
+        }
+    }
+    add_encoding(_encodings, enc);
+
+    // Page statistics, folded into the chunk's.
+    statistics st;
+    st.null_count = _page_nulls;
+    bool have_minmax = false;
+    if (_is_bytes) {
+        if (_page_has_bminmax) {
+            if (!_dict_page_encoded) {
+                _page_bmin.assign(reinterpret_cast<const char*>(_plain.data()) + _pmin_off,
+                                  _pmin_len);
+                _page_bmax.assign(reinterpret_cast<const char*>(_plain.data()) + _pmax_off,
+                                  _pmax_len);
+            }
+            have_minmax = true;
+            if (!_chunk_has_minmax || less(_page_bmin, _chunk_bmin)) _chunk_bmin = _page_bmin;
+            if (!_chunk_has_minmax || less(_chunk_bmax, _page_bmax)) _chunk_bmax = _page_bmax;
+            if (_opts.page_statistics) {
+                bool utf8 = _desc.logical == logical_type::string, ex_min, ex_max;
+                st.min_value = truncate_min(_page_bmin, _opts.stats_truncate_length, utf8, ex_min);
+                st.max_value = truncate_max(_page_bmax, _opts.stats_truncate_length, utf8, ex_max);
+                st.is_min_value_exact = ex_min;
+                if (st.max_value) st.is_max_value_exact = ex_max;
+            }
+        }
+    } else if (_page_imin <= _page_imax) {
+        have_minmax = true;
+        _chunk_imin = std::min(_chunk_imin, _page_imin);
+        _chunk_imax = std::max(_chunk_imax, _page_imax);
+        st.min_value = int_bytes(_desc.type, _page_imin);
+        st.max_value = int_bytes(_desc.type, _page_imax);
+        st.is_min_value_exact = true;
+        st.is_max_value_exact = true;
+    }
+    _chunk_has_minmax = _chunk_has_minmax || have_minmax;
+
+    // The page's raw bytes: levels and values contiguous. PLAIN byte arrays stay where they
+    // are, the levels (in _scratch) copied into the gap in front of them.
+    bytes_view raw(_scratch);
+    if (_is_bytes && !_dict_page_encoded) {
+        if (_scratch.size() <= detail::page_buffer::gap && _plain.size() > 0) {
+            uint8_t* start = _plain.front() + detail::page_buffer::gap - _scratch.size();
+            if (!_scratch.empty()) std::memcpy(start, _scratch.data(), _scratch.size());
+            raw = bytes_view(start, _scratch.size() + _plain.size());
+        } else {
+            _scratch.insert(_scratch.end(), _plain.data(), _plain.data() + _plain.size());
+            raw = bytes_view(_scratch);
+        }
+    }
+    if (raw.size() > static_cast<size_t>(INT32_MAX))
+        return fail(errc::invalid_argument,
+                    "column {}: a page of {} bytes exceeds Parquet's 2 GiB limit",
+                    _desc.dotted_path(), raw.size());
+    bytes_view body = raw;
+    if (_comp.codec() != compression_codec::uncompressed) {
+        size_t n = FLOE_TRY(_comp.compress(body, _compressed));
+        body = bytes_view(_compressed.data(), n);
+    }
+    page_header ph;
+    ph.type = page_type::data_page;
+    ph.uncompressed_page_size = static_cast<int32_t>(raw.size());
+    ph.compressed_page_size = static_cast<int32_t>(body.size());
+    if (_opts.page_crc)
+        ph.crc = static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
+    data_page_header dh;
+    dh.num_values = static_cast<int32_t>(_page_values);
+    dh.enc = enc;
+    if (_opts.page_statistics) dh.stats = std::move(st);
+    ph.data = std::move(dh);
+    _header.clear();
+    encode(ph, _header);
+    if (_pages_used == _page_pool.size()) _page_pool.emplace_back();
+    auto& pb = _page_pool[_pages_used++];
+    pb.clear();
+    pb.reserve(_header.size() + body.size());
+    pb.insert(pb.end(), _header.begin(), _header.end());
+    pb.insert(pb.end(), body.begin(), body.end());
+    _pages_bytes += pb.size();
+    _chunk_uncompressed += static_cast<int64_t>(_header.size() + raw.size());
+    _chunk_values += _page_values;
+    _chunk_nulls += _page_nulls;
+
+    // Reset the page.
+    _def.clear();
+    _rep.clear();
+    _i32.clear();
+    _i64.clear();
+    _plain.clear();
+    _indices.clear();
+    _page_values = _page_nulls = _page_rows = _page_plain_values = 0;
+    _page_imin = INT64_MAX;
+    _page_imax = INT64_MIN;
+    _page_has_bminmax = false;
+    _page_bytes = 0;
+    ++_page_no;
+    _last_dict_idx = UINT32_MAX; // the next page must see its first value in the stats
+
+    // Keep the dictionary only while it pays: smaller than the values it replaces.
+    if (_dict_mode) {
+        uint64_t dict_est =
+            _dict->bytes()
+            + _dict_indices_total * static_cast<uint64_t>(bit_width_of(_dict->size())) / 8;
+        if (_dict_overflow || (_dict_indices_total >= 1000 && dict_est > _dict_plain_equiv))
+            fallback_to_plain();
+    }
+    return {};
+}
+
+result<column_writer::chunk> column_writer::finish_chunk() {
+    FLOE_TRY(flush_page());
+    if (_deferred_error) {
+        auto e = std::move(*_deferred_error);
+        _deferred_error.reset();
+        return fail(std::move(e));
+    }
+    chunk c;
+    auto& m = c.meta;
+    m.type = _desc.type;
+    m.path_in_schema = _desc.path;
+    m.codec = _comp.codec();
+    m.num_values = _chunk_values;
+
+    int64_t dict_size = 0;
+    if (_dict && _dict_pages_used > 0) {
+        // The dictionary page: PLAIN-encoded entries, compressed like the data pages.
+        bytes_view body(_dict->data());
+        if (_comp.codec() != compression_codec::uncompressed) {
+            size_t n = FLOE_TRY(_comp.compress(body, _compressed));
+            body = bytes_view(_compressed.data(), n);
+        }
+        page_header ph;
+        ph.type = page_type::dictionary_page;
+        ph.uncompressed_page_size = static_cast<int32_t>(_dict->bytes());
+        ph.compressed_page_size = static_cast<int32_t>(body.size());
+        if (_opts.page_crc)
+            ph.crc =
+                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
+        dictionary_page_header dh;
+        dh.num_values = static_cast<int32_t>(_dict->size());
+        dh.enc = encoding::plain;
+        ph.dictionary = dh;
+        encode(ph, c.dictionary_page);
+        _chunk_uncompressed += static_cast<int64_t>(c.dictionary_page.size() + _dict->bytes());
+        c.dictionary_page.insert(c.dictionary_page.end(), body.begin(), body.end());
+        dict_size = static_cast<int64_t>(c.dictionary_page.size());
+        add_encoding(_encodings, encoding::plain);
+        m.encoding_stats.push_back({page_type::dictionary_page, encoding::plain, 1});
+        m.encoding_stats.push_back(
+            {page_type::data_page, encoding::rle_dictionary, _dict_pages_used});
+    }
+    if (_plain_pages > 0)
+        m.encoding_stats.push_back({page_type::data_page, encoding::plain, _plain_pages});
+    if (_delta_pages > 0)
+        m.encoding_stats.push_back(
+            {page_type::data_page, encoding::delta_binary_packed, _delta_pages});
+    if (_desc.max_def > 0 || _desc.max_rep > 0) add_encoding(_encodings, encoding::rle);
+    m.encodings = _encodings;
+    m.total_uncompressed_size = _chunk_uncompressed;
+    m.total_compressed_size = dict_size + static_cast<int64_t>(_pages_bytes);
+    // offsets are filled in by the file writer (relative here)
+    if (dict_size > 0) m.dictionary_page_offset = 0;
+    m.data_page_offset = dict_size;
+
+    statistics st;
+    st.null_count = _chunk_nulls;
+    if (_chunk_has_minmax) {
+        if (_is_bytes) {
+            bool utf8 = _desc.logical == logical_type::string, ex_min, ex_max;
+            st.min_value = truncate_min(_chunk_bmin, _opts.stats_truncate_length, utf8, ex_min);
+            st.max_value = truncate_max(_chunk_bmax, _opts.stats_truncate_length, utf8, ex_max);
+            st.is_min_value_exact = ex_min;
+            if (st.max_value) st.is_max_value_exact = ex_max;
+            c.min_full = _chunk_bmin;
+            c.max_full = _chunk_bmax;
+        } else {
+            st.min_value = int_bytes(_desc.type, _chunk_imin);
+            st.max_value = int_bytes(_desc.type, _chunk_imax);
+            st.is_min_value_exact = st.is_max_value_exact = true;
+        }
+    }
+    m.stats = std::move(st);
+
+    if (_bloom) {
+        // Sized for the hashes seen (an upper bound on distinct values), then folded while the
+        // estimated false-positive rate stays under the target.
+        size_t bytes = bloom_filter::optimal_bytes(_bloom_hashes.size(), _opts.bloom_filter_fpp);
+        bloom_filter f(bytes);
+        for (uint64_t h : _bloom_hashes)
+            f.insert(h);
+        f.fold_to_fpp(_opts.bloom_filter_fpp);
+        byte_buffer b;
+        bloom_filter_header bh;
+        bh.num_bytes = static_cast<int32_t>(f.num_bytes());
+        encode(bh, b);
+        b.insert(b.end(), f.bitset().begin(), f.bitset().end());
+        c.bloom = std::move(b);
+    }
+
+    for (size_t i = 0; i < _pages_used; ++i)
+        c.data_pages.emplace_back(_page_pool[i]);
+    _pages_used = 0;
+    _pages_bytes = 0;
+
+    // Reset for the next chunk.
+    _chunk_rows = _chunk_values = _chunk_nulls = _chunk_uncompressed = 0;
+    _chunk_has_minmax = false;
+    _chunk_imin = INT64_MAX;
+    _chunk_imax = INT64_MIN;
+    _chunk_bmin.clear();
+    _chunk_bmax.clear();
+    _encodings.clear();
+    _dict_pages_used = _plain_pages = _delta_pages = 0;
+    _bloom_hashes.clear();
+    if (_dict) {
+        _dict->clear();
+        _dict_mode = true;
+        _dict_overflow = false;
+        _dict_indices_total = _dict_plain_equiv = _dict_values_in_chunk = 0;
+        _last_dict_idx = UINT32_MAX;
+        std::fill(_dict_seen_page.begin(), _dict_seen_page.end(), 0);
+    }
+    return c;
+}
+
+// ------------------------------------------------------------------ file_writer
+
+namespace {
+constexpr uint8_t magic[4] = {'P', 'A', 'R', '1'};
+}
+
+file_writer::file_writer(std::unique_ptr<output_sink> sink, const schema& s, writer_options opts)
+    : _sink(std::move(sink)), _schema(s), _opts(std::move(opts)),
+      _comp(_opts.codec, _opts.compression_level) {
+    for (auto& c : _schema.columns()) {
+        _columns.push_back(std::make_unique<column_writer>(c, _opts, _comp));
+        column_summary cs;
+        cs.path = c.dotted_path();
+        cs.field_id = c.field_id;
+        cs.type = c.type;
+        cs.repeated = c.max_rep > 0;
+        _summary.push_back(std::move(cs));
+    }
+    _meta.schema = _schema.to_elements();
+    _meta.key_value_metadata = _opts.key_value_metadata;
+    _meta.created_by = _opts.created_by;
+    _meta.column_orders = _schema.columns().size();
+}
+
+file_writer::~file_writer() = default;
+
+result<std::unique_ptr<file_writer>> file_writer::open(std::unique_ptr<output_sink> sink,
+                                                       const schema& s, writer_options opts) {
+    if (!sink) return fail(errc::invalid_argument, "parquet writer: no sink");
+    switch (opts.codec) {
+    case compression_codec::uncompressed:
+    case compression_codec::zstd:
+    case compression_codec::snappy:
+    case compression_codec::gzip:
+    case compression_codec::lz4_raw:
+        break;
+    default:
+        return fail(errc::unsupported, "{}: codec {} not supported", sink->name(),
+                    to_string(opts.codec));
+    }
+    std::unique_ptr<file_writer> w(new file_writer(std::move(sink), s, std::move(opts)));
+    FLOE_TRY_CTX(w->write(bytes_view(magic, 4)), "{}", w->name());
+    return w;
+}
+
+result<void> file_writer::write(bytes_view b) {
+    FLOE_TRY(_sink->write(b));
+    _pos += b.size();
+    return {};
+}
+
+uint64_t file_writer::buffered_bytes() const noexcept {
+    uint64_t n = 0;
+    for (auto& c : _columns)
+        n += c->buffered_bytes();
+    return n;
+}
+
+result<void> file_writer::flush_row_group() {
+    if (_rows_in_group == 0) return {};
+    for (size_t i = 0; i < _columns.size(); ++i)
+        if (_columns[i]->chunk_rows() != _rows_in_group)
+            return fail(errc::invalid_argument, "{}: column {} has {} rows, the row group {}",
+                        name(), _columns[i]->descriptor().dotted_path(), _columns[i]->chunk_rows(),
+                        _rows_in_group);
+    // Encode every chunk first (CPU), then write them out (I/O).
+    std::vector<column_writer::chunk> chunks;
+    chunks.reserve(_columns.size());
+    for (auto& c : _columns)
+        chunks.push_back(FLOE_TRY_CTX(c->finish_chunk(), "{}: column {}", name(),
+                                      c->descriptor().dotted_path()));
+
+    row_group rg;
+    rg.num_rows = _rows_in_group;
+    rg.file_offset = static_cast<int64_t>(_pos);
+    rg.ordinal = static_cast<int16_t>(_meta.row_groups.size());
+    _split_offsets.push_back(static_cast<int64_t>(_pos));
+    int64_t total_comp = 0, total_uncomp = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        auto& ch = chunks[i];
+        auto start = static_cast<int64_t>(_pos);
+        FLOE_TRY_CTX(write(ch.dictionary_page), "{}", name());
+        for (auto& p : ch.data_pages)
+            FLOE_TRY_CTX(write(p), "{}", name());
+        auto& m = ch.meta;
+        if (m.dictionary_page_offset) m.dictionary_page_offset = start;
+        m.data_page_offset += start;
+        total_comp += m.total_compressed_size;
+        total_uncomp += m.total_uncompressed_size;
+        column_chunk cc;
+        cc.file_offset = 0;
+        cc.meta_data = m;
+        rg.columns.push_back(std::move(cc));
+
+        auto& s = _summary[i];
+        s.compressed_size += m.total_compressed_size;
+        s.uncompressed_size += m.total_uncompressed_size;
+        s.num_values += m.num_values;
+        s.null_count += m.stats->null_count.value_or(0);
+        auto& st = *m.stats;
+        if (st.min_value) {
+            bool is_int = s.type != physical_type::byte_array;
+            auto lt = [&](const std::string& a, const std::string& b) {
+                if (!is_int) return bytes_less(a, b);
+                if (s.type == physical_type::int32) {
+                    int32_t x, y;
+                    std::memcpy(&x, a.data(), 4);
+                    std::memcpy(&y, b.data(), 4);
+                    return x < y;
+                }
+                int64_t x, y;
+                std::memcpy(&x, a.data(), 8);
+                std::memcpy(&y, b.data(), 8);
+                return x < y;
+            };
+            if (!s.min_value || lt(*st.min_value, *s.min_value)) {
+                s.min_value = st.min_value;
+                s.min_exact = st.is_min_value_exact.value_or(true);
+            }
+            if (st.max_value && (!s.max_value || lt(*s.max_value, *st.max_value))) {
+                s.max_value = st.max_value;
+                s.max_exact = st.is_max_value_exact.value_or(true);
+            }
+        }
+    }
+    // Bloom filters after the row group's chunks.
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        if (!chunks[i].bloom) continue;
+        auto& m = *rg.columns[i].meta_data;
+        m.bloom_filter_offset = static_cast<int64_t>(_pos);
+        m.bloom_filter_length = static_cast<int32_t>(chunks[i].bloom->size());
+        FLOE_TRY_CTX(write(*chunks[i].bloom), "{}", name());
+    }
+    rg.total_byte_size = total_uncomp;
+    rg.total_compressed_size = total_comp;
+    _meta.row_groups.push_back(std::move(rg));
+    _total_rows += _rows_in_group;
+    _rows_in_group = 0;
+    return {};
+}
+
+result<file_summary> file_writer::close() {
+    if (_closed) return fail(errc::invalid_argument, "{}: closed twice", name());
+    FLOE_TRY(flush_row_group());
+    _closed = true;
+    _meta.num_rows = _total_rows;
+    byte_buffer footer;
+    encode(_meta, footer);
+    uint32_t len = static_cast<uint32_t>(footer.size());
+    byte_writer w(footer);
+    w.put_le<uint32_t>(len);
+    w.put_bytes(bytes_view(magic, 4));
+    FLOE_TRY_CTX(write(footer), "{}", name());
+    FLOE_TRY_CTX(_sink->close(), "{}", name());
+    file_summary s;
+    s.name = name();
+    s.row_count = _total_rows;
+    s.file_size = _pos;
+    s.footer_size = len;
+    s.split_offsets = _split_offsets;
+    s.columns = _summary;
+    s.metadata = _meta;
+    return s;
+}
+
+// ------------------------------------------------------------------ message_writer
+
+result<message_writer> message_writer::open(std::unique_ptr<output_sink> sink,
+                                            writer_options opts) {
+    auto w = FLOE_TRY(file_writer::open(std::move(sink), message_schema(), std::move(opts)));
+    return message_writer(std::move(w));
+}
+
+result<void> message_writer::append(const message_row& r) {
+    namespace mc = message_col;
+    auto& w = *_w;
+    w.column(mc::stream_key).add_bytes(r.stream_key);
+    w.column(mc::segment_id).add_i64(r.segment_id);
+    w.column(mc::message_id).add_bytes(r.message_id);
+    w.column(mc::message_ts).add_i64(r.message_ts);
+    w.column(mc::kafka_timestamp).add_i64(r.kafka_timestamp);
+    if (r.key)
+        w.column(mc::key).add_bytes(*r.key);
+    else
+        w.column(mc::key).add_null(0);
+    if (r.value)
+        w.column(mc::value).add_bytes(*r.value);
+    else
+        w.column(mc::value).add_null(0);
+    auto& hk = w.column(mc::header_key);
+    auto& hv = w.column(mc::header_value);
+    if (!r.headers) {
+        hk.add_null(0, 0);
+        hv.add_null(0, 0);
+    } else if (r.headers->empty()) {
+        hk.add_null(1, 0);
+        hv.add_null(1, 0);
+    } else {
+        int16_t rep = 0;
+        for (auto& h : *r.headers) {
+            hk.add_bytes(h.key, rep);
+            if (h.value)
+                hv.add_bytes(*h.value, rep);
+            else
+                hv.add_null(2, rep);
+            rep = 1;
+        }
+    }
+    w.column(mc::partition).add_i32(r.partition);
+    w.column(mc::offset).add_i64(r.offset);
+    return w.end_row();
+}
+
+} // namespace floe::parquet

@@ -1,0 +1,405 @@
+#pragma once
+
+// Parquet writer, built in stages: per-leaf column writers take (value, definition level,
+// repetition level) triplets and cut pages (levels RLE-encoded, values PLAIN / dictionary /
+// DELTA_BINARY_PACKED, then compressed); a row group is encoded in memory and then written to
+// the output sink in one pass (encode apart from I/O); close() writes the footer and returns
+// the summary Iceberg needs (sizes, counts, bounds, split offsets).
+//
+// A file_writer owns its sink and column writers; one thread drives it.
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "format/parquet/compression.h"
+#include "format/parquet/io.h"
+#include "format/parquet/metadata.h"
+#include "format/parquet/schema.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floe::parquet {
+
+struct writer_options {
+    compression_codec codec = compression_codec::zstd;
+    int compression_level = 0;                ///< 0: codec default
+    uint64_t row_group_size = 128ull << 20;   ///< cut a row group at this many encoded bytes
+    uint64_t target_file_size = 128ull << 20; ///< should_roll() turns true past this size
+    size_t page_size = 1u << 20;              ///< cut a data page at this many raw bytes
+    size_t page_row_limit = 20000;            ///< ... or at this many rows
+    size_t dictionary_size_limit = 1u << 20;  ///< dictionary bytes before falling back to PLAIN
+    size_t stats_truncate_length = 64;        ///< longer binary min/max are truncated (inexact)
+    bool page_statistics = true;
+    bool page_crc = false; ///< CRC-32 of each compressed page in its header
+    double bloom_filter_fpp = 0.01;
+    std::vector<key_value> key_value_metadata;
+    std::string created_by = "floe version 0.1.0";
+};
+
+/// Per-leaf figures for one file, summed over row groups (Iceberg's DataFile metrics).
+struct column_summary {
+    std::string path;
+    std::optional<int32_t> field_id;
+    physical_type type = physical_type::int32;
+    bool repeated = false;       ///< inside a list: Iceberg keeps no bounds for these
+    int64_t compressed_size = 0; ///< bytes in the file (pages + headers + dictionary)
+    int64_t uncompressed_size = 0;
+    int64_t num_values = 0; ///< leaf entries, nulls included
+    int64_t null_count = 0;
+    /// Bounds as Parquet plain bytes: ints little-endian, byte arrays raw. Binary bounds may be
+    /// truncated (then *_exact is false; max is still an upper bound).
+    std::optional<std::string> min_value, max_value;
+    bool min_exact = true, max_exact = true;
+};
+
+struct file_summary {
+    std::string name;
+    int64_t row_count = 0;
+    uint64_t file_size = 0;
+    uint32_t footer_size = 0;
+    std::vector<int64_t> split_offsets;  ///< start of each row group
+    std::vector<column_summary> columns; ///< one per leaf, schema order
+    file_metadata metadata;
+};
+
+namespace detail {
+class byte_dictionary;
+
+/// A page's definition or repetition levels as runs of equal values: one compare per entry,
+/// and the RLE encoder gets whole runs.
+class level_runs {
+public:
+    [[gnu::always_inline]] void add(uint8_t v) {
+        if (!_runs.empty() && _runs.back().value == v) [[likely]]
+            ++_runs.back().count;
+        else
+            _runs.push_back({v, 1});
+    }
+    void clear() noexcept { _runs.clear(); }
+    struct run {
+        uint8_t value;
+        uint32_t count;
+    };
+    const std::vector<run>& runs() const noexcept { return _runs; }
+
+private:
+    std::vector<run> _runs;
+};
+
+/// Append-only bytes for a page's PLAIN values, with a reserved gap in front where flush puts
+/// the page's levels, so levels + values are contiguous without copying the values. Grows
+/// without zero-filling. Owned by one column writer.
+class page_buffer {
+public:
+    static constexpr size_t gap = 16u << 10;
+    void append(const void* p, size_t n) {
+        if (_size + n > _cap) [[unlikely]]
+            grow(_size + n);
+        std::memcpy(_data.get() + gap + _size, p, n);
+        _size += n;
+    }
+    size_t size() const noexcept { return _size; }
+    void clear() noexcept { _size = 0; }
+    const uint8_t* data() const noexcept { return _data.get() + gap; }
+    /// The start of the gap (valid once something was appended).
+    uint8_t* front() noexcept { return _data.get(); }
+
+private:
+    void grow(size_t need) {
+        size_t cap = std::max(need, std::max<size_t>(_cap * 2, 64u << 10));
+        std::unique_ptr<uint8_t[]> d(new uint8_t[gap + cap]);
+        if (_size) std::memcpy(d.get() + gap, _data.get() + gap, _size);
+        _data = std::move(d);
+        _cap = cap;
+    }
+    std::unique_ptr<uint8_t[]> _data;
+    size_t _size = 0, _cap = 0;
+};
+} // namespace detail
+
+/// Buffers one leaf column's current page and column chunk. Values go in with their levels:
+/// add_*() for a defined value (definition level = max), add_null() for anything less.
+/// The hot path is inline and allocation-free once buffers have grown.
+class column_writer {
+public:
+    column_writer(const column_descriptor& desc, const writer_options& opts, compressor& comp);
+    ~column_writer();
+    column_writer(const column_writer&) = delete;
+    column_writer& operator=(const column_writer&) = delete;
+
+    void add_i32(int32_t v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        _i32.push_back(v);
+        if (v < _page_imin) _page_imin = v;
+        if (v > _page_imax) _page_imax = v;
+        if (_bloom) _bloom_hashes.push_back(hash_i32(v));
+    }
+    void add_i64(int64_t v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        _i64.push_back(v);
+        if (v < _page_imin) _page_imin = v;
+        if (v > _page_imax) _page_imax = v;
+        if (_bloom) _bloom_hashes.push_back(hash_i64(v));
+    }
+    void add_bytes(std::string_view v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        if (_dict_mode) {
+            add_dict(v);
+        } else {
+            uint32_t len = static_cast<uint32_t>(v.size());
+            auto* lp = reinterpret_cast<const uint8_t*>(&len);
+            auto* vp = reinterpret_cast<const uint8_t*>(v.data());
+            _plain.append(lp, 4);
+            size_t off = _plain.size();
+            _plain.append(vp, v.size());
+            _page_bytes += 4 + v.size();
+            ++_page_plain_values;
+            update_minmax_plain(off, v);
+            if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
+        }
+    }
+    /// An undefined entry: `def` < max definition level (null value, null or empty list ...).
+    void add_null(int16_t def, int16_t rep = 0) {
+        begin_entry(rep, def);
+        ++_page_nulls;
+    }
+
+    const column_descriptor& descriptor() const noexcept { return _desc; }
+    /// Rows started in the current chunk (entries with repetition level 0).
+    int64_t chunk_rows() const noexcept { return _chunk_rows; }
+    /// Encoded bytes buffered for the current chunk, the open page's raw size included.
+    uint64_t buffered_bytes() const noexcept;
+
+    /// Closes the open page and returns the chunk's bytes (dictionary page first) and its
+    /// metadata (offsets relative to the chunk start); resets for the next chunk.
+    struct chunk {
+        byte_buffer dictionary_page;
+        std::vector<bytes_view>
+            data_pages; ///< views into the writer's page buffers, valid until its next add
+        column_metadata meta;
+        std::optional<byte_buffer> bloom; ///< header + bitset
+        std::optional<std::string> min_full, max_full;
+    };
+    result<chunk> finish_chunk();
+
+private:
+    [[gnu::always_inline]] void begin_entry(int16_t rep, int16_t def) {
+        if (rep == 0) [[likely]] {
+            if (static_cast<uint64_t>(_page_rows) >= _row_limit || _page_bytes >= _page_size
+                || _dict_overflow) [[unlikely]]
+                flush_page_or_die();
+            ++_page_rows;
+            ++_chunk_rows;
+        }
+        if (_has_rep) _rep.add(static_cast<uint8_t>(rep));
+        if (_has_def) _def.add(static_cast<uint8_t>(def));
+        ++_page_values;
+    }
+    size_t page_raw_bytes() const noexcept {
+        return _plain.size() + _indices.size() * 2 + _i64.size() * 8 + _i32.size() * 4
+               + static_cast<size_t>(_page_values) / 4;
+    }
+    // PLAIN pages: min/max are positions in the page buffer (no copies per new max, as with
+    // increasing ids); turned into strings when the page is flushed.
+    void update_minmax_plain(size_t off, std::string_view v) {
+        if (!_page_has_bminmax) [[unlikely]] {
+            _pmin_off = _pmax_off = off;
+            _pmin_len = _pmax_len = v.size();
+            _page_has_bminmax = true;
+            return;
+        }
+        std::string_view mn(reinterpret_cast<const char*>(_plain.data()) + _pmin_off, _pmin_len);
+        std::string_view mx(reinterpret_cast<const char*>(_plain.data()) + _pmax_off, _pmax_len);
+        if (less(v, mn)) {
+            _pmin_off = off;
+            _pmin_len = v.size();
+        } else if (less(mx, v)) {
+            _pmax_off = off;
+            _pmax_len = v.size();
+        }
+    }
+    void update_minmax(std::string_view v) {
+        if (!_page_has_bminmax) [[unlikely]] {
+            _page_bmin.assign(v);
+            _page_bmax.assign(v);
+            _page_has_bminmax = true;
+            return;
+        }
+        if (less(v, _page_bmin))
+            _page_bmin.assign(v);
+        else if (less(_page_bmax, v))
+            _page_bmax.assign(v);
+    }
+    static bool less(std::string_view a, std::string_view b) noexcept {
+        size_t n = std::min(a.size(), b.size());
+        int c = n ? std::memcmp(a.data(), b.data(), n) : 0;
+        return c < 0 || (c == 0 && a.size() < b.size());
+    }
+    void add_dict(std::string_view v) {
+        // Consecutive repeats (a partition's stream_key) skip the hash lookup and the stats.
+        if (v.size() == _last_dict_value.size() && _last_dict_idx != UINT32_MAX
+            && std::memcmp(v.data(), _last_dict_value.data(), v.size()) == 0) [[likely]] {
+            _indices.push_back(_last_dict_idx);
+            _page_bytes += 2;
+            _dict_plain_equiv += 4 + v.size();
+            ++_dict_values_in_chunk;
+            return;
+        }
+        add_dict_slow(v);
+    }
+    void add_dict_slow(std::string_view v);
+    void flush_page_or_die();
+    result<void> flush_page();
+    void fallback_to_plain();
+    static uint64_t hash_bytes(std::string_view v);
+    static uint64_t hash_i32(int32_t v);
+    static uint64_t hash_i64(int64_t v);
+
+    const column_descriptor& _desc;
+    const writer_options& _opts;
+    compressor& _comp;
+    uint64_t _row_limit; // rows per page (for integers also page_size / width)
+    uint64_t _page_size;
+    uint64_t _page_bytes = 0; // raw bytes of the open page's byte-array values (estimate)
+    bool _has_def, _has_rep;
+    bool _bloom;
+    bool _is_bytes;
+    bool _use_delta;
+
+    // open page
+    detail::level_runs _def, _rep;
+    std::vector<int32_t> _i32;
+    std::vector<int64_t> _i64;
+    detail::page_buffer _plain;
+    std::vector<uint32_t> _indices;
+    int64_t _page_values = 0, _page_nulls = 0, _page_rows = 0, _page_plain_values = 0;
+    int64_t _page_imin = INT64_MAX, _page_imax = INT64_MIN;
+    std::string _page_bmin, _page_bmax;
+    size_t _pmin_off = 0, _pmin_len = 0, _pmax_off = 0, _pmax_len = 0; // PLAIN pages
+    bool _page_has_bminmax = false;
+
+    // dictionary state (byte arrays)
+    bool _dict_mode = false;
+    bool _dict_overflow = false;
+    bool _dict_page_encoded = false; // the page being flushed holds dictionary indices
+    std::string _last_dict_value;
+    uint32_t _last_dict_idx = UINT32_MAX;
+    std::vector<uint32_t> _dict_seen_page; // per entry: the page number that last saw it
+    uint32_t _page_no = 1;
+    std::unique_ptr<detail::byte_dictionary> _dict;
+    uint64_t _dict_indices_total = 0; // values encoded through the dictionary in this chunk
+    uint64_t _dict_plain_equiv = 0;   // what they would take as PLAIN
+    uint64_t _dict_values_in_chunk = 0;
+
+    // chunk
+    // Finished pages of the chunk, each header + body in its own buffer; the buffers are reused
+    // from chunk to chunk so steady-state writing neither reallocates nor copies them.
+    std::vector<byte_buffer> _page_pool;
+    size_t _pages_used = 0;
+    uint64_t _pages_bytes = 0;
+    byte_buffer _scratch, _compressed, _header;
+    int64_t _chunk_rows = 0, _chunk_values = 0, _chunk_nulls = 0, _chunk_uncompressed = 0;
+    bool _chunk_has_minmax = false;
+    int64_t _chunk_imin = INT64_MAX, _chunk_imax = INT64_MIN;
+    std::string _chunk_bmin, _chunk_bmax;
+    std::vector<encoding> _encodings;
+    int32_t _dict_pages_used = 0, _plain_pages = 0, _delta_pages = 0;
+    std::vector<uint64_t> _bloom_hashes;
+    std::optional<error> _deferred_error;
+};
+
+/// Writes one Parquet file. Append rows by giving every leaf column its entries for the row
+/// (through column(i)), then end_row(). Row groups are cut by size; close() finishes the file.
+class file_writer {
+public:
+    static result<std::unique_ptr<file_writer>> open(std::unique_ptr<output_sink> sink,
+                                                     const schema& s, writer_options opts = {});
+    ~file_writer();
+
+    column_writer& column(size_t i) noexcept { return *_columns[i]; }
+    size_t num_columns() const noexcept { return _columns.size(); }
+
+    /// Marks the end of one row; every column must have received its entries.
+    result<void> end_row() {
+        ++_rows_in_group;
+        // Checked every 16 rows: summing the columns' buffers costs more than a row's encoding.
+        if ((_rows_in_group & 15) == 0 && buffered_bytes() >= _opts.row_group_size) [[unlikely]]
+            return flush_row_group();
+        return {};
+    }
+    /// Encodes and writes the buffered rows as a row group (no-op when empty).
+    result<void> flush_row_group();
+    /// Flushes, writes the footer, closes the sink.
+    result<file_summary> close();
+
+    uint64_t buffered_bytes() const noexcept;
+    /// Bytes written plus bytes buffered: what the file would take if closed now (about).
+    uint64_t estimated_file_size() const noexcept { return _pos + buffered_bytes(); }
+    /// True once the file reached writer_options::target_file_size: roll to a new file.
+    bool should_roll() const noexcept { return estimated_file_size() >= _opts.target_file_size; }
+    int64_t rows_written() const noexcept { return _total_rows + _rows_in_group; }
+    const std::string& name() const { return _sink->name(); }
+
+private:
+    file_writer(std::unique_ptr<output_sink> sink, const schema& s, writer_options opts);
+    result<void> write(bytes_view b);
+
+    std::unique_ptr<output_sink> _sink;
+    schema _schema;
+    writer_options _opts;
+    compressor _comp;
+    std::vector<std::unique_ptr<column_writer>> _columns;
+    uint64_t _pos = 0;
+    int64_t _rows_in_group = 0;
+    int64_t _total_rows = 0;
+    file_metadata _meta;
+    std::vector<column_summary> _summary;
+    std::vector<int64_t> _split_offsets;
+    bool _closed = false;
+};
+
+/// One Kafka-style record as a row of Floe's message table. Views: the caller owns the bytes
+/// until append() returns.
+struct message_header_view {
+    std::string_view key;
+    std::optional<std::string_view> value;
+};
+struct message_row {
+    std::string_view stream_key;
+    int64_t segment_id = 0;
+    std::string_view message_id;
+    int64_t message_ts = 0;
+    int64_t kafka_timestamp = -1;
+    std::optional<std::string_view> key;
+    std::optional<std::string_view> value;
+    /// nullopt: a null header list; an empty span: an empty list.
+    std::optional<std::span<const message_header_view>> headers;
+    int32_t partition = 0;
+    int64_t offset = 0;
+};
+
+/// Writes message_row values to a file with message_schema().
+class message_writer {
+public:
+    static result<message_writer> open(std::unique_ptr<output_sink> sink, writer_options opts = {});
+    result<void> append(const message_row& row);
+    result<file_summary> close() { return _w->close(); }
+    file_writer& file() noexcept { return *_w; }
+
+private:
+    explicit message_writer(std::unique_ptr<file_writer> w) : _w(std::move(w)) {}
+    std::unique_ptr<file_writer> _w;
+};
+
+/// Shortens binary/string bounds for statistics. The min is a prefix (cut on a UTF-8 boundary
+/// for strings); the max is a prefix with its last byte (or code point) incremented, nullopt
+/// when no such bound exists. `exact` reports whether the value was kept whole.
+std::string truncate_min(std::string_view v, size_t len, bool utf8, bool& exact);
+std::optional<std::string> truncate_max(std::string_view v, size_t len, bool utf8, bool& exact);
+
+} // namespace floe::parquet

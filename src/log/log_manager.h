@@ -1,0 +1,123 @@
+#pragma once
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "base/uuid.h"
+#include "log/partition_log.h"
+#include "log/topic_config.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floe::log {
+
+struct log_manager_options {
+    std::filesystem::path data_dir;       ///< floe.data-dir; the log lives in <data_dir>/log
+    config_map topic_defaults;            ///< floe.topic-defaults.* (Kafka names, as text)
+    int32_t default_partitions = 1;       ///< num.partitions for auto-created topics
+    bool auto_create_topics = true;       ///< auto.create.topics.enable
+    /// Background fsync of every partition with unflushed data this often (log.flush.interval.ms);
+    /// 0 = only on demand (acks=all, flush.messages/flush.ms topic settings, close).
+    int64_t flush_interval_ms = 0;
+    /// How often housekeeping applies retention and segment.ms rolls.
+    int64_t housekeeping_interval_ms = 30'000;
+    /// Threads serving fsync requests: fsyncs of different partitions overlap (the filesystem
+    /// journal merges them); all waiters of one partition share each of its fsyncs.
+    int flusher_threads = 4;
+    clock_source* clock = nullptr;        ///< nullptr = system clock
+    /// Start the flusher and housekeeping threads. Tests may turn them off and call
+    /// run_housekeeping() themselves; when_durable then fsyncs inline.
+    bool background_threads = true;
+};
+
+/// A topic as the metadata store keeps it.
+struct topic_info {
+    std::string name;
+    uuid id;
+    int32_t partitions = 0;
+    config_map overrides;   ///< per-topic settings (DescribeConfigs source DYNAMIC_TOPIC_CONFIG)
+    topic_config config;    ///< effective: defaults overlaid with overrides
+};
+
+/// IncrementalAlterConfigs operation (Kafka's OpType: 0 set, 1 delete, 2 append, 3 subtract).
+struct config_op {
+    enum class kind : uint8_t { set = 0, remove = 1, append = 2, subtract = 3 };
+    std::string key;
+    kind op = kind::set;
+    std::string value;
+};
+
+/// Owns every partition log under <data_dir>/log and the topic metadata store
+/// (<data_dir>/log/topics.json, replaced atomically: write temp, fsync, rename, fsync dir).
+///
+/// Layout: <data_dir>/log/<topic>-<partition>.<topic id hex>/ per partition; a directory not
+/// matching a live topic (e.g. left by a crash during delete) is removed on open.
+///
+/// Threads: thread-safe. `_mu` (shared) guards the topic map; metadata changes take it
+/// exclusively and also serialise store writes. Partition handles are shared_ptr so a caller
+/// may keep using one across a concurrent delete (appends then fail with shutting_down).
+/// Flusher threads run group commits; the housekeeping thread runs retention and time-based
+/// rolls.
+class log_manager {
+public:
+    /// Loads the topic store and opens (recovers) every partition. Start-up errors are values.
+    static result<std::unique_ptr<log_manager>> open(log_manager_options opts);
+    ~log_manager();
+
+    /// Checks a topic name: 1-249 chars of [a-zA-Z0-9._-], not "." or "..".
+    static result<void> validate_topic_name(std::string_view name);
+
+    /// Creates a topic (CreateTopics, auto-create). `partitions` <= 0 means default_partitions.
+    /// errc::already_exists, errc::invalid_argument (name, partitions, config).
+    /// With `validate_only` nothing is written (CreateTopics validateOnly).
+    result<topic_info> create_topic(std::string_view name, int32_t partitions,
+                                    const config_map& overrides = {},
+                                    bool validate_only = false);
+    /// Removes the topic from the store (durably) and then its data. errc::not_found.
+    result<void> delete_topic(std::string_view name);
+    /// Grows a topic to `total` partitions. errc::invalid_argument if not larger.
+    result<topic_info> create_partitions(std::string_view name, int32_t total);
+
+    /// AlterConfigs: replaces all overrides of the topic.
+    result<topic_info> alter_topic_config(std::string_view name, const config_map& overrides,
+                                          bool validate_only = false);
+    /// IncrementalAlterConfigs: applies the ops in order (append/subtract on list keys).
+    result<topic_info> incremental_alter_topic_config(std::string_view name,
+                                                      std::span<const config_op> ops,
+                                                      bool validate_only = false);
+
+    std::optional<topic_info> topic(std::string_view name) const;
+    std::optional<topic_info> topic(const uuid& id) const;
+    std::vector<topic_info> topics() const;
+
+    /// A partition's log, nullptr if the topic or partition does not exist.
+    std::shared_ptr<partition_log> partition(std::string_view topic, int32_t partition) const;
+    std::shared_ptr<partition_log> partition(const uuid& topic_id, int32_t partition) const;
+    std::shared_ptr<partition_log> partition(const topic_partition& tp) const {
+        return partition(tp.topic, tp.partition);
+    }
+
+    /// Applies retention and segment.ms rolls to every partition now. Returns segments deleted.
+    result<size_t> run_housekeeping();
+    /// fsyncs every partition.
+    result<void> flush_all();
+    /// Stops threads, flushes and closes every partition (SIGTERM path). Idempotent.
+    result<void> close();
+
+    const log_manager_options& options() const noexcept;
+    const config_map& topic_defaults() const noexcept;
+
+    struct impl;
+
+private:
+    explicit log_manager(std::unique_ptr<impl> i);
+    std::unique_ptr<impl> _impl;
+};
+
+} // namespace floe::log

@@ -1,0 +1,292 @@
+#pragma once
+
+#include "base/bytes.h"
+#include "base/clock.h"
+#include "base/ids.h"
+#include "base/result.h"
+#include "base/uuid.h"
+#include "log/record_batch_header.h"
+#include "log/topic_config.h"
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace floe::log {
+
+/// A topic name and partition number.
+struct topic_partition {
+    std::string topic;
+    int32_t partition = 0;
+    auto operator<=>(const topic_partition&) const = default;
+};
+
+/// An open, read-only view of a segment file that stays valid while any holder keeps it, even
+/// after the segment is deleted by retention (the inode lives until the last fd closes).
+/// Thread-safe: only pread/sendfile on a fixed fd.
+class file_handle {
+public:
+    explicit file_handle(int fd) noexcept : _fd(fd) {}
+    ~file_handle();
+    file_handle(const file_handle&) = delete;
+    file_handle& operator=(const file_handle&) = delete;
+    int fd() const noexcept { return _fd; }
+
+private:
+    int _fd;
+};
+
+/// A byte range of a segment file holding whole record batches, for Fetch: hand `fd()`,
+/// `position`, `length` to sendfile(2), or call `copy_to` to pread them.
+struct file_slice {
+    std::shared_ptr<const file_handle> file;
+    uint64_t position = 0;
+    uint32_t length = 0;
+    kafka_offset first_offset{0}; ///< base offset of the first batch in the range
+    kafka_offset last_offset{0};  ///< last offset of the last batch in the range
+
+    int fd() const noexcept { return file->fd(); }
+    /// Appends the bytes of the range to `out` (pread). errc::io_error on failure.
+    result<void> copy_to(byte_buffer& out) const;
+};
+
+/// Offsets of a partition at one instant. Single replica: high watermark == log end offset,
+/// and without transactions last stable offset == high watermark.
+struct partition_offsets {
+    kafka_offset log_start{0};  ///< first offset still in the local log
+    kafka_offset log_end{0};    ///< next offset to be assigned
+    kafka_offset high_watermark{0};
+    kafka_offset last_stable{0};
+    kafka_offset durable_end{0}; ///< offsets below this are fsynced
+};
+
+struct read_options {
+    /// Byte budget of the answer. Whole batches only; with `min_one_batch` the first batch is
+    /// returned even when larger than the budget (KIP-74), so a consumer always progresses.
+    size_t max_bytes = 1 << 20;
+    bool min_one_batch = true;
+    /// Exclusive upper bound on offsets returned; nullopt means the high watermark.
+    std::optional<kafka_offset> max_offset;
+};
+
+struct read_result {
+    /// In offset order, spanning one or more segments; their concatenation is whole batches,
+    /// the first containing the requested offset (it may start before it, as Kafka's does).
+    /// Empty when the offset is the log end.
+    std::vector<file_slice> slices;
+    size_t total_bytes = 0;
+    partition_offsets offsets;
+
+    /// Concatenates every slice into `out` (pread). For callers that cannot sendfile.
+    result<void> copy_to(byte_buffer& out) const;
+};
+
+/// What Produce needs back, and why an append was refused (mapped to Kafka error codes by the
+/// kafka module: corrupt -> CORRUPT_MESSAGE, message_too_large -> MESSAGE_TOO_LARGE,
+/// invalid_record -> INVALID_RECORD, out_of_order_sequence -> OUT_OF_ORDER_SEQUENCE_NUMBER,
+/// invalid_producer_epoch -> INVALID_PRODUCER_EPOCH, duplicate -> NONE with the original offsets).
+enum class append_status : uint8_t {
+    ok,
+    duplicate,              ///< an idempotent retry of a batch already in the log: not re-appended
+    corrupt,                ///< a batch is truncated, malformed or fails its CRC
+    message_too_large,      ///< a batch is larger than max.message.bytes
+    invalid_record,         ///< e.g. magic != 2, or several idempotent batches mixed badly
+    out_of_order_sequence,  ///< idempotent producer skipped or reordered sequences
+    invalid_producer_epoch, ///< idempotent producer with a stale (fenced) epoch
+};
+std::string_view to_string(append_status s) noexcept;
+
+struct append_result {
+    append_status status = append_status::ok;
+    kafka_offset base_offset{-1}; ///< first offset assigned (or of the original, on duplicate)
+    kafka_offset last_offset{-1};
+    int64_t log_append_time_ms = -1; ///< set for LogAppendTime topics, else -1
+    kafka_offset log_start_offset{0};
+    std::string message; ///< why, when status is not ok/duplicate
+};
+
+/// Per producer id: what idempotent-producer checks need. Last few batches kept for
+/// duplicate detection, as Kafka keeps 5 (max.in.flight for idempotence).
+struct producer_batch_meta {
+    int32_t first_seq = -1;
+    int32_t last_seq = -1;
+    int64_t first_offset = -1;
+    int64_t last_offset = -1;
+    int64_t timestamp = -1;
+};
+struct producer_state {
+    int64_t producer_id = -1;
+    int16_t epoch = -1;
+    std::vector<producer_batch_meta> recent; ///< oldest first, at most `max_recent`
+    static constexpr size_t max_recent = 5;
+    int32_t last_seq() const noexcept { return recent.empty() ? -1 : recent.back().last_seq; }
+    int64_t last_timestamp() const noexcept { return recent.empty() ? -1 : recent.back().timestamp; }
+};
+
+struct append_options {
+    /// The caller already checked every batch's CRC-32C (e.g. while validating the Produce
+    /// request): skip the second pass over the bytes. Headers and sizes are still checked.
+    bool crc_checked = false;
+};
+
+/// One segment as the storage worker and retention see it.
+struct segment_info {
+    segment_id id{0};              ///< == base offset
+    kafka_offset base_offset{0};
+    kafka_offset next_offset{0};   ///< one past the last offset; == base_offset when empty
+    uint64_t size_bytes = 0;
+    int64_t first_timestamp_ms = -1; ///< smallest batch base timestamp seen (-1 if empty)
+    int64_t max_timestamp_ms = -1;   ///< largest batch max timestamp seen (-1 if empty)
+    int64_t created_ms = 0;          ///< when the segment was rolled in (drives segment.ms)
+    uint32_t batch_count = 0;
+    bool sealed = false;             ///< no more appends; immutable on disk and fsynced
+    std::filesystem::path path;      ///< the .log file
+    kafka_offset last_offset() const noexcept { return next_offset - 1; }
+    bool empty() const noexcept { return next_offset == base_offset; }
+};
+
+struct timestamp_lookup {
+    kafka_offset offset{-1};
+    int64_t timestamp_ms = -1;
+};
+
+/// What recovery found on open: how much of a torn tail was cut and which indexes were rebuilt.
+struct recovery_report {
+    size_t segments = 0;
+    size_t batches_scanned = 0;
+    uint64_t truncated_bytes = 0;   ///< bytes cut from the tail of the last segment(s)
+    size_t indexes_rebuilt = 0;
+    std::string detail;             ///< what was cut and why (also logged)
+};
+
+/// Collects fsync requests from many partitions and serves them on flusher threads, so
+/// concurrent acks=all producers share fsyncs (group commit). Owned by log_manager.
+class flush_scheduler {
+public:
+    virtual ~flush_scheduler() = default;
+    virtual void request_flush(std::shared_ptr<class partition_log> p) = 0;
+};
+
+struct partition_log_options {
+    std::filesystem::path dir;       ///< this partition's directory (created if missing)
+    topic_partition tp;
+    uuid topic_id;
+    topic_config config;
+    clock_source* clock = nullptr;   ///< nullptr = system clock
+    flush_scheduler* flusher = nullptr; ///< nullptr = when_durable fsyncs inline
+};
+
+/// The local log of one partition: a sequence of segment files, the last one active.
+///
+/// Files in `dir`: `<20-digit base offset>.log` (record batches as received, offsets patched),
+/// `.index` (segment summary + sparse entries: relative offset, position, one per
+/// index.interval.bytes) and `.timeindex` (max timestamp before a position, relative offset,
+/// position), both CRC'd and written when the segment is sealed; `offloaded` (the
+/// offloaded-up-to marker), `producers.snapshot` (idempotence state, written on close; the log
+/// after it is replayed on open).
+///
+/// Threads: every method is thread-safe. One mutex (`impl::mu`) serialises appends, rolls,
+/// retention and index updates; reads hold it only to pick segments and positions from in-memory
+/// indexes, then do their I/O outside it on shared file handles. fsync (and sealing of rolled
+/// segments) runs outside it under `impl::flush_mu`, so appends continue while a group commit
+/// is in progress.
+class partition_log : public std::enable_shared_from_this<partition_log> {
+public:
+    /// Opens (creating if missing) and recovers the partition: scans the tail segment, cuts a
+    /// torn or corrupt tail at the last valid batch (CRC-32C), rebuilds missing/bad indexes,
+    /// restores producer state.
+    static result<std::shared_ptr<partition_log>> open(partition_log_options opts);
+    ~partition_log();
+
+    /// Appends the batches in `records` (one or more whole RecordBatch v2, back to back, as in a
+    /// Produce request). Patches them in place: baseOffset := next offset, and for
+    /// LogAppendTime topics the timestamp-type bit, maxTimestamp := now and the CRC. All or
+    /// nothing: every batch is validated (CRC, size <= max.message.bytes, idempotent sequence)
+    /// before any is written. Rolls first when the active segment would exceed segment.bytes or
+    /// is older than segment.ms. Returns errc::io_error on write failure (the partition then
+    /// refuses appends until reopened), errc::shutting_down after close.
+    result<append_result> append(std::span<uint8_t> records, const append_options& opts = {});
+
+    /// Whole batches starting with the one containing `offset`. errc::out_of_range when
+    /// `offset` < log start (the tiered read path takes over) or > log end.
+    result<read_result> read(kafka_offset offset, const read_options& opts = {}) const;
+
+    /// ListOffsets by time: the first record with timestamp >= `ts` (exact for uncompressed
+    /// batches, the batch's base offset for compressed ones), nullopt if none.
+    result<std::optional<timestamp_lookup>> offset_for_timestamp(int64_t ts) const;
+    /// ListOffsets MAX_TIMESTAMP (-3): the batch holding the largest timestamp.
+    std::optional<timestamp_lookup> max_timestamp() const;
+
+    partition_offsets offsets() const;
+    kafka_offset log_start_offset() const;
+    kafka_offset log_end_offset() const;
+
+    /// fsyncs everything appended so far (data, then indexes). Blocking.
+    result<void> flush();
+    /// Calls `done` once every offset <= `last_offset` is fsynced: immediately if already so,
+    /// else from the flusher thread after the next group commit. `done` must be cheap (post to
+    /// an executor); it must not call back into this partition under a lock of its own.
+    void when_durable(kafka_offset last_offset, std::function<void(result<void>)> done);
+
+    /// Rolls the active segment (if not empty) and seals it (fsync + index files) before
+    /// returning. Appends roll by themselves; this is for the storage worker.
+    result<void> roll();
+    /// Rolls when the active segment is older than segment.ms. Called by housekeeping.
+    result<bool> maybe_roll_by_time();
+
+    std::vector<segment_info> segments() const;
+    /// Sealed segments only, oldest first: what the storage worker may offload.
+    std::vector<segment_info> sealed_segments() const;
+
+    /// Tiering marker: every offset < `next` is safely in the remote tier. Persisted
+    /// crash-safely. Never moves backwards (a smaller value is ignored).
+    result<void> set_offloaded_up_to(kafka_offset next);
+    kafka_offset offloaded_up_to() const;
+
+    /// Deletes whole sealed segments past local retention (time: segment max timestamp older
+    /// than now - retention; size: total above the limit). With remote.storage.enable, only
+    /// segments entirely below offloaded_up_to may go. Returns the deleted segments.
+    result<std::vector<segment_info>> apply_retention();
+
+    /// Idempotent-producer state (copies).
+    std::optional<producer_state> producer(int64_t producer_id) const;
+    std::vector<producer_state> producers() const;
+
+    void update_config(const topic_config& cfg);
+    topic_config config() const;
+    const topic_partition& tp() const noexcept { return _opts.tp; }
+    const uuid& topic_id() const noexcept { return _opts.topic_id; }
+    const std::filesystem::path& dir() const noexcept { return _opts.dir; }
+    const recovery_report& last_recovery() const noexcept { return _recovery; }
+
+    /// Flushes, writes the producer snapshot, closes files. Further appends fail with
+    /// errc::shutting_down. Idempotent.
+    result<void> close();
+    /// Closes and removes the directory (DeleteTopics).
+    result<void> remove();
+
+    /// True when flush.ms has passed since the last fsync with data unflushed (flusher thread).
+    bool needs_time_flush() const;
+
+    struct impl;
+
+    /// Use open(); public only for make_shared.
+    explicit partition_log(partition_log_options opts);
+
+private:
+    result<void> roll_locked(); // requires _impl->mu
+    void schedule_flush();
+
+    partition_log_options _opts;
+    recovery_report _recovery;
+    std::unique_ptr<impl> _impl;
+};
+
+} // namespace floe::log

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "base/result.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace floe::log {
+
+enum class timestamp_type : uint8_t { create_time, log_append_time };
+
+/// The effective (typed) configuration of one topic: broker defaults overlaid with the topic's
+/// overrides. Field defaults are Kafka's. A plain value, copied freely.
+struct topic_config {
+    int64_t segment_bytes = 1ll << 30;                  ///< segment.bytes
+    int64_t segment_ms = 7ll * 24 * 3600 * 1000;        ///< segment.ms
+    int64_t retention_ms = 7ll * 24 * 3600 * 1000;      ///< retention.ms, -1 = forever
+    int64_t retention_bytes = -1;                       ///< retention.bytes, -1 = unlimited
+    bool remote_storage_enable = false;                 ///< remote.storage.enable
+    int64_t local_retention_ms = -2;                    ///< local.retention.ms, -2 = retention.ms
+    int64_t local_retention_bytes = -2;                 ///< local.retention.bytes, -2 = retention.bytes
+    std::string cleanup_policy = "delete";              ///< cleanup.policy (only delete supported)
+    timestamp_type message_timestamp_type = timestamp_type::create_time; ///< message.timestamp.type
+    int32_t max_message_bytes = 1048588;                ///< max.message.bytes (one batch)
+    std::string compression_type = "producer";          ///< compression.type (kept as received)
+    int64_t flush_messages = INT64_MAX;                 ///< flush.messages
+    int64_t flush_ms = INT64_MAX;                       ///< flush.ms
+    int32_t index_interval_bytes = 4096;                ///< index.interval.bytes
+
+    /// The retention that applies to local segments: local.* when tiering is on (-2 meaning
+    /// "same as retention.*"), else retention.*.
+    int64_t effective_local_retention_ms() const noexcept;
+    int64_t effective_local_retention_bytes() const noexcept;
+};
+
+/// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).
+enum class config_type : uint8_t { boolean, string, int_, long_, list };
+
+/// One known topic config key: name, type, Kafka default as text, and a one-line doc.
+struct topic_config_key {
+    std::string_view name;
+    config_type type;
+    std::string_view default_value;
+    std::string_view doc;
+};
+
+/// Every topic config key Floe accepts, in a stable order (DescribeConfigs lists these).
+std::span<const topic_config_key> topic_config_keys() noexcept;
+const topic_config_key* find_topic_config_key(std::string_view name) noexcept;
+
+/// Config overrides as text, keyed by Kafka config name (what CreateTopics/AlterConfigs carry and
+/// what the topic store persists).
+using config_map = std::map<std::string, std::string, std::less<>>;
+
+/// Validates one key/value pair: known key, parses as its type, within bounds (e.g.
+/// segment.bytes >= 14, cleanup.policy == delete, message.timestamp.type in
+/// {CreateTime, LogAppendTime}). errc::invalid_argument naming the key, or errc::unsupported for
+/// a known-but-unsupported value (cleanup.policy=compact).
+result<void> validate_topic_config(std::string_view key, std::string_view value);
+
+/// Builds the effective config: `base` (broker defaults, possibly empty) overlaid with
+/// `overrides`. Fails like validate_topic_config on the first bad entry.
+result<topic_config> resolve_topic_config(const config_map& base, const config_map& overrides);
+
+/// Text form of the effective value of `key` in `cfg` (for DescribeConfigs), nullopt if unknown.
+std::optional<std::string> topic_config_value(const topic_config& cfg, std::string_view key);
+
+} // namespace floe::log
