@@ -8,6 +8,9 @@ JOBS       ?= $(shell nproc)
 CTEST_JOBS ?= 2
 FUZZ_SECONDS ?= 10
 CMAKE_FLAGS ?=
+# Let ccache share results between clones of the repository (paths are made relative).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all bootstrap build run test test-unit test-integration test-asan test-fuzz bench fmt clean
 
