@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Offload and tiered-read throughput (see offload_bench.cc).
+set -euo pipefail
+build="${BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
+"$build/bench/floe-bench-offload" --records "${RECORDS:-1000000}" --value-size 100

@@ -1,0 +1,463 @@
+#include "http/lookups.h"
+
+#include "base/log.h"
+#include "lake/iceberg_lake.h"
+#include "log/log_manager.h"
+#include "tiering/batch_records.h"
+#include "tiering/remote_reader.h"
+
+#include <charconv>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace floe::http {
+namespace {
+
+std::string base64(std::string_view in) {
+    static constexpr char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((in.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 2 < in.size(); i += 3) {
+        uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+        out += t[v >> 18];
+        out += t[(v >> 12) & 63];
+        out += t[(v >> 6) & 63];
+        out += t[v & 63];
+    }
+    if (i + 1 == in.size()) {
+        uint32_t v = uint8_t(in[i]) << 16;
+        out += t[v >> 18];
+        out += t[(v >> 12) & 63];
+        out += "==";
+    } else if (i + 2 == in.size()) {
+        uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+        out += t[v >> 18];
+        out += t[(v >> 12) & 63];
+        out += t[(v >> 6) & 63];
+        out += '=';
+    }
+    return out;
+}
+
+bool valid_utf8(std::string_view s) {
+    size_t i = 0;
+    while (i < s.size()) {
+        auto c = uint8_t(s[i]);
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        if (n == 1 && c < 0x20 && c != '\t' && c != '\n' && c != '\r') return false; // controls: base64
+        for (size_t k = 1; k < n; ++k)
+            if ((uint8_t(s[i + k]) >> 6) != 2) return false;
+        if (n == 2 && c < 0xC2) return false;                                  // overlong
+        if (n == 3 && c == 0xE0 && uint8_t(s[i + 1]) < 0xA0) return false;    // overlong
+        if (n == 3 && c == 0xED && uint8_t(s[i + 1]) >= 0xA0) return false;   // surrogates
+        if (n == 4 && (c > 0xF4 || (c == 0xF0 && uint8_t(s[i + 1]) < 0x90) || (c == 0xF4 && uint8_t(s[i + 1]) >= 0x90)))
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+/// "name":value,"name_encoding":"utf8"|"base64" (null values: "name":null).
+void put_bytes_field(std::string& out, std::string_view name, const std::optional<std::string_view>& v,
+                     bool force_base64) {
+    if (!v) {
+        out += fmt::format(R"("{}":null)", name);
+        return;
+    }
+    bool text = !force_base64 && valid_utf8(*v);
+    out += fmt::format(R"("{}":"{}","{}_encoding":"{}")", name, text ? json_escape(*v) : base64(*v), name,
+                       text ? "utf8" : "base64");
+}
+
+struct record_out {
+    int32_t partition = 0;
+    int64_t offset = 0;
+    int64_t timestamp = 0;
+    std::optional<std::string> key, value;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+    const char* tier = "local";
+};
+
+std::string render(const record_out& r, bool force_base64) {
+    std::string out = fmt::format(R"({{"partition":{},"offset":{},"timestamp":{},"tier":"{}",)", r.partition,
+                                  r.offset, r.timestamp, r.tier);
+    auto opt = [](const std::optional<std::string>& s) {
+        return s ? std::optional<std::string_view>(*s) : std::nullopt;
+    };
+    put_bytes_field(out, "key", opt(r.key), force_base64);
+    out += ',';
+    put_bytes_field(out, "value", opt(r.value), force_base64);
+    out += R"(,"headers":[)";
+    for (size_t i = 0; i < r.headers.size(); ++i) {
+        if (i) out += ',';
+        out += fmt::format(R"({{"key":"{}",)", json_escape(r.headers[i].first));
+        put_bytes_field(out, "value", opt(r.headers[i].second), force_base64);
+        out += '}';
+    }
+    out += "]}";
+    return out;
+}
+
+record_out from_remote(const parquet::message_record& m) {
+    record_out r;
+    r.partition = m.partition;
+    r.offset = m.offset;
+    r.timestamp = m.kafka_timestamp >= 0 ? m.kafka_timestamp : m.message_ts;
+    r.key = m.key;
+    r.value = m.value;
+    if (m.headers)
+        for (auto& h : *m.headers) r.headers.emplace_back(h.key, h.value);
+    r.tier = "remote";
+    return r;
+}
+
+result<int64_t> int_param(const request& r, const std::string& name, std::optional<int64_t> dflt) {
+    auto v = r.param(name);
+    if (!v) {
+        if (dflt) return *dflt;
+        return fail(errc::invalid_argument, "missing parameter '{}'", name);
+    }
+    int64_t out = 0;
+    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+    if (ec != std::errc() || p != v->data() + v->size())
+        return fail(errc::invalid_argument, "parameter '{}' must be an integer, got '{}'", name, *v);
+    return out;
+}
+
+/// Reads local records of a partition from `offset`, calling fn(record_out) -> bool (false:
+/// stop). Reads at most `max_records` records.
+result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_records,
+                        const std::function<bool(record_out&&)>& fn) {
+    byte_buffer chunk, scratch;
+    size_t seen = 0;
+    auto end = p.log_end_offset()();
+    offset = std::max(offset, p.log_start_offset()());
+    while (offset < end && seen < max_records) {
+        auto rd = p.read(kafka_offset(offset), {.max_bytes = 1u << 20});
+        if (!rd) {
+            if (rd.error().code() == errc::out_of_range) return {}; // retention moved the start
+            return fail(std::move(rd).error());
+        }
+        if (rd->slices.empty()) break;
+        chunk.clear();
+        FLOE_TRY(rd->copy_to(chunk));
+        bool stop = false;
+        int64_t last = offset - 1;
+        std::optional<error> rec_err;
+        auto walked = log::for_each_batch(chunk, true, [&](const log::record_batch_header& h, bytes_view b) {
+            last = std::max(last, h.last_offset());
+            auto rr = tiering::for_each_record(h, b, scratch, 64u << 20, [&](const tiering::record_view& v) -> result<void> {
+                if (stop || v.offset < offset) return {};
+                record_out r;
+                r.partition = p.tp().partition;
+                r.offset = v.offset;
+                r.timestamp = v.timestamp;
+                if (v.key) r.key = std::string(*v.key);
+                if (v.value) r.value = std::string(*v.value);
+                for (auto& hv : *v.headers)
+                    r.headers.emplace_back(std::string(hv.key), hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
+                ++seen;
+                if (!fn(std::move(r)) || seen >= max_records) stop = true;
+                return {};
+            });
+            if (!rr) rec_err = std::move(rr).error();
+            return !stop && !rec_err;
+        });
+        if (rec_err) return fail(std::move(*rec_err));
+        FLOE_TRY(std::move(walked));
+        if (stop || last < offset) break;
+        offset = last + 1;
+    }
+    return {};
+}
+
+/// key -> offsets of one partition's local log, caught up incrementally.
+struct partition_key_index {
+    std::mutex mu;
+    int64_t indexed_up_to = 0;
+    std::unordered_map<std::string, std::vector<int64_t>> offsets;
+};
+
+} // namespace
+
+struct lookup_service::impl {
+    impl(log::log_manager& l, lake::iceberg_lake* lk, tiering::remote_reader* r, lookup_options o)
+        : logs(l), lake(lk), remote(r), opts(o) {}
+    log::log_manager& logs;
+    lake::iceberg_lake* lake;
+    tiering::remote_reader* remote;
+    lookup_options opts;
+    std::mutex mu;
+    std::map<std::pair<std::string, int32_t>, std::shared_ptr<partition_key_index>> indexes;
+
+    std::shared_ptr<partition_key_index> index_for(const std::string& topic, int32_t p) {
+        std::lock_guard g(mu);
+        auto& i = indexes[{topic, p}];
+        if (!i) i = std::make_shared<partition_key_index>();
+        return i;
+    }
+
+    /// Brings the index up to the log end; O(new records).
+    result<void> catch_up(log::partition_log& p, partition_key_index& idx) {
+        auto start = p.log_start_offset()();
+        if (idx.indexed_up_to < start) {
+            // Retention removed the oldest segments: drop their offsets.
+            for (auto it = idx.offsets.begin(); it != idx.offsets.end();) {
+                auto& v = it->second;
+                v.erase(v.begin(), std::lower_bound(v.begin(), v.end(), start));
+                it = v.empty() ? idx.offsets.erase(it) : std::next(it);
+            }
+            idx.indexed_up_to = start;
+        }
+        return scan_local(p, idx.indexed_up_to, SIZE_MAX, [&](record_out&& r) {
+            if (r.key) idx.offsets[*r.key].push_back(r.offset);
+            idx.indexed_up_to = r.offset + 1;
+            return true;
+        });
+    }
+
+    result<std::optional<record_out>> local_record(log::partition_log& p, int64_t offset) {
+        std::optional<record_out> out;
+        FLOE_TRY(scan_local(p, offset, 1, [&](record_out&& r) {
+            if (r.offset == offset) out = std::move(r);
+            return false;
+        }));
+        return out;
+    }
+};
+
+lookup_service::lookup_service(log::log_manager& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
+                               lookup_options opts)
+    : _impl(std::make_unique<impl>(logs, lake, remote, opts)) {}
+
+lookup_service::~lookup_service() = default;
+
+namespace {
+response from_error(const error& e) {
+    int status = e.code() == errc::invalid_argument ? 400 : e.code() == errc::not_found ? 404 : 500;
+    return response::error(status, e.message());
+}
+std::vector<std::string> split_path(std::string_view p) {
+    std::vector<std::string> out;
+    while (!p.empty()) {
+        if (p.front() == '/') {
+            p.remove_prefix(1);
+            continue;
+        }
+        auto s = p.find('/');
+        out.emplace_back(p.substr(0, s));
+        if (s == std::string_view::npos) break;
+        p.remove_prefix(s);
+    }
+    return out;
+}
+} // namespace
+
+void lookup_service::add_routes(server& s) {
+    s.route("GET", "/v1/topics", [this](const request& r) { return topics(r); });
+    s.route_prefix("GET", "/v1/topics/", [this](const request& r) {
+        auto parts = split_path(r.path); // v1 topics T ...
+        if (parts.size() == 4 && parts[3] == "records") {
+            if (r.param("key")) return records_by_key(r, parts[2]);
+            if (r.param("from-ts") || r.param("to-ts")) return records_by_time(r, parts[2]);
+            return response::error(400, "records needs ?key=K or ?from-ts=..&to-ts=.. (or use "
+                                        "/partitions/{p}/records?offset=O)");
+        }
+        if (parts.size() == 6 && parts[3] == "partitions" && parts[5] == "records") {
+            int32_t p = 0;
+            auto [ptr, ec] = std::from_chars(parts[4].data(), parts[4].data() + parts[4].size(), p);
+            if (ec != std::errc() || ptr != parts[4].data() + parts[4].size() || p < 0)
+                return response::error(400, fmt::format("partition '{}' is not a partition number", parts[4]));
+            return records_by_offset(r, parts[2], p);
+        }
+        return response::error(404, fmt::format("no such endpoint: {}", r.path));
+    });
+}
+
+response lookup_service::topics(const request&) {
+    std::string out = R"({"topics":[)";
+    bool first = true;
+    for (auto& t : _impl->logs.topics()) {
+        if (!first) out += ',';
+        first = false;
+        auto table = lake::table_name_for_topic(t.name);
+        std::string location;
+        if (_impl->lake)
+            location = fmt::format("{}/{}/{}", _impl->lake->options().warehouse, _impl->lake->options().ns, table);
+        out += fmt::format(R"({{"name":"{}","id":"{}","remote_storage_enable":{},"table":{{"namespace":"{}","name":"{}","location":"{}"}},"partitions":[)",
+                           json_escape(t.name), t.id.to_string(), t.config.remote_storage_enable,
+                           _impl->lake ? json_escape(_impl->lake->options().ns) : "", json_escape(table),
+                           json_escape(location));
+        for (int32_t p = 0; p < t.partitions; ++p) {
+            auto pl = _impl->logs.partition(t.name, p);
+            if (!pl) continue;
+            auto o = pl->offsets();
+            std::string remote_start = "null";
+            if (_impl->remote) {
+                auto rs = _impl->remote->start_offset(t.name, p);
+                if (rs && *rs) remote_start = std::to_string(**rs);
+            }
+            auto offloaded = pl->offloaded_up_to()();
+            int64_t lag = t.config.remote_storage_enable ? std::max<int64_t>(0, o.log_end() - offloaded) : 0;
+            out += fmt::format(R"({}{{"partition":{},"local_start":{},"log_end":{},"high_watermark":{},"remote_start":{},"offloaded_up_to":{},"offload_lag_records":{}}})",
+                               p ? "," : "", p, o.log_start(), o.log_end(), o.high_watermark(), remote_start,
+                               offloaded, lag);
+        }
+        out += "]}";
+    }
+    out += "]}";
+    return response::json(200, out);
+}
+
+response lookup_service::records_by_offset(const request& r, const std::string& topic, int32_t partition) {
+    auto pl = _impl->logs.partition(topic, partition);
+    if (!pl) return response::error(404, fmt::format("no partition {} of topic '{}'", partition, topic));
+    auto offset = int_param(r, "offset", std::nullopt);
+    if (!offset) return from_error(offset.error());
+    auto limit = int_param(r, "limit", int64_t(_impl->opts.default_limit));
+    if (!limit) return from_error(limit.error());
+    if (*offset < 0 || *limit <= 0) return response::error(400, "offset must be >= 0 and limit > 0");
+    size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
+    bool b64 = r.param("encoding") == "base64";
+    std::vector<std::string> recs;
+    size_t bytes = 0;
+    int64_t next = *offset;
+    auto local_start = pl->log_start_offset()();
+    if (next < local_start && _impl->remote) {
+        auto rr = _impl->remote->read(topic, partition, next, local_start, 1u << 20);
+        if (!rr) return from_error(rr.error());
+        byte_buffer scratch;
+        auto walked = log::for_each_batch(rr->batches, false, [&](const log::record_batch_header& h, bytes_view b) {
+            auto x = tiering::for_each_record(h, b, scratch, 64u << 20, [&](const tiering::record_view& v) -> result<void> {
+                if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) return {};
+                record_out o;
+                o.partition = partition;
+                o.offset = v.offset;
+                o.timestamp = v.timestamp;
+                if (v.key) o.key = std::string(*v.key);
+                if (v.value) o.value = std::string(*v.value);
+                for (auto& hv : *v.headers)
+                    o.headers.emplace_back(std::string(hv.key), hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
+                o.tier = "remote";
+                recs.push_back(render(o, b64));
+                bytes += recs.back().size();
+                next = v.offset + 1;
+                return {};
+            });
+            return x.has_value();
+        });
+        if (!walked) return from_error(walked.error());
+        if (rr->records == 0) next = local_start; // nothing remote at or after the offset
+    }
+    if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) {
+        auto sc = scan_local(*pl, next, cap - recs.size(), [&](record_out&& o) {
+            recs.push_back(render(o, b64));
+            bytes += recs.back().size();
+            next = o.offset + 1;
+            return bytes < _impl->opts.max_response_bytes;
+        });
+        if (!sc) return from_error(sc.error());
+    }
+    return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",
+                                           json_escape(topic), partition, next, fmt::join(recs, ",")));
+}
+
+response lookup_service::records_by_key(const request& r, const std::string& topic) {
+    auto t = _impl->logs.topic(topic);
+    if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
+    auto key = *r.param("key");
+    bool all = r.param("all") == "true";
+    bool b64 = r.param("encoding") == "base64";
+    auto limit = int_param(r, "limit", int64_t(_impl->opts.max_limit));
+    if (!limit || *limit <= 0) return response::error(400, "limit must be a positive integer");
+    size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
+    std::vector<record_out> found;
+    std::set<int32_t> hot_hit;
+    for (int32_t p = 0; p < t->partitions; ++p) {
+        auto pl = _impl->logs.partition(topic, p);
+        if (!pl) continue;
+        auto idx = _impl->index_for(topic, p);
+        std::vector<int64_t> offsets;
+        {
+            std::lock_guard g(idx->mu);
+            if (auto c = _impl->catch_up(*pl, *idx); !c) return from_error(c.error());
+            if (auto it = idx->offsets.find(std::string(key)); it != idx->offsets.end()) offsets = it->second;
+        }
+        if (offsets.empty()) continue;
+        if (!all) offsets.erase(offsets.begin(), offsets.end() - 1);
+        for (auto o : offsets) {
+            auto rec = _impl->local_record(*pl, o);
+            if (!rec) return from_error(rec.error());
+            if (*rec) {
+                found.push_back(std::move(**rec));
+                hot_hit.insert(p);
+            }
+        }
+    }
+    // The remote tier: every partition for all=true, else only partitions without a hot hit.
+    if (_impl->remote && (all || hot_hit.size() < size_t(t->partitions))) {
+        auto cold = _impl->remote->find_by_key(topic, key, all);
+        if (!cold) return from_error(cold.error());
+        std::set<std::pair<int32_t, int64_t>> have;
+        for (auto& f : found) have.insert({f.partition, f.offset});
+        for (auto& m : *cold) {
+            if (!all && hot_hit.contains(m.partition)) continue;
+            if (have.insert({m.partition, m.offset}).second) found.push_back(from_remote(m));
+        }
+    }
+    if (!all && !found.empty()) {
+        auto newest = std::max_element(found.begin(), found.end(), [](auto& a, auto& b) {
+            return std::tie(a.timestamp, a.partition, a.offset) < std::tie(b.timestamp, b.partition, b.offset);
+        });
+        found = {std::move(*newest)};
+    }
+    std::sort(found.begin(), found.end(),
+              [](auto& a, auto& b) { return std::tie(a.partition, a.offset) < std::tie(b.partition, b.offset); });
+    if (found.size() > cap) found.resize(cap);
+    if (!all && found.empty())
+        return response::error(404, fmt::format("no record with key '{}' in topic '{}'", json_escape(key), topic));
+    std::vector<std::string> out;
+    for (auto& f : found) out.push_back(render(f, b64));
+    return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}]}})", json_escape(topic), fmt::join(out, ",")));
+}
+
+response lookup_service::records_by_time(const request& r, const std::string& topic) {
+    auto t = _impl->logs.topic(topic);
+    if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
+    auto from = int_param(r, "from-ts", int64_t(0));
+    auto to = int_param(r, "to-ts", INT64_MAX);
+    if (!from) return from_error(from.error());
+    if (!to) return from_error(to.error());
+    if (*from > *to) return response::error(400, "from-ts is after to-ts");
+    auto limit = int_param(r, "limit", int64_t(_impl->opts.default_limit));
+    if (!limit || *limit <= 0) return response::error(400, "limit must be a positive integer");
+    size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
+    bool b64 = r.param("encoding") == "base64";
+    std::vector<record_out> found;
+    for (int32_t p = 0; p < t->partitions && found.size() < cap; ++p) {
+        auto pl = _impl->logs.partition(topic, p);
+        if (!pl) continue;
+        auto local_start = pl->log_start_offset()();
+        if (_impl->remote) {
+            auto cold = _impl->remote->find_by_time(topic, p, *from, *to, local_start, cap - found.size());
+            if (!cold) return from_error(cold.error());
+            for (auto& m : *cold) found.push_back(from_remote(m));
+        }
+        auto start = pl->offset_for_timestamp(*from);
+        if (!start) return from_error(start.error());
+        if (!*start) continue;
+        auto sc = scan_local(*pl, (*start)->offset(), 100'000, [&](record_out&& o) {
+            if (o.timestamp >= *from && o.timestamp <= *to) found.push_back(std::move(o));
+            return found.size() < cap;
+        });
+        if (!sc) return from_error(sc.error());
+    }
+    std::vector<std::string> out;
+    for (auto& f : found) out.push_back(render(f, b64));
+    return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}]}})", json_escape(topic), fmt::join(out, ",")));
+}
+
+} // namespace floe::http

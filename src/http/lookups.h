@@ -1,0 +1,53 @@
+#pragma once
+
+#include "http/server.h"
+
+#include <memory>
+
+namespace floe::log {
+class log_manager;
+}
+namespace floe::lake {
+class iceberg_lake;
+}
+namespace floe::tiering {
+class remote_reader;
+}
+
+namespace floe::http {
+
+struct lookup_options {
+    size_t default_limit = 100;
+    size_t max_limit = 1000;            ///< larger ?limit values are capped to this
+    size_t max_response_bytes = 8u << 20; ///< stop adding records past this body size
+};
+
+/// The /v1 lookup API over both tiers:
+///   GET /v1/topics
+///   GET /v1/topics/{topic}/partitions/{p}/records?offset=O&limit=N
+///   GET /v1/topics/{topic}/records?key=K[&all=true]
+///   GET /v1/topics/{topic}/records?from-ts=T1&to-ts=T2[&limit=N]
+/// Keys, values and header values are UTF-8 strings when valid, else base64 (`encoding=base64`
+/// forces base64), each with its "*_encoding". Errors are JSON with 400/404/500.
+/// The hot tier is searched by key through an in-memory index (key -> offsets per partition),
+/// caught up incrementally from the log on each lookup; the remote tier through the manifests'
+/// bounds, row-group statistics and bloom filters. Thread-safe.
+class lookup_service {
+public:
+    lookup_service(log::log_manager& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
+                   lookup_options opts = {});
+    ~lookup_service();
+    void add_routes(server& s);
+
+    response topics(const request& r);
+    response records_by_offset(const request& r, const std::string& topic, int32_t partition);
+    response records_by_key(const request& r, const std::string& topic);
+    response records_by_time(const request& r, const std::string& topic);
+
+    struct impl;
+
+private:
+    std::unique_ptr<impl> _impl;
+};
+
+} // namespace floe::http

@@ -1,0 +1,109 @@
+#pragma once
+
+#include "base/result.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace floe::iceberg {
+
+struct table_ident {
+    std::string ns;    ///< namespace, e.g. "floe"
+    std::string name;  ///< table name, e.g. "orders_created_v1"
+};
+
+/// Where a table's current metadata file is, and the compare-and-swap that moves it: the one
+/// atomic step of every Iceberg commit. Implementations are thread-safe.
+class catalog {
+public:
+    virtual ~catalog() = default;
+    virtual result<void> create_namespace_if_missing(const std::string& ns) = 0;
+    virtual result<bool> namespace_exists(const std::string& ns) = 0;
+    /// The current metadata location, or nullopt if the table does not exist.
+    virtual result<std::optional<std::string>> metadata_location(const table_ident& t) = 0;
+    /// Registers a new table; errc::already_exists if it is there.
+    virtual result<void> create_table(const table_ident& t, const std::string& metadata_location) = 0;
+    /// Points the table at `new_location` if it still points at `expected`; errc::conflict if a
+    /// concurrent writer moved it first.
+    virtual result<void> swap(const table_ident& t, const std::string& expected,
+                              const std::string& new_location) = 0;
+    virtual result<std::vector<std::string>> list_tables(const std::string& ns) = 0;
+
+    /// The file name for metadata version `version`. Catalogs that swap a pointer use a unique
+    /// name (two writers may prepare the same version at once); the filesystem catalog uses
+    /// v<N>.metadata.json, whose no-replace creation is its commit.
+    virtual std::string metadata_file_name(int64_t version) const;
+    /// True when creating the metadata file (file_io::create_new) is the commit itself; then
+    /// create_table and swap are not needed (and errc::already_exists means a lost race).
+    virtual bool commit_by_create() const { return false; }
+};
+
+class file_io;
+
+/// Hadoop-layout catalog: a table is <warehouse>/<namespace>/<name>; its current metadata is
+/// the highest metadata/v<N>.metadata.json (version-hint.text is a starting hint, probed
+/// forward). Commit = no-replace create of the next version. Thread-safe.
+class filesystem_catalog final : public catalog {
+public:
+    filesystem_catalog(std::shared_ptr<file_io> io, std::string warehouse_uri);
+
+    result<void> create_namespace_if_missing(const std::string& ns) override;
+    result<bool> namespace_exists(const std::string& ns) override;
+    result<std::optional<std::string>> metadata_location(const table_ident& t) override;
+    result<void> create_table(const table_ident& t, const std::string& metadata_location) override;
+    result<void> swap(const table_ident& t, const std::string& expected,
+                      const std::string& new_location) override;
+    result<std::vector<std::string>> list_tables(const std::string& ns) override;
+    std::string metadata_file_name(int64_t version) const override;
+    bool commit_by_create() const override { return true; }
+
+    /// <warehouse>/<ns>/<name>: where this catalog expects a table to live.
+    std::string table_location(const table_ident& t) const;
+
+private:
+    std::shared_ptr<file_io> _io;
+    std::string _warehouse;
+};
+
+/// Iceberg's SQL catalog on SQLite: the same tables and columns as Iceberg's JDBC catalog and
+/// PyIceberg's SqlCatalog (`iceberg_tables`, `iceberg_namespace_properties`), so those can open
+/// the same database file. The swap is a conditional UPDATE on the previous metadata location.
+/// One connection per object, guarded by a mutex; several objects or processes may share a
+/// database file (WAL mode, busy timeout).
+class sqlite_catalog final : public catalog {
+public:
+    static result<std::unique_ptr<sqlite_catalog>> open(const std::string& db_path,
+                                                        std::string catalog_name = "floe");
+    ~sqlite_catalog() override;
+
+    result<void> create_namespace_if_missing(const std::string& ns) override;
+    result<bool> namespace_exists(const std::string& ns) override;
+    result<std::optional<std::string>> metadata_location(const table_ident& t) override;
+    result<void> create_table(const table_ident& t, const std::string& metadata_location) override;
+    result<void> swap(const table_ident& t, const std::string& expected,
+                      const std::string& new_location) override;
+    result<std::vector<std::string>> list_tables(const std::string& ns) override;
+
+private:
+    sqlite_catalog(sqlite3* db, std::string name) : _db(db), _name(std::move(name)) {}
+    std::mutex _mu;
+    sqlite3* _db;
+    std::string _name;
+};
+
+/// Parses a catalog URI (`sqlite://<path>`, a bare path, or `postgresql://...`) and opens the SQL
+/// catalog on SQLite or PostgreSQL.
+result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const std::string& catalog_name);
+
+/// Opens the catalog named by the settings floe.storage.remote.catalog.type ("sql" or
+/// "filesystem") and .uri (the SQL database; unused for filesystem, which lives in `warehouse`).
+result<std::unique_ptr<catalog>> open_catalog(const std::string& type, const std::string& uri,
+                                              const std::string& catalog_name,
+                                              std::shared_ptr<file_io> io, const std::string& warehouse);
+
+} // namespace floe::iceberg

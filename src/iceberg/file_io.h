@@ -1,0 +1,50 @@
+#pragma once
+
+#include "base/bytes.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace floe::iceberg {
+
+/// Object storage as Iceberg uses it: whole-object reads and writes addressed by URI. Shaped so
+/// S3 fits: callers never rename; `write` replaces atomically (S3 PUT), `create_new` fails if
+/// the object exists (S3 If-None-Match: *), and there is no directory to create or sync.
+/// Implementations are thread-safe.
+class file_io {
+public:
+    virtual ~file_io() = default;
+
+    virtual result<byte_buffer> read(std::string_view uri) = 0;
+    /// Writes the whole object; readers see the old object or the new one, never a part.
+    virtual result<void> write(std::string_view uri, bytes_view data) = 0;
+    /// Like write, but fails with errc::already_exists if the object is already there.
+    virtual result<void> create_new(std::string_view uri, bytes_view data) = 0;
+    virtual result<bool> exists(std::string_view uri) = 0;
+    /// Removes the object; succeeds if it was already gone.
+    virtual result<void> remove(std::string_view uri) = 0;
+    /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
+    virtual result<std::vector<std::string>> list(std::string_view prefix) = 0;
+};
+
+/// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp
+/// file in the same directory, fsync, rename (link for create_new), fsync of the directory.
+class local_file_io final : public file_io {
+public:
+    result<byte_buffer> read(std::string_view uri) override;
+    result<void> write(std::string_view uri, bytes_view data) override;
+    result<void> create_new(std::string_view uri, bytes_view data) override;
+    result<bool> exists(std::string_view uri) override;
+    result<void> remove(std::string_view uri) override;
+    result<std::vector<std::string>> list(std::string_view prefix) override;
+};
+
+/// The local path of a file:// URI ("file:///a/b", "file:/a/b") or an absolute path; fails for
+/// other schemes.
+result<std::string> local_path(std::string_view uri);
+/// "file://" + absolute path.
+std::string file_uri(std::string_view absolute_path);
+
+} // namespace floe::iceberg

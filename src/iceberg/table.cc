@@ -1,0 +1,447 @@
+#include "iceberg/table.h"
+
+#include "base/uuid.h"
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace floe::iceberg {
+
+namespace {
+
+// Snapshot ids and backoff jitter come from the OS entropy source on every call, like
+// uuid::random(): a seeded generator would be duplicated by fork().
+uint64_t os_random64() {
+    std::random_device rd;
+    return (uint64_t(rd()) << 32) ^ rd();
+}
+
+int64_t new_snapshot_id(const table_metadata& m) {
+    for (;;) {
+        auto id = static_cast<int64_t>(os_random64() & 0x7FFFFFFFFFFFFFFFull);
+        if (id != 0 && !m.find_snapshot(id)) return id;
+    }
+}
+
+int64_t summary_long(const snapshot* s, const char* key) {
+    if (!s) return 0;
+    auto it = s->summary.find(key);
+    if (it == s->summary.end()) return 0;
+    try {
+        return std::stoll(it->second);
+    } catch (...) {
+        return 0;
+    }
+}
+
+std::string metadata_dir(const std::string& location) {
+    return location.ends_with("/") ? location + "metadata/" : location + "/metadata/";
+}
+
+// Path readers (DuckDB iceberg_scan, Hadoop-style readers) find the table through
+// v<N>.metadata.json and version-hint.text. Written after the catalog swap by the one writer
+// whose swap made version N current, so names never collide; the hint only moves forward.
+result<void> write_path_copies(file_io& io, const std::string& location, int64_t version,
+                               std::string_view json, const std::string& committed_uri) {
+    auto dir = metadata_dir(location);
+    auto versioned = fmt::format("{}v{}.metadata.json", dir, version);
+    if (versioned != committed_uri) FLOE_TRY(io.write(versioned, as_bytes(json)));
+    auto hint_uri = dir + "version-hint.text";
+    if (auto cur = io.read(hint_uri)) {
+        auto text = as_chars(*cur);
+        int64_t n = 0;
+        for (char c : text) {
+            if (c < '0' || c > '9') break;
+            n = n * 10 + (c - '0');
+        }
+        if (n >= version) return {};
+    }
+    auto text = std::to_string(version);  // no trailing newline: some readers use it verbatim
+    return io.write(hint_uri, as_bytes(text));
+}
+
+void backoff(const commit_options& o, int attempt) {
+    auto cap = std::min<int64_t>(o.max_backoff.count(), o.min_backoff.count() << std::min(attempt, 10));
+    auto lo = o.min_backoff.count(), hi = std::max<int64_t>(cap, lo);
+    auto ms = lo + static_cast<int64_t>(os_random64() % static_cast<uint64_t>(hi - lo + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+} // namespace
+
+int64_t metadata_version(std::string_view location) {
+    auto slash = location.rfind('/');
+    auto name = slash == std::string_view::npos ? location : location.substr(slash + 1);
+    if (name.starts_with("v")) name.remove_prefix(1);
+    int64_t n = 0;
+    size_t digits = 0;
+    for (char c : name) {
+        if (c < '0' || c > '9') break;
+        n = n * 10 + (c - '0');
+        ++digits;
+    }
+    return digits ? n : 0;
+}
+
+result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t) {
+    auto loc = FLOE_TRY(cat.metadata_location(t));
+    if (!loc) return fail(errc::not_found, "table {}.{} does not exist", t.ns, t.name);
+    auto bytes = FLOE_TRY_CTX(io.read(*loc), "table {}.{}", t.ns, t.name);
+    auto m = FLOE_TRY_CTX(parse_metadata(as_chars(bytes)), "metadata file {}", *loc);
+    return loaded_table{*loc, std::move(m)};
+}
+
+result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
+                                             const std::string& location,
+                                             std::map<std::string, std::string> properties) {
+    FLOE_TRY(cat.create_namespace_if_missing(t.ns));
+    if (FLOE_TRY(cat.metadata_location(t))) return load_table(cat, io, t);
+    auto base = location.ends_with("/") ? location.substr(0, location.size() - 1) : location;
+    auto m = new_floe_table(base, uuid::random().to_string(),
+                            system_clock_source::instance().now_ms(), std::move(properties));
+    auto json = to_json_text(m);
+    auto loc = metadata_dir(base) + cat.metadata_file_name(1);
+    if (auto r = io.create_new(loc, as_bytes(json)); !r) {
+        if (r.error().code() == errc::already_exists && cat.commit_by_create()) return load_table(cat, io, t);
+        return std::unexpected(r.error());
+    }
+    if (auto r = cat.create_table(t, loc); !r) {
+        (void)io.remove(loc);
+        if (r.error().code() == errc::already_exists) return load_table(cat, io, t);
+        return std::unexpected(r.error());
+    }
+    FLOE_TRY(write_path_copies(io, base, 1, json, loc));
+    return loaded_table{loc, std::move(m)};
+}
+
+result<std::vector<manifest_entry>> live_files(file_io& io, const table_metadata& m) {
+    std::vector<manifest_entry> out;
+    auto* snap = m.current_snapshot();
+    if (!snap) return out;
+    auto list_bytes = FLOE_TRY(io.read(snap->manifest_list));
+    auto manifests = FLOE_TRY(read_manifest_list(list_bytes, snap->manifest_list));
+    for (auto& mf : manifests) {
+        auto bytes = FLOE_TRY(io.read(mf.manifest_path));
+        auto entries = FLOE_TRY(read_manifest(bytes, mf.manifest_path, &mf));
+        for (auto& e : entries)
+            if (e.status != entry_status::deleted) out.push_back(std::move(e));
+    }
+    return out;
+}
+
+namespace {
+
+struct attempt_files {
+    std::vector<std::string> uris;
+    void cleanup(file_io& io) {
+        for (auto& u : uris) (void)io.remove(u);
+        uris.clear();
+    }
+};
+
+// Merges small data manifests into one (entries become "existing", keeping their snapshot ids
+// and sequence numbers), so the list a commit reads and writes stays short.
+result<std::vector<manifest_file>> maybe_merge(file_io& io, const table_metadata& base,
+                                               std::vector<manifest_file> manifests, int64_t snapshot_id,
+                                               int64_t seq, const commit_options& o,
+                                               attempt_files& written) {
+    std::vector<manifest_file> small, keep;
+    for (auto& m : manifests) {
+        bool mergeable = m.content == 0 && m.partition_spec_id == base.default_spec_id
+                         && m.manifest_length < o.merge_small_bytes;
+        (mergeable ? small : keep).push_back(std::move(m));
+    }
+    if (small.size() < o.merge_min_count) {
+        keep.insert(keep.end(), std::make_move_iterator(small.begin()), std::make_move_iterator(small.end()));
+        return keep;
+    }
+    std::vector<manifest_entry> entries;
+    for (auto& m : small) {
+        auto bytes = FLOE_TRY(io.read(m.manifest_path));
+        for (auto& e : FLOE_TRY(read_manifest(bytes, m.manifest_path, &m))) {
+            if (e.status == entry_status::deleted) continue;
+            e.status = entry_status::existing;
+            entries.push_back(std::move(e));
+        }
+    }
+    manifest_context ctx{base.current_schema(), base.default_spec(), snapshot_id, seq, o.codec};
+    auto merged = FLOE_TRY(write_manifest(ctx, entries));
+    auto uri = fmt::format("{}{}-m1.avro", metadata_dir(base.location), uuid::random().to_string());
+    FLOE_TRY(io.write(uri, merged.bytes));
+    written.uris.push_back(uri);
+    merged.entry.manifest_path = uri;
+    keep.push_back(std::move(merged.entry));
+    return keep;
+}
+
+// Rewrites the manifests that hold a file of `remove`: those entries become "deleted" (by this
+// snapshot, keeping their sequence numbers), the others "existing". Manifests without such a
+// file are kept as they are. Fails with not_found if a path is not live in the table.
+struct removal {
+    std::vector<manifest_file> manifests;
+    int64_t files = 0, records = 0, bytes = 0;
+    std::vector<std::string> partitions;
+};
+
+result<removal> remove_files(file_io& io, const table_metadata& base, std::vector<manifest_file> old,
+                             const std::vector<std::string>& remove, int64_t snapshot_id, int64_t seq,
+                             const commit_options& o, attempt_files& written) {
+    removal out;
+    std::set<std::string> wanted(remove.begin(), remove.end());
+    std::set<std::string> found;
+    for (auto& m : old) {
+        if (m.content != 0 || m.added_files_count + m.existing_files_count == 0) {
+            out.manifests.push_back(std::move(m));
+            continue;
+        }
+        auto entries = FLOE_TRY(read_manifest(FLOE_TRY(io.read(m.manifest_path)), m.manifest_path, &m));
+        bool touched = false;
+        for (auto& e : entries)
+            touched |= e.status != entry_status::deleted && wanted.count(e.file.file_path);
+        if (!touched) {
+            out.manifests.push_back(std::move(m));
+            continue;
+        }
+        std::vector<manifest_entry> rewritten;
+        for (auto& e : entries) {
+            if (e.status == entry_status::deleted) continue;  // only meaningful in its own snapshot
+            if (wanted.count(e.file.file_path)) {
+                found.insert(e.file.file_path);
+                e.status = entry_status::deleted;
+                e.snapshot_id = snapshot_id;
+                ++out.files;
+                out.records += e.file.record_count;
+                out.bytes += e.file.file_size_in_bytes;
+                std::string key;
+                for (auto& p : e.file.partition) key += avro::to_debug_string(p) + "/";
+                out.partitions.push_back(std::move(key));
+            } else {
+                e.status = entry_status::existing;
+            }
+            rewritten.push_back(std::move(e));
+        }
+        const partition_spec* spec = nullptr;
+        for (auto& p : base.partition_specs)
+            if (p.spec_id == m.partition_spec_id) spec = &p;
+        if (!spec) return fail(errc::corrupt, "manifest {} names unknown spec {}", m.manifest_path, m.partition_spec_id);
+        auto w = FLOE_TRY(write_manifest({base.current_schema(), spec, snapshot_id, seq, o.codec}, rewritten));
+        auto uri = fmt::format("{}{}-m2.avro", metadata_dir(base.location), uuid::random().to_string());
+        FLOE_TRY(io.write(uri, w.bytes));
+        written.uris.push_back(uri);
+        w.entry.manifest_path = uri;
+        out.manifests.push_back(std::move(w.entry));
+    }
+    for (auto& p : wanted)
+        if (!found.count(p)) return fail(errc::not_found, "data file {} is not in the table", p);
+    return out;
+}
+
+} // namespace
+
+result<commit_result> append_files(catalog& cat, file_io& io, const table_ident& t,
+                                   append_request req, const commit_options& o) {
+    return commit_changes(cat, io, t, change_request{"append", std::move(req.files), {}, std::move(req.prepare)}, o);
+}
+
+result<commit_result> commit_changes(catalog& cat, file_io& io, const table_ident& t,
+                                     change_request req, const commit_options& o) {
+    auto step = [&](std::string_view s) {
+        if (o.on_step) o.on_step(s);
+    };
+    std::optional<written_manifest> manifest;
+    std::string manifest_uri;
+    int64_t snapshot_id = 0;
+    for (int attempt = 1;; ++attempt) {
+        auto base = FLOE_TRY(load_table(cat, io, t));
+        auto& bm = base.metadata;
+        auto* schema = bm.current_schema();
+        auto* spec = bm.default_spec();
+        if (!schema || !spec) return fail(errc::corrupt, "table {}.{} has no current schema or spec", t.ns, t.name);
+        if (!snapshot_id || bm.find_snapshot(snapshot_id)) {
+            // The manifest names its snapshot, so a new id (a collision, practically never)
+            // means a new manifest.
+            snapshot_id = new_snapshot_id(bm);
+            if (manifest) {
+                (void)io.remove(manifest_uri);
+                manifest.reset();
+            }
+        }
+        int64_t seq = bm.last_sequence_number + 1;
+
+        // The manifest of the new files does not depend on the base (added entries inherit
+        // their sequence number), so it is written once and reused by every attempt.
+        if (!manifest && !req.add.empty()) {
+            std::vector<manifest_entry> entries;
+            entries.reserve(req.add.size());
+            for (auto& f : req.add) entries.push_back(manifest_entry{entry_status::added, {}, {}, {}, f});
+            manifest = FLOE_TRY(write_manifest({schema, spec, snapshot_id, seq, o.codec}, entries));
+            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), uuid::random().to_string());
+            FLOE_TRY(io.write(manifest_uri, manifest->bytes));
+            step("manifest");
+        }
+        attempt_files written;
+
+        auto* parent = bm.current_snapshot();
+        std::vector<manifest_file> old;
+        if (parent) {
+            auto bytes = FLOE_TRY_CTX(io.read(parent->manifest_list), "snapshot {}", parent->snapshot_id);
+            old = FLOE_TRY(read_manifest_list(bytes, parent->manifest_list));
+        }
+        removal removed;
+        if (!req.remove.empty()) {
+            auto r = remove_files(io, bm, std::move(old), req.remove, snapshot_id, seq, o, written);
+            if (!r) {
+                written.cleanup(io);
+                return std::unexpected(r.error());
+            }
+            removed = std::move(*r);
+            old = std::move(removed.manifests);
+        }
+        auto kept = maybe_merge(io, bm, std::move(old), snapshot_id, seq, o, written);
+        if (!kept) {
+            written.cleanup(io);
+            return std::unexpected(kept.error());
+        }
+        std::vector<manifest_file> list;
+        list.reserve(kept->size() + 1);
+        if (manifest) {
+            auto entry = manifest->entry;
+            entry.manifest_path = manifest_uri;
+            entry.added_snapshot_id = snapshot_id;
+            entry.sequence_number = seq;
+            entry.min_sequence_number = seq;
+            list.push_back(std::move(entry));
+        }
+        list.insert(list.end(), std::make_move_iterator(kept->begin()), std::make_move_iterator(kept->end()));
+
+        // Summary: this snapshot's additions and the running totals.
+        std::map<std::string, std::string> summary;
+        int64_t added_records = 0, added_size = 0;
+        std::vector<std::string> partitions = removed.partitions;
+        for (auto& f : req.add) {
+            added_records += f.record_count;
+            added_size += f.file_size_in_bytes;
+            std::string key;
+            for (auto& p : f.partition) key += avro::to_debug_string(p) + "/";
+            partitions.push_back(std::move(key));
+        }
+        std::sort(partitions.begin(), partitions.end());
+        partitions.erase(std::unique(partitions.begin(), partitions.end()), partitions.end());
+        summary["operation"] = req.operation;
+        if (!req.add.empty()) {
+            summary["added-data-files"] = std::to_string(req.add.size());
+            summary["added-records"] = std::to_string(added_records);
+            summary["added-files-size"] = std::to_string(added_size);
+        }
+        if (removed.files) {
+            summary["deleted-data-files"] = std::to_string(removed.files);
+            summary["deleted-records"] = std::to_string(removed.records);
+            summary["removed-files-size"] = std::to_string(removed.bytes);
+        }
+        summary["changed-partition-count"] = std::to_string(partitions.size());
+        summary["total-records"] =
+            std::to_string(summary_long(parent, "total-records") + added_records - removed.records);
+        summary["total-files-size"] =
+            std::to_string(summary_long(parent, "total-files-size") + added_size - removed.bytes);
+        summary["total-data-files"] = std::to_string(summary_long(parent, "total-data-files")
+                                                     + static_cast<int64_t>(req.add.size()) - removed.files);
+        summary["total-delete-files"] = std::to_string(summary_long(parent, "total-delete-files"));
+        summary["total-position-deletes"] = std::to_string(summary_long(parent, "total-position-deletes"));
+        summary["total-equality-deletes"] = std::to_string(summary_long(parent, "total-equality-deletes"));
+        if (req.prepare) {
+            if (auto r = req.prepare(bm, summary); !r) {
+                written.cleanup(io);
+                if (manifest) (void)io.remove(manifest_uri);
+                return std::unexpected(r.error());
+            }
+        }
+
+        auto list_uri = fmt::format("{}snap-{}-{}-{}.avro", metadata_dir(bm.location), snapshot_id, attempt,
+                                    uuid::random().to_string());
+        auto list_bytes = write_manifest_list(snapshot_id,
+                                              parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt,
+                                              seq, list, o.codec);
+        if (!list_bytes) {
+            written.cleanup(io);
+            return std::unexpected(list_bytes.error());
+        }
+        if (auto r = io.write(list_uri, *list_bytes); !r) {
+            written.cleanup(io);
+            return std::unexpected(r.error());
+        }
+        written.uris.push_back(list_uri);
+        step("manifest-list");
+
+        int64_t now = std::max(o.clock->now_ms(), bm.last_updated_ms);
+        table_metadata next = bm;
+        snapshot s;
+        s.snapshot_id = snapshot_id;
+        s.parent_snapshot_id = parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt;
+        s.sequence_number = seq;
+        s.timestamp_ms = now;
+        s.manifest_list = list_uri;
+        s.summary = std::move(summary);
+        s.schema_id = schema->schema_id;
+        next.snapshots.push_back(std::move(s));
+        next.current_snapshot_id = snapshot_id;
+        next.refs["main"] = snapshot_ref{snapshot_id, "branch", {}, {}, {}};
+        next.snapshot_log.push_back({now, snapshot_id});
+        next.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
+        // write.metadata.previous-versions-max defaults to 100 in Iceberg.
+        if (next.metadata_log.size() > 100)
+            next.metadata_log.erase(next.metadata_log.begin(),
+                                    next.metadata_log.end() - 100);
+        next.last_sequence_number = seq;
+        next.last_updated_ms = now;
+        auto json = to_json_text(next);
+        int64_t version = metadata_version(base.metadata_location) + 1;
+        auto meta_uri = metadata_dir(bm.location) + cat.metadata_file_name(version);
+        result<void> swapped;
+        if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
+            if (!cat.commit_by_create() || r.error().code() != errc::already_exists) {
+                written.cleanup(io);
+                return std::unexpected(r.error());
+            }
+            // Another writer created this version first: the filesystem catalog's conflict.
+            swapped = fail(errc::conflict, "{} was created by a concurrent commit", meta_uri);
+        } else {
+            step("metadata");
+            if (!cat.commit_by_create()) {
+                written.uris.push_back(meta_uri);
+                swapped = cat.swap(t, base.metadata_location, meta_uri);
+            }
+        }
+        if (swapped) {
+            step("swap");
+            // Best effort: the commit is done; a stale copy is fixed by the next commit.
+            (void)write_path_copies(io, bm.location, version, json, meta_uri);
+            return commit_result{snapshot_id, seq, meta_uri, attempt};
+        }
+        auto code = swapped.error().code();
+        if (code != errc::conflict) {
+            // The outcome may be unknown (a connection lost after the UPDATE ran): look before
+            // deleting anything, the catalog may already point at our metadata.
+            auto now_at = cat.metadata_location(t);
+            if (now_at && *now_at == meta_uri) {
+                step("swap");
+                (void)write_path_copies(io, bm.location, version, json, meta_uri);
+                return commit_result{snapshot_id, seq, meta_uri, attempt};
+            }
+            if (!now_at) {
+                // Still unknown: leave every file in place (orphans at worst, never a table
+                // pointing at a deleted file).
+                return std::unexpected(std::move(swapped).error().with_context(
+                    "commit to {}.{}: outcome unknown", t.ns, t.name));
+            }
+        }
+        written.cleanup(io);
+        if ((code != errc::conflict && code != errc::unavailable) || attempt >= o.max_attempts)
+            return std::unexpected(std::move(swapped).error().with_context(
+                "commit to {}.{} after {} attempts", t.ns, t.name, attempt));
+        backoff(o, attempt);
+    }
+}
+
+} // namespace floe::iceberg

@@ -1,0 +1,93 @@
+#pragma once
+
+#include "base/clock.h"
+#include "format/avro/codec.h"
+#include "iceberg/catalog.h"
+#include "iceberg/file_io.h"
+#include "iceberg/manifest.h"
+#include "iceberg/metadata.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace floe::iceberg {
+
+struct loaded_table {
+    std::string metadata_location;
+    table_metadata metadata;
+};
+
+/// Reads the metadata file the catalog points at. errc::not_found if there is no such table.
+result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t);
+
+/// Loads the table, creating namespace and table (Floe's schema, spec and sort order) first if
+/// they do not exist. `location` is the table's base URI (e.g. file:///wh/floe/orders).
+/// Safe against a concurrent creator: the loser loads the winner's table.
+result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
+                                             const std::string& location,
+                                             std::map<std::string, std::string> properties = {});
+
+struct commit_options {
+    int max_attempts = 200;
+    std::chrono::milliseconds min_backoff{2};
+    std::chrono::milliseconds max_backoff{200};
+    avro::codec codec = avro::codec::deflate;
+    /// Manifest merging keeps the manifest list short, so commit cost stays flat as snapshots
+    /// accumulate: once a list holds this many small manifests they are merged into one.
+    size_t merge_min_count = 100;
+    int64_t merge_small_bytes = 8 << 20;
+    clock_source* clock = &system_clock_source::instance();
+    /// Test hook called at each commit step ("manifest", "manifest-list", "metadata", "swap").
+    std::function<void(std::string_view step)> on_step;
+};
+
+/// What an append adds. `prepare` runs at each attempt with the table as it is then and may add
+/// summary entries (e.g. the committed positions per stream, carried forward from the base
+/// snapshot's summary); an error from it aborts the commit (e.g. "already committed").
+struct append_request {
+    std::vector<data_file> files;
+    std::function<result<void>(const table_metadata& base, std::map<std::string, std::string>& summary)> prepare;
+};
+
+struct commit_result {
+    int64_t snapshot_id = 0;
+    int64_t sequence_number = 0;
+    std::string metadata_location;
+    int attempts = 0;
+};
+
+/// Appends data files in one new snapshot (operation "append") with optimistic concurrency:
+/// write a manifest (once), then per attempt a manifest list (old manifests + the new one, or a
+/// merged one) and a new metadata file, and swap it in the catalog; on conflict reload,
+/// re-apply and retry with jittered backoff. After the swap, metadata/v<N>.metadata.json and
+/// version-hint.text are refreshed for path-based readers.
+result<commit_result> append_files(catalog& cat, file_io& io, const table_ident& t,
+                                   append_request req, const commit_options& opts = {});
+
+/// A general snapshot: files added and files (by path) removed, under one operation name:
+/// "append" (add only), "delete" (remove only: retention), "replace" (both, same rows:
+/// compaction), "overwrite". Files to remove must be live, else errc::not_found.
+struct change_request {
+    std::string operation = "append";
+    std::vector<data_file> add;
+    std::vector<std::string> remove;
+    std::function<result<void>(const table_metadata& base, std::map<std::string, std::string>& summary)> prepare;
+};
+
+/// Commits a change request with the same protocol as append_files (which is a change request
+/// with operation "append"). Manifests holding removed files are rewritten per attempt.
+result<commit_result> commit_changes(catalog& cat, file_io& io, const table_ident& t,
+                                     change_request req, const commit_options& opts = {});
+
+/// Every live data file of the current snapshot (manifest list → manifests, sequence numbers
+/// inherited).
+result<std::vector<manifest_entry>> live_files(file_io& io, const table_metadata& m);
+
+/// The metadata version number in a metadata file name ("v12.metadata.json",
+/// "00012-<uuid>.metadata.json"), or 0.
+int64_t metadata_version(std::string_view location);
+
+} // namespace floe::iceberg

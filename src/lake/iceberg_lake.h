@@ -1,0 +1,50 @@
+#pragma once
+
+#include "iceberg/catalog.h"
+#include "iceberg/file_io.h"
+#include "iceberg/table.h"
+#include "lake/table_writer.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace floe::lake {
+
+struct lake_options {
+    std::string warehouse;          ///< floe.storage.remote.path, e.g. file:///data/warehouse
+    std::string ns = "floe";        ///< floe.namespace
+    parquet::writer_options parquet; ///< codec, row-group size, target file size
+    iceberg::commit_options commit;
+};
+
+/// The warehouse as Iceberg tables in a catalog: one table per topic at
+/// <warehouse>/<namespace>/<table>, created on first use. Thread-safe; table writers are cached
+/// and shared.
+class iceberg_lake final : public lake {
+public:
+    iceberg_lake(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,
+                 lake_options opts);
+    result<std::shared_ptr<table_writer>> table_for_topic(const std::string& topic) override;
+
+    iceberg::catalog& catalog() noexcept { return *_cat; }
+    iceberg::file_io& io() noexcept { return *_io; }
+    const lake_options& options() const noexcept { return _opts; }
+
+private:
+    std::shared_ptr<iceberg::catalog> _cat;
+    std::shared_ptr<iceberg::file_io> _io;
+    lake_options _opts;
+    std::mutex _mu;
+    std::map<std::string, std::shared_ptr<table_writer>> _tables;
+};
+
+/// Reads the committed positions from a snapshot summary (empty when absent).
+result<position_map> positions_from_summary(const std::map<std::string, std::string>& summary);
+std::string positions_to_json(const position_map& p);
+
+/// Escapes a partition value for a path segment as Hive/Iceberg do ("a/b" -> "a%2Fb").
+std::string escape_partition_value(std::string_view v);
+
+} // namespace floe::lake

@@ -1,0 +1,108 @@
+#include "lake/table_reader.h"
+
+#include "iceberg/bounds.h"
+
+#include <algorithm>
+
+namespace floe::lake {
+
+table_reader::table_reader(iceberg_lake& lake, std::string topic) : _lake(lake), _topic(std::move(topic)) {}
+
+result<std::vector<planned_file>> table_reader::all_files() {
+    // One catalog lookup per call (a cheap indexed query) so a commit is visible at once: a
+    // reader must never miss rows that local retention already removed from the hot tier.
+    // Manifests are read again only when the metadata location moved.
+    std::lock_guard g(_mu);
+    iceberg::table_ident ident{_lake.options().ns, table_name_for_topic(_topic)};
+    auto loc = FLOE_TRY(_lake.catalog().metadata_location(ident));
+    if (!loc) {
+        _files.clear();
+        _metadata_location.clear();
+        return _files;
+    }
+    if (*loc == _metadata_location) return _files;
+    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), ident));
+    auto entries = FLOE_TRY_CTX(iceberg::live_files(_lake.io(), t.metadata), "planning a scan of {}", ident.name);
+    std::vector<planned_file> files;
+    files.reserve(entries.size());
+    for (auto& e : entries) {
+        planned_file f;
+        f.uri = e.file.file_path;
+        if (!e.file.partition.empty()) f.stream_key = std::string(e.file.partition[0].as_string());
+        f.record_count = e.file.record_count;
+        auto bound = [&](const std::map<int32_t, std::string>& m, int32_t id, int64_t dflt) -> int64_t {
+            auto it = m.find(id);
+            if (it == m.end()) return dflt;
+            auto v = iceberg::deserialize_long(it->second);
+            return v ? *v : dflt;
+        };
+        f.min_offset = bound(e.file.lower_bounds, iceberg::field_ids::offset, INT64_MIN);
+        f.max_offset = bound(e.file.upper_bounds, iceberg::field_ids::offset, INT64_MAX);
+        if (auto k = e.file.lower_bounds.find(iceberg::field_ids::key); k != e.file.lower_bounds.end())
+            f.min_key = k->second;
+        if (auto k = e.file.upper_bounds.find(iceberg::field_ids::key); k != e.file.upper_bounds.end())
+            f.max_key = k->second;
+        f.min_ts = bound(e.file.lower_bounds, iceberg::field_ids::message_ts, INT64_MIN);
+        f.max_ts = bound(e.file.upper_bounds, iceberg::field_ids::message_ts, INT64_MAX);
+        files.push_back(std::move(f));
+    }
+    std::sort(files.begin(), files.end(), [](auto& a, auto& b) {
+        return std::tie(a.stream_key, a.min_offset) < std::tie(b.stream_key, b.min_offset);
+    });
+    _files = std::move(files);
+    _metadata_location = *loc;
+    return _files;
+}
+
+bool planned_file::may_contain_key(std::string_view key) const {
+    if (min_key && key < std::string_view(*min_key)) return false;
+    if (max_key && key > std::string_view(*max_key)) return false;
+    return true;
+}
+
+result<std::vector<planned_file>> table_reader::files() { return all_files(); }
+
+result<std::vector<planned_file>> table_reader::files_for_offsets(const std::string& stream_key, int64_t from,
+                                                                  int64_t to) {
+    auto all = FLOE_TRY(all_files());
+    std::vector<planned_file> out;
+    for (auto& f : all)
+        if (f.stream_key == stream_key && f.max_offset >= from && f.min_offset < to) out.push_back(f);
+    return out;
+}
+
+result<std::vector<planned_file>> table_reader::files_for_time(const std::string& stream_key, int64_t from_ts,
+                                                               int64_t to_ts) {
+    auto all = FLOE_TRY(all_files());
+    std::vector<planned_file> out;
+    for (auto& f : all)
+        if (f.stream_key == stream_key && f.max_ts >= from_ts && f.min_ts <= to_ts) out.push_back(f);
+    return out;
+}
+
+result<std::optional<int64_t>> table_reader::start_offset(const std::string& stream_key) {
+    auto all = FLOE_TRY(all_files());
+    std::optional<int64_t> start;
+    for (auto& f : all)
+        if (f.stream_key == stream_key && f.record_count > 0) start = std::min(start.value_or(INT64_MAX), f.min_offset);
+    return start;
+}
+
+result<std::vector<parquet::message_record>> table_reader::read_file(const planned_file& f) {
+    std::unique_ptr<parquet::input_source> src;
+    byte_buffer remote;
+    if (f.uri.starts_with("file://")) {
+        auto path = FLOE_TRY(iceberg::local_path(f.uri));
+        src = FLOE_TRY_CTX(parquet::open_file_source(path), "opening data file {}", f.uri);
+    } else {
+        remote = FLOE_TRY(_lake.io().read(f.uri));
+        src = parquet::make_memory_source(remote, f.uri);
+    }
+    auto reader = FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "reading data file {}", f.uri);
+    std::vector<parquet::message_record> rows;
+    rows.reserve(static_cast<size_t>(std::max<int64_t>(0, f.record_count)));
+    while (FLOE_TRY_CTX(reader.next_row_group(rows), "reading data file {}", f.uri)) {}
+    return rows;
+}
+
+} // namespace floe::lake

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "format/parquet/reader.h"
+#include "lake/iceberg_lake.h"
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace floe::lake {
+
+/// A live data file of one stream with the bounds scan planning prunes by.
+struct planned_file {
+    std::string uri;
+    std::string stream_key;
+    int64_t record_count = 0;
+    int64_t min_offset = 0, max_offset = -1;    ///< from the manifest's column bounds
+    int64_t min_ts = INT64_MIN, max_ts = INT64_MAX;
+    std::optional<std::string> min_key, max_key; ///< key column bounds (max may be truncated up)
+    /// False when the manifest bounds prove no row of the file has this key.
+    bool may_contain_key(std::string_view key) const;
+};
+
+/// Reads a topic's table: plans scans from the manifests (partition value and column bounds,
+/// no data file opened) and reads rows of chosen files. The file list is cached per metadata
+/// location: each call asks the catalog where the metadata is, so a commit is seen at once.
+/// Thread-safe.
+class table_reader {
+public:
+    table_reader(iceberg_lake& lake, std::string topic);
+
+    /// Files of `stream_key` whose offsets reach [from, to), ordered by min offset.
+    result<std::vector<planned_file>> files_for_offsets(const std::string& stream_key, int64_t from,
+                                                        int64_t to);
+    /// Files of `stream_key` holding rows with message_ts in [from_ts, to_ts].
+    result<std::vector<planned_file>> files_for_time(const std::string& stream_key, int64_t from_ts,
+                                                     int64_t to_ts);
+    /// Every live file of the table, by stream key then offset.
+    result<std::vector<planned_file>> files();
+    /// Smallest offset of the stream in the table, nullopt when it has none.
+    result<std::optional<int64_t>> start_offset(const std::string& stream_key);
+    /// Every row of one file, in file order.
+    result<std::vector<parquet::message_record>> read_file(const planned_file& f);
+
+private:
+    result<std::vector<planned_file>> all_files();
+
+    iceberg_lake& _lake;
+    std::string _topic;
+    std::mutex _mu;
+    std::string _metadata_location;
+    std::vector<planned_file> _files;
+};
+
+} // namespace floe::lake

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "base/result.h"
+#include "format/parquet/writer.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace floe::lake {
+
+/// Committed positions: per stream key, the next position not yet in the table (for Kafka
+/// partitions, one past the last committed offset). Every snapshot's summary carries the full
+/// map, carried forward by every commit; it is the truth recovery starts from.
+using position_map = std::map<std::string, int64_t>;
+
+/// Snapshot summary key holding the position map as a JSON object.
+inline constexpr const char* positions_summary_key = "floe.committed-positions";
+
+struct commit_result {
+    int64_t snapshot_id = 0;
+    int64_t sequence_number = 0;
+    int64_t added_rows = 0;
+    int64_t skipped_rows = 0; ///< rows at or below a committed position, dropped before writing
+    std::vector<std::string> data_files;
+    uint64_t added_bytes = 0;
+    int attempts = 1; ///< commit attempts (conflicts retried)
+};
+
+/// One append in progress: rows go into Parquet files (rolled at the target file size) under
+/// data/stream_key=<key>/segment-<segment id>-<uuid>.parquet; commit() writes the manifest,
+/// manifest list and metadata and swaps them in with one catalog compare-and-swap.
+/// Rows whose (stream_key, offset) is below the table's committed position for that stream are
+/// dropped (a retried offload adds nothing twice). Rows must come in offset order per stream.
+/// One thread drives an append. Dropping it without commit() leaves orphan files (reported).
+class append {
+public:
+    virtual ~append() = default;
+    virtual result<void> add(const parquet::message_row& row) = 0;
+    /// Commits with `advance`: positions to move forward (merged into the carried-forward map;
+    /// a position never moves backwards). With no rows added, commits only if a position moves.
+    virtual result<commit_result> commit(const position_map& advance) = 0;
+    /// Paths of files written by this attempt (for orphan reporting when it fails).
+    virtual std::vector<std::string> written_files() const = 0;
+};
+
+/// The Iceberg table of one topic. Thread-safe; appends to one table are serialised by the
+/// catalog's compare-and-swap (concurrent writers retry on conflict and never lose commits).
+class table_writer {
+public:
+    virtual ~table_writer() = default;
+    /// Positions in the table's current snapshot (empty for a new table).
+    virtual result<position_map> committed_positions() = 0;
+    /// Starts an append against the current snapshot's positions.
+    virtual result<std::unique_ptr<append>> begin_append() = 0;
+    /// Deletes whole data files whose newest message_ts is older than `cutoff_ms` (remote
+    /// retention), in one delete commit that carries the positions forward. Returns files removed.
+    virtual result<size_t> expire_before(int64_t cutoff_ms) = 0;
+    virtual const std::string& table_name() const = 0;
+    virtual std::string location() const = 0;
+};
+
+/// Opens (creating on first use) the tables of the warehouse.
+class lake {
+public:
+    virtual ~lake() = default;
+    /// The table for a Kafka topic: name = topic with '.', '-', ':' as '_', in floe.namespace.
+    virtual result<std::shared_ptr<table_writer>> table_for_topic(const std::string& topic) = 0;
+};
+
+/// "orders.created-v1" -> "orders_created_v1".
+std::string table_name_for_topic(std::string_view topic);
+
+} // namespace floe::lake

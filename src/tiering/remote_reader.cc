@@ -1,0 +1,218 @@
+#include "tiering/remote_reader.h"
+
+#include "base/metrics.h"
+#include "log/batch_builder.h"
+#include "tiering/storage_worker.h"
+
+namespace floe::tiering {
+namespace {
+
+size_t approx_bytes(const std::vector<parquet::message_record>& rows) {
+    size_t n = rows.size() * sizeof(parquet::message_record);
+    for (auto& r : rows) {
+        n += r.stream_key.size() + r.message_id.size() + (r.key ? r.key->size() : 0)
+             + (r.value ? r.value->size() : 0);
+        if (r.headers)
+            for (auto& h : *r.headers) n += h.key.size() + (h.value ? h.value->size() : 0) + 32;
+    }
+    return n;
+}
+
+int64_t kafka_ts(const parquet::message_record& r) {
+    return r.kafka_timestamp >= 0 ? r.kafka_timestamp : r.message_ts;
+}
+
+auto& tiered_reads() {
+    static auto& f = metrics::registry::instance().counter_family(
+        "floe_tiered_reads_total", "Reads served from the remote (Iceberg) tier.", {"kind"});
+    return f;
+}
+
+} // namespace
+
+remote_reader::remote_reader(lake::iceberg_lake& lake, size_t cache_bytes)
+    : _lake(lake), _cache_limit(cache_bytes) {}
+
+lake::table_reader& remote_reader::reader_for(const std::string& topic) {
+    std::lock_guard g(_mu);
+    auto& r = _readers[topic];
+    if (!r) r = std::make_unique<lake::table_reader>(_lake, topic);
+    return *r;
+}
+
+remote_reader::cache_stats remote_reader::stats() const {
+    std::lock_guard g(_mu);
+    auto s = _stats;
+    s.bytes = _cache_bytes;
+    s.files = _cache.size();
+    return s;
+}
+
+result<remote_reader::rows_ptr> remote_reader::rows_of(lake::table_reader& r, const lake::planned_file& f) {
+    {
+        std::lock_guard g(_mu);
+        if (auto c = _current.find(f.stream_key); c != _current.end() && c->second.first == f.uri) {
+            ++_stats.hits;
+            return c->second.second;
+        }
+        if (auto it = _cache.find(f.uri); it != _cache.end()) {
+            _lru.splice(_lru.begin(), _lru, it->second.lru);
+            ++_stats.hits;
+            return it->second.rows;
+        }
+        ++_stats.misses;
+    }
+    auto rows = std::make_shared<const std::vector<parquet::message_record>>(FLOE_TRY(r.read_file(f)));
+    size_t bytes = approx_bytes(*rows);
+    std::lock_guard g(_mu);
+    _current[f.stream_key] = {f.uri, rows};
+    if (_cache.contains(f.uri) || bytes > _cache_limit) return rows;
+    _lru.push_front(f.uri);
+    _cache.emplace(f.uri, cached{rows, bytes, _lru.begin()});
+    _cache_bytes += bytes;
+    while (_cache_bytes > _cache_limit && !_lru.empty()) {
+        auto victim = _cache.find(_lru.back());
+        _cache_bytes -= victim->second.bytes;
+        _cache.erase(victim);
+        _lru.pop_back();
+    }
+    return rows;
+}
+
+result<remote_reader::read_result> remote_reader::read(const std::string& topic, int32_t partition,
+                                                       int64_t offset, int64_t limit, size_t max_bytes) {
+    read_result out;
+    out.next_offset = offset;
+    if (offset >= limit) return out;
+    auto& r = reader_for(topic);
+    auto key = stream_key_for(topic, partition);
+    auto files = FLOE_TRY(r.files_for_offsets(key, offset, limit));
+    log::batch_builder b;
+    std::vector<log::batch_builder::header> headers;
+    constexpr size_t batch_records = 1000, batch_bytes = 1u << 20;
+    bool open = false;
+    auto flush = [&]() -> result<void> {
+        if (open && b.records() > 0) FLOE_TRY(b.finish(out.batches));
+        open = false;
+        return {};
+    };
+    for (auto& f : files) {
+        auto rows = FLOE_TRY_CTX(rows_of(r, f), "tiered read of {} at offset {}", key, offset);
+        for (auto& row : *rows) {
+            if (row.offset < out.next_offset) continue;
+            if (row.offset >= limit) break;
+            if (open && (b.records() >= batch_records || b.records_bytes() >= batch_bytes)) {
+                FLOE_TRY(flush());
+                if (out.batches.size() >= max_bytes) break;
+            }
+            if (!open) {
+                b.begin(row.offset);
+                open = true;
+            }
+            headers.clear();
+            if (row.headers)
+                for (auto& h : *row.headers)
+                    headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+            auto opt = [](const std::optional<std::string>& s) {
+                return s ? std::optional<std::string_view>(*s) : std::nullopt;
+            };
+            b.add(row.offset, kafka_ts(row), opt(row.key), opt(row.value), headers);
+            out.next_offset = row.offset + 1;
+            ++out.records;
+        }
+        if (out.batches.size() >= max_bytes) break;
+    }
+    FLOE_TRY(flush());
+    if (out.records) tiered_reads().with({"fetch"}).inc();
+    return out;
+}
+
+result<std::vector<parquet::message_record>> remote_reader::find_by_key(const std::string& topic,
+                                                                      std::string_view key, bool all,
+                                                                      parquet::lookup_stats* stats) {
+    auto& r = reader_for(topic);
+    auto files = FLOE_TRY(r.files());
+    // Newest first within each stream, so a single-record lookup stops at its first hit.
+    std::sort(files.begin(), files.end(), [](auto& a, auto& b) {
+        return std::tie(a.stream_key, b.max_offset) < std::tie(b.stream_key, a.max_offset);
+    });
+    std::vector<parquet::message_record> out;
+    std::string done_stream;
+    parquet::lookup_stats total;
+    for (auto& f : files) {
+        if (!all && f.stream_key == done_stream) continue;
+        if (!f.may_contain_key(key)) continue;
+        std::unique_ptr<parquet::input_source> src;
+        byte_buffer remote;
+        if (f.uri.starts_with("file://")) {
+            src = FLOE_TRY(parquet::open_file_source(FLOE_TRY(iceberg::local_path(f.uri))));
+        } else {
+            remote = FLOE_TRY(_lake.io().read(f.uri));
+            src = parquet::make_memory_source(remote, f.uri);
+        }
+        auto mr = FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "key lookup in {}", f.uri);
+        parquet::lookup_stats st;
+        auto found = FLOE_TRY_CTX(mr.find_by_key(key, &st), "key lookup in {}", f.uri);
+        total.row_groups += st.row_groups;
+        total.skipped_by_stats += st.skipped_by_stats;
+        total.skipped_by_bloom += st.skipped_by_bloom;
+        total.read += st.read;
+        if (found.empty()) continue;
+        if (all) {
+            for (auto& m : found) out.push_back(std::move(m));
+        } else {
+            auto newest = std::max_element(found.begin(), found.end(),
+                                           [](auto& a, auto& b) { return a.offset < b.offset; });
+            out.push_back(std::move(*newest));
+            done_stream = f.stream_key;
+        }
+    }
+    if (stats) *stats = total;
+    tiered_reads().with({"key_lookup"}).inc();
+    return out;
+}
+
+result<std::vector<parquet::message_record>> remote_reader::find_by_time(const std::string& topic, int32_t partition,
+                                                                       int64_t from_ts, int64_t to_ts,
+                                                                       int64_t below_offset, size_t limit) {
+    auto& r = reader_for(topic);
+    auto files = FLOE_TRY(r.files_for_time(stream_key_for(topic, partition), from_ts, to_ts));
+    std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
+    std::vector<parquet::message_record> out;
+    for (auto& f : files) {
+        if (f.min_offset >= below_offset || out.size() >= limit) break;
+        auto rows = FLOE_TRY(rows_of(r, f));
+        for (auto& row : *rows) {
+            if (row.offset >= below_offset || out.size() >= limit) break;
+            auto ts = kafka_ts(row);
+            if (ts >= from_ts && ts <= to_ts) out.push_back(row);
+        }
+    }
+    if (!out.empty()) tiered_reads().with({"time_range"}).inc();
+    return out;
+}
+
+result<std::optional<int64_t>> remote_reader::start_offset(const std::string& topic, int32_t partition) {
+    return reader_for(topic).start_offset(stream_key_for(topic, partition));
+}
+
+result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp(const std::string& topic,
+                                                                                 int32_t partition, int64_t ts,
+                                                                                 int64_t limit) {
+    auto& r = reader_for(topic);
+    auto key = stream_key_for(topic, partition);
+    auto files = FLOE_TRY(r.files_for_time(key, ts, INT64_MAX));
+    std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
+    for (auto& f : files) {
+        if (f.min_offset >= limit) break;
+        auto rows = FLOE_TRY(rows_of(r, f));
+        for (auto& row : *rows)
+            if (row.offset < limit && kafka_ts(row) >= ts) {
+                tiered_reads().with({"list_offsets"}).inc();
+                return std::optional<ts_hit>(ts_hit{row.offset, kafka_ts(row)});
+            }
+    }
+    return std::optional<ts_hit>();
+}
+
+} // namespace floe::tiering

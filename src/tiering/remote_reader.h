@@ -1,0 +1,84 @@
+#pragma once
+
+#include "base/bytes.h"
+#include "lake/table_reader.h"
+
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace floe::tiering {
+
+/// Serves Kafka reads below the local log start from the remote tier: finds the data files by
+/// the offset bounds in the manifests, reads their rows and rebuilds record batches with the
+/// original offsets, timestamps, keys, values and headers. Decoded files are kept in an LRU
+/// cache bounded by bytes, plus the file each stream is being read from (sequential readers). Thread-safe (one lock around planning and the cache; file reads
+/// happen outside it).
+class remote_reader {
+public:
+    explicit remote_reader(lake::iceberg_lake& lake, size_t cache_bytes = 64u << 20);
+
+    struct read_result {
+        byte_buffer batches;     ///< whole v2 batches, back to back
+        int64_t next_offset = 0; ///< one past the last record returned
+        size_t records = 0;
+    };
+    /// Records of topic/partition from `offset` on, with offsets below `limit` (where the local
+    /// tier takes over), about `max_bytes` of batches (at least one record when there is one).
+    /// Empty when the remote tier holds nothing at or after `offset` below `limit`.
+    result<read_result> read(const std::string& topic, int32_t partition, int64_t offset, int64_t limit,
+                             size_t max_bytes);
+    /// The first offset the remote tier holds for the partition (ListOffsets earliest).
+    result<std::optional<int64_t>> start_offset(const std::string& topic, int32_t partition);
+    struct ts_hit {
+        int64_t offset;
+        int64_t timestamp;
+    };
+    /// First record (offset order) with timestamp >= ts and offset < limit.
+    result<std::optional<ts_hit>> offset_for_timestamp(const std::string& topic, int32_t partition,
+                                                        int64_t ts, int64_t limit);
+
+    /// Records of the topic whose key equals `key`, from the remote tier: files pruned by the
+    /// manifests' key bounds, row groups by statistics and bloom filter. With `all` false, only
+    /// the newest match of each partition (files searched newest first).
+    result<std::vector<parquet::message_record>> find_by_key(const std::string& topic, std::string_view key,
+                                                             bool all, parquet::lookup_stats* stats = nullptr);
+    /// Records with timestamp in [from_ts, to_ts], offset order per partition, at most `limit`.
+    result<std::vector<parquet::message_record>> find_by_time(const std::string& topic, int32_t partition,
+                                                              int64_t from_ts, int64_t to_ts, int64_t below_offset,
+                                                              size_t limit);
+
+    struct cache_stats {
+        uint64_t hits = 0, misses = 0;
+        size_t bytes = 0, files = 0;
+    };
+    cache_stats stats() const;
+
+private:
+    using rows_ptr = std::shared_ptr<const std::vector<parquet::message_record>>;
+    lake::table_reader& reader_for(const std::string& topic);
+    result<rows_ptr> rows_of(lake::table_reader& r, const lake::planned_file& f);
+
+    lake::iceberg_lake& _lake;
+    size_t _cache_limit;
+    mutable std::mutex _mu;
+    std::map<std::string, std::unique_ptr<lake::table_reader>> _readers;
+    struct cached {
+        rows_ptr rows;
+        size_t bytes;
+        std::list<std::string>::iterator lru;
+    };
+    std::unordered_map<std::string, cached> _cache;
+    std::list<std::string> _lru; ///< most recent first
+    /// The file each stream was last read from, kept even when larger than the cache: a
+    /// consumer reading sequentially through one big file must not decode it again per fetch.
+    std::map<std::string, std::pair<std::string, rows_ptr>> _current;
+    size_t _cache_bytes = 0;
+    cache_stats _stats;
+};
+
+} // namespace floe::tiering

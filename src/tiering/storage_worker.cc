@@ -1,0 +1,300 @@
+#include "tiering/storage_worker.h"
+
+#include "base/metrics.h"
+#include "tiering/batch_records.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <future>
+
+namespace floe::tiering {
+namespace {
+
+struct worker_metrics {
+    metrics::family<metrics::counter>& segments;
+    metrics::family<metrics::counter>& records;
+    metrics::family<metrics::counter>& files;
+    metrics::family<metrics::counter>& bytes;
+    metrics::family<metrics::counter>& failures;
+    metrics::family<metrics::counter>& commits;
+    metrics::family<metrics::counter>& conflicts;
+    metrics::family<metrics::histogram>& commit_seconds;
+
+    static worker_metrics& get() {
+        auto& r = metrics::registry::instance();
+        static worker_metrics m{
+            r.counter_family("floe_offload_segments_total", "Segments offloaded to Iceberg.", {"topic"}),
+            r.counter_family("floe_offload_records_total", "Records committed to Iceberg by offload.", {"topic"}),
+            r.counter_family("floe_offload_files_total", "Parquet data files committed by offload.", {"topic"}),
+            r.counter_family("floe_offload_bytes_total", "Bytes of Parquet data files committed by offload.", {"topic"}),
+            r.counter_family("floe_storage_worker_failures_total", "Offload attempts that failed (retried with backoff).", {"topic"}),
+            r.counter_family("floe_iceberg_commits_total", "Iceberg commits by the storage worker.", {"operation"}),
+            r.counter_family("floe_iceberg_commit_conflicts_total", "Iceberg commit attempts that lost a compare-and-swap and were retried."),
+            r.histogram_family("floe_iceberg_commit_duration_seconds", "Time to write and commit one offload to Iceberg."),
+        };
+        return m;
+    }
+};
+
+} // namespace
+
+std::string stream_key_for(std::string_view topic, int32_t partition) {
+    return fmt::format("{}-{}", topic, partition);
+}
+
+storage_worker::storage_worker(log::log_manager& logs, lake::lake& lake, std::unique_ptr<lease> l,
+                               worker_options opts)
+    : _logs(logs), _lake(lake), _lease(std::move(l)), _opts(opts),
+      _clock(opts.clock ? *opts.clock : system_clock_source::instance()) {}
+
+storage_worker::~storage_worker() { stop(); }
+
+void storage_worker::start() {
+    std::lock_guard g(_run_mu);
+    if (_thread.joinable()) return;
+    _stopping = false;
+    _thread = std::thread([this] { run(); });
+}
+
+void storage_worker::stop() {
+    {
+        std::lock_guard g(_run_mu);
+        _stopping = true;
+    }
+    _cv.notify_all();
+    if (_thread.joinable()) _thread.join();
+    if (_lease) _lease->release();
+}
+
+void storage_worker::run() {
+    std::unique_lock lk(_run_mu);
+    while (!_stopping) {
+        lk.unlock();
+        auto report = tick();
+        if (report.segments_offloaded > 0 || report.failures > 0)
+            spdlog::debug("storage worker tick: {} segments, {} rows, {} failures",
+                          report.segments_offloaded, report.rows_committed, report.failures);
+        lk.lock();
+        _cv.wait_for(lk, _opts.tick_interval, [this] { return _stopping; });
+    }
+}
+
+worker_health storage_worker::health() const {
+    std::lock_guard g(_mu);
+    size_t failing = 0;
+    for (auto& [k, s] : _state) failing += s.failures > 0;
+    if (failing == 0)
+        return {true, _leader ? "offloading" : "standby (another broker holds the lease)"};
+    return {false, fmt::format("{} partition(s) failing to offload; last error: {}", failing, _last_error)};
+}
+
+tick_report storage_worker::tick() {
+    tick_report rep;
+    auto leader = _lease->acquire();
+    if (!leader) {
+        std::lock_guard g(_mu);
+        _last_error = leader.error().message();
+        spdlog::warn("storage worker: cannot take the lease: {}", leader.error().message());
+        ++rep.failures;
+        return rep;
+    }
+    {
+        std::lock_guard g(_mu);
+        _leader = *leader;
+    }
+    rep.leader = *leader;
+    if (!*leader) return rep;
+
+    // Every partition of every tiered topic; roll what is due by time first.
+    std::vector<std::pair<log::topic_info, std::shared_ptr<log::partition_log>>> work;
+    for (auto& t : _logs.topics()) {
+        if (!t.config.remote_storage_enable) continue;
+        for (int32_t p = 0; p < t.partitions; ++p) {
+            auto pl = _logs.partition(t.name, p);
+            if (!pl) continue;
+            if (auto r = pl->maybe_roll_by_time(); !r)
+                spdlog::warn("storage worker: cannot roll {}: {}", stream_key_for(t.name, p), r.error().message());
+            work.emplace_back(t, std::move(pl));
+        }
+    }
+    rep.partitions = work.size();
+
+    // Offload up to `parallelism` partitions at once.
+    size_t next = 0;
+    std::mutex next_mu;
+    auto runner = [&] {
+        partition_result total;
+        size_t failures = 0;
+        for (;;) {
+            size_t i;
+            {
+                std::lock_guard g(next_mu);
+                if (next >= work.size()) break;
+                i = next++;
+            }
+            auto r = offload_partition(work[i].first, work[i].second);
+            total.segments += r.segments;
+            total.rows += r.rows;
+            failures += r.failed;
+        }
+        return std::pair{total, failures};
+    };
+    size_t threads = std::min(std::max<size_t>(1, _opts.parallelism), std::max<size_t>(1, work.size()));
+    std::vector<std::future<std::pair<partition_result, size_t>>> futs;
+    for (size_t i = 1; i < threads; ++i) futs.push_back(std::async(std::launch::async, runner));
+    auto mine = runner();
+    rep.segments_offloaded += mine.first.segments;
+    rep.rows_committed += mine.first.rows;
+    rep.failures += mine.second;
+    for (auto& f : futs) {
+        auto r = f.get();
+        rep.segments_offloaded += r.first.segments;
+        rep.rows_committed += r.first.rows;
+        rep.failures += r.second;
+    }
+
+    // Local retention (only offloaded segments may go) and remote retention.
+    for (auto& [t, p] : work) {
+        auto deleted = p->apply_retention();
+        if (deleted) rep.local_segments_deleted += deleted->size();
+        else spdlog::warn("storage worker: local retention of {} failed: {}", stream_key_for(t.name, p->tp().partition), deleted.error().message());
+    }
+    auto now = std::chrono::steady_clock::now();
+    for (auto& t : _logs.topics()) {
+        if (!t.config.remote_storage_enable || t.config.retention_ms < 0) continue;
+        {
+            std::lock_guard g(_mu);
+            auto& last = _last_remote_retention[t.name];
+            if (last != std::chrono::steady_clock::time_point{} && now - last < _opts.remote_retention_interval) continue;
+            last = now;
+        }
+        auto table = _lake.table_for_topic(t.name);
+        if (!table) continue;
+        auto expired = (*table)->expire_before(_clock.now_ms() - t.config.retention_ms);
+        if (expired) {
+            rep.remote_files_expired += *expired;
+            if (*expired) spdlog::info("remote retention: {} data file(s) of {} older than retention.ms={} removed", *expired, t.name, t.config.retention_ms);
+        } else {
+            spdlog::warn("remote retention of {} failed: {}", t.name, expired.error().message());
+        }
+    }
+    return rep;
+}
+
+storage_worker::partition_result storage_worker::offload_partition(const log::topic_info& topic,
+                                                                   std::shared_ptr<log::partition_log> p) {
+    auto key = stream_key_for(topic.name, p->tp().partition);
+    {
+        std::lock_guard g(_mu);
+        auto& st = _state[key];
+        if (st.failures > 0 && std::chrono::steady_clock::now() < st.next_attempt) return {};
+    }
+    auto r = offload_partition_once(topic, *p);
+    std::lock_guard g(_mu);
+    auto& st = _state[key];
+    if (r) {
+        if (st.failures > 0) spdlog::info("storage worker: {} offloads again after {} failure(s)", key, st.failures);
+        st.failures = 0;
+        return *r;
+    }
+    ++st.failures;
+    auto backoff = std::min<std::chrono::milliseconds>(
+        _opts.max_backoff, std::chrono::milliseconds(500) * (1 << std::min(st.failures, 10)));
+    st.next_attempt = std::chrono::steady_clock::now() + backoff;
+    st.last_error = r.error().message();
+    _last_error = fmt::format("{}: {}", key, st.last_error);
+    worker_metrics::get().failures.with({topic.name}).inc();
+    spdlog::warn("storage worker: offload of {} failed (attempt {}, retry in {} ms): {}", key, st.failures,
+                 backoff.count(), r.error().message());
+    partition_result failed;
+    failed.failed = true;
+    return failed;
+}
+
+result<storage_worker::partition_result> storage_worker::offload_partition_once(const log::topic_info& topic,
+                                                                                log::partition_log& p) {
+    partition_result out;
+    auto key = stream_key_for(topic.name, p.tp().partition);
+    auto table = FLOE_TRY_CTX(_lake.table_for_topic(topic.name), "opening the table of {}", topic.name);
+    auto positions = FLOE_TRY_CTX(table->committed_positions(), "reading committed positions of {}", key);
+    int64_t committed = positions.contains(key) ? positions[key] : 0;
+    // A commit that landed before a crash, not yet marked locally: mark it now.
+    if (committed > p.offloaded_up_to()()) {
+        spdlog::info("storage worker: {} already committed up to offset {} (marker was {}); marking", key,
+                     committed, p.offloaded_up_to()());
+        FLOE_TRY(p.set_offloaded_up_to(kafka_offset(committed)));
+    }
+    auto& m = worker_metrics::get();
+    bool log_append_time = topic.config.message_timestamp_type == log::timestamp_type::log_append_time;
+    byte_buffer chunk, scratch;
+    for (auto& seg : p.sealed_segments()) {
+        if (seg.empty() || seg.next_offset() <= p.offloaded_up_to()()) continue;
+        auto t0 = std::chrono::steady_clock::now();
+        auto app = FLOE_TRY_CTX(table->begin_append(), "starting an append for segment {} of {}", seg.id(), key);
+        std::vector<parquet::message_header_view> headers;
+        std::string message_id;
+        int64_t offset = std::max(seg.base_offset(), committed);
+        while (offset < seg.next_offset()) {
+            auto rd = FLOE_TRY_CTX(p.read(kafka_offset(offset), {.max_bytes = _opts.read_chunk_bytes,
+                                                                   .min_one_batch = true,
+                                                                   .max_offset = seg.next_offset}),
+                                   "reading segment {} of {} at offset {}", seg.id(), key, offset);
+            if (rd.slices.empty()) break;
+            chunk.clear();
+            FLOE_TRY(rd.copy_to(chunk));
+            int64_t last_seen = offset - 1;
+            std::optional<error> record_error;
+            auto consumed = log::for_each_batch(chunk, true, [&](const log::record_batch_header& h, bytes_view b) {
+                last_seen = std::max(last_seen, h.last_offset());
+                auto rr = for_each_record(h, b, scratch, _opts.max_decompressed_batch, [&](const record_view& rec) -> result<void> {
+                    if (rec.offset < offset) return {};
+                    headers.clear();
+                    for (auto& hv : *rec.headers) headers.push_back({hv.key, hv.value});
+                    message_id = std::to_string(rec.offset);
+                    parquet::message_row row;
+                    row.stream_key = key;
+                    row.segment_id = seg.id();
+                    row.message_id = message_id;
+                    row.message_ts = rec.timestamp;
+                    row.kafka_timestamp = log_append_time ? -1 : rec.timestamp;
+                    row.key = rec.key;
+                    row.value = rec.value;
+                    row.headers = std::span<const parquet::message_header_view>(headers);
+                    row.partition = p.tp().partition;
+                    row.offset = rec.offset;
+                    return app->add(row);
+                });
+                if (!rr) {
+                    record_error = std::move(rr).error();
+                    return false;
+                }
+                return true;
+            });
+            if (record_error)
+                return fail(std::move(*record_error).with_context("segment {} of {}", seg.id(), key));
+            FLOE_TRY_CTX(std::move(consumed), "segment {} of {} at offset {}", seg.id(), key, offset);
+            if (last_seen < offset) break; // no progress: nothing more below the segment end
+            offset = last_seen + 1;
+        }
+        auto res = FLOE_TRY_CTX(app->commit({{key, seg.next_offset()}}), "committing segment {} of {}", seg.id(), key);
+        FLOE_TRY_CTX(p.set_offloaded_up_to(seg.next_offset), "marking segment {} of {} offloaded", seg.id(), key);
+        committed = seg.next_offset();
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        m.segments.with({topic.name}).inc();
+        m.records.with({topic.name}).inc(static_cast<uint64_t>(res.added_rows));
+        m.files.with({topic.name}).inc(res.data_files.size());
+        m.bytes.with({topic.name}).inc(res.added_bytes);
+        m.commits.with({"append"}).inc();
+        if (res.attempts > 1) m.conflicts.with({}).inc(static_cast<uint64_t>(res.attempts - 1));
+        m.commit_seconds.with({}).observe(secs);
+        spdlog::info("offloaded segment {} of {}: offsets {}..{}, {} rows in {} file(s), snapshot {} ({:.0f} ms)",
+                     seg.id(), key, seg.base_offset(), seg.next_offset() - 1, res.added_rows,
+                     res.data_files.size(), res.snapshot_id, secs * 1000);
+        ++out.segments;
+        out.rows += res.added_rows;
+    }
+    return out;
+}
+
+} // namespace floe::tiering

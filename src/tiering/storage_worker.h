@@ -1,0 +1,110 @@
+#pragma once
+
+#include "base/clock.h"
+#include "base/result.h"
+#include "lake/table_writer.h"
+#include "log/log_manager.h"
+#include "tiering/lease.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace floe::tiering {
+
+struct worker_options {
+    std::chrono::milliseconds tick_interval{10'000};
+    size_t parallelism = 2;               ///< partitions offloaded at once
+    size_t max_decompressed_batch = 64u << 20;
+    size_t read_chunk_bytes = 8u << 20;   ///< bytes read from a segment at a time
+    std::chrono::milliseconds max_backoff{60'000};
+    std::chrono::milliseconds remote_retention_interval{60'000};
+    clock_source* clock = nullptr;        ///< nullptr: the system clock
+};
+
+/// What one tick did.
+struct tick_report {
+    bool leader = false;
+    size_t partitions = 0;
+    size_t segments_offloaded = 0;
+    int64_t rows_committed = 0;
+    size_t failures = 0;
+    size_t local_segments_deleted = 0;
+    size_t remote_files_expired = 0;
+};
+
+/// Health as the admin plane shows it.
+struct worker_health {
+    bool ok = true;
+    std::string message;
+};
+
+/// Drains sealed segments of tiered topics (remote.storage.enable=true) into their Iceberg
+/// tables, exactly once, and applies retention to both tiers.
+///
+/// Exactly once: the table's committed positions are the truth. Before offloading a segment the
+/// worker reads them; a segment whose rows are all committed (a crash between commit and
+/// marking) is only marked; rows below the committed position are dropped by the lake writer.
+/// The partition's offloaded-up-to marker moves only after a commit succeeded, and local
+/// retention deletes nothing above it.
+///
+/// Threads: one scheduler thread runs ticks every tick_interval (or on wake()); each tick
+/// offloads up to `parallelism` partitions at once on short-lived threads. A failing partition
+/// is retried with exponential backoff; it never blocks produce or fetch (the worker only reads
+/// sealed segments and sets markers). tick() may also be called directly (tests).
+class storage_worker {
+public:
+    storage_worker(log::log_manager& logs, lake::lake& lake, std::unique_ptr<lease> lease,
+                   worker_options opts);
+    ~storage_worker();
+
+    void start();
+    void stop();
+    /// Runs one pass now on the calling thread.
+    tick_report tick();
+    worker_health health() const;
+
+private:
+    struct partition_state {
+        int failures = 0;
+        std::chrono::steady_clock::time_point next_attempt{};
+        std::string last_error;
+    };
+    struct partition_result {
+        size_t segments = 0;
+        int64_t rows = 0;
+        bool failed = false;
+    };
+    partition_result offload_partition(const log::topic_info& topic,
+                                       std::shared_ptr<log::partition_log> p);
+    result<partition_result> offload_partition_once(const log::topic_info& topic,
+                                                    log::partition_log& p);
+    void run();
+
+    log::log_manager& _logs;
+    lake::lake& _lake;
+    std::unique_ptr<lease> _lease;
+    worker_options _opts;
+    clock_source& _clock;
+
+    mutable std::mutex _mu;
+    std::map<std::string, partition_state> _state; ///< by stream key
+    std::map<std::string, std::chrono::steady_clock::time_point> _last_remote_retention;
+    std::string _last_error;
+    bool _leader = false;
+
+    std::mutex _run_mu;
+    std::condition_variable _cv;
+    bool _stopping = false;
+    std::thread _thread;
+};
+
+/// "<topic>-<partition>": the stream key of a Kafka partition in the table.
+std::string stream_key_for(std::string_view topic, int32_t partition);
+
+} // namespace floe::tiering

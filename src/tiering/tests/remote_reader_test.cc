@@ -1,0 +1,187 @@
+#include "log/batch_builder.h"
+#include "log/compression.h"
+#include "tiering/batch_records.h"
+#include "tiering/remote_reader.h"
+#include "tiering/storage_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace floe::tiering {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct decoded {
+    int64_t offset, timestamp;
+    std::optional<std::string> key, value;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+    bool operator==(const decoded&) const = default;
+};
+
+std::vector<decoded> decode_all(bytes_view batches) {
+    std::vector<decoded> out;
+    byte_buffer scratch;
+    auto r = log::for_each_batch(batches, true, [&](const log::record_batch_header& h, bytes_view b) {
+        auto rr = for_each_record(h, b, scratch, 64 << 20, [&](const record_view& v) -> result<void> {
+            decoded d{v.offset, v.timestamp, {}, {}, {}};
+            if (v.key) d.key = std::string(*v.key);
+            if (v.value) d.value = std::string(*v.value);
+            for (auto& hv : *v.headers)
+                d.headers.emplace_back(std::string(hv.key),
+                                       hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
+            out.push_back(std::move(d));
+            return {};
+        });
+        EXPECT_TRUE(rr) << rr.error();
+        return true;
+    });
+    EXPECT_TRUE(r) << r.error();
+    return out;
+}
+
+decoded expected(int64_t o) {
+    decoded d{o, 5000 + o * 3, {}, {}, {}};
+    if (o % 7 != 0) d.key = "key-" + std::to_string(o % 100);
+    if (o % 11 != 5) d.value = std::string("v\0x", 3) + std::to_string(o);
+    for (int k = 0; k < o % 4; ++k)
+        d.headers.emplace_back(k % 2 ? "b" : "a", k == 2 ? std::nullopt : std::optional<std::string>("h" + std::to_string(k)));
+    return d;
+}
+
+TEST(BatchBuilder, RoundTripsThroughTheDecoderForEveryCodec) {
+    for (auto codec : {log::compression_codec::none, log::compression_codec::gzip, log::compression_codec::snappy,
+                       log::compression_codec::lz4, log::compression_codec::zstd}) {
+        log::batch_builder b;
+        byte_buffer out;
+        b.begin(100, codec);
+        std::vector<decoded> want;
+        for (int64_t o = 100; o < 140; ++o) {
+            auto d = expected(o);
+            std::vector<log::batch_builder::header> hs;
+            for (auto& [k, v] : d.headers) hs.push_back({k, v ? std::optional<std::string_view>(*v) : std::nullopt});
+            b.add(o, d.timestamp, d.key ? std::optional<std::string_view>(*d.key) : std::nullopt,
+                  d.value ? std::optional<std::string_view>(*d.value) : std::nullopt, hs);
+            want.push_back(d);
+        }
+        ASSERT_TRUE(b.finish(out));
+        auto h = log::validate_batch(out);
+        ASSERT_TRUE(h) << h.error();
+        EXPECT_EQ(h->base_offset, 100);
+        EXPECT_EQ(h->last_offset(), 139);
+        EXPECT_EQ(h->record_count, 40);
+        EXPECT_EQ(h->compression(), codec);
+        EXPECT_EQ(decode_all(out), want) << int(codec);
+    }
+}
+
+TEST(BatchRecords, CorruptRecordsAreErrorsNotCrashes) {
+    log::batch_builder b;
+    byte_buffer out;
+    b.begin(0);
+    b.add(0, 1, std::string_view("k"), std::string_view("v"));
+    ASSERT_TRUE(b.finish(out));
+    auto h = *log::parse_batch_header(out);
+    byte_buffer scratch;
+    for (size_t cut = log::batch_layout::header_size; cut < out.size(); ++cut) {
+        auto r = for_each_record(h, bytes_view(out).first(cut), scratch, 1 << 20,
+                                 [](const record_view&) -> result<void> { return {}; });
+        EXPECT_FALSE(r) << cut;
+    }
+}
+
+class RemoteReaderTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        _dir = fs::temp_directory_path() / fmt::format("floe-remote-reader-{}", ::getpid());
+        fs::remove_all(_dir);
+        fs::create_directories(_dir);
+        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
+        ASSERT_TRUE(cat);
+        lake::lake_options o;
+        o.warehouse = "file://" + (_dir / "warehouse").string();
+        o.parquet.target_file_size = 64 << 10; // several files
+        o.parquet.row_group_size = 64 << 10;
+        _lake = std::make_unique<lake::iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
+                                                     std::make_shared<iceberg::local_file_io>(), o);
+        // Offsets 0..2999 of t-0 in two commits.
+        for (auto [from, to] : {std::pair<int64_t, int64_t>{0, 1500}, {1500, 3000}}) {
+            auto t = _lake->table_for_topic("t");
+            auto app = (*t)->begin_append();
+            ASSERT_TRUE(app);
+            for (int64_t o = from; o < to; ++o) {
+                auto d = expected(o);
+                std::vector<parquet::message_header_view> hs;
+                for (auto& [k, v] : d.headers) hs.push_back({k, v ? std::optional<std::string_view>(*v) : std::nullopt});
+                auto id = std::to_string(o);
+                parquet::message_row row;
+                row.stream_key = "t-0";
+                row.segment_id = from;
+                row.message_id = id;
+                row.message_ts = d.timestamp;
+                row.kafka_timestamp = d.timestamp;
+                if (d.key) row.key = *d.key;
+                if (d.value) row.value = *d.value;
+                row.headers = std::span<const parquet::message_header_view>(hs);
+                row.offset = o;
+                ASSERT_TRUE((*app)->add(row));
+            }
+            ASSERT_TRUE((*app)->commit({{"t-0", to}}));
+        }
+    }
+    void TearDown() override { fs::remove_all(_dir); }
+    fs::path _dir;
+    std::unique_ptr<lake::iceberg_lake> _lake;
+};
+
+TEST_F(RemoteReaderTest, ReadsEveryRecordInOrderAcrossFiles) {
+    remote_reader rr(*_lake, 1 << 20);
+    auto start = rr.start_offset("t", 0);
+    ASSERT_TRUE(start && *start);
+    EXPECT_EQ(**start, 0);
+    int64_t next = 0;
+    std::vector<decoded> got;
+    for (int i = 0; i < 1000 && next < 3000; ++i) {
+        auto r = rr.read("t", 0, next, 3000, 32 << 10);
+        ASSERT_TRUE(r) << r.error();
+        ASSERT_GT(r->records, 0u);
+        auto d = decode_all(r->batches);
+        EXPECT_EQ(d.front().offset, next);
+        got.insert(got.end(), d.begin(), d.end());
+        next = r->next_offset;
+    }
+    ASSERT_EQ(got.size(), 3000u);
+    for (int64_t o = 0; o < 3000; ++o) ASSERT_EQ(got[size_t(o)], expected(o)) << o;
+    EXPECT_GT(rr.stats().hits, 0u);
+}
+
+TEST_F(RemoteReaderTest, RespectsTheLocalLimitAndMissingRanges) {
+    remote_reader rr(*_lake);
+    auto r = rr.read("t", 0, 2990, 2995, 1 << 20);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->records, 5u);
+    EXPECT_EQ(r->next_offset, 2995);
+    auto none = rr.read("t", 0, 5000, 6000, 1 << 20);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->records, 0u);
+    auto other = rr.read("t", 1, 0, 100, 1 << 20);
+    ASSERT_TRUE(other);
+    EXPECT_EQ(other->records, 0u);
+    auto unknown = rr.start_offset("nope", 0);
+    ASSERT_TRUE(unknown);
+    EXPECT_FALSE(*unknown);
+}
+
+TEST_F(RemoteReaderTest, OffsetForTimestamp) {
+    remote_reader rr(*_lake);
+    auto hit = rr.offset_for_timestamp("t", 0, 5000 + 1000 * 3 + 1, 3000);
+    ASSERT_TRUE(hit && *hit);
+    EXPECT_EQ((*hit)->offset, 1001);
+    auto beyond = rr.offset_for_timestamp("t", 0, 1'000'000, 3000);
+    ASSERT_TRUE(beyond);
+    EXPECT_FALSE(*beyond);
+}
+
+} // namespace
+} // namespace floe::tiering

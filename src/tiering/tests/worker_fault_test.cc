@@ -1,0 +1,168 @@
+// The storage worker against a real local log and a real Iceberg table whose FileIO and
+// catalog fail a share of calls: offload still completes, every record lands exactly once,
+// and the local marker never runs ahead of the table.
+#include "log/batch_builder.h"
+#include "log/log_manager.h"
+#include "lake/iceberg_lake.h"
+#include "lake/table_reader.h"
+#include "tiering/storage_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+namespace floe::tiering {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Fails every call with probability `p` (deterministic seed).
+class flaky {
+public:
+    explicit flaky(double p, uint64_t seed) : _p(p), _rng(seed) {}
+    bool trip() {
+        std::lock_guard g(_mu);
+        bool t = std::uniform_real_distribution<double>(0, 1)(_rng) < _p;
+        _trips += t;
+        return t;
+    }
+    size_t trips() const { return _trips; }
+
+private:
+    double _p;
+    std::mutex _mu;
+    std::mt19937_64 _rng;
+    size_t _trips = 0;
+};
+
+class flaky_io final : public iceberg::file_io {
+public:
+    flaky_io(std::shared_ptr<iceberg::file_io> inner, flaky& f) : _in(std::move(inner)), _f(f) {}
+    result<byte_buffer> read(std::string_view u) override {
+        if (_f.trip()) return fail(errc::io_error, "injected read failure of {}", u);
+        return _in->read(u);
+    }
+    result<void> write(std::string_view u, bytes_view d) override {
+        if (_f.trip()) return fail(errc::io_error, "injected write failure of {}", u);
+        return _in->write(u, d);
+    }
+    result<void> create_new(std::string_view u, bytes_view d) override {
+        if (_f.trip()) return fail(errc::io_error, "injected create failure of {}", u);
+        return _in->create_new(u, d);
+    }
+    result<bool> exists(std::string_view u) override { return _in->exists(u); }
+    result<void> remove(std::string_view u) override { return _in->remove(u); }
+    result<std::vector<std::string>> list(std::string_view p) override { return _in->list(p); }
+
+private:
+    std::shared_ptr<iceberg::file_io> _in;
+    flaky& _f;
+};
+
+class flaky_catalog final : public iceberg::catalog {
+public:
+    flaky_catalog(std::unique_ptr<iceberg::catalog> inner, flaky& f) : _in(std::move(inner)), _f(f) {}
+    result<void> create_namespace_if_missing(const std::string& ns) override { return _in->create_namespace_if_missing(ns); }
+    result<bool> namespace_exists(const std::string& ns) override { return _in->namespace_exists(ns); }
+    result<std::optional<std::string>> metadata_location(const iceberg::table_ident& t) override {
+        if (_f.trip()) return fail(errc::unavailable, "injected catalog outage");
+        return _in->metadata_location(t);
+    }
+    result<void> create_table(const iceberg::table_ident& t, const std::string& l) override {
+        return _in->create_table(t, l);
+    }
+    result<void> swap(const iceberg::table_ident& t, const std::string& e, const std::string& n) override {
+        if (_f.trip()) return fail(errc::unavailable, "injected catalog outage during swap");
+        return _in->swap(t, e, n);
+    }
+    result<std::vector<std::string>> list_tables(const std::string& ns) override { return _in->list_tables(ns); }
+
+private:
+    std::unique_ptr<iceberg::catalog> _in;
+    flaky& _f;
+};
+
+TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
+    auto dir = fs::temp_directory_path() / fmt::format("floe-worker-faults-{}", ::getpid());
+    fs::remove_all(dir);
+    log::log_manager_options lo;
+    lo.data_dir = dir;
+    lo.background_threads = false;
+    auto logs = log::log_manager::open(lo);
+    ASSERT_TRUE(logs) << logs.error();
+    ASSERT_TRUE((*logs)->create_topic("f", 1, {{"remote.storage.enable", "true"}}));
+    auto p = (*logs)->partition("f", 0);
+    // 20 segments of 500 records.
+    log::batch_builder b;
+    int64_t next = 0;
+    for (int seg = 0; seg < 20; ++seg) {
+        for (int batch = 0; batch < 5; ++batch) {
+            byte_buffer buf;
+            b.begin(0);
+            for (int i = 0; i < 100; ++i, ++next) {
+                auto v = fmt::format("value-{}", next);
+                b.add(i, 1000 + next, std::string_view("k"), std::string_view(v));
+            }
+            ASSERT_TRUE(b.finish(buf));
+            auto r = p->append(buf);
+            ASSERT_TRUE(r && r->status == log::append_status::ok);
+        }
+        ASSERT_TRUE(p->roll());
+    }
+
+    flaky faults(0.15, 7);
+    auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
+    ASSERT_TRUE(cat);
+    auto io = std::make_shared<flaky_io>(std::make_shared<iceberg::local_file_io>(), faults);
+    lake::lake_options opts;
+    opts.warehouse = "file://" + (dir / "warehouse").string();
+    lake::iceberg_lake lake(std::make_shared<flaky_catalog>(std::move(*cat), faults), io, opts);
+    worker_options wo;
+    wo.max_backoff = std::chrono::milliseconds(1);
+    auto lease = std::make_unique<file_lease>(dir / "lease", "test", std::chrono::minutes(1),
+                                              system_clock_source::instance());
+    storage_worker w(**logs, lake, std::move(lease), wo);
+
+    size_t failures = 0;
+    for (int tick = 0; tick < 2000 && p->offloaded_up_to()() < next; ++tick) {
+        auto rep = w.tick();
+        failures += rep.failures;
+        // The marker never runs ahead of what the table holds.
+        auto t = lake.table_for_topic("f");
+        if (t) {
+            auto pos = (*t)->committed_positions();
+            if (pos) EXPECT_LE(p->offloaded_up_to()(), (*pos)["f-0"]);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(p->offloaded_up_to()(), next);
+    EXPECT_GT(faults.trips(), 0u);
+    EXPECT_GT(failures, 0u);
+
+    // Read the table without fault injection: every offset exactly once.
+    lake::lake_options clean = opts;
+    auto cat2 = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
+    lake::iceberg_lake reader_lake(std::shared_ptr<iceberg::catalog>(std::move(*cat2)),
+                                   std::make_shared<iceberg::local_file_io>(), clean);
+    lake::table_reader tr(reader_lake, "f");
+    auto files = tr.files_for_offsets("f-0", 0, INT64_MAX);
+    ASSERT_TRUE(files) << files.error();
+    std::vector<int64_t> offsets;
+    for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        for (auto& r : *rows) {
+            EXPECT_EQ(*r.value, fmt::format("value-{}", r.offset));
+            offsets.push_back(r.offset);
+        }
+    }
+    std::sort(offsets.begin(), offsets.end());
+    ASSERT_EQ(offsets.size(), size_t(next));
+    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    (void)(*logs)->close();
+    fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace floe::tiering
