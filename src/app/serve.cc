@@ -1,6 +1,14 @@
 #include "app/serve.h"
 
 #include "http/admin.h"
+#include "http/lookups.h"
+#include "kafka/broker.h"
+#include "iceberg/catalog.h"
+#include "iceberg/file_io.h"
+#include "lake/iceberg_lake.h"
+#include "log/log_manager.h"
+#include "tiering/remote_reader.h"
+#include "tiering/storage_worker.h"
 #include "http/server.h"
 
 #include <spdlog/spdlog.h>
@@ -62,20 +70,104 @@ int serve(const config::settings& s) {
                                           fmt::format("{} is not writable", data_dir.string())};
         return http::component_health{http::health_status::up, data_dir.string()};
     });
-    // Components start here in dependency order as they land: local log, catalog, Kafka
-    // listener, storage worker; the admin plane starts last so /readyz sees all of them.
-    spdlog::info("kafka listener: {} (advertised as {})", s.get_string("floe.kafka.listen"),
-                 s.get_string("floe.kafka.advertised-listener"));
+    // Components start in dependency order: the remote tier (catalog, warehouse), then the
+    // broker (which opens and recovers the local log and serves offsets below it from the
+    // remote tier), the storage worker, and last the admin plane, so /readyz sees them all.
+    auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
+    auto catalog_uri = s.get_string("floe.storage.remote.catalog.uri");
+    auto warehouse = s.get_string("floe.storage.remote.path");
+    if (catalog_type == "rest") {
+        spdlog::error("floe.storage.remote.catalog.type=rest is not supported yet; use sql (sqlite:// or "
+                      "postgresql://) or filesystem");
+        return 2;
+    }
+    if (!warehouse.starts_with("file://")) {
+        spdlog::error("floe.storage.remote.path={}: only file:// warehouses are supported yet", warehouse);
+        return 2;
+    }
+    auto io = std::make_shared<iceberg::local_file_io>();
+    auto cat = iceberg::open_catalog(catalog_type, catalog_uri, "floe", io, warehouse);
+    if (!cat) {
+        spdlog::error("cannot open the {} catalog at {}: {}; check floe.storage.remote.catalog.uri", catalog_type,
+                      catalog_uri, cat.error().message());
+        return 1;
+    }
+    std::shared_ptr<iceberg::catalog> catalog(std::move(*cat));
+    lake::lake_options lo;
+    lo.warehouse = warehouse;
+    lo.ns = s.get_string("floe.namespace");
+    lo.parquet.row_group_size = static_cast<uint64_t>(s.get_size("floe.storage.remote.iceberg.row-group-size"));
+    lo.parquet.target_file_size = static_cast<uint64_t>(s.get_size("floe.storage.remote.iceberg.target-file-size"));
+    auto codec = parquet::parse_codec(s.get_string("floe.storage.remote.iceberg.compression"));
+    FLOE_ASSERT(codec.has_value(), "a validated compression setting names a known codec");
+    lo.parquet.codec = *codec;
+    lake::iceberg_lake lake(catalog, io, lo);
+    health.add("catalog", [catalog, lo] {
+        auto ok = catalog->namespace_exists(lo.ns);
+        if (!ok) return http::component_health{http::health_status::down, ok.error().message()};
+        return http::component_health{http::health_status::up, "reachable"};
+    });
+    tiering::remote_reader remote(lake);
+
+    kafka::broker_options bo;
+    bo.listen = s.get_string("floe.kafka.listen");
+    bo.advertised = s.get_string("floe.kafka.advertised-listener");
+    if (bo.advertised == bo.listen) bo.advertised.clear(); // follow the bound port when listen uses 0
+    bo.data_dir = data_dir;
+    bo.auto_create_topics = s.get_bool("floe.auto-create-topics");
+    bo.default_partitions = static_cast<int32_t>(s.get_int("floe.default-partitions"));
+    bo.topic_defaults = s.topic_defaults();
+    bo.io_threads = static_cast<size_t>(s.get_int("floe.kafka.io-threads"));
+    bo.max_request_bytes = static_cast<size_t>(s.get_size("floe.kafka.socket-request-max-bytes"));
+    bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
+    bo.remote = &remote;
+    kafka::broker broker(bo);
+    if (auto r = broker.start(); !r) {
+        spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen and floe.data-dir", r.error().message());
+        return 1;
+    }
+    running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
+    auto* logs = broker.logs();
+    spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
+    spdlog::info("kafka listener on {} port {} (advertised as {})", s.get_address("floe.kafka.listen").host,
+                 broker.port(), s.get_string("floe.kafka.advertised-listener"));
+    health.add("kafka", [&broker] {
+        return http::component_health{http::health_status::up, fmt::format("listening on port {}", broker.port())};
+    });
+
+    std::unique_ptr<tiering::storage_worker> worker;
+    if (s.get_bool("floe.storage.worker.enabled")) {
+        tiering::worker_options wo;
+        wo.tick_interval = s.get_duration("floe.storage.worker.tick-interval");
+        // The same broker (same data dir) restarting after a crash takes its own lease back at
+        // once instead of waiting out the lease of its previous life.
+        auto owner = fmt::format("broker-0@{}", data_dir.string());
+        auto lease = std::make_unique<tiering::file_lease>(data_dir / "tiering" / "lease", owner,
+                                                           s.get_duration("floe.storage.worker.lease-duration"),
+                                                           system_clock_source::instance());
+        worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(lease), wo);
+        worker->start();
+        running.push_back({"storage worker", [&worker] { worker->stop(); }});
+        health.add("storage-worker", [&worker] {
+            auto h = worker->health();
+            return http::component_health{h.ok ? http::health_status::up : http::health_status::down, h.message};
+        });
+        spdlog::info("storage worker: tick every {} ms", wo.tick_interval.count());
+    } else {
+        spdlog::info("storage worker disabled (floe.storage.worker.enabled=false)");
+    }
 
     auto http_addr = s.get_address("floe.http.listen");
     http::server admin({.host = http_addr.host, .port = http_addr.port});
     http::add_admin_routes(admin, health);
+    http::lookup_service lookups(*logs, &lake, &remote);
+    lookups.add_routes(admin);
     if (auto r = admin.start(); !r) {
         spdlog::error("{}; set floe.http.listen to a free address", r.error().message());
         return 1;
     }
     running.push_back({"http admin plane", [&admin] { admin.stop(); }});
-    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz)", http_addr.host,
+    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics)", http_addr.host,
                  admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 

@@ -72,6 +72,17 @@ registry::registry() {
     d.push_back(derived(optional(def("floe.kafka.advertised-listener", st::address, "",
                                      "host:port given to clients in Metadata; default: the listen address")),
                         "floe.kafka.listen"));
+    d.push_back(bounded(def("floe.kafka.io-threads", st::integer, "0",
+                            "Threads serving Kafka connections; 0: one per core (at least 2)"),
+                        0, 256));
+    d.push_back(bounded(def("floe.kafka.socket-request-max-bytes", st::size, "100MiB",
+                            "Largest Kafka request accepted (socket.request.max.bytes); larger "
+                            "requests close the connection"),
+                        1024, 2 * gib));
+    d.push_back(bounded(def("floe.log.flush-interval", st::duration, "0",
+                            "Background fsync of unflushed local-log data this often; 0: fsync "
+                            "only for acks=all produce requests and on shutdown"),
+                        0, day_ms));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));

@@ -1,0 +1,653 @@
+#include "kafka/groups.h"
+
+#include "base/crc32c.h"
+#include "base/uuid.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace floe::kafka {
+
+// ====================== offset_store ======================
+
+namespace {
+
+enum : uint8_t { rec_commit = 1, rec_delete_group = 2 };
+
+void put_str(byte_buffer& b, std::string_view s) {
+    kwriter w(b, false);
+    w.str(s);
+}
+
+result<void> write_all(int fd, const uint8_t* p, size_t n) {
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return fail(errc::io_error, "write offsets log: {}", std::strerror(errno));
+        }
+        p += w;
+        n -= size_t(w);
+    }
+    return {};
+}
+
+byte_buffer frame_record(const byte_buffer& payload) {
+    byte_buffer out;
+    out.reserve(payload.size() + 8);
+    byte_writer w(out);
+    w.put_be<uint32_t>(uint32_t(payload.size()));
+    w.put_be<uint32_t>(crc32c(payload));
+    w.put_bytes(payload);
+    return out;
+}
+
+void encode_commit(byte_buffer& b, std::string_view group, const offset_store::key& k,
+                   const offset_store::committed& c) {
+    b.push_back(rec_commit);
+    put_str(b, group);
+    put_str(b, k.first);
+    kwriter w(b, false);
+    w.i32(k.second);
+    w.i64(c.offset);
+    w.i32(c.leader_epoch);
+    w.nstr(c.metadata ? std::optional<std::string_view>(*c.metadata) : std::nullopt);
+}
+
+} // namespace
+
+result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(errc::io_error, "create {}: {}", dir.string(), ec.message());
+    auto path = dir / "offsets.log";
+    std::unique_ptr<offset_store> s(new offset_store());
+    byte_buffer data;
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    size_t pos = 0, records = 0;
+    while (data.size() - pos >= 8) {
+        byte_reader r(bytes_view(data).subspan(pos));
+        uint32_t len = r.be<uint32_t>().value();
+        uint32_t crc = r.be<uint32_t>().value();
+        if (len > r.remaining()) break;
+        auto payload = r.bytes(len).value();
+        if (crc32c(payload) != crc) break;
+        kreader k(payload, false);
+        auto apply = [&]() -> result<void> {
+            uint8_t type = uint8_t(FLOE_TRY(k.i8()));
+            std::string group(FLOE_TRY(k.str()));
+            if (type == rec_delete_group) {
+                s->_groups.erase(group);
+                return {};
+            }
+            std::string topic(FLOE_TRY(k.str()));
+            int32_t part = FLOE_TRY(k.i32());
+            committed c;
+            c.offset = FLOE_TRY(k.i64());
+            c.leader_epoch = FLOE_TRY(k.i32());
+            auto md = FLOE_TRY(k.nstr());
+            if (md) c.metadata = std::string(*md);
+            s->_groups[group][{topic, part}] = std::move(c);
+            return {};
+        };
+        // A record is one commit request: several entries back to back.
+        bool bad = false;
+        while (k.remaining() > 0)
+            if (!apply()) {
+                bad = true;
+                break;
+            }
+        if (bad) break;
+        pos += 8 + len;
+        ++records;
+    }
+    if (pos < data.size())
+        spdlog::warn("offsets log {}: cut {} bytes of torn or corrupt tail", path.string(),
+                     data.size() - pos);
+    // Compact: rewrite the current state to a temp file, fsync, rename over the log.
+    auto tmp = dir / "offsets.log.tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
+    for (auto& [g, entries] : s->_groups) {
+        byte_buffer payload;
+        for (auto& [k, c] : entries) encode_commit(payload, g, k, c);
+        if (payload.empty()) continue;
+        auto framed = frame_record(payload);
+        if (auto w = write_all(fd, framed.data(), framed.size()); !w) {
+            ::close(fd);
+            return fail(w.error());
+        }
+    }
+    if (::fsync(fd) != 0) {
+        ::close(fd);
+        return fail(errc::io_error, "fsync {}: {}", tmp.string(), std::strerror(errno));
+    }
+    ::close(fd);
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    s->_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (s->_fd < 0) return fail(errc::io_error, "open {}: {}", path.string(), std::strerror(errno));
+    spdlog::info("offsets log {}: {} records, {} groups", path.string(), records,
+                 s->_groups.size());
+    return s;
+}
+
+offset_store::~offset_store() {
+    if (_fd >= 0) ::close(_fd);
+}
+
+result<void> offset_store::append_record(const byte_buffer& payload) {
+    auto framed = frame_record(payload);
+    FLOE_TRY(write_all(_fd, framed.data(), framed.size()));
+    if (::fdatasync(_fd) != 0)
+        return fail(errc::io_error, "fsync offsets log: {}", std::strerror(errno));
+    return {};
+}
+
+result<void> offset_store::commit(std::string_view group,
+                                  std::span<const std::pair<key, committed>> entries) {
+    if (entries.empty()) return {};
+    byte_buffer payload;
+    for (auto& [k, c] : entries) encode_commit(payload, group, k, c);
+    std::lock_guard lk(_mu);
+    FLOE_TRY(append_record(payload));
+    auto& g = _groups[std::string(group)];
+    for (auto& [k, c] : entries) g[k] = c;
+    return {};
+}
+
+std::optional<offset_store::committed> offset_store::get(std::string_view group,
+                                                         const key& k) const {
+    std::lock_guard lk(_mu);
+    auto g = _groups.find(group);
+    if (g == _groups.end()) return std::nullopt;
+    auto it = g->second.find(k);
+    if (it == g->second.end()) return std::nullopt;
+    return it->second;
+}
+
+std::map<offset_store::key, offset_store::committed> offset_store::all(std::string_view group) const {
+    std::lock_guard lk(_mu);
+    auto g = _groups.find(group);
+    if (g == _groups.end()) return {};
+    return g->second;
+}
+
+std::vector<std::string> offset_store::groups() const {
+    std::lock_guard lk(_mu);
+    std::vector<std::string> out;
+    for (auto& [g, _] : _groups) out.push_back(g);
+    return out;
+}
+
+bool offset_store::has_group(std::string_view group) const {
+    std::lock_guard lk(_mu);
+    return _groups.contains(group);
+}
+
+result<void> offset_store::delete_group(std::string_view group) {
+    byte_buffer payload;
+    payload.push_back(rec_delete_group);
+    put_str(payload, group);
+    std::lock_guard lk(_mu);
+    FLOE_TRY(append_record(payload));
+    if (auto it = _groups.find(group); it != _groups.end()) _groups.erase(it);
+    return {};
+}
+
+// ====================== group_coordinator ======================
+
+namespace {
+enum group_state : int { st_empty, st_preparing, st_completing, st_stable, st_dead };
+}
+
+std::string_view group_state_name(int s) noexcept {
+    switch (s) {
+    case st_empty: return "Empty";
+    case st_preparing: return "PreparingRebalance";
+    case st_completing: return "CompletingRebalance";
+    case st_stable: return "Stable";
+    default: return "Dead";
+    }
+}
+
+struct group_coordinator::member {
+    std::string id;
+    std::optional<std::string> instance_id;
+    std::string client_id;
+    std::string client_host;
+    std::string protocol_type;
+    std::vector<std::pair<std::string, byte_buffer>> protocols;
+    int32_t session_timeout_ms = 10000;
+    int32_t rebalance_timeout_ms = 60000;
+    clock::time_point last_seen;
+    bool joined = false; ///< rejoined during the current PreparingRebalance
+    std::optional<join_group_response> join_answer;
+    byte_buffer assignment;
+};
+
+struct group_coordinator::group {
+    std::string name;
+    int state = st_empty;
+    int32_t generation = 0;
+    std::string protocol_type;
+    std::string protocol_name;
+    std::string leader;
+    std::vector<std::unique_ptr<member>> members; ///< join order
+    clock::time_point rebalance_deadline;
+    clock::time_point initial_deadline;
+
+    member* find(std::string_view id) {
+        for (auto& m : members)
+            if (m->id == id) return m.get();
+        return nullptr;
+    }
+};
+
+group_coordinator::group_coordinator(offset_store& offsets, options opts)
+    : _offsets(offsets), _opts(opts) {}
+
+group_coordinator::~group_coordinator() = default;
+
+group_coordinator::group* group_coordinator::find(std::string_view name) {
+    auto it = _groups.find(name);
+    return it == _groups.end() ? nullptr : it->second.get();
+}
+
+void group_coordinator::prepare_rebalance(group& g, clock::time_point now) {
+    if (g.state == st_preparing) return;
+    bool was_empty = g.state == st_empty;
+    g.state = st_preparing;
+    int32_t max_rebalance = 0;
+    for (auto& m : g.members) {
+        max_rebalance = std::max(max_rebalance, m->rebalance_timeout_ms);
+        m->joined = false;
+        m->join_answer.reset();
+    }
+    g.rebalance_deadline = now + std::chrono::milliseconds(std::max(max_rebalance, 1000));
+    // A new group waits a moment so members starting together land in one generation.
+    g.initial_deadline = was_empty ? now + _opts.initial_rebalance_delay : now;
+}
+
+void group_coordinator::maybe_complete(group& g, clock::time_point now) {
+    if (g.state != st_preparing) return;
+    bool all_joined = std::all_of(g.members.begin(), g.members.end(),
+                                  [](auto& m) { return m->joined; });
+    if (!((all_joined && now >= g.initial_deadline) || now >= g.rebalance_deadline)) return;
+    // Members that did not rejoin in time are out.
+    std::erase_if(g.members, [](auto& m) { return !m->joined; });
+    ++g.generation;
+    if (g.members.empty()) {
+        g.state = st_empty;
+        g.leader.clear();
+        g.protocol_name.clear();
+        return;
+    }
+    // Pick the first protocol of the leader's preference list that every member supports.
+    if (!g.find(g.leader)) g.leader = g.members.front()->id;
+    auto* leader = g.find(g.leader);
+    g.protocol_name.clear();
+    for (auto& [name, _] : leader->protocols) {
+        bool all = std::all_of(g.members.begin(), g.members.end(), [&](auto& m) {
+            return std::any_of(m->protocols.begin(), m->protocols.end(),
+                               [&](auto& p) { return p.first == name; });
+        });
+        if (all) {
+            g.protocol_name = name;
+            break;
+        }
+    }
+    g.state = st_completing;
+    for (auto& m : g.members) {
+        m->joined = false;
+        m->assignment.clear();
+        join_group_response r;
+        r.generation_id = g.generation;
+        r.protocol_type = g.protocol_type;
+        r.protocol_name = g.protocol_name;
+        r.leader = g.leader;
+        r.member_id = m->id;
+        if (m->id == g.leader) {
+            for (auto& o : g.members) {
+                join_group_response::member jm;
+                jm.member_id = o->id;
+                jm.group_instance_id = o->instance_id;
+                for (auto& [name, md] : o->protocols)
+                    if (name == g.protocol_name) jm.metadata = md;
+                r.members.push_back(std::move(jm));
+            }
+        }
+        m->join_answer = std::move(r);
+    }
+    spdlog::info("group {}: generation {} with {} members, leader {}, protocol {}", g.name,
+                 g.generation, g.members.size(), g.leader, g.protocol_name);
+}
+
+void group_coordinator::remove_member(group& g, std::string id, clock::time_point now) {
+    std::erase_if(g.members, [&](auto& m) { return m->id == id; });
+    if (g.leader == id) g.leader.clear();
+    if (g.members.empty()) {
+        if (g.state != st_empty) ++g.generation;
+        g.state = st_empty;
+        g.leader.clear();
+        return;
+    }
+    if (g.state == st_preparing) maybe_complete(g, now);
+    else prepare_rebalance(g, now);
+}
+
+group_coordinator::join_result group_coordinator::join(const join_group_request& req,
+                                                       std::string_view client_id,
+                                                       std::string_view client_host,
+                                                       clock::time_point now) {
+    join_result out;
+    auto& r = out.response;
+    r.member_id = std::string(req.member_id);
+    if (req.group_id.empty()) {
+        r.error_code = int16_t(kerr::invalid_group_id);
+        return out;
+    }
+    if (req.session_timeout_ms < _opts.min_session_timeout_ms
+        || req.session_timeout_ms > _opts.max_session_timeout_ms) {
+        r.error_code = int16_t(kerr::invalid_session_timeout);
+        return out;
+    }
+    if (req.protocols.empty() || req.protocol_type.empty()) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
+    }
+    std::lock_guard lk(_mu);
+    auto& slot = _groups[std::string(req.group_id)];
+    if (!slot) {
+        slot = std::make_unique<group>();
+        slot->name = std::string(req.group_id);
+    }
+    group& g = *slot;
+    if (g.state == st_dead) g.state = st_empty;
+    if (!g.members.empty() && g.protocol_type != req.protocol_type) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
+    }
+    // Static membership: a known instance id takes over its old member.
+    member* m = nullptr;
+    if (req.group_instance_id) {
+        for (auto& x : g.members)
+            if (x->instance_id && *x->instance_id == *req.group_instance_id) m = x.get();
+        if (m && !req.member_id.empty() && m->id != req.member_id) {
+            r.error_code = int16_t(kerr::fenced_instance_id);
+            return out;
+        }
+    }
+    if (!m && !req.member_id.empty()) {
+        m = g.find(req.member_id);
+        if (!m) {
+            r.error_code = int16_t(kerr::unknown_member_id);
+            return out;
+        }
+    }
+    if (!m) {
+        auto nm = std::make_unique<member>();
+        nm->id = fmt::format("{}-{}", client_id.empty() ? "member" : client_id,
+                             uuid::random().to_string());
+        m = nm.get();
+        g.members.push_back(std::move(nm));
+    }
+    m->instance_id = req.group_instance_id ? std::optional<std::string>(*req.group_instance_id)
+                                           : std::nullopt;
+    m->client_id = std::string(client_id);
+    m->client_host = std::string(client_host);
+    m->protocol_type = std::string(req.protocol_type);
+    // A member rejoining a stable group with unchanged protocols (e.g. after a lost response)
+    // still triggers a rebalance here: simpler, and clients handle it.
+    m->protocols.clear();
+    for (auto& p : req.protocols)
+        m->protocols.emplace_back(std::string(p.name), byte_buffer(p.metadata.begin(), p.metadata.end()));
+    m->session_timeout_ms = req.session_timeout_ms;
+    m->rebalance_timeout_ms = req.rebalance_timeout_ms > 0 ? req.rebalance_timeout_ms
+                                                          : req.session_timeout_ms;
+    m->last_seen = now;
+    g.protocol_type = std::string(req.protocol_type);
+    prepare_rebalance(g, now);
+    m->joined = true;
+    m->join_answer.reset();
+    maybe_complete(g, now);
+    if (m->join_answer) {
+        out.response = std::move(*m->join_answer);
+        m->join_answer.reset();
+        return out;
+    }
+    out.pending = true;
+    out.response.member_id = m->id;
+    return out;
+}
+
+group_coordinator::join_result group_coordinator::poll_join(std::string_view group_id,
+                                                            std::string_view member_id,
+                                                            clock::time_point now) {
+    join_result out;
+    std::lock_guard lk(_mu);
+    group* g = find(group_id);
+    member* m = g ? g->find(member_id) : nullptr;
+    if (!m) {
+        out.response.error_code = int16_t(kerr::unknown_member_id);
+        out.response.member_id = std::string(member_id);
+        return out;
+    }
+    m->last_seen = now;
+    maybe_complete(*g, now);
+    if (m->join_answer) {
+        out.response = std::move(*m->join_answer);
+        m->join_answer.reset();
+        return out;
+    }
+    out.pending = true;
+    return out;
+}
+
+group_coordinator::sync_result group_coordinator::sync(const sync_group_request& req,
+                                                       clock::time_point now) {
+    sync_result out;
+    {
+        std::lock_guard lk(_mu);
+        group* g = find(req.group_id);
+        member* m = g ? g->find(req.member_id) : nullptr;
+        if (!m) {
+            out.response.error_code = int16_t(kerr::unknown_member_id);
+            return out;
+        }
+        m->last_seen = now;
+        if (req.generation_id != g->generation) {
+            out.response.error_code = int16_t(kerr::illegal_generation);
+            return out;
+        }
+        if (g->state == st_preparing) {
+            out.response.error_code = int16_t(kerr::rebalance_in_progress);
+            return out;
+        }
+        if (g->state == st_completing && m->id == g->leader) {
+            for (auto& a : req.assignments)
+                if (auto* t = g->find(a.member_id))
+                    t->assignment.assign(a.assignment.begin(), a.assignment.end());
+            g->state = st_stable;
+        }
+    }
+    return poll_sync(req.group_id, req.member_id, req.generation_id, now);
+}
+
+group_coordinator::sync_result group_coordinator::poll_sync(std::string_view group_id,
+                                                            std::string_view member_id,
+                                                            int32_t generation,
+                                                            clock::time_point now) {
+    sync_result out;
+    std::lock_guard lk(_mu);
+    group* g = find(group_id);
+    member* m = g ? g->find(member_id) : nullptr;
+    if (!m) {
+        out.response.error_code = int16_t(kerr::unknown_member_id);
+        return out;
+    }
+    m->last_seen = now;
+    if (g->generation != generation || g->state == st_preparing) {
+        out.response.error_code = int16_t(kerr::rebalance_in_progress);
+        return out;
+    }
+    if (g->state == st_stable) {
+        out.response.protocol_type = g->protocol_type;
+        out.response.protocol_name = g->protocol_name;
+        out.response.assignment = m->assignment;
+        return out;
+    }
+    out.pending = true;
+    return out;
+}
+
+int16_t group_coordinator::heartbeat(const heartbeat_request& req, clock::time_point now) {
+    std::lock_guard lk(_mu);
+    group* g = find(req.group_id);
+    member* m = g ? g->find(req.member_id) : nullptr;
+    if (!m) return int16_t(kerr::unknown_member_id);
+    m->last_seen = now;
+    if (g->state == st_preparing) return int16_t(kerr::rebalance_in_progress);
+    if (req.generation_id != g->generation) return int16_t(kerr::illegal_generation);
+    return 0;
+}
+
+leave_group_response group_coordinator::leave(const leave_group_request& req, int16_t version,
+                                              clock::time_point now) {
+    leave_group_response out;
+    std::lock_guard lk(_mu);
+    group* g = find(req.group_id);
+    for (auto& lm : req.members) {
+        leave_group_response::member rm;
+        rm.member_id = std::string(lm.member_id);
+        if (lm.group_instance_id) rm.group_instance_id = std::string(*lm.group_instance_id);
+        member* m = nullptr;
+        if (g) {
+            if (!lm.member_id.empty()) m = g->find(lm.member_id);
+            else if (lm.group_instance_id)
+                for (auto& x : g->members)
+                    if (x->instance_id == rm.group_instance_id) m = x.get();
+        }
+        if (!m) rm.error_code = int16_t(kerr::unknown_member_id);
+        else {
+            spdlog::info("group {}: member {} leaves", g->name, m->id);
+            remove_member(*g, m->id, now);
+        }
+        out.members.push_back(std::move(rm));
+    }
+    if (version < 3 && !out.members.empty()) out.error_code = out.members.front().error_code;
+    return out;
+}
+
+int16_t group_coordinator::validate_commit(std::string_view group_id, std::string_view member_id,
+                                           int32_t generation) {
+    std::lock_guard lk(_mu);
+    group* g = find(group_id);
+    if (generation < 0 && member_id.empty()) {
+        // Simple (non-member) commits are allowed only when the group has no live members.
+        if (g && !g->members.empty()) return int16_t(kerr::unknown_member_id);
+        return 0;
+    }
+    member* m = g ? g->find(member_id) : nullptr;
+    if (!m) return int16_t(kerr::unknown_member_id);
+    if (generation != g->generation) return int16_t(kerr::illegal_generation);
+    // As Kafka: commits are accepted while Stable and while PreparingRebalance (members commit
+    // what they processed before rejoining, e.g. on revocation); only between the join answer
+    // and the assignment (CompletingRebalance) is the generation's ownership in flux.
+    if (g->state == st_completing) return int16_t(kerr::rebalance_in_progress);
+    return 0;
+}
+
+list_groups_response group_coordinator::list(const list_groups_request& req) {
+    list_groups_response out;
+    std::map<std::string, list_groups_response::group> all;
+    for (auto& name : _offsets.groups()) all[name] = {name, "consumer", "Empty"};
+    std::lock_guard lk(_mu);
+    for (auto& [name, g] : _groups) {
+        if (g->state == st_dead) continue;
+        all[name] = {name, g->protocol_type.empty() ? "consumer" : g->protocol_type,
+                     std::string(group_state_name(g->state))};
+    }
+    for (auto& [name, e] : all) {
+        if (!req.states_filter.empty()
+            && std::find(req.states_filter.begin(), req.states_filter.end(), e.state)
+                   == req.states_filter.end())
+            continue;
+        out.groups.push_back(std::move(e));
+    }
+    return out;
+}
+
+describe_groups_response::group group_coordinator::describe(std::string_view group_id) {
+    describe_groups_response::group out;
+    out.group_id = std::string(group_id);
+    std::lock_guard lk(_mu);
+    group* g = find(group_id);
+    if (!g) {
+        out.state = _offsets.has_group(group_id) ? "Empty" : "Dead";
+        return out;
+    }
+    out.state = std::string(group_state_name(g->state));
+    out.protocol_type = g->protocol_type;
+    out.protocol_data = g->state == st_stable || g->state == st_completing ? g->protocol_name : "";
+    for (auto& m : g->members) {
+        describe_groups_response::member dm;
+        dm.member_id = m->id;
+        dm.group_instance_id = m->instance_id;
+        dm.client_id = m->client_id;
+        dm.client_host = m->client_host;
+        for (auto& [name, md] : m->protocols)
+            if (name == g->protocol_name) dm.metadata = md;
+        dm.assignment = m->assignment;
+        out.members.push_back(std::move(dm));
+    }
+    return out;
+}
+
+int16_t group_coordinator::delete_group(std::string_view group_id) {
+    {
+        std::lock_guard lk(_mu);
+        group* g = find(group_id);
+        if (g && !g->members.empty()) return int16_t(kerr::non_empty_group);
+        if (!g && !_offsets.has_group(group_id)) return int16_t(kerr::group_id_not_found);
+        if (g) _groups.erase(_groups.find(group_id));
+    }
+    if (_offsets.has_group(group_id))
+        if (!_offsets.delete_group(group_id)) return int16_t(kerr::unknown_server_error);
+    return 0;
+}
+
+void group_coordinator::tick(clock::time_point now) {
+    std::lock_guard lk(_mu);
+    for (auto& [name, g] : _groups) {
+        // Expire members whose session ran out. Members waiting in JoinGroup/SyncGroup refresh
+        // last_seen by polling, so only silent members expire.
+        std::vector<std::string> expired;
+        for (auto& m : g->members)
+            if (now - m->last_seen > std::chrono::milliseconds(m->session_timeout_ms))
+                expired.push_back(m->id);
+        for (auto& id : expired) {
+            spdlog::info("group {}: member {} session expired", name, id);
+            remove_member(*g, id, now);
+        }
+        maybe_complete(*g, now);
+    }
+}
+
+} // namespace floe::kafka

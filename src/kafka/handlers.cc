@@ -1,0 +1,978 @@
+#include "kafka/handlers.h"
+
+#include "kafka/messages.h"
+#include "tiering/remote_reader.h"
+
+#include "kafka/asio_compat.h"
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/this_coro.hpp>
+#include <asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace floe::kafka {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int8_t k_source_topic = 1;         // DYNAMIC_TOPIC_CONFIG
+constexpr int8_t k_source_static_broker = 4; // STATIC_BROKER_CONFIG
+constexpr int8_t k_source_default = 5;       // DEFAULT_CONFIG
+
+asio::awaitable<void> sleep_for(clock::duration d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(use_tuple);
+}
+
+int16_t kerr_of(const error& e) {
+    switch (e.code()) {
+    case errc::not_found: return int16_t(kerr::unknown_topic_or_partition);
+    case errc::out_of_range: return int16_t(kerr::offset_out_of_range);
+    case errc::corrupt: return int16_t(kerr::corrupt_message);
+    case errc::io_error: return int16_t(kerr::kafka_storage_error);
+    case errc::shutting_down: return int16_t(kerr::not_leader_or_follower);
+    case errc::timeout: return int16_t(kerr::request_timed_out);
+    case errc::invalid_argument: return int16_t(kerr::invalid_config);
+    case errc::unsupported: return int16_t(kerr::invalid_config);
+    case errc::already_exists: return int16_t(kerr::topic_already_exists);
+    default: return int16_t(kerr::unknown_server_error);
+    }
+}
+
+int16_t kerr_of(log::append_status s) {
+    using log::append_status;
+    switch (s) {
+    case append_status::ok:
+    case append_status::duplicate: return 0;
+    case append_status::corrupt: return int16_t(kerr::corrupt_message);
+    case append_status::message_too_large: return int16_t(kerr::message_too_large);
+    case append_status::invalid_record: return int16_t(kerr::invalid_record);
+    case append_status::out_of_order_sequence: return int16_t(kerr::out_of_order_sequence_number);
+    case append_status::invalid_producer_epoch: return int16_t(kerr::invalid_producer_epoch);
+    }
+    return int16_t(kerr::unknown_server_error);
+}
+
+int8_t kafka_config_type(log::config_type t) {
+    switch (t) {
+    case log::config_type::boolean: return 1;
+    case log::config_type::string: return 2;
+    case log::config_type::int_: return 3;
+    case log::config_type::long_: return 5;
+    case log::config_type::list: return 7;
+    }
+    return 0;
+}
+
+/// Completion of an acks=all wait, signalled from the log's flusher thread onto the
+/// connection's strand.
+struct durable_wait {
+    explicit durable_wait(asio::any_io_executor ex) : timer(ex) {}
+    asio::steady_timer timer;
+    bool done = false;
+    result<void> outcome;
+};
+
+} // namespace
+
+// ====================== producer_id_allocator ======================
+
+result<std::unique_ptr<producer_id_allocator>> producer_id_allocator::open(
+    const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(errc::io_error, "create {}: {}", dir.string(), ec.message());
+    auto a = std::make_unique<producer_id_allocator>();
+    a->_dir = dir;
+    std::ifstream in(dir / "producer_ids");
+    int64_t next = 0;
+    if (in) in >> next;
+    a->_next = a->_limit = std::max<int64_t>(next, 1000);
+    FLOE_TRY(a->reserve_block());
+    return a;
+}
+
+result<void> producer_id_allocator::reserve_block() {
+    constexpr int64_t block = 1000;
+    int64_t limit = _next + block;
+    auto tmp = _dir / "producer_ids.tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
+    auto text = fmt::format("{}\n", limit);
+    bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok) return fail(errc::io_error, "write {}", tmp.string());
+    std::error_code ec;
+    std::filesystem::rename(tmp, _dir / "producer_ids", ec);
+    if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
+    _limit = limit;
+    return {};
+}
+
+result<int64_t> producer_id_allocator::next() {
+    std::lock_guard lk(_mu);
+    if (_next >= _limit) FLOE_TRY(reserve_block());
+    return _next++;
+}
+
+// ====================== request_handler ======================
+
+request_handler::request_handler(const broker_options& opts, std::string advertised_host,
+                                 int32_t advertised_port, log::log_manager& logs,
+                                 group_coordinator& groups, producer_id_allocator& pids)
+    : _opts(opts), _host(std::move(advertised_host)), _port(advertised_port), _logs(logs),
+      _groups(groups), _pids(pids) {}
+
+std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition) {
+    auto r = _opts.remote->start_offset(topic, partition);
+    if (!r) {
+        spdlog::warn("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
+        return std::nullopt;
+    }
+    return *r;
+}
+
+std::optional<std::pair<int64_t, int64_t>> request_handler::remote_offset_for_timestamp(
+    const std::string& topic, int32_t partition, int64_t ts, int64_t local_start) {
+    auto r = _opts.remote->offset_for_timestamp(topic, partition, ts, local_start);
+    if (!r || !*r) return std::nullopt;
+    return std::pair{(*r)->offset, (*r)->timestamp};
+}
+
+bool request_handler::may_wait(const request_header& h, bytes_view body) noexcept {
+    switch (api_key(h.api_key)) {
+    case api_key::fetch:
+    case api_key::join_group:
+    case api_key::sync_group: return true;
+    case api_key::produce: {
+        // Only acks=all waits (for fsync); acks=0/1 answers stay batched with their neighbours.
+        kreader r(body, h.flexible);
+        if (!r.nstr()) return true;
+        auto acks = r.i16();
+        return !acks || *acks == -1;
+    }
+    default: return false;
+    }
+}
+
+asio::awaitable<bool> request_handler::handle(const connection_info& conn, const request_header& h,
+                                              std::span<uint8_t> body, byte_buffer& out,
+                                              std::vector<file_splice>* splices) {
+    bytes_view b(body.data(), body.size());
+    switch (api_key(h.api_key)) {
+    case api_key::api_versions: {
+        size_t start = begin_response(out, h);
+        kwriter w(out, h.flexible);
+        encode(w, h.api_version, api_versions_response{});
+        finish_response(out, start);
+        co_return true;
+    }
+    case api_key::produce: co_return co_await produce(h, body, out);
+    case api_key::fetch: co_return co_await fetch(h, b, out, splices);
+    case api_key::join_group: co_return co_await join_group(conn, h, b, out);
+    case api_key::sync_group: co_return co_await sync_group(h, b, out);
+    case api_key::metadata: co_return metadata(h, b, out);
+    case api_key::list_offsets: co_return list_offsets(h, b, out);
+    case api_key::create_topics: co_return create_topics(h, b, out);
+    case api_key::delete_topics: co_return delete_topics(h, b, out);
+    case api_key::describe_configs: co_return describe_configs(h, b, out);
+    case api_key::alter_configs: co_return alter_configs(h, b, out, false);
+    case api_key::incremental_alter_configs: co_return alter_configs(h, b, out, true);
+    case api_key::find_coordinator: co_return find_coordinator(h, b, out);
+    case api_key::heartbeat: co_return heartbeat(h, b, out);
+    case api_key::leave_group: co_return leave_group(h, b, out);
+    case api_key::offset_commit: co_return offset_commit(h, b, out);
+    case api_key::offset_fetch: co_return offset_fetch(h, b, out);
+    case api_key::list_groups: co_return list_groups(h, b, out);
+    case api_key::describe_groups: co_return describe_groups(h, b, out);
+    case api_key::delete_groups: co_return delete_groups(h, b, out);
+    case api_key::init_producer_id: co_return init_producer_id(h, b, out);
+    case api_key::describe_cluster: co_return describe_cluster(h, b, out);
+    }
+    co_return false;
+}
+
+#define DECODE_OR_CLOSE(var, fn)                                                                 \
+    kreader _rd(body, h.flexible);                                                               \
+    auto _dec = fn(_rd, h.api_version);                                                          \
+    if (!_dec) {                                                                                 \
+        spdlog::debug("malformed {} v{}: {}", api_name(h.api_key), h.api_version, _dec.error()); \
+        return false;                                                                            \
+    }                                                                                            \
+    [[maybe_unused]] auto& var = *_dec;
+
+template<typename Resp>
+static void respond(byte_buffer& out, const request_header& h, const Resp& r) {
+    size_t start = begin_response(out, h);
+    kwriter w(out, h.flexible);
+    encode(w, h.api_version, r);
+    finish_response(out, start);
+}
+
+// ---------------- Produce ----------------
+
+asio::awaitable<bool> request_handler::produce(const request_header& h, std::span<uint8_t> body,
+                                               byte_buffer& out) {
+    kreader rd(bytes_view(body.data(), body.size()), h.flexible);
+    auto dec = decode_produce(rd, h.api_version);
+    if (!dec) {
+        spdlog::debug("malformed Produce v{}: {}", h.api_version, dec.error());
+        co_return false;
+    }
+    auto& req = *dec;
+    produce_response resp;
+    resp.topics.reserve(req.topics.size());
+    struct pending_ack {
+        produce_response::partition* part;
+        std::shared_ptr<log::partition_log> log;
+        kafka_offset last;
+    };
+    std::vector<pending_ack> waits;
+    bool bad_acks = req.acks != 0 && req.acks != 1 && req.acks != -1;
+    byte_buffer scratch;
+    bool appended = false;
+    for (auto& t : req.topics) {
+        auto& rt = resp.topics.emplace_back();
+        rt.name = t.name;
+        rt.partitions.reserve(t.partitions.size());
+        std::optional<log::topic_info> info;
+        for (auto& p : t.partitions) {
+            auto& rp = rt.partitions.emplace_back();
+            rp.index = p.index;
+            if (bad_acks) {
+                rp.error_code = int16_t(kerr::invalid_required_acks);
+                continue;
+            }
+            if (req.transactional_id) {
+                rp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+                continue;
+            }
+            auto plog = _logs.partition(t.name, p.index);
+            if (!plog) {
+                rp.error_code = int16_t(kerr::unknown_topic_or_partition);
+                continue;
+            }
+            if (!p.records || p.records->empty()) {
+                rp.error_code = int16_t(kerr::invalid_record);
+                continue;
+            }
+            auto cfg = plog->config();
+            auto valid = validate_records(*p.records,
+                                          batch_limits{cfg.max_message_bytes, 64u << 20}, scratch);
+            if (!valid) {
+                rp.error_code = int16_t(valid.error().code);
+                rp.error_message = valid.error().message;
+                spdlog::debug("produce {}-{} refused: {}", t.name, p.index, valid.error().message);
+                continue;
+            }
+            // The records view points into the connection's own frame buffer: patch in place.
+            std::span<uint8_t> mut(const_cast<uint8_t*>(p.records->data()), p.records->size());
+            auto ar = plog->append(mut);
+            if (!ar) {
+                rp.error_code = kerr_of(ar.error());
+                rp.error_message = ar.error().message();
+                continue;
+            }
+            rp.error_code = kerr_of(ar->status);
+            rp.log_start_offset = ar->log_start_offset();
+            if (rp.error_code != 0) {
+                rp.error_message = ar->message;
+                continue;
+            }
+            rp.base_offset = ar->base_offset();
+            rp.log_append_time = ar->log_append_time_ms;
+            appended = true;
+            if (req.acks == -1) waits.push_back({&rp, plog, ar->last_offset});
+        }
+    }
+    if (appended) _appends.fetch_add(1, std::memory_order_release);
+    if (!waits.empty()) {
+        auto ex = co_await asio::this_coro::executor;
+        auto deadline = clock::now() + std::chrono::milliseconds(std::max(req.timeout_ms, 1));
+        for (auto& w : waits) {
+            auto dw = std::make_shared<durable_wait>(ex);
+            dw->timer.expires_at(deadline);
+            w.log->when_durable(w.last, [dw, ex](result<void> r) {
+                asio::post(ex, [dw, r = std::move(r)]() mutable {
+                    dw->outcome = std::move(r);
+                    dw->done = true;
+                    dw->timer.cancel();
+                });
+            });
+            if (!dw->done) co_await dw->timer.async_wait(use_tuple);
+            if (!dw->done) {
+                w.part->error_code = int16_t(kerr::request_timed_out);
+            } else if (!dw->outcome) {
+                w.part->error_code = kerr_of(dw->outcome.error());
+                w.part->error_message = dw->outcome.error().message();
+            }
+        }
+    }
+    if (req.acks == 0) co_return true; // acks=0: the client expects no response at all
+    respond(out, h, resp);
+    co_return true;
+}
+
+// ---------------- Fetch ----------------
+
+asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view body,
+                                             byte_buffer& out, std::vector<file_splice>* splices) {
+    kreader rd(body, h.flexible);
+    auto dec = decode_fetch(rd, h.api_version);
+    if (!dec) {
+        spdlog::debug("malformed Fetch v{}: {}", h.api_version, dec.error());
+        co_return false;
+    }
+    auto& req = *dec;
+    const int16_t v = h.api_version;
+    struct part_read {
+        fetch_partition_header hdr;
+        log::read_result data;
+        byte_buffer remote; ///< batches rebuilt from the remote tier (offsets below the local start)
+    };
+    struct topic_read {
+        std::string name;
+        uuid id;
+        std::vector<part_read> parts;
+    };
+    std::vector<topic_read> reads;
+    auto deadline = clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
+    size_t max_total = size_t(std::max(req.max_bytes, 0));
+    for (;;) {
+        uint64_t seen = _appends.load(std::memory_order_acquire);
+        reads.clear();
+        size_t total = 0;
+        bool any_error = false;
+        for (auto& t : req.topics) {
+            auto& tr = reads.emplace_back();
+            std::optional<log::topic_info> info =
+                v >= 13 ? _logs.topic(t.topic_id) : _logs.topic(t.name);
+            tr.name = std::string(t.name);
+            tr.id = t.topic_id;
+            if (info) {
+                tr.name = info->name;
+                tr.id = info->id;
+            }
+            for (auto& p : t.partitions) {
+                auto& pr = tr.parts.emplace_back();
+                pr.hdr.index = p.index;
+                std::shared_ptr<log::partition_log> plog;
+                if (info) plog = _logs.partition(info->name, p.index);
+                if (!plog) {
+                    pr.hdr.error_code = int16_t(v >= 13 && !info ? kerr::unknown_topic_id
+                                                                 : kerr::unknown_topic_or_partition);
+                    any_error = true;
+                    continue;
+                }
+                log::read_options ro;
+                ro.max_bytes = std::min<size_t>(size_t(std::max(p.max_bytes, 0)),
+                                                max_total > total ? max_total - total : 0);
+                ro.min_one_batch = total == 0;
+                // Offsets below the local log start of a tiered topic come from Iceberg.
+                bool tiered = _opts.remote && info && info->config.remote_storage_enable;
+                std::optional<int64_t> remote_start;
+                if (tiered) remote_start = earliest_remote(info->name, p.index);
+                auto local_start = plog->log_start_offset()();
+                if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
+                    auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset, local_start,
+                                                 ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
+                    auto offs = plog->offsets();
+                    pr.hdr.high_watermark = offs.high_watermark();
+                    pr.hdr.last_stable_offset = offs.last_stable();
+                    pr.hdr.log_start_offset = *remote_start;
+                    if (!rr) {
+                        spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info->name, p.index,
+                                     p.fetch_offset, rr.error().message());
+                        pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
+                        any_error = true;
+                        continue;
+                    }
+                    if (rr->records > 0) {
+                        total += rr->batches.size();
+                        pr.remote = std::move(rr->batches);
+                        continue;
+                    }
+                    // Nothing remote at this offset (a gap below the local start): fall through.
+                }
+                auto rr = plog->read(kafka_offset(p.fetch_offset), ro);
+                if (!rr) {
+                    auto offs = plog->offsets();
+                    pr.hdr.error_code = kerr_of(rr.error());
+                    pr.hdr.high_watermark = offs.high_watermark();
+                    pr.hdr.last_stable_offset = offs.last_stable();
+                    pr.hdr.log_start_offset = remote_start ? std::min(*remote_start, offs.log_start()) : offs.log_start();
+                    any_error = true;
+                    continue;
+                }
+                pr.hdr.high_watermark = rr->offsets.high_watermark();
+                pr.hdr.last_stable_offset = rr->offsets.last_stable();
+                pr.hdr.log_start_offset = rr->offsets.log_start();
+                if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
+                total += rr->total_bytes;
+                pr.data = std::move(*rr);
+            }
+        }
+        // Answer as soon as anything is there (or an error is): waiting for min_bytes beyond the
+        // first batch only adds latency on a single node.
+        if (total > 0 || any_error || req.min_bytes <= 0 || clock::now() >= deadline) break;
+        // Long poll: wait for an append anywhere (cheap check) or the deadline.
+        while (clock::now() < deadline && _appends.load(std::memory_order_acquire) == seen)
+            co_await sleep_for(std::min<clock::duration>(deadline - clock::now(), 5ms));
+        if (clock::now() >= deadline && _appends.load(std::memory_order_acquire) == seen) break;
+    }
+    size_t start = begin_response(out, h);
+    kwriter w(out, h.flexible);
+    encode_fetch_response_start(w, v, 0, reads.size());
+    size_t spliced = 0;
+    for (auto& tr : reads) {
+        encode_fetch_topic_start(w, v, tr.name, tr.id, tr.parts.size());
+        for (auto& pr : tr.parts) {
+            size_t at = out.size();
+            if (!pr.remote.empty()) {
+                encode_fetch_partition_start(w, v, pr.hdr, pr.remote.size());
+                out.insert(out.end(), pr.remote.begin(), pr.remote.end());
+                encode_fetch_partition_end(w, v);
+                continue;
+            }
+            encode_fetch_partition_start(w, v, pr.hdr, pr.data.total_bytes);
+            if (pr.data.total_bytes > 0) {
+                if (splices) {
+                    // Zero copy: the connection sends these ranges with sendfile(2).
+                    for (auto& sl : pr.data.slices) {
+                        if (sl.length == 0) continue;
+                        splices->push_back({out.size(), sl});
+                        spliced += sl.length;
+                    }
+                } else {
+                    out.reserve(out.size() + pr.data.total_bytes);
+                    auto c = pr.data.copy_to(out);
+                    if (!c) {
+                        // Could not read the segment: answer this partition with an error.
+                        out.resize(at);
+                        auto hdr = pr.hdr;
+                        hdr.error_code = int16_t(kerr::kafka_storage_error);
+                        encode_fetch_partition_start(w, v, hdr, 0);
+                    }
+                }
+            }
+            encode_fetch_partition_end(w, v);
+        }
+        encode_fetch_topic_end(w, v);
+    }
+    encode_fetch_response_end(w, v);
+    finish_response(out, start, spliced);
+    co_return true;
+}
+
+// ---------------- Metadata ----------------
+
+bool request_handler::metadata(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_metadata);
+    metadata_response resp;
+    resp.brokers.push_back({_opts.node_id, _host, _port});
+    resp.cluster_id = _opts.cluster_id;
+    resp.controller_id = _opts.node_id;
+    auto add = [&](const log::topic_info& t) {
+        auto& rt = resp.topics.emplace_back();
+        rt.name = t.name;
+        rt.topic_id = t.id;
+        for (int32_t i = 0; i < t.partitions; ++i)
+            rt.partitions.push_back({0, i, _opts.node_id, 0});
+    };
+    if (req.all_topics) {
+        for (auto& t : _logs.topics()) add(t);
+    } else {
+        for (auto& rq : req.topics) {
+            std::optional<log::topic_info> t;
+            if (rq.name) t = _logs.topic(*rq.name);
+            else if (!rq.topic_id.is_nil()) t = _logs.topic(rq.topic_id);
+            if (!t && rq.name && _opts.auto_create_topics && req.allow_auto_topic_creation) {
+                if (log::log_manager::validate_topic_name(*rq.name)) {
+                    auto c = _logs.create_topic(*rq.name, -1);
+                    if (c) {
+                        spdlog::info("auto-created topic {} ({} partitions)", c->name, c->partitions);
+                        t = *c;
+                    } else if (c.error().code() == errc::already_exists) {
+                        t = _logs.topic(*rq.name);
+                    }
+                }
+            }
+            if (t) {
+                add(*t);
+                continue;
+            }
+            auto& rt = resp.topics.emplace_back();
+            rt.name = rq.name ? std::string(*rq.name) : std::string();
+            rt.topic_id = rq.topic_id;
+            bool bad_name = rq.name && !log::log_manager::validate_topic_name(*rq.name);
+            rt.error_code = int16_t(bad_name ? kerr::invalid_topic_exception
+                                   : rq.name ? kerr::unknown_topic_or_partition
+                                             : kerr::unknown_topic_id);
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+// ---------------- ListOffsets ----------------
+
+bool request_handler::list_offsets(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_list_offsets);
+    list_offsets_response resp;
+    for (auto& t : req.topics) {
+        auto& rt = resp.topics.emplace_back();
+        rt.name = t.name;
+        for (auto& p : t.partitions) {
+            auto& rp = rt.partitions.emplace_back();
+            rp.index = p.index;
+            auto plog = _logs.partition(t.name, p.index);
+            if (!plog) {
+                rp.error_code = int16_t(kerr::unknown_topic_or_partition);
+                continue;
+            }
+            auto offs = plog->offsets();
+            auto info = _logs.topic(t.name);
+            std::optional<int64_t> remote_start;
+            if (_opts.remote && info && info->config.remote_storage_enable)
+                remote_start = earliest_remote(info->name, p.index);
+            if (p.timestamp == -1) {
+                rp.offset = req.isolation_level == 1 ? offs.last_stable() : offs.high_watermark();
+            } else if (p.timestamp == -2) {
+                rp.offset = offs.log_start();
+                // KIP-405: earliest is the remote log start when older data lives in Iceberg.
+                if (remote_start && *remote_start < rp.offset) rp.offset = *remote_start;
+            } else if (p.timestamp == -3) {
+                if (auto m = plog->max_timestamp()) {
+                    rp.offset = m->offset();
+                    rp.timestamp = m->timestamp_ms;
+                }
+            } else if (p.timestamp < 0) {
+                rp.error_code = int16_t(kerr::invalid_request);
+            } else if (auto hit = remote_start ? remote_offset_for_timestamp(std::string(t.name), p.index, p.timestamp,
+                                                                              offs.log_start())
+                                               : std::nullopt) {
+                rp.offset = hit->first;
+                rp.timestamp = hit->second;
+            } else {
+                auto l = plog->offset_for_timestamp(p.timestamp);
+                if (!l) rp.error_code = kerr_of(l.error());
+                else if (*l) {
+                    rp.offset = (*l)->offset();
+                    rp.timestamp = (*l)->timestamp_ms;
+                }
+            }
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+// ---------------- Topics ----------------
+
+std::vector<config_entry_out> request_handler::describe_topic_configs(
+    const log::topic_info& t, const std::vector<std::string_view>* keys, bool docs) {
+    std::vector<config_entry_out> out;
+    auto& defaults = _logs.topic_defaults();
+    for (auto& k : log::topic_config_keys()) {
+        if (keys && std::find(keys->begin(), keys->end(), k.name) == keys->end()) continue;
+        config_entry_out e;
+        e.name = std::string(k.name);
+        e.value = log::topic_config_value(t.config, k.name);
+        if (t.overrides.contains(k.name)) {
+            e.source = k_source_topic;
+            e.is_default = false;
+        } else if (defaults.contains(k.name)) {
+            e.source = k_source_static_broker;
+            e.is_default = false;
+        } else {
+            e.source = k_source_default;
+        }
+        e.config_type = kafka_config_type(k.type);
+        if (docs) e.documentation = std::string(k.doc);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+bool request_handler::create_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_create_topics);
+    create_topics_response resp;
+    for (auto& t : req.topics) {
+        auto& rt = resp.topics.emplace_back();
+        rt.name = std::string(t.name);
+        auto error = [&](kerr code, std::string msg) {
+            rt.error_code = int16_t(code);
+            rt.error_message = std::move(msg);
+        };
+        if (auto ok = log::log_manager::validate_topic_name(t.name); !ok) {
+            error(kerr::invalid_topic_exception, ok.error().message());
+            continue;
+        }
+        if (t.replication_factor != -1 && t.replication_factor != 1 && !t.has_assignments) {
+            error(kerr::invalid_replication_factor,
+                  fmt::format("replication factor {} larger than the 1 available broker",
+                              t.replication_factor));
+            continue;
+        }
+        int32_t parts = t.has_assignments ? t.assignment_count : t.num_partitions;
+        if (parts == 0 || parts < -1) {
+            error(kerr::invalid_partitions, fmt::format("{} partitions", parts));
+            continue;
+        }
+        log::config_map overrides;
+        bool bad = false;
+        for (auto& c : t.configs) {
+            if (!c.value) continue;
+            if (auto ok = log::validate_topic_config(c.name, *c.value); !ok) {
+                error(kerr::invalid_config, ok.error().message());
+                bad = true;
+                break;
+            }
+            overrides[std::string(c.name)] = std::string(*c.value);
+        }
+        if (bad) continue;
+        auto created = _logs.create_topic(t.name, parts, overrides, req.validate_only);
+        if (!created) {
+            error(created.error().code() == errc::already_exists ? kerr::topic_already_exists
+                                                                  : kerr::invalid_config,
+                  created.error().message());
+            continue;
+        }
+        if (!req.validate_only) spdlog::info("created topic {} ({} partitions)", created->name, created->partitions);
+        rt.topic_id = created->id;
+        rt.num_partitions = created->partitions;
+        rt.replication_factor = 1;
+        rt.configs = describe_topic_configs(*created, nullptr, false);
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::delete_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_delete_topics);
+    delete_topics_response resp;
+    for (auto& t : req.topics) {
+        auto& rt = resp.topics.emplace_back();
+        std::optional<log::topic_info> info;
+        if (t.name) info = _logs.topic(*t.name);
+        else info = _logs.topic(t.topic_id);
+        if (t.name) rt.name = std::string(*t.name);
+        rt.topic_id = t.topic_id;
+        if (!info) {
+            rt.error_code = int16_t(t.name ? kerr::unknown_topic_or_partition : kerr::unknown_topic_id);
+            continue;
+        }
+        rt.name = info->name;
+        rt.topic_id = info->id;
+        auto d = _logs.delete_topic(info->name);
+        if (!d) {
+            rt.error_code = kerr_of(d.error());
+            rt.error_message = d.error().message();
+        } else {
+            spdlog::info("deleted topic {}", info->name);
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::describe_configs(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_describe_configs);
+    describe_configs_response resp;
+    for (auto& r : req.resources) {
+        auto& rr = resp.results.emplace_back();
+        rr.type = r.type;
+        rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::topic)) {
+            auto info = _logs.topic(r.name);
+            if (!info) {
+                rr.error_code = int16_t(kerr::unknown_topic_or_partition);
+                rr.error_message = fmt::format("topic {} does not exist", r.name);
+                continue;
+            }
+            rr.configs = describe_topic_configs(*info, r.all_keys ? nullptr : &r.keys,
+                                                req.include_documentation);
+        } else if (r.type == int8_t(resource_type::broker)) {
+            // Broker settings live in floe.yaml; the topic defaults are what clients care about.
+            for (auto& [k, val] : _logs.topic_defaults()) {
+                if (!r.all_keys && std::find(r.keys.begin(), r.keys.end(), k) == r.keys.end())
+                    continue;
+                config_entry_out e;
+                e.name = k;
+                e.value = val;
+                e.read_only = true;
+                e.source = k_source_static_broker;
+                e.is_default = false;
+                rr.configs.push_back(std::move(e));
+            }
+        } else {
+            rr.error_code = int16_t(kerr::invalid_request);
+            rr.error_message = fmt::format("resource type {} not supported", r.type);
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::alter_configs(const request_header& h, bytes_view body, byte_buffer& out,
+                                    bool incremental) {
+    kreader rd(body, h.flexible);
+    auto dec = incremental ? decode_incremental_alter_configs(rd, h.api_version)
+                           : decode_alter_configs(rd, h.api_version);
+    if (!dec) return false;
+    auto& req = *dec;
+    alter_configs_response resp;
+    for (auto& r : req.resources) {
+        auto& rr = resp.resources.emplace_back();
+        rr.type = r.type;
+        rr.name = std::string(r.name);
+        if (r.type != int8_t(resource_type::topic)) {
+            rr.error_code = int16_t(kerr::invalid_request);
+            rr.error_message = "only topic configs can be altered";
+            continue;
+        }
+        result<log::topic_info> done = fail(errc::internal, "unset");
+        if (incremental) {
+            std::vector<log::config_op> ops;
+            bool bad = false;
+            for (auto& c : r.configs) {
+                if (c.op < 0 || c.op > 3) {
+                    bad = true;
+                    break;
+                }
+                ops.push_back({std::string(c.name), log::config_op::kind(c.op),
+                               c.value ? std::string(*c.value) : std::string()});
+            }
+            if (bad) {
+                rr.error_code = int16_t(kerr::invalid_request);
+                rr.error_message = "unknown config operation";
+                continue;
+            }
+            done = _logs.incremental_alter_topic_config(r.name, ops, req.validate_only);
+        } else {
+            log::config_map m;
+            for (auto& c : r.configs)
+                if (c.value) m[std::string(c.name)] = std::string(*c.value);
+            done = _logs.alter_topic_config(r.name, m, req.validate_only);
+        }
+        if (!done) {
+            rr.error_code = done.error().code() == errc::not_found
+                                ? int16_t(kerr::unknown_topic_or_partition)
+                                : int16_t(kerr::invalid_config);
+            rr.error_message = done.error().message();
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+// ---------------- Groups ----------------
+
+bool request_handler::find_coordinator(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_find_coordinator);
+    find_coordinator_response resp;
+    for (auto k : req.keys) resp.coordinators.push_back({std::string(k), _opts.node_id, _host, _port, 0});
+    respond(out, h, resp);
+    return true;
+}
+
+asio::awaitable<bool> request_handler::join_group(const connection_info& c,
+                                                  const request_header& h, bytes_view body,
+                                                  byte_buffer& out) {
+    kreader rd(body, h.flexible);
+    auto dec = decode_join_group(rd, h.api_version);
+    if (!dec) co_return false;
+    auto& req = *dec;
+    auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now());
+    // Bounded: the coordinator completes or drops the rebalance by its rebalance timeout.
+    auto give_up = clock::now() + std::chrono::milliseconds(std::max(req.rebalance_timeout_ms, 1000))
+                   + 5s;
+    std::string member = r.response.member_id;
+    while (r.pending && clock::now() < give_up) {
+        co_await sleep_for(10ms);
+        _groups.tick(clock::now());
+        r = _groups.poll_join(req.group_id, member, clock::now());
+    }
+    if (r.pending) {
+        r.response = {};
+        r.response.error_code = int16_t(kerr::rebalance_in_progress);
+        r.response.member_id = member;
+    }
+    respond(out, h, r.response);
+    co_return true;
+}
+
+asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes_view body,
+                                                  byte_buffer& out) {
+    kreader rd(body, h.flexible);
+    auto dec = decode_sync_group(rd, h.api_version);
+    if (!dec) co_return false;
+    auto& req = *dec;
+    auto r = _groups.sync(req, clock::now());
+    auto give_up = clock::now() + 60s;
+    while (r.pending && clock::now() < give_up) {
+        co_await sleep_for(10ms);
+        r = _groups.poll_sync(req.group_id, req.member_id, req.generation_id, clock::now());
+    }
+    if (r.pending) {
+        r.response = {};
+        r.response.error_code = int16_t(kerr::rebalance_in_progress);
+    }
+    respond(out, h, r.response);
+    co_return true;
+}
+
+bool request_handler::heartbeat(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_heartbeat);
+    error_only_response resp{_groups.heartbeat(req, clock::now())};
+    size_t start = begin_response(out, h);
+    kwriter w(out, h.flexible);
+    encode_heartbeat(w, h.api_version, resp);
+    finish_response(out, start);
+    return true;
+}
+
+bool request_handler::leave_group(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_leave_group);
+    respond(out, h, _groups.leave(req, h.api_version, clock::now()));
+    return true;
+}
+
+bool request_handler::offset_commit(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_offset_commit);
+    offset_commit_response resp;
+    int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id);
+    std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
+    for (auto& t : req.topics) {
+        auto& rt = resp.topics.emplace_back();
+        rt.name = t.name;
+        for (auto& p : t.partitions) {
+            int16_t e = err;
+            if (e == 0 && !_logs.partition(t.name, p.index))
+                e = int16_t(kerr::unknown_topic_or_partition);
+            rt.partitions.push_back({p.index, e});
+            if (e == 0)
+                entries.push_back({{std::string(t.name), p.index},
+                                   {p.offset, p.leader_epoch,
+                                    p.metadata ? std::optional<std::string>(*p.metadata)
+                                               : std::nullopt}});
+        }
+    }
+    if (!entries.empty()) {
+        if (auto c = _groups.offsets().commit(req.group_id, entries); !c) {
+            spdlog::error("offset commit for group {}: {}", req.group_id, c.error());
+            for (auto& t : resp.topics)
+                for (auto& p : t.partitions)
+                    if (p.error_code == 0) p.error_code = int16_t(kerr::coordinator_not_available);
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::offset_fetch(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_offset_fetch);
+    offset_fetch_response resp;
+    for (auto& g : req.groups) {
+        auto& rg = resp.groups.emplace_back();
+        rg.group_id = std::string(g.group_id);
+        if (g.all_topics) {
+            std::map<std::string, offset_fetch_response::topic> by_topic;
+            for (auto& [k, c] : _groups.offsets().all(g.group_id)) {
+                auto& t = by_topic[k.first];
+                t.name = k.first;
+                t.partitions.push_back({k.second, c.offset, c.leader_epoch, c.metadata, 0});
+            }
+            for (auto& [_, t] : by_topic) rg.topics.push_back(std::move(t));
+            continue;
+        }
+        for (auto& t : g.topics) {
+            auto& rt = rg.topics.emplace_back();
+            rt.name = std::string(t.name);
+            for (auto p : t.partitions) {
+                auto c = _groups.offsets().get(g.group_id, {rt.name, p});
+                if (c) rt.partitions.push_back({p, c->offset, c->leader_epoch, c->metadata, 0});
+                else rt.partitions.push_back({p, -1, -1, std::string(), 0});
+            }
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::list_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_list_groups);
+    respond(out, h, _groups.list(req));
+    return true;
+}
+
+bool request_handler::describe_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_describe_groups);
+    describe_groups_response resp;
+    for (auto g : req.groups) resp.groups.push_back(_groups.describe(g));
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::delete_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_delete_groups);
+    delete_groups_response resp;
+    for (auto g : req.groups) resp.results.push_back({std::string(g), _groups.delete_group(g)});
+    respond(out, h, resp);
+    return true;
+}
+
+// ---------------- Producers / cluster ----------------
+
+bool request_handler::init_producer_id(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_init_producer_id);
+    init_producer_id_response resp;
+    if (req.transactional_id && !req.transactional_id->empty()) {
+        // Transactions are not supported; idempotence (no transactional id) is.
+        resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+    } else if (req.producer_id >= 0) {
+        // KIP-360: a producer re-initialising after an error keeps its id with a bumped epoch.
+        resp.producer_id = req.producer_id;
+        resp.producer_epoch = int16_t(req.producer_epoch < 0 ? 0 : req.producer_epoch + 1);
+        if (resp.producer_epoch == INT16_MAX) {
+            auto id = _pids.next();
+            if (!id) resp.error_code = int16_t(kerr::coordinator_not_available);
+            else {
+                resp.producer_id = *id;
+                resp.producer_epoch = 0;
+            }
+        }
+    } else {
+        auto id = _pids.next();
+        if (!id) {
+            spdlog::error("producer id allocation: {}", id.error());
+            resp.error_code = int16_t(kerr::coordinator_not_available);
+        } else {
+            resp.producer_id = *id;
+            resp.producer_epoch = 0;
+        }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::describe_cluster(const request_header& h, bytes_view body, byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_describe_cluster);
+    describe_cluster_response resp;
+    resp.cluster_id = _opts.cluster_id;
+    resp.controller_id = _opts.node_id;
+    resp.brokers.push_back({_opts.node_id, _host, _port});
+    respond(out, h, resp);
+    return true;
+}
+
+} // namespace floe::kafka

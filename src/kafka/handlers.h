@@ -1,0 +1,116 @@
+#pragma once
+
+#include "kafka/broker.h"
+#include "kafka/groups.h"
+#include "kafka/protocol.h"
+#include "kafka/record_batch.h"
+#include "log/log_manager.h"
+
+#include <asio/awaitable.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+namespace floe::kafka {
+
+/// Hands out producer ids that stay unique across restarts: blocks of ids are reserved by
+/// persisting the next block start (<dir>/producer_ids, replaced atomically) before use.
+/// Thread-safe.
+class producer_id_allocator {
+public:
+    static result<std::unique_ptr<producer_id_allocator>> open(const std::filesystem::path& dir);
+    result<int64_t> next();
+
+private:
+    result<void> reserve_block();
+    std::mutex _mu;
+    std::filesystem::path _dir;
+    int64_t _next = 0;
+    int64_t _limit = 0;
+};
+
+/// Record bytes of a Fetch answer sent straight from a segment file: they belong at byte
+/// `at` of the connection's output buffer (between what precedes and what follows).
+struct file_splice {
+    size_t at = 0;
+    log::file_slice slice;
+};
+
+/// Who is on the other end of a connection.
+struct connection_info {
+    std::string client_host;
+};
+
+/// Serves decoded requests against the log, the group coordinator and the producer id
+/// allocator. One instance per broker, shared by every connection; each call runs on the
+/// calling connection's strand and may suspend (acks=all, long-poll Fetch, JoinGroup/SyncGroup
+/// waits) without blocking other connections. Thread-safe: state lives in the thread-safe
+/// log_manager, group_coordinator and producer_id_allocator.
+class request_handler {
+public:
+    request_handler(const broker_options& opts, std::string advertised_host,
+                    int32_t advertised_port, log::log_manager& logs, group_coordinator& groups,
+                    producer_id_allocator& pids);
+
+    /// Handles one request whose header is decoded; `body` is the rest of the frame (mutable:
+    /// Produce patches record batches in place before appending them). Appends the response
+    /// frame to `out` (nothing for acks=0 Produce). Fetch record bytes are not copied when
+    /// `splices` is given: they are listed there for the connection to sendfile. Returns false
+    /// when the connection must be closed (malformed request).
+    asio::awaitable<bool> handle(const connection_info& conn, const request_header& h,
+                                 std::span<uint8_t> body, byte_buffer& out,
+                                 std::vector<file_splice>* splices = nullptr);
+
+    /// Whether the request may wait a long time (the connection first flushes earlier answers).
+    static bool may_wait(const request_header& h, bytes_view body) noexcept;
+
+private:
+    using enc = byte_buffer;
+    asio::awaitable<bool> produce(const request_header& h, std::span<uint8_t> body, byte_buffer& out);
+    asio::awaitable<bool> fetch(const request_header& h, bytes_view body, byte_buffer& out,
+                                std::vector<file_splice>* splices);
+    asio::awaitable<bool> join_group(const connection_info& c, const request_header& h,
+                                     bytes_view body, byte_buffer& out);
+    asio::awaitable<bool> sync_group(const request_header& h, bytes_view body, byte_buffer& out);
+    bool metadata(const request_header& h, bytes_view body, byte_buffer& out);
+    bool list_offsets(const request_header& h, bytes_view body, byte_buffer& out);
+    bool create_topics(const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_topics(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_configs(const request_header& h, bytes_view body, byte_buffer& out);
+    bool alter_configs(const request_header& h, bytes_view body, byte_buffer& out, bool incremental);
+    bool find_coordinator(const request_header& h, bytes_view body, byte_buffer& out);
+    bool heartbeat(const request_header& h, bytes_view body, byte_buffer& out);
+    bool leave_group(const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_commit(const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_fetch(const request_header& h, bytes_view body, byte_buffer& out);
+    bool list_groups(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_groups(const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_groups(const request_header& h, bytes_view body, byte_buffer& out);
+    bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_cluster(const request_header& h, bytes_view body, byte_buffer& out);
+
+    std::vector<config_entry_out> describe_topic_configs(const log::topic_info& t,
+                                                         const std::vector<std::string_view>* keys,
+                                                         bool docs);
+
+    /// The remote tier's first offset of a partition (nullopt when it holds none or is
+    /// unreachable: the local tier then answers alone).
+    std::optional<int64_t> earliest_remote(const std::string& topic, int32_t partition);
+    /// (offset, timestamp) of the first remote record at or after `ts` below `local_start`.
+    std::optional<std::pair<int64_t, int64_t>> remote_offset_for_timestamp(const std::string& topic,
+                                                                          int32_t partition, int64_t ts,
+                                                                          int64_t local_start);
+    const broker_options& _opts;
+    std::string _host;
+    int32_t _port;
+    log::log_manager& _logs;
+    group_coordinator& _groups;
+    producer_id_allocator& _pids;
+    /// Bumped on every append, so long-polling fetches re-read only when something changed.
+    std::atomic<uint64_t> _appends{0};
+};
+
+} // namespace floe::kafka
