@@ -1,5 +1,7 @@
 #include "kafka/record_batch.h"
 
+#include "log/batch_builder.h"
+
 #include "base/crc32c.h"
 #include "base/varint.h"
 #include "log/record_batch_header.h"
@@ -102,52 +104,18 @@ std::expected<records_summary, records_error> validate_records(bytes_view record
 
 byte_buffer build_batch(std::span<const record_spec> records, codec c, int64_t base_timestamp,
                         int64_t producer_id, int16_t producer_epoch, int32_t base_sequence) {
-    byte_buffer body;
-    body.reserve(records.size() * 64);
-    byte_buffer rec;
-    int64_t max_delta = 0;
+    log::batch_builder b;
+    b.begin(0, c, producer_id, producer_epoch, base_sequence, base_timestamp);
+    std::vector<log::batch_builder::header> hs;
     for (size_t i = 0; i < records.size(); ++i) {
         auto& s = records[i];
-        rec.clear();
-        rec.push_back(0);
-        put_varint(rec, s.timestamp_delta);
-        put_varint(rec, int64_t(i));
-        auto put_opt = [&](std::optional<std::string_view> v) {
-            if (!v) return put_varint(rec, -1);
-            put_varint(rec, int64_t(v->size()));
-            rec.insert(rec.end(), v->begin(), v->end());
-        };
-        put_opt(s.key);
-        put_opt(s.value);
-        put_varint(rec, int64_t(s.headers.size()));
-        for (auto& [hk, hv] : s.headers) {
-            put_opt(hk);
-            put_opt(hv);
-        }
-        put_varint(body, int64_t(rec.size()));
-        body.insert(body.end(), rec.begin(), rec.end());
-        max_delta = std::max(max_delta, s.timestamp_delta);
+        hs.clear();
+        for (auto& [hk, hv] : s.headers) hs.push_back({hk, hv});
+        b.add(int64_t(i), base_timestamp + s.timestamp_delta, s.key, s.value, hs);
     }
-    byte_buffer payload = c == codec::none ? std::move(body) : compress(c, body).value();
     byte_buffer out;
-    out.reserve(batch_layout::header_size + payload.size());
-    byte_writer w(out);
-    w.put_be<int64_t>(0);
-    w.put_be<int32_t>(int32_t(batch_layout::header_size - batch_layout::log_overhead + payload.size()));
-    w.put_be<int32_t>(-1);
-    w.put_u8(2);
-    w.put_be<uint32_t>(0);
-    w.put_be<int16_t>(int16_t(c));
-    w.put_be<int32_t>(int32_t(records.size()) - 1);
-    w.put_be<int64_t>(base_timestamp);
-    w.put_be<int64_t>(base_timestamp + max_delta);
-    w.put_be<int64_t>(producer_id);
-    w.put_be<int16_t>(producer_epoch);
-    w.put_be<int32_t>(base_sequence);
-    w.put_be<int32_t>(int32_t(records.size()));
-    w.put_bytes(payload);
-    uint32_t crc = crc32c(bytes_view(out).subspan(batch_layout::attributes));
-    w.patch_be<uint32_t>(batch_layout::crc, crc);
+    auto r = b.finish(out);
+    FLOE_ASSERT(r.has_value(), "building a test batch failed");
     return out;
 }
 

@@ -6,13 +6,19 @@
 // header layout, CRC and in-place patches.
 
 #include "base/bytes.h"
-#include "kafka/compression.h"
+#include "log/compression.h"
 #include "kafka/protocol.h"
 
 #include <cstdint>
 #include <string>
 
 namespace floe::kafka {
+
+/// Kafka record-batch compression codecs (attribute bits 0-2); the codecs live in the log
+/// module, which owns the batch format.
+using codec = log::compression_codec;
+using log::compress;
+using log::decompress;
 
 struct batch_limits {
     int32_t max_message_bytes = 1048588; ///< one batch, as the topic's max.message.bytes

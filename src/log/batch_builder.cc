@@ -6,7 +6,10 @@
 namespace floe::log {
 
 void batch_builder::begin(int64_t base_offset, compression_codec codec, int64_t producer_id,
-                          int16_t producer_epoch, int32_t base_sequence) {
+                          int16_t producer_epoch, int32_t base_sequence,
+                          std::optional<int64_t> base_timestamp) {
+    _fixed_base_ts = base_timestamp.has_value();
+    _base_ts = base_timestamp.value_or(0);
     _base_offset = _last_offset = base_offset;
     _codec = codec;
     _producer_id = producer_id;
@@ -21,7 +24,7 @@ void batch_builder::add(int64_t offset, int64_t timestamp, std::optional<std::st
                         std::optional<std::string_view> value, std::span<const header> headers) {
     FLOE_ASSERT(offset >= _base_offset && (_count == 0 || offset > _last_offset),
                 "batch records must have increasing offsets");
-    if (_count == 0) _base_ts = timestamp;
+    if (_count == 0 && !_fixed_base_ts) _base_ts = timestamp;
     _max_ts = std::max(_max_ts, timestamp);
     _last_offset = offset;
     auto& r = _record;
@@ -65,7 +68,7 @@ result<void> batch_builder::finish(byte_buffer& out) {
     w.put_be<uint32_t>(0); // crc, patched below
     w.put_be<int16_t>(static_cast<int16_t>(_codec));
     w.put_be<int32_t>(static_cast<int32_t>(_last_offset - _base_offset));
-    w.put_be<int64_t>(_count ? _base_ts : -1);
+    w.put_be<int64_t>(_count || _fixed_base_ts ? _base_ts : -1);
     w.put_be<int64_t>(_max_ts);
     w.put_be<int64_t>(_producer_id);
     w.put_be<int16_t>(_producer_epoch);

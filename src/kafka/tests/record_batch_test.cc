@@ -1,4 +1,3 @@
-#include "kafka/compression.h"
 #include "kafka/record_batch.h"
 
 #include <gtest/gtest.h>
