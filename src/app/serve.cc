@@ -116,7 +116,7 @@ int serve(const config::settings& s) {
     bo.data_dir = data_dir;
     bo.auto_create_topics = s.get_bool("floe.auto-create-topics");
     bo.default_partitions = static_cast<int32_t>(s.get_int("floe.default-partitions"));
-    bo.topic_defaults = s.topic_defaults();
+    bo.topic_defaults = s.topic_defaults(/*overridden_only=*/true);
     bo.io_threads = static_cast<size_t>(s.get_int("floe.kafka.io-threads"));
     bo.max_request_bytes = static_cast<size_t>(s.get_size("floe.kafka.socket-request-max-bytes"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();

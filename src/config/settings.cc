@@ -170,10 +170,11 @@ host_port settings::get_address(std::string_view name) const {
     return *hp;
 }
 
-std::map<std::string, std::string> settings::topic_defaults() const {
+std::map<std::string, std::string> settings::topic_defaults(bool overridden_only) const {
     std::map<std::string, std::string> out;
     for (auto& e : _entries)
-        if (e.def->name.starts_with(registry::topic_defaults_prefix) && e.text)
+        if (e.def->name.starts_with(registry::topic_defaults_prefix) && e.text
+            && (!overridden_only || e.source.kind != source_kind::builtin))
             out[e.def->name.substr(registry::topic_defaults_prefix.size())] = *e.text;
     return out;
 }

@@ -71,7 +71,9 @@ public:
     host_port get_address(std::string_view name) const;
 
     /// Kafka topic config defaults ("segment.ms" -> "604800000"), as Kafka spells values.
-    std::map<std::string, std::string> topic_defaults() const;
+    /// With `overridden_only`, only those set by a file, the environment or --set (the others
+    /// are Kafka's own defaults, which the broker reports as such).
+    std::map<std::string, std::string> topic_defaults(bool overridden_only = false) const;
 
     struct entry {
         const setting_def* def;

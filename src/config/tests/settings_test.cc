@@ -96,6 +96,10 @@ TEST_F(SettingsTest, PrecedenceIsDefaultsFileEnvThenSet) {
     EXPECT_EQ(s->get_duration("floe.storage.worker.tick-interval"), std::chrono::seconds(1));
     EXPECT_EQ(s->topic_defaults()["remote.storage.enable"], "true");
     EXPECT_EQ(s->topic_defaults()["segment.ms"], "2000");
+    // Only what a source set, for the broker to report the rest as Kafka's defaults.
+    auto set = s->topic_defaults(/*overridden_only=*/true);
+    EXPECT_EQ(set.size(), 2u);
+    EXPECT_EQ(set["remote.storage.enable"], "true");
     // Derived defaults follow the value actually in force.
     EXPECT_EQ(s->get_string("floe.kafka.advertised-listener"), "127.0.0.1:1001");
 

@@ -1,4 +1,4 @@
-"""Shared helpers for the Kafka integration tests: start/stop the broker process on a random
+"""Shared helpers for the Kafka integration tests: start/stop `floe serve` on a random
 loopback port (retrying on collisions), run clients with timeouts, fail loudly."""
 import os
 import random
@@ -19,22 +19,62 @@ class Broker:
         self.log = open(os.path.join(os.path.dirname(data_dir.rstrip('/')) or '.',
                                      os.path.basename(data_dir.rstrip('/')) + '.broker.log'), 'a')
 
+    def floe_args(self, p):
+        """`floe serve` with the test broker's flags mapped to Floe settings."""
+        args = [self.binary, 'serve', '--set', f'floe.kafka.listen=127.0.0.1:{p}',
+                '--set', f'floe.data-dir={self.data_dir}', '--set', 'floe.http.listen=127.0.0.1:0',
+                '--set', 'floe.storage.worker.enabled=false']
+        flags = {'--partitions': 'floe.default-partitions', '--io-threads': 'floe.kafka.io-threads',
+                 '--max-request-bytes': 'floe.kafka.socket-request-max-bytes',
+                 '--log-level': 'floe.log.level'}
+        i = 0
+        while i < len(self.extra):
+            a = self.extra[i]
+            if a == '--no-auto-create':
+                args += ['--set', 'floe.auto-create-topics=false']
+            elif a == '--flush-interval-ms':
+                i += 1
+                args += ['--set', f'floe.log.flush-interval={self.extra[i]}ms']
+            elif a == '--set':
+                i += 1
+                args += ['--set', f'floe.topic-defaults.{self.extra[i]}']
+            elif a in flags:
+                i += 1
+                args += ['--set', f'{flags[a]}={self.extra[i]}']
+            else:
+                raise ValueError(f'no floe setting for test broker flag {a}')
+            i += 1
+        return args
+
+    def start_floe(self, p):
+        """Starts `floe serve`; returns its port once it logs that it is up, None if it exited."""
+        log_path = self.log.name
+        offset = os.path.getsize(log_path)
+        self.proc = subprocess.Popen(self.floe_args(p), stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            with open(log_path) as f:
+                f.seek(offset)
+                if 'floe is up' in f.read():
+                    return p
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.05)
+        raise RuntimeError('floe did not come up in 20 s')
+
     def start(self, port=None):
         for attempt in range(8):
             p = port or random.randint(20000, 60000)
-            self.proc = subprocess.Popen(
-                [self.binary, '--listen', f'127.0.0.1:{p}', '--data-dir', self.data_dir] + self.extra,
-                stdout=subprocess.PIPE, stderr=self.log, text=True)
-            line = self.proc.stdout.readline()
-            if line.startswith('listening'):
-                self.port = int(line.split()[1])
-                return self.port
+            got = self.start_floe(p)
+            if got:
+                self.port = got
+                return got
             rc = self.proc.wait(timeout=10)
             if port is not None and attempt < 7:
                 time.sleep(0.5)  # same port after a restart: wait for it to free up
                 continue
-            if rc != 3:
-                raise RuntimeError(f'broker failed to start (exit {rc})')
+            if 'Address already in use' not in open(self.log.name).read()[-2000:]:
+                raise RuntimeError(f'floe failed to start (exit {rc}); see {self.log.name}')
         raise RuntimeError('could not bind a port after retries')
 
     @property

@@ -5,7 +5,7 @@ lengths, tagged fields, request header v2, response header v1). Covers what libr
 kafkajs never send: Metadata v12, Produce v9, Fetch v13 (topic ids), ListOffsets v7,
 CreateTopics v7, DescribeCluster v1, FindCoordinator v4, InitProducerId v4, OffsetCommit v8,
 OffsetFetch v8, JoinGroup v9 / SyncGroup v5 / Heartbeat v4 / LeaveGroup v5, ApiVersions v3.
-Usage: it_flexible.py <floe-kafka-testbroker> <work dir>"""
+Usage: it_flexible.py <floe binary> <work dir>"""
 import os
 import socket
 import struct

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Runs one kafkajs test script (tests/js/kafka/*.mjs) against a fresh broker process.
-Usage: it_js.py <script.mjs> <floe-kafka-testbroker> <work dir>"""
+Usage: it_js.py <script.mjs> <floe binary> <work dir>"""
 import os
 import signal
 import subprocess

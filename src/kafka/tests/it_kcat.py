@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Integration tests of the Kafka broker with kcat (librdkafka) and raw sockets.
-Usage: it_kcat.py <test> <floe-kafka-testbroker> <work dir>"""
+Usage: it_kcat.py <test> <floe binary> <work dir>"""
 import json
 import os
 import signal
