@@ -155,7 +155,7 @@ void server::route_prefix(std::string method, std::string prefix, handler h) {
 response server::dispatch(const request& r) const {
     const route_entry* best = nullptr;
     bool path_known = false;
-    std::string_view method = r.method == "HEAD" ? "GET" : r.method;
+    std::string_view method = r.method == "HEAD" ? std::string_view("GET") : std::string_view(r.method);
     for (auto& e : _routes) {
         bool match = e.prefix ? r.path.starts_with(e.path) : r.path == e.path;
         if (!match) continue;
