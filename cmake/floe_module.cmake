@@ -13,10 +13,14 @@ endfunction()
 # floe_unit_test(NAME name SRCS ... DEPS ...)
 #   A GoogleTest binary whose cases are registered with CTest under the label "unit".
 function(floe_unit_test)
-  if(FLOE_FUZZ)
-    return() # the clang fuzz build holds only libraries and fuzz targets
-  endif()
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  if(FLOE_FUZZ)
+    # The clang fuzz build runs only fuzz targets: the test target exists (modules may set
+    # properties on it) but is neither built by default nor registered.
+    add_executable(${ARG_NAME} EXCLUDE_FROM_ALL ${ARG_SRCS})
+    target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+    return()
+  endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME} PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
