@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include "base/metrics.h"
 #include "http/admin.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
@@ -131,6 +132,31 @@ int serve(const config::settings& s) {
     spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
     spdlog::info("kafka listener on {} port {} (advertised as {})", s.get_address("floe.kafka.listen").host,
                  broker.port(), s.get_string("floe.kafka.advertised-listener"));
+    // Per-partition offsets per tier, computed at scrape time.
+    auto offsets_collector = metrics::registry::instance().add_collector([logs] {
+        std::vector<metrics::collected_family> fams{
+            {"floe_partition_local_start_offset", "First offset in the local tier.", "gauge", {}},
+            {"floe_partition_log_end_offset", "Next offset to be written (high watermark).", "gauge", {}},
+            {"floe_partition_offloaded_up_to", "Offsets below this are committed to Iceberg.", "gauge", {}},
+            {"floe_offload_lag_records", "Records of tiered partitions not yet in Iceberg.", "gauge", {}}};
+        for (auto& t : logs->topics())
+            for (int32_t p = 0; p < t.partitions; ++p) {
+                auto pl = logs->partition(t.name, p);
+                if (!pl) continue;
+                auto o = pl->offsets();
+                metrics::labels l{{"topic", t.name}, {"partition", std::to_string(p)}};
+                auto off = pl->offloaded_up_to()();
+                fams[0].samples.push_back({fams[0].name, l, double(o.log_start())});
+                fams[1].samples.push_back({fams[1].name, l, double(o.log_end())});
+                fams[2].samples.push_back({fams[2].name, l, double(off)});
+                if (t.config.remote_storage_enable)
+                    fams[3].samples.push_back({fams[3].name, l, double(std::max<int64_t>(0, o.log_end() - off))});
+            }
+        return fams;
+    });
+    running.push_back({"partition metrics", [offsets_collector] {
+                           metrics::registry::instance().remove_collector(offsets_collector);
+                       }});
     health.add("kafka", [&broker] {
         return http::component_health{http::health_status::up, fmt::format("listening on port {}", broker.port())};
     });

@@ -1,5 +1,7 @@
 #include "kafka/broker.h"
 
+#include "base/metrics.h"
+
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
 #include "kafka/messages.h"
@@ -81,6 +83,21 @@ struct broker::impl {
     asio::awaitable<void> tick_loop();
 };
 
+namespace {
+struct conn_metrics {
+    metrics::gauge& open;
+    metrics::counter& accepted;
+};
+conn_metrics& connection_metrics() {
+    auto& r = metrics::registry::instance();
+    static conn_metrics m{r.gauge_family("floe_kafka_connections", "Open Kafka client connections.").with({}),
+                          r.counter_family("floe_kafka_connections_accepted_total",
+                                           "Kafka client connections accepted.")
+                              .with({})};
+    return m;
+}
+} // namespace
+
 asio::awaitable<void> broker::impl::accept_loop() {
     while (!stopping.load()) {
         auto strand = asio::make_strand(io);
@@ -101,6 +118,8 @@ asio::awaitable<void> broker::impl::accept_loop() {
             std::lock_guard lk(conns_mu);
             id = next_conn++;
             conns[id] = sock;
+            connection_metrics().open.set(double(conns.size()));
+            connection_metrics().accepted.inc();
         }
         asio::co_spawn(strand, session(sock, id), asio::detached);
     }
@@ -264,6 +283,7 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
     sock->close(ignored);
     std::lock_guard lk(conns_mu);
     conns.erase(id);
+    connection_metrics().open.set(double(conns.size()));
 }
 
 broker::broker(broker_options opts) : _impl(std::make_unique<impl>(std::move(opts))) {}

@@ -1,5 +1,6 @@
 #include "kafka/handlers.h"
 
+#include "base/metrics.h"
 #include "kafka/messages.h"
 #include "tiering/remote_reader.h"
 
@@ -164,9 +165,48 @@ bool request_handler::may_wait(const request_header& h, bytes_view body) noexcep
     }
 }
 
+namespace {
+struct kafka_metrics {
+    metrics::family<metrics::counter>& requests;
+    metrics::family<metrics::histogram>& latency;
+    metrics::counter& bytes_in;
+    metrics::counter& bytes_out;
+    static kafka_metrics& get() {
+        auto& r = metrics::registry::instance();
+        static kafka_metrics m{
+            r.counter_family("floe_kafka_requests_total", "Kafka requests handled, by API.", {"api"}),
+            r.histogram_family("floe_kafka_request_duration_seconds",
+                               "Time from a decoded Kafka request to its encoded answer, by API.", {"api"}),
+            r.counter_family("floe_kafka_bytes_in_total", "Bytes of Kafka request bodies received.").with({}),
+            r.counter_family("floe_kafka_bytes_out_total", "Bytes of Kafka responses sent, fetched records included.")
+                .with({}),
+        };
+        return m;
+    }
+};
+} // namespace
+
 asio::awaitable<bool> request_handler::handle(const connection_info& conn, const request_header& h,
                                               std::span<uint8_t> body, byte_buffer& out,
                                               std::vector<file_splice>* splices) {
+    auto& m = kafka_metrics::get();
+    auto t0 = std::chrono::steady_clock::now();
+    size_t out_before = out.size(), splices_before = splices ? splices->size() : 0;
+    bool ok = co_await dispatch(conn, h, body, out, splices);
+    std::string api(api_name(h.api_key));
+    m.requests.with({api}).inc();
+    m.latency.with({api}).observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    m.bytes_in.inc(body.size());
+    uint64_t sent = out.size() - out_before;
+    if (splices)
+        for (size_t i = splices_before; i < splices->size(); ++i) sent += (*splices)[i].slice.length;
+    m.bytes_out.inc(sent);
+    co_return ok;
+}
+
+asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, const request_header& h,
+                                                std::span<uint8_t> body, byte_buffer& out,
+                                                std::vector<file_splice>* splices) {
     bytes_view b(body.data(), body.size());
     switch (api_key(h.api_key)) {
     case api_key::api_versions: {

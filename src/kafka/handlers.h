@@ -69,6 +69,9 @@ public:
 
 private:
     using enc = byte_buffer;
+    asio::awaitable<bool> dispatch(const connection_info& conn, const request_header& h,
+                                   std::span<uint8_t> body, byte_buffer& out,
+                                   std::vector<file_splice>* splices);
     asio::awaitable<bool> produce(const request_header& h, std::span<uint8_t> body, byte_buffer& out);
     asio::awaitable<bool> fetch(const request_header& h, bytes_view body, byte_buffer& out,
                                 std::vector<file_splice>* splices);

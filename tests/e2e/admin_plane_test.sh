@@ -5,7 +5,7 @@ FLOE_BIN="$(realpath "$1")"
 source "$(dirname "$0")/lib.sh"
 work="$(mktemp -d)"
 prom_pid=
-cleanup() { stop_floe; [ -n "$prom_pid" ] && kill -9 "$prom_pid" 2>/dev/null; rm -rf "$work"; }
+cleanup() { stop_floe; if [ -n "$prom_pid" ]; then kill "$prom_pid" 2>/dev/null; wait "$prom_pid" 2>/dev/null; fi; rm -rf "$work"; }
 trap cleanup EXIT
 
 start_floe "$work" || exit 1
@@ -17,7 +17,14 @@ check "readyz is JSON" /usr/bin/python3 -c "import json,sys; json.loads(sys.argv
 out=$(curl -s -w ' %{http_code}' "$base/nope"); check "unknown path 404" contains "$out" ' 404'
 check "unknown path JSON error" contains "$out" '"error":{"status":404'
 
+seq 1 10 | kcat -P -b 127.0.0.1:$KAFKA_PORT -t admin-topic
+kcat -C -b 127.0.0.1:$KAFKA_PORT -t admin-topic -o beginning -e -q > /dev/null
 curl -s "$base/metrics" > "$work/metrics.txt"
+check "metrics count Kafka requests by API" grep -q '^floe_kafka_requests_total{api="Produce"} ' "$work/metrics.txt"
+check "metrics have request latency histograms" grep -q '^floe_kafka_request_duration_seconds_bucket{api="Fetch",le="+Inf"} ' "$work/metrics.txt"
+check "metrics count bytes in" grep -qE '^floe_kafka_bytes_in_total [1-9]' "$work/metrics.txt"
+check "metrics count connections" grep -qE '^floe_kafka_connections_accepted_total [1-9]' "$work/metrics.txt"
+check "metrics show partition offsets" grep -q '^floe_partition_log_end_offset{topic="admin-topic",partition="0"} 10' "$work/metrics.txt"
 check "metrics has process series" grep -q '^process_resident_memory_bytes ' "$work/metrics.txt"
 check "metrics has floe_up" grep -q '^floe_up 1' "$work/metrics.txt"
 lint=$(promtool check metrics < "$work/metrics.txt" 2>&1); rc=$?
