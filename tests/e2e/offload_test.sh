@@ -29,6 +29,8 @@ for _ in $(seq 1 120); do
 done
 check "positions reach $records within 60 s (got ${total:-none})" test -n "$done_"
 check "table rows match what was produced" node "$js/check_table.mjs" "$work/files.json" 0 "$records" "$parts" "$topic"
+check "icebird reads the table (metadata, manifests, Parquet) and gets the same rows" \
+  node "$js/icebird_check.mjs" "$work/data/warehouse" floe orders_created_v1 "$records" "$parts" "$topic"
 check "positions are exact" /usr/bin/python3 -c '
 import json,sys
 p=json.load(open(sys.argv[1]))["positions"]
