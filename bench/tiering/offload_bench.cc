@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", logs.error().to_string().c_str());
         return 1;
     }
-    (void)(*logs)->create_topic("bench", 1, {{"remote.storage.enable", "true"}, {"segment.bytes", "1073741824"}});
+    // retention.ms=-1: the generated timestamps start in January 2026 and must not expire.
+    (void)(*logs)->create_topic("bench", 1, {{"remote.storage.enable", "true"}, {"segment.bytes", "1073741824"}, {"retention.ms", "-1"}});
     auto p = (*logs)->partition("bench", 0);
     testkit::datagen gen({.seed = 5, .value_size = value_size});
     log::batch_builder b;
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
     while (next < int64_t(records)) {
         auto r = rr.read("bench", 0, next, int64_t(records), 1u << 20);
         if (!r || r->records == 0) {
-            std::fprintf(stderr, "tiered read stopped at %lld\n", (long long)next);
+            std::fprintf(stderr, "tiered read stopped at %lld: %s\n", (long long)next,
+                         r ? "no records" : r.error().to_string().c_str());
             return 1;
         }
         got += r->records;

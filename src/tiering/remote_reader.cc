@@ -51,9 +51,10 @@ remote_reader::cache_stats remote_reader::stats() const {
 result<remote_reader::rows_ptr> remote_reader::rows_of(lake::table_reader& r, const lake::planned_file& f) {
     {
         std::lock_guard g(_mu);
-        if (auto c = _current.find(f.stream_key); c != _current.end() && c->second.first == f.uri) {
+        if (auto c = _current.find(f.stream_key); c != _current.end() && c->second.uri == f.uri) {
             ++_stats.hits;
-            return c->second.second;
+            c->second.used = ++_use_clock;
+            return c->second.rows;
         }
         if (auto it = _cache.find(f.uri); it != _cache.end()) {
             _lru.splice(_lru.begin(), _lru, it->second.lru);
@@ -65,7 +66,15 @@ result<remote_reader::rows_ptr> remote_reader::rows_of(lake::table_reader& r, co
     auto rows = std::make_shared<const std::vector<parquet::message_record>>(FLOE_TRY(r.read_file(f)));
     size_t bytes = approx_bytes(*rows);
     std::lock_guard g(_mu);
-    _current[f.stream_key] = {f.uri, rows};
+    auto& cur = _current[f.stream_key];
+    _current_bytes = _current_bytes - cur.bytes + bytes;
+    cur = {f.uri, rows, bytes, ++_use_clock};
+    while (_current_bytes > 4 * _cache_limit && _current.size() > 1) {
+        auto oldest = std::min_element(_current.begin(), _current.end(),
+                                       [](auto& a, auto& b) { return a.second.used < b.second.used; });
+        _current_bytes -= oldest->second.bytes;
+        _current.erase(oldest);
+    }
     if (_cache.contains(f.uri) || bytes > _cache_limit) return rows;
     _lru.push_front(f.uri);
     _cache.emplace(f.uri, cached{rows, bytes, _lru.begin()});

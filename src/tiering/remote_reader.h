@@ -76,7 +76,17 @@ private:
     std::list<std::string> _lru; ///< most recent first
     /// The file each stream was last read from, kept even when larger than the cache: a
     /// consumer reading sequentially through one big file must not decode it again per fetch.
-    std::map<std::string, std::pair<std::string, rows_ptr>> _current;
+    /// Together bounded by 4x the cache size (the least recently used stream's file goes first;
+    /// the newest is always kept).
+    struct current_file {
+        std::string uri;
+        rows_ptr rows;
+        size_t bytes = 0;
+        uint64_t used = 0;
+    };
+    std::map<std::string, current_file> _current;
+    size_t _current_bytes = 0;
+    uint64_t _use_clock = 0;
     size_t _cache_bytes = 0;
     cache_stats _stats;
 };
