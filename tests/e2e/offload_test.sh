@@ -8,7 +8,7 @@ source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
 trap 'stop_floe; rm -rf "$work"' EXIT
-records=${RECORDS:-20000}
+records=${RECORDS:-200000}
 parts=2
 topic="orders.created-v1"
 
