@@ -165,6 +165,7 @@ int serve(const config::settings& s) {
     if (s.get_bool("floe.storage.worker.enabled")) {
         tiering::worker_options wo;
         wo.tick_interval = s.get_duration("floe.storage.worker.tick-interval");
+        wo.parallelism = static_cast<size_t>(s.get_int("floe.storage.worker.parallelism"));
         // The same broker (same data dir) restarting after a crash takes its own lease back at
         // once instead of waiting out the lease of its previous life.
         auto owner = fmt::format("broker-0@{}", data_dir.string());
@@ -178,7 +179,8 @@ int serve(const config::settings& s) {
             auto h = worker->health();
             return http::component_health{h.ok ? http::health_status::up : http::health_status::down, h.message};
         });
-        spdlog::info("storage worker: tick every {} ms", wo.tick_interval.count());
+        spdlog::info("storage worker: tick every {} ms, {} partition(s) at once", wo.tick_interval.count(),
+                     wo.parallelism);
     } else {
         spdlog::info("storage worker disabled (floe.storage.worker.enabled=false)");
     }

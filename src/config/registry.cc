@@ -117,6 +117,9 @@ registry::registry() {
     d.push_back(bounded(def("floe.storage.worker.tick-interval", st::duration, "10s",
                             "How often the storage worker looks for work"),
                         10, day_ms));
+    d.push_back(bounded(def("floe.storage.worker.parallelism", st::integer, "2",
+                            "Partitions the storage worker offloads at once"),
+                        1, 64));
     d.push_back(bounded(def("floe.storage.worker.lease-duration", st::duration, "2m",
                             "How long the storage worker's lease lasts without renewal"),
                         second_ms, day_ms));
