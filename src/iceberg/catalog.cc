@@ -10,11 +10,9 @@
 
 namespace floe::iceberg {
 
-namespace {
-
 // The JDBC catalog's DDL (V1 schema, with iceberg_type) and PyIceberg's: same names, types
 // compatible with both.
-constexpr const char* ddl[] = {
+constexpr const char* ddl_statements[] = {
     "CREATE TABLE IF NOT EXISTS iceberg_tables ("
     " catalog_name VARCHAR(255) NOT NULL,"
     " table_namespace VARCHAR(255) NOT NULL,"
@@ -30,6 +28,10 @@ constexpr const char* ddl[] = {
     " property_value VARCHAR(1000),"
     " PRIMARY KEY (catalog_name, namespace, property_key))",
 };
+
+std::span<const char* const> sql_catalog_ddl() { return ddl_statements; }
+
+namespace {
 
 std::unexpected<error> db_error(sqlite3* db, const char* what) {
     int rc = sqlite3_errcode(db);
@@ -82,7 +84,7 @@ result<std::unique_ptr<sqlite_catalog>> sqlite_catalog::open(const std::string& 
         // journal_mode may be refused while another connection holds the db; not fatal.
         sqlite3_exec(db, pragma, nullptr, nullptr, nullptr);
     }
-    for (auto* sql : ddl) {
+    for (auto* sql : sql_catalog_ddl()) {
         char* err = nullptr;
         if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
             std::string msg = err ? err : "?";

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,10 @@ private:
     sqlite3* _db;
     std::string _name;
 };
+
+/// The CREATE TABLE statements of the SQL catalog (Iceberg JDBC catalog and PyIceberg
+/// SqlCatalog tables), shared by the SQLite and PostgreSQL implementations.
+std::span<const char* const> sql_catalog_ddl();
 
 /// Parses a catalog URI (`sqlite://<path>`, a bare path, or `postgresql://...`) and opens the SQL
 /// catalog on SQLite or PostgreSQL.

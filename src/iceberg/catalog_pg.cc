@@ -11,23 +11,6 @@ namespace floe::iceberg {
 
 namespace {
 
-constexpr const char* ddl[] = {
-    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
-    " catalog_name VARCHAR(255) NOT NULL,"
-    " table_namespace VARCHAR(255) NOT NULL,"
-    " table_name VARCHAR(255) NOT NULL,"
-    " metadata_location VARCHAR(1000),"
-    " previous_metadata_location VARCHAR(1000),"
-    " iceberg_type VARCHAR(5),"
-    " PRIMARY KEY (catalog_name, table_namespace, table_name))",
-    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
-    " catalog_name VARCHAR(255) NOT NULL,"
-    " namespace VARCHAR(255) NOT NULL,"
-    " property_key VARCHAR(255),"
-    " property_value VARCHAR(1000),"
-    " PRIMARY KEY (catalog_name, namespace, property_key))",
-};
-
 struct pg_result {
     PGresult* r;
     ~pg_result() { PQclear(r); }
@@ -51,7 +34,7 @@ result<std::unique_ptr<postgres_catalog>> postgres_catalog::open(const std::stri
         return fail(errc::unavailable, "connect to postgres catalog: {}", msg);
     }
     std::unique_ptr<postgres_catalog> cat(new postgres_catalog(c, std::move(catalog_name)));
-    for (auto* sql : ddl) {
+    for (auto* sql : sql_catalog_ddl()) {
         pg_result r{PQexec(c, sql)};
         // Two first users may race on CREATE TABLE IF NOT EXISTS: the loser's duplicate errors
         // mean the table is there.

@@ -1,5 +1,7 @@
 #include "log/segment_scanner.h"
 
+#include "log/fs_util.h"
+
 #include <cerrno>
 #include <cstring>
 #include <unistd.h>
@@ -38,20 +40,6 @@ size_t check_one(bytes_view rest, int64_t expected, record_batch_header& h, std:
     return h.size_bytes();
 }
 
-result<void> pread_all(int fd, uint8_t* buf, size_t n, uint64_t pos) {
-    while (n > 0) {
-        ssize_t r = ::pread(fd, buf, n, off_t(pos));
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return fail(errc::io_error, "pread at {}: {}", pos, std::strerror(errno));
-        }
-        if (r == 0) return fail(errc::io_error, "pread at {}: unexpected end of file", pos);
-        buf += r;
-        n -= size_t(r);
-        pos += uint64_t(r);
-    }
-    return {};
-}
 
 } // namespace
 
@@ -88,7 +76,7 @@ result<scan_outcome> scan_segment_file(int fd, uint64_t file_size, int64_t base_
         if (pos + want > win_start + win_len) {
             size_t n = size_t(std::min<uint64_t>(chunk, file_size - pos));
             buf.resize(n);
-            FLOE_TRY(pread_all(fd, buf.data(), n, pos));
+            FLOE_TRY(pread_exact(fd, buf.data(), n, pos));
             win_start = pos;
             win_len = n;
         }
@@ -99,7 +87,7 @@ result<scan_outcome> scan_segment_file(int fd, uint64_t file_size, int64_t base_
             // bounded by the file size, so a lying length cannot make us allocate beyond it.
             size_t n = hr->size_bytes();
             buf.resize(n);
-            FLOE_TRY(pread_all(fd, buf.data(), n, pos));
+            FLOE_TRY(pread_exact(fd, buf.data(), n, pos));
             win_start = pos;
             win_len = n;
             rest = bytes_view(buf.data(), n);
