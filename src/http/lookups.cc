@@ -127,51 +127,33 @@ result<int64_t> int_param(const request& r, const std::string& name, std::option
     return out;
 }
 
+record_out from_view(int32_t partition, const tiering::record_view& v, const char* tier) {
+    record_out r;
+    r.partition = partition;
+    r.offset = v.offset;
+    r.timestamp = v.timestamp;
+    if (v.key) r.key = std::string(*v.key);
+    if (v.value) r.value = std::string(*v.value);
+    for (auto& hv : *v.headers)
+        r.headers.emplace_back(std::string(hv.key),
+                               hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
+    r.tier = tier;
+    return r;
+}
+
 /// Reads local records of a partition from `offset`, calling fn(record_out) -> bool (false:
-/// stop). Reads at most `max_records` records.
+/// stop). Reads at most `max_records` records. A start moved by retention ends the scan.
 result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_records,
                         const std::function<bool(record_out&&)>& fn) {
-    byte_buffer chunk, scratch;
     size_t seen = 0;
-    auto end = p.log_end_offset()();
-    offset = std::max(offset, p.log_start_offset()());
-    while (offset < end && seen < max_records) {
-        auto rd = p.read(kafka_offset(offset), {.max_bytes = 1u << 20});
-        if (!rd) {
-            if (rd.error().code() == errc::out_of_range) return {}; // retention moved the start
-            return fail(std::move(rd).error());
-        }
-        if (rd->slices.empty()) break;
-        chunk.clear();
-        FLOE_TRY(rd->copy_to(chunk));
-        bool stop = false;
-        int64_t last = offset - 1;
-        std::optional<error> rec_err;
-        auto walked = log::for_each_batch(chunk, true, [&](const log::record_batch_header& h, bytes_view b) {
-            last = std::max(last, h.last_offset());
-            auto rr = tiering::for_each_record(h, b, scratch, 64u << 20, [&](const tiering::record_view& v) -> result<void> {
-                if (stop || v.offset < offset) return {};
-                record_out r;
-                r.partition = p.tp().partition;
-                r.offset = v.offset;
-                r.timestamp = v.timestamp;
-                if (v.key) r.key = std::string(*v.key);
-                if (v.value) r.value = std::string(*v.value);
-                for (auto& hv : *v.headers)
-                    r.headers.emplace_back(std::string(hv.key), hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
-                ++seen;
-                if (!fn(std::move(r)) || seen >= max_records) stop = true;
-                return {};
-            });
-            if (!rr) rec_err = std::move(rr).error();
-            return !stop && !rec_err;
+    auto r = tiering::for_each_local_record(
+        p, std::max(offset, p.log_start_offset()()), p.log_end_offset()(), 1u << 20, 64u << 20,
+        [&](const tiering::record_view& v) -> result<bool> {
+            ++seen;
+            return fn(from_view(p.tp().partition, v, "local")) && seen < max_records;
         });
-        if (rec_err) return fail(std::move(*rec_err));
-        FLOE_TRY(std::move(walked));
-        if (stop || last < offset) break;
-        offset = last + 1;
-    }
-    return {};
+    if (!r && r.error().code() == errc::out_of_range) return {};
+    return r;
 }
 
 /// key -> offsets of one partition's local log, caught up incrementally.
@@ -330,24 +312,13 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
         auto rr = _impl->remote->read(topic, partition, next, local_start, 1u << 20);
         if (!rr) return from_error(rr.error());
         byte_buffer scratch;
-        auto walked = log::for_each_batch(rr->batches, false, [&](const log::record_batch_header& h, bytes_view b) {
-            auto x = tiering::for_each_record(h, b, scratch, 64u << 20, [&](const tiering::record_view& v) -> result<void> {
-                if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) return {};
-                record_out o;
-                o.partition = partition;
-                o.offset = v.offset;
-                o.timestamp = v.timestamp;
-                if (v.key) o.key = std::string(*v.key);
-                if (v.value) o.value = std::string(*v.value);
-                for (auto& hv : *v.headers)
-                    o.headers.emplace_back(std::string(hv.key), hv.value ? std::optional<std::string>(std::string(*hv.value)) : std::nullopt);
-                o.tier = "remote";
-                recs.push_back(render(o, b64));
-                bytes += recs.back().size();
-                next = v.offset + 1;
-                return {};
-            });
-            return x.has_value();
+        auto walked = tiering::for_each_record_in(rr->batches, false, scratch, 64u << 20,
+                                                  [&](const tiering::record_view& v) -> result<bool> {
+            if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) return false;
+            recs.push_back(render(from_view(partition, v, "remote"), b64));
+            bytes += recs.back().size();
+            next = v.offset + 1;
+            return true;
         });
         if (!walked) return from_error(walked.error());
         if (rr->records == 0) next = local_start; // nothing remote at or after the offset

@@ -88,17 +88,21 @@ result<std::optional<int64_t>> table_reader::start_offset(const std::string& str
     return start;
 }
 
-result<std::vector<parquet::message_record>> table_reader::read_file(const planned_file& f) {
+result<parquet::message_reader> table_reader::open_file(const planned_file& f, byte_buffer& storage) {
     std::unique_ptr<parquet::input_source> src;
-    byte_buffer remote;
     if (f.uri.starts_with("file://")) {
         auto path = FLOE_TRY(iceberg::local_path(f.uri));
         src = FLOE_TRY_CTX(parquet::open_file_source(path), "opening data file {}", f.uri);
     } else {
-        remote = FLOE_TRY(_lake.io().read(f.uri));
-        src = parquet::make_memory_source(remote, f.uri);
+        storage = FLOE_TRY(_lake.io().read(f.uri));
+        src = parquet::make_memory_source(storage, f.uri);
     }
-    auto reader = FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "reading data file {}", f.uri);
+    return FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "reading data file {}", f.uri);
+}
+
+result<std::vector<parquet::message_record>> table_reader::read_file(const planned_file& f) {
+    byte_buffer remote;
+    auto reader = FLOE_TRY(open_file(f, remote));
     std::vector<parquet::message_record> rows;
     rows.reserve(static_cast<size_t>(std::max<int64_t>(0, f.record_count)));
     while (FLOE_TRY_CTX(reader.next_row_group(rows), "reading data file {}", f.uri)) {}

@@ -41,6 +41,9 @@ public:
     result<std::vector<planned_file>> files();
     /// Smallest offset of the stream in the table, nullopt when it has none.
     result<std::optional<int64_t>> start_offset(const std::string& stream_key);
+    /// Opens one data file for reading: in place for file://, else read whole into `storage`
+    /// (which must outlive the reader).
+    result<parquet::message_reader> open_file(const planned_file& f, byte_buffer& storage);
     /// Every row of one file, in file order.
     result<std::vector<parquet::message_record>> read_file(const planned_file& f);
 

@@ -72,4 +72,52 @@ result<void> for_each_record(const log::record_batch_header& h, bytes_view batch
     return {};
 }
 
+result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buffer& scratch,
+                                   size_t max_decompressed,
+                                   const std::function<result<bool>(const record_view&)>& fn) {
+    int64_t last = -1;
+    bool stop = false;
+    std::optional<error> record_error;
+    auto walked = log::for_each_batch(batches, check_crc, [&](const log::record_batch_header& h, bytes_view b) {
+        last = std::max(last, h.last_offset());
+        auto rr = for_each_record(h, b, scratch, max_decompressed, [&](const record_view& v) -> result<void> {
+            if (stop) return {};
+            stop = !FLOE_TRY(fn(v));
+            return {};
+        });
+        if (!rr) record_error = std::move(rr).error();
+        return !stop && !record_error;
+    });
+    if (record_error) return fail(std::move(*record_error));
+    FLOE_TRY(std::move(walked));
+    return last;
+}
+
+result<void> for_each_local_record(log::partition_log& p, int64_t from, int64_t until, size_t chunk_bytes,
+                                   size_t max_decompressed,
+                                   const std::function<result<bool>(const record_view&)>& fn) {
+    byte_buffer chunk, scratch;
+    int64_t offset = from;
+    bool stop = false;
+    while (offset < until && !stop) {
+        auto rd = FLOE_TRY_CTX(p.read(kafka_offset(offset), {.max_bytes = chunk_bytes,
+                                                             .min_one_batch = true,
+                                                             .max_offset = kafka_offset(until)}),
+                               "reading {}-{} at offset {}", p.tp().topic, p.tp().partition, offset);
+        if (rd.slices.empty()) break;
+        chunk.clear();
+        FLOE_TRY(rd.copy_to(chunk));
+        auto last = FLOE_TRY_CTX(for_each_record_in(chunk, true, scratch, max_decompressed,
+                                                    [&](const record_view& v) -> result<bool> {
+                                                        if (v.offset < from) return true;
+                                                        stop = !FLOE_TRY(fn(v));
+                                                        return !stop;
+                                                    }),
+                                 "{}-{} at offset {}", p.tp().topic, p.tp().partition, offset);
+        if (last < offset) break; // no progress: nothing more below `until`
+        offset = last + 1;
+    }
+    return {};
+}
+
 } // namespace floe::tiering

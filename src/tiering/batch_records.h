@@ -2,6 +2,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "log/partition_log.h"
 #include "log/record_batch_header.h"
 
 #include <functional>
@@ -34,5 +35,20 @@ struct record_view {
 result<void> for_each_record(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
                              size_t max_decompressed,
                              const std::function<result<void>(const record_view&)>& fn);
+
+/// Decodes every record of the whole batches in `batches` (a fetch answer, a segment range),
+/// checking CRCs when asked. fn(const record_view&) -> result<bool>; false stops the walk.
+/// Returns the last offset of the last batch walked (-1 when none), so callers progress past
+/// batches that hold no records for them (control batches).
+result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buffer& scratch,
+                                   size_t max_decompressed,
+                                   const std::function<result<bool>(const record_view&)>& fn);
+
+/// Reads a partition's local log from `from` up to `until` (exclusive) in chunks of about
+/// `chunk_bytes` and decodes each record at or after `from` (fn as above). Errors from the log
+/// (errc::out_of_range once retention moved the start past `from`) are returned.
+result<void> for_each_local_record(log::partition_log& p, int64_t from, int64_t until, size_t chunk_bytes,
+                                   size_t max_decompressed,
+                                   const std::function<result<bool>(const record_view&)>& fn);
 
 } // namespace floe::tiering

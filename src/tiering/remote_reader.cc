@@ -151,15 +151,8 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
     for (auto& f : files) {
         if (!all && f.stream_key == done_stream) continue;
         if (!f.may_contain_key(key)) continue;
-        std::unique_ptr<parquet::input_source> src;
         byte_buffer remote;
-        if (f.uri.starts_with("file://")) {
-            src = FLOE_TRY(parquet::open_file_source(FLOE_TRY(iceberg::local_path(f.uri))));
-        } else {
-            remote = FLOE_TRY(_lake.io().read(f.uri));
-            src = parquet::make_memory_source(remote, f.uri);
-        }
-        auto mr = FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "key lookup in {}", f.uri);
+        auto mr = FLOE_TRY_CTX(r.open_file(f, remote), "key lookup in {}", f.uri);
         parquet::lookup_stats st;
         auto found = FLOE_TRY_CTX(mr.find_by_key(key, &st), "key lookup in {}", f.uri);
         total.row_groups += st.row_groups;

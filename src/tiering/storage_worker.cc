@@ -227,56 +227,33 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
     }
     auto& m = worker_metrics::get();
     bool log_append_time = topic.config.message_timestamp_type == log::timestamp_type::log_append_time;
-    byte_buffer chunk, scratch;
     for (auto& seg : p.sealed_segments()) {
         if (seg.empty() || seg.next_offset() <= p.offloaded_up_to()()) continue;
         auto t0 = std::chrono::steady_clock::now();
         auto app = FLOE_TRY_CTX(table->begin_append(), "starting an append for segment {} of {}", seg.id(), key);
         std::vector<parquet::message_header_view> headers;
         std::string message_id;
-        int64_t offset = std::max(seg.base_offset(), committed);
-        while (offset < seg.next_offset()) {
-            auto rd = FLOE_TRY_CTX(p.read(kafka_offset(offset), {.max_bytes = _opts.read_chunk_bytes,
-                                                                   .min_one_batch = true,
-                                                                   .max_offset = seg.next_offset}),
-                                   "reading segment {} of {} at offset {}", seg.id(), key, offset);
-            if (rd.slices.empty()) break;
-            chunk.clear();
-            FLOE_TRY(rd.copy_to(chunk));
-            int64_t last_seen = offset - 1;
-            std::optional<error> record_error;
-            auto consumed = log::for_each_batch(chunk, true, [&](const log::record_batch_header& h, bytes_view b) {
-                last_seen = std::max(last_seen, h.last_offset());
-                auto rr = for_each_record(h, b, scratch, _opts.max_decompressed_batch, [&](const record_view& rec) -> result<void> {
-                    if (rec.offset < offset) return {};
-                    headers.clear();
-                    for (auto& hv : *rec.headers) headers.push_back({hv.key, hv.value});
-                    message_id = std::to_string(rec.offset);
-                    parquet::message_row row;
-                    row.stream_key = key;
-                    row.segment_id = seg.id();
-                    row.message_id = message_id;
-                    row.message_ts = rec.timestamp;
-                    row.kafka_timestamp = log_append_time ? -1 : rec.timestamp;
-                    row.key = rec.key;
-                    row.value = rec.value;
-                    row.headers = std::span<const parquet::message_header_view>(headers);
-                    row.partition = p.tp().partition;
-                    row.offset = rec.offset;
-                    return app->add(row);
-                });
-                if (!rr) {
-                    record_error = std::move(rr).error();
-                    return false;
-                }
+        auto rows = for_each_local_record(
+            p, std::max(seg.base_offset(), committed), seg.next_offset(), _opts.read_chunk_bytes,
+            _opts.max_decompressed_batch, [&](const record_view& rec) -> result<bool> {
+                headers.clear();
+                for (auto& hv : *rec.headers) headers.push_back({hv.key, hv.value});
+                message_id = std::to_string(rec.offset);
+                parquet::message_row row;
+                row.stream_key = key;
+                row.segment_id = seg.id();
+                row.message_id = message_id;
+                row.message_ts = rec.timestamp;
+                row.kafka_timestamp = log_append_time ? -1 : rec.timestamp;
+                row.key = rec.key;
+                row.value = rec.value;
+                row.headers = std::span<const parquet::message_header_view>(headers);
+                row.partition = p.tp().partition;
+                row.offset = rec.offset;
+                FLOE_TRY(app->add(row));
                 return true;
             });
-            if (record_error)
-                return fail(std::move(*record_error).with_context("segment {} of {}", seg.id(), key));
-            FLOE_TRY_CTX(std::move(consumed), "segment {} of {} at offset {}", seg.id(), key, offset);
-            if (last_seen < offset) break; // no progress: nothing more below the segment end
-            offset = last_seen + 1;
-        }
+        FLOE_TRY_CTX(std::move(rows), "offloading segment {} of {}", seg.id(), key);
         auto res = FLOE_TRY_CTX(app->commit({{key, seg.next_offset()}}), "committing segment {} of {}", seg.id(), key);
         FLOE_TRY_CTX(p.set_offloaded_up_to(seg.next_offset), "marking segment {} of {} offloaded", seg.id(), key);
         committed = seg.next_offset();
