@@ -7,6 +7,7 @@
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
 #include "lake/iceberg_lake.h"
+#include "lake/metered_catalog.h"
 #include "log/log_manager.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
@@ -14,7 +15,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstring>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <filesystem>
 #include <functional>
@@ -41,6 +45,29 @@ sigset_t block_stop_signals() {
     return set;
 }
 
+/// The local log is ready while its directory takes writes and has room for them: down when
+/// the data directory is not writable or its file system is full (under 1% or 64 MiB free,
+/// whichever is smaller), with how much room is left and what it holds.
+http::component_health local_log_health(const std::filesystem::path& data_dir, const log::log_manager& logs) {
+    if (::access(data_dir.c_str(), W_OK) != 0)
+        return {http::health_status::down,
+                fmt::format("data directory {} is not writable: {}", data_dir.string(), std::strerror(errno))};
+    struct statvfs fs {};
+    if (::statvfs(data_dir.c_str(), &fs) != 0)
+        return {http::health_status::down, fmt::format("cannot stat {}: {}", data_dir.string(), std::strerror(errno))};
+    double total = double(fs.f_blocks) * double(fs.f_frsize), avail = double(fs.f_bavail) * double(fs.f_frsize);
+    size_t topics = 0, partitions = 0;
+    for (auto& t : logs.topics()) {
+        ++topics;
+        partitions += size_t(std::max(t.partitions, 0));
+    }
+    auto what = fmt::format("{}: {} topic(s), {} partition(s), {:.1f} GiB free of {:.1f} GiB", data_dir.string(),
+                            topics, partitions, avail / double(1 << 30), total / double(1 << 30));
+    if (avail < std::min(total * 0.01, 64.0 * (1 << 20)))
+        return {http::health_status::down, fmt::format("disk full: {}; free space or move floe.data-dir", what)};
+    return {http::health_status::up, what};
+}
+
 } // namespace
 
 int serve(const config::settings& s) {
@@ -65,12 +92,6 @@ int serve(const config::settings& s) {
 
     std::vector<running_component> running;
     http::health_registry health;
-    health.add("data-dir", [data_dir] {
-        if (::access(data_dir.c_str(), W_OK) != 0)
-            return http::component_health{http::health_status::down,
-                                          fmt::format("{} is not writable", data_dir.string())};
-        return http::component_health{http::health_status::up, data_dir.string()};
-    });
     // Components start in dependency order: the remote tier (catalog, warehouse), then the
     // broker (which opens and recovers the local log and serves offsets below it from the
     // remote tier), the storage worker, and last the admin plane, so /readyz sees them all.
@@ -93,7 +114,9 @@ int serve(const config::settings& s) {
                       catalog_uri, cat.error().message());
         return 1;
     }
-    std::shared_ptr<iceberg::catalog> catalog(std::move(*cat));
+    // Every catalog call is counted (requests, errors, latency) for /metrics.
+    std::shared_ptr<iceberg::catalog> catalog =
+        std::make_shared<lake::metered_catalog>(std::shared_ptr<iceberg::catalog>(std::move(*cat)));
     lake::lake_options lo;
     lo.warehouse = warehouse;
     lo.ns = s.get_string("floe.namespace");
@@ -157,9 +180,10 @@ int serve(const config::settings& s) {
     running.push_back({"partition metrics", [offsets_collector] {
                            metrics::registry::instance().remove_collector(offsets_collector);
                        }});
-    health.add("kafka", [&broker] {
+    health.add("kafka-listener", [&broker] {
         return http::component_health{http::health_status::up, fmt::format("listening on port {}", broker.port())};
     });
+    health.add("local-log", [data_dir, logs] { return local_log_health(data_dir, *logs); });
 
     std::unique_ptr<tiering::storage_worker> worker;
     if (s.get_bool("floe.storage.worker.enabled")) {

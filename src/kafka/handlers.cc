@@ -171,6 +171,8 @@ struct kafka_metrics {
     metrics::family<metrics::histogram>& latency;
     metrics::counter& bytes_in;
     metrics::counter& bytes_out;
+    metrics::family<metrics::counter>& records_in;
+    metrics::family<metrics::counter>& records_out;
     static kafka_metrics& get() {
         auto& r = metrics::registry::instance();
         static kafka_metrics m{
@@ -180,6 +182,9 @@ struct kafka_metrics {
             r.counter_family("floe_kafka_bytes_in_total", "Bytes of Kafka request bodies received.").with({}),
             r.counter_family("floe_kafka_bytes_out_total", "Bytes of Kafka responses sent, fetched records included.")
                 .with({}),
+            r.counter_family("floe_kafka_records_in_total", "Records appended by Produce, by topic.", {"topic"}),
+            r.counter_family("floe_kafka_records_out_total",
+                             "Records sent by Fetch at or above the fetch offset (either tier), by topic.", {"topic"}),
         };
         return m;
     }
@@ -330,6 +335,9 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
             }
             rp.base_offset = ar->base_offset();
             rp.log_append_time = ar->log_append_time_ms;
+            if (ar->status == log::append_status::ok)
+                kafka_metrics::get().records_in.with({std::string(t.name)}).inc(
+                    uint64_t(ar->last_offset() - ar->base_offset() + 1));
             appended = true;
             if (req.acks == -1) waits.push_back({&rp, plog, ar->last_offset});
         }
@@ -378,6 +386,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
         fetch_partition_header hdr;
         log::read_result data;
         byte_buffer remote; ///< batches rebuilt from the remote tier (offsets below the local start)
+        uint64_t records = 0; ///< records at or above the fetch offset in what is sent
     };
     struct topic_read {
         std::string name;
@@ -438,6 +447,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                     }
                     if (rr->records > 0) {
                         total += rr->batches.size();
+                        pr.records = rr->records;
                         pr.remote = std::move(rr->batches);
                         continue;
                     }
@@ -458,6 +468,9 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 pr.hdr.log_start_offset = rr->offsets.log_start();
                 if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
                 total += rr->total_bytes;
+                for (auto& sl : rr->slices)
+                    if (sl.last_offset() >= p.fetch_offset)
+                        pr.records += uint64_t(sl.last_offset() - std::max(sl.first_offset(), p.fetch_offset) + 1);
                 pr.data = std::move(*rr);
             }
         }
@@ -498,6 +511,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                     if (!c) {
                         // Could not read the segment: answer this partition with an error.
                         out.resize(at);
+                        pr.records = 0;
                         auto hdr = pr.hdr;
                         hdr.error_code = int16_t(kerr::kafka_storage_error);
                         encode_fetch_partition_start(w, v, hdr, 0);
@@ -510,6 +524,11 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
     }
     encode_fetch_response_end(w, v);
     finish_response(out, start, spliced);
+    for (auto& tr : reads) {
+        uint64_t n = 0;
+        for (auto& pr : tr.parts) n += pr.records;
+        if (n) kafka_metrics::get().records_out.with({tr.name}).inc(n);
+    }
     co_return true;
 }
 

@@ -12,14 +12,25 @@ start_floe "$work" || exit 1
 base="http://127.0.0.1:$HTTP_PORT"
 out=$(curl -s -w ' %{http_code}' "$base/healthz"); check "healthz 200" contains "$out" '{"status":"alive"} 200'
 out=$(curl -s -w ' %{http_code}' "$base/readyz"); check "readyz 200" contains "$out" ' 200'
-check "readyz lists components" contains "$out" '"data-dir":{"status":"up"'
+for c in kafka-listener local-log catalog storage-worker; do
+  check "readyz has $c up" contains "$out" "\"$c\":{\"status\":\"up\""
+done
 check "readyz is JSON" /usr/bin/python3 -c "import json,sys; json.loads(sys.argv[1].rsplit(' ',1)[0])" "$out"
 out=$(curl -s -w ' %{http_code}' "$base/nope"); check "unknown path 404" contains "$out" ' 404'
 check "unknown path JSON error" contains "$out" '"error":{"status":404'
 
 seq 1 10 | kcat -P -b 127.0.0.1:$KAFKA_PORT -t admin-topic
 kcat -C -b 127.0.0.1:$KAFKA_PORT -t admin-topic -o beginning -e -q > /dev/null
+# The scrape is taken under load: a producer and a consumer run while it is read.
+seq 1 300000 | kcat -P -b 127.0.0.1:$KAFKA_PORT -t load-topic &
+load_pid=$!
+sleep 0.3
 curl -s "$base/metrics" > "$work/metrics.txt"
+wait "$load_pid"
+check "metrics count records in by topic" grep -q '^floe_kafka_records_in_total{topic="admin-topic"} 10$' "$work/metrics.txt"
+check "metrics count records out by topic" grep -q '^floe_kafka_records_out_total{topic="admin-topic"} 10$' "$work/metrics.txt"
+check "metrics count catalog calls" grep -qE '^floe_catalog_requests_total\{operation="[a-z_]+"\} [1-9]' "$work/metrics.txt"
+check "metrics declare catalog errors" grep -q '^# TYPE floe_catalog_errors_total counter' "$work/metrics.txt"
 check "metrics count Kafka requests by API" grep -q '^floe_kafka_requests_total{api="Produce"} ' "$work/metrics.txt"
 check "metrics have request latency histograms" grep -q '^floe_kafka_request_duration_seconds_bucket{api="Fetch",le="+Inf"} ' "$work/metrics.txt"
 check "metrics count bytes in" grep -qE '^floe_kafka_bytes_in_total [1-9]' "$work/metrics.txt"

@@ -36,3 +36,28 @@ finish() {
   echo "$(basename "$0" .sh): $e2e_passed passed, $e2e_failed failed"
   [ "$e2e_failed" -eq 0 ]
 }
+# start_pg WORKDIR: a throwaway PostgreSQL on loopback (as user postgres when run as root);
+# sets PG_PORT and PG_URI. stop_pg stops it at once; start_pg_again restarts it on the same port.
+start_pg() {
+  PG_BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
+  [ -x "$PG_BIN/initdb" ] || { echo "PostgreSQL server binaries not found"; return 1; }
+  PG_WORK="$1/pg"; mkdir -p "$PG_WORK"; chmod 755 "$1" "$PG_WORK"
+  PG_AS=()
+  if [ "$(id -u)" = 0 ]; then chown postgres "$PG_WORK"; PG_AS=(runuser -u postgres --); fi
+  PG_PORT=$(free_port)
+  PG_URI="postgresql://floe@127.0.0.1:$PG_PORT/postgres"
+  "${PG_AS[@]}" "$PG_BIN/initdb" -D "$PG_WORK/data" -A trust -U floe >/dev/null || return 1
+  start_pg_again
+}
+start_pg_again() {
+  "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_WORK/data" -l "$PG_WORK/log" -w -t 30 \
+    -o "-p $PG_PORT -k $PG_WORK -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+}
+stop_pg() { [ -n "${PG_WORK:-}" ] && "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_WORK/data" -m immediate stop >/dev/null 2>&1; return 0; }
+# wait_for SECONDS COMMAND...: polls every 0.2 s until the command succeeds (bounded).
+wait_for() {
+  local secs="$1"; shift
+  local n=$((secs * 5))
+  for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.2; done
+  return 1
+}
