@@ -1,11 +1,13 @@
 #include "iceberg/catalog.h"
 
-#include "base/uuid.h"
 #include "iceberg/catalog_pg.h"
 #include "iceberg/file_io.h"
+#include "iceberg/random.h"
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <charconv>
 #include <initializer_list>
 
 namespace floe::iceberg {
@@ -39,16 +41,24 @@ std::unexpected<error> db_error(sqlite3* db, const char* what) {
     return fail(code, "sqlite catalog: {}: {}", what, sqlite3_errmsg(db));
 }
 
-/// A prepared statement with text parameters, finalised on scope exit.
+/// One use of a cached prepared statement: binds text parameters, and resets the statement
+/// (keeping it prepared) on scope exit.
 class stmt {
 public:
-    stmt(sqlite3* db, const char* sql, std::initializer_list<std::string_view> params) : _db(db) {
-        _ok = sqlite3_prepare_v2(db, sql, -1, &_s, nullptr) == SQLITE_OK;
+    stmt(sqlite3_stmt* s, std::initializer_list<std::string_view> params) : _s(s) {
+        _ok = s != nullptr;
         int i = 1;
         for (auto p : params)
             if (_ok) _ok = sqlite3_bind_text(_s, i++, p.data(), static_cast<int>(p.size()), SQLITE_TRANSIENT) == SQLITE_OK;
     }
-    ~stmt() { sqlite3_finalize(_s); }
+    ~stmt() {
+        if (_s) {
+            sqlite3_reset(_s);
+            sqlite3_clear_bindings(_s);
+        }
+    }
+    stmt(const stmt&) = delete;
+    stmt& operator=(const stmt&) = delete;
     bool ok() const { return _ok; }
     /// SQLITE_ROW, SQLITE_DONE or an error code.
     int step() { return sqlite3_step(_s); }
@@ -59,7 +69,6 @@ public:
     bool is_null(int col) { return sqlite3_column_type(_s, col) == SQLITE_NULL; }
 
 private:
-    sqlite3* _db;
     sqlite3_stmt* _s = nullptr;
     bool _ok = false;
 };
@@ -95,15 +104,30 @@ result<std::unique_ptr<sqlite_catalog>> sqlite_catalog::open(const std::string& 
     return c;
 }
 
-sqlite_catalog::~sqlite_catalog() { sqlite3_close(_db); }
+sqlite_catalog::~sqlite_catalog() {
+    for (auto& [sql, s] : _statements) sqlite3_finalize(s);
+    sqlite3_close(_db);
+}
+
+sqlite3_stmt* sqlite_catalog::prepared(const char* sql) {
+    // Every commit runs the same few statements: parse each once per connection.
+    if (auto it = _statements.find(sql); it != _statements.end()) return it->second;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v3(_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return nullptr;
+    }
+    _statements.emplace(sql, s);
+    return s;
+}
 
 result<void> sqlite_catalog::create_namespace_if_missing(const std::string& ns) {
     std::lock_guard g(_mu);
     // Namespaces exist as a property row "exists" = "true", as the JDBC catalog and PyIceberg
     // record them.
-    stmt s(_db,
+    stmt s(prepared(
            "INSERT OR IGNORE INTO iceberg_namespace_properties "
-           "(catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, 'exists', 'true')",
+           "(catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, 'exists', 'true')"),
            {_name, ns});
     if (!s.ok() || s.step() != SQLITE_DONE) return db_error(_db, "create namespace");
     return {};
@@ -111,9 +135,9 @@ result<void> sqlite_catalog::create_namespace_if_missing(const std::string& ns) 
 
 result<bool> sqlite_catalog::namespace_exists(const std::string& ns) {
     std::lock_guard g(_mu);
-    stmt s(_db,
+    stmt s(prepared(
            "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ?1 AND namespace = ?2 "
-           "UNION SELECT 1 FROM iceberg_tables WHERE catalog_name = ?1 AND table_namespace = ?2 LIMIT 1",
+           "UNION SELECT 1 FROM iceberg_tables WHERE catalog_name = ?1 AND table_namespace = ?2 LIMIT 1"),
            {_name, ns});
     if (!s.ok()) return db_error(_db, "namespace exists");
     int rc = s.step();
@@ -124,9 +148,9 @@ result<bool> sqlite_catalog::namespace_exists(const std::string& ns) {
 
 result<std::optional<std::string>> sqlite_catalog::metadata_location(const table_ident& t) {
     std::lock_guard g(_mu);
-    stmt s(_db,
+    stmt s(prepared(
            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ?1 AND "
-           "table_namespace = ?2 AND table_name = ?3",
+           "table_namespace = ?2 AND table_name = ?3"),
            {_name, t.ns, t.name});
     if (!s.ok()) return db_error(_db, "load table");
     int rc = s.step();
@@ -140,9 +164,9 @@ result<std::optional<std::string>> sqlite_catalog::metadata_location(const table
 
 result<void> sqlite_catalog::create_table(const table_ident& t, const std::string& location) {
     std::lock_guard g(_mu);
-    stmt s(_db,
+    stmt s(prepared(
            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, "
-           "previous_metadata_location, iceberg_type) VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')",
+           "previous_metadata_location, iceberg_type) VALUES (?1, ?2, ?3, ?4, NULL, 'TABLE')"),
            {_name, t.ns, t.name, location});
     if (!s.ok()) return db_error(_db, "create table");
     int rc = s.step();
@@ -154,10 +178,10 @@ result<void> sqlite_catalog::create_table(const table_ident& t, const std::strin
 result<void> sqlite_catalog::swap(const table_ident& t, const std::string& expected,
                                   const std::string& new_location) {
     std::lock_guard g(_mu);
-    stmt s(_db,
+    stmt s(prepared(
            "UPDATE iceberg_tables SET metadata_location = ?1, previous_metadata_location = ?2 "
            "WHERE catalog_name = ?3 AND table_namespace = ?4 AND table_name = ?5 "
-           "AND metadata_location = ?2",
+           "AND metadata_location = ?2"),
            {new_location, expected, _name, t.ns, t.name});
     if (!s.ok() || s.step() != SQLITE_DONE) return db_error(_db, "commit");
     if (sqlite3_changes(_db) != 1)
@@ -167,9 +191,9 @@ result<void> sqlite_catalog::swap(const table_ident& t, const std::string& expec
 
 result<std::vector<std::string>> sqlite_catalog::list_tables(const std::string& ns) {
     std::lock_guard g(_mu);
-    stmt s(_db,
+    stmt s(prepared(
            "SELECT table_name FROM iceberg_tables WHERE catalog_name = ?1 AND table_namespace = ?2 "
-           "ORDER BY table_name",
+           "ORDER BY table_name"),
            {_name, ns});
     if (!s.ok()) return db_error(_db, "list tables");
     std::vector<std::string> out;
@@ -197,7 +221,7 @@ result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const 
 }
 
 std::string catalog::metadata_file_name(int64_t version) const {
-    return fmt::format("{:05}-{}.metadata.json", version, uuid::random().to_string());
+    return fmt::format("{:05}-{}.metadata.json", version, random_uuid_string());
 }
 
 filesystem_catalog::filesystem_catalog(std::shared_ptr<file_io> io, std::string warehouse_uri)
@@ -233,7 +257,20 @@ result<std::optional<std::string>> filesystem_catalog::metadata_location(const t
         return std::unexpected(hint.error());
     }
     // The hint may lag (it is written after the commit): the highest existing version wins.
-    if (n > 0 && !FLOE_TRY(_io->exists(fmt::format("{}v{}.metadata.json", dir, n)))) n = 0;
+    // Without a usable hint the directory is listed: old versions may have been deleted
+    // (write.metadata.delete-after-commit.enabled), so probing from v1 would find nothing.
+    if (n == 0 || !FLOE_TRY(_io->exists(fmt::format("{}v{}.metadata.json", dir, n)))) {
+        n = 0;
+        for (auto& uri : FLOE_TRY(_io->list(dir))) {
+            std::string_view name(uri);
+            name.remove_prefix(name.rfind('/') + 1);
+            if (!name.starts_with("v") || !name.ends_with(".metadata.json")) continue;
+            auto digits = name.substr(1, name.size() - 1 - std::string_view(".metadata.json").size());
+            int64_t v = 0;
+            auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+            if (r.ec == std::errc() && r.ptr == digits.data() + digits.size()) n = std::max(n, v);
+        }
+    }
     while (FLOE_TRY(_io->exists(fmt::format("{}v{}.metadata.json", dir, n + 1)))) ++n;
     if (n == 0) return std::optional<std::string>();
     return std::optional<std::string>(fmt::format("{}v{}.metadata.json", dir, n));

@@ -2,6 +2,7 @@
 
 #include "base/result.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <vector>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace floe::iceberg {
 
@@ -92,9 +94,13 @@ public:
 
 private:
     sqlite_catalog(sqlite3* db, std::string name) : _db(db), _name(std::move(name)) {}
+    /// The statement for `sql` (a string literal), prepared on first use; nullptr if it cannot
+    /// be prepared (the error is on the connection). Call with `_mu` held.
+    sqlite3_stmt* prepared(const char* sql);
     std::mutex _mu;
     sqlite3* _db;
     std::string _name;
+    std::map<const char*, sqlite3_stmt*> _statements;  ///< by the literal's address
 };
 
 /// The CREATE TABLE statements of the SQL catalog (Iceberg JDBC catalog and PyIceberg

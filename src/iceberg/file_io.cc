@@ -1,6 +1,6 @@
 #include "iceberg/file_io.h"
 
-#include "base/uuid.h"
+#include "iceberg/random.h"
 
 
 #include <algorithm>
@@ -61,7 +61,7 @@ result<std::string> durable_temp(const std::string& path, bytes_view data) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return fail(errc::io_error, "create directory {}: {}", dir.string(), ec.message());
-    auto tmp = path + ".tmp-" + uuid::random().to_string();
+    auto tmp = path + ".tmp-" + random_uuid_string();
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return os_error("create", tmp);
     auto ok = write_all(fd, data, tmp);
@@ -123,6 +123,25 @@ result<void> local_file_io::create_new(std::string_view uri, bytes_view data) {
         return os_error("link", path);
     }
     return fsync_dir(fs::path(path).parent_path().string());
+}
+
+result<void> file_io::copy(std::string_view from, std::string_view to) {
+    auto bytes = FLOE_TRY(read(from));
+    return write(to, bytes);
+}
+
+result<void> local_file_io::copy(std::string_view from_uri, std::string_view to_uri) {
+    auto from = FLOE_TRY(local_path(from_uri));
+    auto to = FLOE_TRY(local_path(to_uri));
+    // The source was written durably by write/create_new; its link is what must be made durable.
+    auto tmp = to + ".tmp-" + random_uuid_string();
+    if (::link(from.c_str(), tmp.c_str()) != 0) return os_error("link", from);
+    if (::rename(tmp.c_str(), to.c_str()) != 0) {
+        auto e = os_error("rename onto", to);
+        ::unlink(tmp.c_str());
+        return e;
+    }
+    return fsync_dir(fs::path(to).parent_path().string());
 }
 
 result<bool> local_file_io::exists(std::string_view uri) {

@@ -23,6 +23,10 @@ public:
     /// Like write, but fails with errc::already_exists if the object is already there.
     virtual result<void> create_new(std::string_view uri, bytes_view data) = 0;
     virtual result<bool> exists(std::string_view uri) = 0;
+    /// Replaces `to` (atomically, like write) with the content of the existing object `from`,
+    /// which must never change afterwards. By default a read and a write; a store may do it
+    /// without moving the bytes (S3 CopyObject, a hard link on a local file system).
+    virtual result<void> copy(std::string_view from, std::string_view to);
     /// Removes the object; succeeds if it was already gone.
     virtual result<void> remove(std::string_view uri) = 0;
     /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
@@ -31,12 +35,15 @@ public:
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp
 /// file in the same directory, fsync, rename (link for create_new), fsync of the directory.
+/// `copy` hard-links, so copies share the (never modified) file.
 class local_file_io final : public file_io {
 public:
     result<byte_buffer> read(std::string_view uri) override;
     result<void> write(std::string_view uri, bytes_view data) override;
     result<void> create_new(std::string_view uri, bytes_view data) override;
     result<bool> exists(std::string_view uri) override;
+    /// A hard link under a temp name renamed onto `to`: no bytes are written.
+    result<void> copy(std::string_view from, std::string_view to) override;
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
 };

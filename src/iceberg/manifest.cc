@@ -5,6 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 namespace floe::iceberg {
 
 using ojson = nlohmann::ordered_json;
@@ -240,23 +244,48 @@ const std::string& manifest_list_avro_schema() {
     return text;
 }
 
+namespace {
+
+// The parsed Avro schema of manifest entries for a table schema and partition spec (given as
+// their JSON text), built and parsed once per process rather than once per manifest: every
+// commit writes a manifest with the same schema. Bounded; thread-safe.
+result<std::shared_ptr<const avro::schema>> entry_schema_for(const schema& s, const partition_spec& spec,
+                                                             const std::string& schema_json,
+                                                             const std::string& spec_json) {
+    static std::mutex mu;
+    static std::map<std::string, std::shared_ptr<const avro::schema>> memo;
+    auto key = schema_json + '\n' + spec_json;
+    {
+        std::lock_guard g(mu);
+        if (auto it = memo.find(key); it != memo.end()) return it->second;
+    }
+    auto text = FLOE_TRY(manifest_entry_avro_schema(s, spec));
+    auto parsed = std::make_shared<const avro::schema>(FLOE_TRY_CTX(avro::schema::parse(text), "manifest schema"));
+    std::lock_guard g(mu);
+    if (memo.size() >= 64) memo.clear();
+    memo.emplace(std::move(key), parsed);
+    return parsed;
+}
+
+} // namespace
+
 result<written_manifest> write_manifest(const manifest_context& ctx,
                                         const std::vector<manifest_entry>& entries) {
     FLOE_ASSERT(ctx.table_schema && ctx.spec, "manifest context without schema or spec");
-    auto text = FLOE_TRY(manifest_entry_avro_schema(*ctx.table_schema, *ctx.spec));
-    auto avro_schema = FLOE_TRY_CTX(avro::schema::parse(text), "manifest schema");
+    auto schema_json = to_json(*ctx.table_schema).dump();
+    auto spec_json = to_json(*ctx.spec)["fields"].dump();
+    auto avro_schema = FLOE_TRY(entry_schema_for(*ctx.table_schema, *ctx.spec, schema_json, spec_json));
     auto types = FLOE_TRY(ctx.spec->result_types(*ctx.table_schema));
 
     avro::writer_options o;
     o.codec = ctx.codec;
-    ojson spec_fields = to_json(*ctx.spec)["fields"];
-    o.metadata = {{"schema", to_json(*ctx.table_schema).dump()},
+    o.metadata = {{"schema", std::move(schema_json)},
                   {"schema-id", std::to_string(ctx.table_schema->schema_id)},
-                  {"partition-spec", spec_fields.dump()},
+                  {"partition-spec", std::move(spec_json)},
                   {"partition-spec-id", std::to_string(ctx.spec->spec_id)},
                   {"format-version", "2"},
                   {"content", "data"}};
-    auto w = FLOE_TRY(avro::container_writer::create(avro_schema, o));
+    auto w = FLOE_TRY(avro::container_writer::create(*avro_schema, o));
 
     written_manifest out;
     auto& mf = out.entry;

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iterator>
+
 namespace floe::iceberg {
 
 using json = nlohmann::json;
@@ -51,61 +53,277 @@ table_metadata new_floe_table(std::string location, std::string table_uuid, int6
     return m;
 }
 
-std::string to_json_text(const table_metadata& m) {
-    ojson j;
-    j["format-version"] = m.format_version;
-    j["table-uuid"] = m.table_uuid;
-    j["location"] = m.location;
-    j["last-sequence-number"] = m.last_sequence_number;
-    j["last-updated-ms"] = m.last_updated_ms;
-    j["last-column-id"] = m.last_column_id;
-    j["current-schema-id"] = m.current_schema_id;
-    j["schemas"] = ojson::array();
-    for (auto& s : m.schemas) j["schemas"].push_back(to_json(s));
-    j["default-spec-id"] = m.default_spec_id;
-    j["partition-specs"] = ojson::array();
-    for (auto& p : m.partition_specs) j["partition-specs"].push_back(to_json(p));
-    j["last-partition-id"] = m.last_partition_id;
-    j["default-sort-order-id"] = m.default_sort_order_id;
-    j["sort-orders"] = ojson::array();
-    for (auto& o : m.sort_orders) j["sort-orders"].push_back(to_json(o));
-    j["properties"] = ojson::object();
-    for (auto& [k, v] : m.properties) j["properties"][k] = v;
+namespace {
+
+// JSON text is written directly, without building a document tree: a table with a long
+// history has thousands of snapshot and log entries, and a commit writes all of them.
+
+// The length of the well-formed UTF-8 sequence starting at s[i], or 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+        return k < s.size() && b(k) >= lo && b(k) <= hi;
+    };
+    unsigned c = b(i);
+    if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;  // no overlongs, no surrogates
+        return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    }
+    return 0;
+}
+
+// A JSON string literal. Invalid UTF-8 becomes U+FFFD (the text must stay valid JSON).
+void put_string(std::string& out, std::string_view s) {
+    out.push_back('"');
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t j = i;
+        while (j < s.size()) {
+            auto c = static_cast<unsigned char>(s[j]);
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+            ++j;
+        }
+        out.append(s.data() + i, j - i);
+        if (j == s.size()) break;
+        i = j;
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            if (size_t n = utf8_sequence(s, i)) {
+                out.append(s.data() + i, n);
+                i += n;
+            } else {
+                out += "\xEF\xBF\xBD";
+                ++i;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default: fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+        }
+        ++i;
+    }
+    out.push_back('"');
+}
+
+void put_int(std::string& out, int64_t v) {
+    char buf[24];
+    auto r = fmt::format_to_n(buf, sizeof buf, "{}", v);
+    out.append(buf, r.out);
+}
+
+// `"key":` — keys are literals of this file, plain ASCII.
+void put_key(std::string& out, std::string_view key) {
+    out.push_back('"');
+    out.append(key);
+    out += "\":";
+}
+
+void put_member(std::string& out, std::string_view key, int64_t v) {
+    put_key(out, key);
+    put_int(out, v);
+    out.push_back(',');
+}
+
+void put_member(std::string& out, std::string_view key, std::string_view v) {
+    put_key(out, key);
+    put_string(out, v);
+    out.push_back(',');
+}
+
+void put_tree(std::string& out, const ojson& j) {
+    out += j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+void put_snapshot(std::string& out, const snapshot& s) {
+    out.push_back('{');
+    put_member(out, "sequence-number", s.sequence_number);
+    put_member(out, "snapshot-id", s.snapshot_id);
+    if (s.parent_snapshot_id) put_member(out, "parent-snapshot-id", *s.parent_snapshot_id);
+    put_member(out, "timestamp-ms", s.timestamp_ms);
+    put_key(out, "summary");
+    out.push_back('{');
+    bool first = true;
+    auto entry = [&](const std::string& k, const std::string& v) {
+        if (!first) out.push_back(',');
+        first = false;
+        put_string(out, k);
+        out.push_back(':');
+        put_string(out, v);
+    };
+    // The spec wants "operation" in the summary; write it first like Java does.
+    if (auto it = s.summary.find("operation"); it != s.summary.end()) entry(it->first, it->second);
+    for (auto& [k, v] : s.summary)
+        if (k != "operation") entry(k, v);
+    out += "},";
+    put_key(out, "manifest-list");
+    put_string(out, s.manifest_list);
+    if (s.schema_id) {
+        out.push_back(',');
+        put_key(out, "schema-id");
+        put_int(out, *s.schema_id);
+    }
+    out.push_back('}');
+}
+
+void metadata_text(const table_metadata& m, snapshot_json_cache* cache, std::string& out) {
+    out.clear();
+    size_t snapshot_bytes = 0;
+    if (cache) {
+        if (cache->texts.size() > m.snapshots.size()) cache->texts.resize(m.snapshots.size());
+        for (size_t i = 0; i < m.snapshots.size(); ++i) {
+            auto id = m.snapshots[i].snapshot_id;
+            if (i == cache->texts.size()) cache->texts.emplace_back(id, std::string());
+            auto& [cached_id, text] = cache->texts[i];
+            if (cached_id != id || text.empty()) {
+                cached_id = id;
+                text.clear();
+                put_snapshot(text, m.snapshots[i]);
+            }
+            snapshot_bytes += text.size() + 1;
+        }
+    } else {
+        snapshot_bytes = 400 * m.snapshots.size();
+    }
+    size_t log_bytes = 80 * m.snapshot_log.size();
+    for (auto& e : m.metadata_log) log_bytes += e.metadata_file.size() + 48;
+    out.reserve(8192 + snapshot_bytes + log_bytes);
+    out.push_back('{');
+    put_member(out, "format-version", m.format_version);
+    put_member(out, "table-uuid", m.table_uuid);
+    put_member(out, "location", m.location);
+    put_member(out, "last-sequence-number", m.last_sequence_number);
+    put_member(out, "last-updated-ms", m.last_updated_ms);
+    put_member(out, "last-column-id", m.last_column_id);
+    put_member(out, "current-schema-id", m.current_schema_id);
+    put_key(out, "schemas");
+    out.push_back('[');
+    for (size_t i = 0; i < m.schemas.size(); ++i) {
+        if (i) out.push_back(',');
+        put_tree(out, to_json(m.schemas[i]));
+    }
+    out += "],";
+    put_member(out, "default-spec-id", m.default_spec_id);
+    put_key(out, "partition-specs");
+    out.push_back('[');
+    for (size_t i = 0; i < m.partition_specs.size(); ++i) {
+        if (i) out.push_back(',');
+        put_tree(out, to_json(m.partition_specs[i]));
+    }
+    out += "],";
+    put_member(out, "last-partition-id", m.last_partition_id);
+    put_member(out, "default-sort-order-id", m.default_sort_order_id);
+    put_key(out, "sort-orders");
+    out.push_back('[');
+    for (size_t i = 0; i < m.sort_orders.size(); ++i) {
+        if (i) out.push_back(',');
+        put_tree(out, to_json(m.sort_orders[i]));
+    }
+    out += "],";
+    put_key(out, "properties");
+    out.push_back('{');
+    bool first = true;
+    for (auto& [k, v] : m.properties) {
+        if (!first) out.push_back(',');
+        first = false;
+        put_string(out, k);
+        out.push_back(':');
+        put_string(out, v);
+    }
+    out += "},";
     // Java writes -1 for "no current snapshot"; readers accept both forms.
-    j["current-snapshot-id"] = m.current_snapshot_id.value_or(-1);
-    j["refs"] = ojson::object();
+    put_member(out, "current-snapshot-id", m.current_snapshot_id.value_or(-1));
+    put_key(out, "refs");
+    out.push_back('{');
+    first = true;
     for (auto& [name, r] : m.refs) {
-        ojson rj{{"snapshot-id", r.snapshot_id}, {"type", r.type}};
-        if (r.min_snapshots_to_keep) rj["min-snapshots-to-keep"] = *r.min_snapshots_to_keep;
-        if (r.max_snapshot_age_ms) rj["max-snapshot-age-ms"] = *r.max_snapshot_age_ms;
-        if (r.max_ref_age_ms) rj["max-ref-age-ms"] = *r.max_ref_age_ms;
-        j["refs"][name] = std::move(rj);
+        if (!first) out.push_back(',');
+        first = false;
+        put_string(out, name);
+        out += ":{";
+        put_member(out, "snapshot-id", r.snapshot_id);
+        put_key(out, "type");
+        put_string(out, r.type);
+        auto optional = [&](std::string_view key, std::optional<int64_t> v) {
+            if (!v) return;
+            out.push_back(',');
+            put_key(out, key);
+            put_int(out, *v);
+        };
+        optional("min-snapshots-to-keep", r.min_snapshots_to_keep);
+        optional("max-snapshot-age-ms", r.max_snapshot_age_ms);
+        optional("max-ref-age-ms", r.max_ref_age_ms);
+        out.push_back('}');
     }
-    j["snapshots"] = ojson::array();
-    for (auto& s : m.snapshots) {
-        ojson sj;
-        sj["sequence-number"] = s.sequence_number;
-        sj["snapshot-id"] = s.snapshot_id;
-        if (s.parent_snapshot_id) sj["parent-snapshot-id"] = *s.parent_snapshot_id;
-        sj["timestamp-ms"] = s.timestamp_ms;
-        sj["summary"] = ojson::object();
-        // The spec wants "operation" in the summary; write it first like Java does.
-        if (auto it = s.summary.find("operation"); it != s.summary.end()) sj["summary"]["operation"] = it->second;
-        for (auto& [k, v] : s.summary)
-            if (k != "operation") sj["summary"][k] = v;
-        sj["manifest-list"] = s.manifest_list;
-        if (s.schema_id) sj["schema-id"] = *s.schema_id;
-        j["snapshots"].push_back(std::move(sj));
+    out += "},";
+    put_key(out, "snapshots");
+    out.push_back('[');
+    for (size_t i = 0; i < m.snapshots.size(); ++i) {
+        if (i) out.push_back(',');
+        if (cache) out += cache->texts[i].second;
+        else put_snapshot(out, m.snapshots[i]);
     }
-    j["statistics"] = ojson::parse(m.statistics_json, nullptr, false);
-    if (j["statistics"].is_discarded()) j["statistics"] = ojson::array();
-    j["snapshot-log"] = ojson::array();
-    for (auto& e : m.snapshot_log)
-        j["snapshot-log"].push_back(ojson{{"timestamp-ms", e.timestamp_ms}, {"snapshot-id", e.snapshot_id}});
-    j["metadata-log"] = ojson::array();
-    for (auto& e : m.metadata_log)
-        j["metadata-log"].push_back(ojson{{"timestamp-ms", e.timestamp_ms}, {"metadata-file", e.metadata_file}});
-    return j.dump(2);
+    out += "],";
+    put_key(out, "statistics");
+    if (m.statistics_json == "[]") {
+        out += "[]";
+    } else {
+        auto stats = ojson::parse(m.statistics_json, nullptr, false);
+        if (stats.is_discarded()) stats = ojson::array();
+        put_tree(out, stats);
+    }
+    out.push_back(',');
+    put_key(out, "snapshot-log");
+    out.push_back('[');
+    for (size_t i = 0; i < m.snapshot_log.size(); ++i) {
+        if (i) out.push_back(',');
+        out.push_back('{');
+        put_member(out, "timestamp-ms", m.snapshot_log[i].timestamp_ms);
+        put_key(out, "snapshot-id");
+        put_int(out, m.snapshot_log[i].snapshot_id);
+        out.push_back('}');
+    }
+    out += "],";
+    put_key(out, "metadata-log");
+    out.push_back('[');
+    for (size_t i = 0; i < m.metadata_log.size(); ++i) {
+        if (i) out.push_back(',');
+        out.push_back('{');
+        put_member(out, "timestamp-ms", m.metadata_log[i].timestamp_ms);
+        put_key(out, "metadata-file");
+        put_string(out, m.metadata_log[i].metadata_file);
+        out.push_back('}');
+    }
+    out += "]}";
+}
+
+} // namespace
+
+std::string to_json_text(const table_metadata& m) {
+    std::string out;
+    metadata_text(m, nullptr, out);
+    return out;
+}
+
+std::string to_json_text(const table_metadata& m, snapshot_json_cache& cache) {
+    std::string out;
+    metadata_text(m, &cache, out);
+    return out;
+}
+
+void to_json_text(const table_metadata& m, snapshot_json_cache& cache, std::string& out) {
+    metadata_text(m, &cache, out);
 }
 
 namespace {

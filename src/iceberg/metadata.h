@@ -78,8 +78,21 @@ struct table_metadata {
 table_metadata new_floe_table(std::string location, std::string table_uuid, int64_t now_ms,
                               std::map<std::string, std::string> properties = {});
 
-/// Serialises as the spec's JSON (pretty-printed, stable member order).
+/// The serialised JSON of each snapshot of one table, by position in table_metadata::snapshots
+/// (and checked by snapshot id). Snapshots never change once committed, so a writer that keeps
+/// this beside its metadata builds the next metadata file mostly by concatenation instead of
+/// re-encoding the whole history. Plain data, owned by one table's cache entry.
+struct snapshot_json_cache {
+    std::vector<std::pair<int64_t, std::string>> texts;
+};
+
+/// Serialises as the spec's JSON (compact, as Java writes it; stable member order).
 std::string to_json_text(const table_metadata& m);
+/// The same text, reusing (and filling in) the serialised snapshots of `cache`.
+std::string to_json_text(const table_metadata& m, snapshot_json_cache& cache);
+/// The same text into `out` (cleared first; its capacity is reused, so a writer that keeps one
+/// buffer does not touch fresh memory for every metadata file).
+void to_json_text(const table_metadata& m, snapshot_json_cache& cache, std::string& out);
 
 /// Parses and validates: every required v2 field present with the right type, ids consistent
 /// (current schema, default spec and sort order exist; the current snapshot and refs point at

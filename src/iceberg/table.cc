@@ -1,22 +1,16 @@
 #include "iceberg/table.h"
 
-#include "base/uuid.h"
+#include "iceberg/random.h"
 
 #include <algorithm>
-#include <random>
+#include <cctype>
+#include <charconv>
 #include <set>
 #include <thread>
 
 namespace floe::iceberg {
 
 namespace {
-
-// Snapshot ids and backoff jitter come from the OS entropy source on every call, like
-// uuid::random(): a seeded generator would be duplicated by fork().
-uint64_t os_random64() {
-    std::random_device rd;
-    return (uint64_t(rd()) << 32) ^ rd();
-}
 
 int64_t new_snapshot_id(const table_metadata& m) {
     for (;;) {
@@ -44,10 +38,10 @@ std::string metadata_dir(const std::string& location) {
 // v<N>.metadata.json and version-hint.text. Written after the catalog swap by the one writer
 // whose swap made version N current, so names never collide; the hint only moves forward.
 result<void> write_path_copies(file_io& io, const std::string& location, int64_t version,
-                               std::string_view json, const std::string& committed_uri) {
+                               const std::string& committed_uri) {
     auto dir = metadata_dir(location);
     auto versioned = fmt::format("{}v{}.metadata.json", dir, version);
-    if (versioned != committed_uri) FLOE_TRY(io.write(versioned, as_bytes(json)));
+    if (versioned != committed_uri) FLOE_TRY(io.copy(committed_uri, versioned));
     auto hint_uri = dir + "version-hint.text";
     if (auto cur = io.read(hint_uri)) {
         auto text = as_chars(*cur);
@@ -85,12 +79,66 @@ int64_t metadata_version(std::string_view location) {
     return digits ? n : 0;
 }
 
-result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t) {
+namespace {
+
+result<table_metadata> parse_file(const std::string& loc, std::string_view bytes) {
+    return FLOE_TRY_CTX(parse_metadata(bytes), "metadata file {}", loc);
+}
+
+// The metadata file at `loc` as the cache may hold it. A catalog that swaps a pointer names
+// every version uniquely, so the location alone identifies the content and nothing is read
+// until the cache misses; the filesystem catalog reuses v<N> names (a table dropped and created
+// again), so there the file is read and its size and checksum must match too.
+struct located_file {
+    std::optional<byte_buffer> bytes;  ///< read already (filesystem catalog), or not yet
+    std::optional<metadata_content> content;
+};
+
+result<located_file> locate(catalog& cat, file_io& io, const table_ident& t, const std::string& loc,
+                            metadata_cache* cache) {
+    located_file f;
+    if (!cache || !cat.commit_by_create()) return f;
+    f.bytes = FLOE_TRY_CTX(io.read(loc), "table {}.{}", t.ns, t.name);
+    f.content = metadata_content::of(as_chars(*f.bytes));
+    return f;
+}
+
+result<std::unique_ptr<cached_metadata>> parse_entry(file_io& io, const table_ident& t, std::string loc,
+                                                     located_file f) {
+    if (!f.bytes) f.bytes = FLOE_TRY_CTX(io.read(loc), "table {}.{}", t.ns, t.name);
+    auto e = std::make_unique<cached_metadata>();
+    e->metadata = FLOE_TRY(parse_file(loc, as_chars(*f.bytes)));
+    e->content = f.content ? *f.content : metadata_content::of(as_chars(*f.bytes));
+    e->metadata_location = std::move(loc);
+    return e;
+}
+
+// The version the catalog points at, for the exclusive use of one commit attempt: taken from
+// the cache when it holds that location, else read and parsed.
+result<std::unique_ptr<cached_metadata>> load_for_commit(catalog& cat, file_io& io, const table_ident& t,
+                                                         metadata_cache* cache) {
     auto loc = FLOE_TRY(cat.metadata_location(t));
     if (!loc) return fail(errc::not_found, "table {}.{} does not exist", t.ns, t.name);
-    auto bytes = FLOE_TRY_CTX(io.read(*loc), "table {}.{}", t.ns, t.name);
-    auto m = FLOE_TRY_CTX(parse_metadata(as_chars(bytes)), "metadata file {}", *loc);
-    return loaded_table{*loc, std::move(m)};
+    auto f = FLOE_TRY(locate(cat, io, t, *loc, cache));
+    if (cache)
+        if (auto e = cache->take(*loc, f.content ? &*f.content : nullptr)) return e;
+    return parse_entry(io, t, std::move(*loc), std::move(f));
+}
+
+} // namespace
+
+result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t, metadata_cache* cache) {
+    auto loc = FLOE_TRY(cat.metadata_location(t));
+    if (!loc) return fail(errc::not_found, "table {}.{} does not exist", t.ns, t.name);
+    auto f = FLOE_TRY(locate(cat, io, t, *loc, cache));
+    if (cache)
+        if (auto m = cache->get(*loc, f.content ? &*f.content : nullptr))
+            return loaded_table{std::move(*loc), std::move(*m)};
+    auto e = FLOE_TRY(parse_entry(io, t, *loc, std::move(f)));
+    if (!cache) return loaded_table{std::move(*loc), std::move(e->metadata)};
+    auto m = e->metadata;
+    cache->put(std::move(e));
+    return loaded_table{std::move(*loc), std::move(m)};
 }
 
 result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
@@ -99,7 +147,7 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
     FLOE_TRY(cat.create_namespace_if_missing(t.ns));
     if (FLOE_TRY(cat.metadata_location(t))) return load_table(cat, io, t);
     auto base = location.ends_with("/") ? location.substr(0, location.size() - 1) : location;
-    auto m = new_floe_table(base, uuid::random().to_string(),
+    auto m = new_floe_table(base, random_uuid_string(),
                             system_clock_source::instance().now_ms(), std::move(properties));
     auto json = to_json_text(m);
     auto loc = metadata_dir(base) + cat.metadata_file_name(1);
@@ -112,7 +160,12 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
         if (r.error().code() == errc::already_exists) return load_table(cat, io, t);
         return std::unexpected(r.error());
     }
-    FLOE_TRY(write_path_copies(io, base, 1, json, loc));
+    FLOE_TRY(write_path_copies(io, base, 1, loc));
+    auto e = std::make_unique<cached_metadata>();
+    e->metadata_location = loc;
+    e->content = metadata_content::of(json);
+    e->metadata = m;
+    metadata_cache::global().put(std::move(e));
     return loaded_table{loc, std::move(m)};
 }
 
@@ -168,7 +221,7 @@ result<std::vector<manifest_file>> maybe_merge(file_io& io, const table_metadata
     }
     manifest_context ctx{base.current_schema(), base.default_spec(), snapshot_id, seq, o.codec};
     auto merged = FLOE_TRY(write_manifest(ctx, entries));
-    auto uri = fmt::format("{}{}-m1.avro", metadata_dir(base.location), uuid::random().to_string());
+    auto uri = fmt::format("{}{}-m1.avro", metadata_dir(base.location), random_uuid_string());
     FLOE_TRY(io.write(uri, merged.bytes));
     written.uris.push_back(uri);
     merged.entry.manifest_path = uri;
@@ -227,7 +280,7 @@ result<removal> remove_files(file_io& io, const table_metadata& base, std::vecto
             if (p.spec_id == m.partition_spec_id) spec = &p;
         if (!spec) return fail(errc::corrupt, "manifest {} names unknown spec {}", m.manifest_path, m.partition_spec_id);
         auto w = FLOE_TRY(write_manifest({base.current_schema(), spec, snapshot_id, seq, o.codec}, rewritten));
-        auto uri = fmt::format("{}{}-m2.avro", metadata_dir(base.location), uuid::random().to_string());
+        auto uri = fmt::format("{}{}-m2.avro", metadata_dir(base.location), random_uuid_string());
         FLOE_TRY(io.write(uri, w.bytes));
         written.uris.push_back(uri);
         w.entry.manifest_path = uri;
@@ -245,6 +298,29 @@ result<commit_result> append_files(catalog& cat, file_io& io, const table_ident&
     return commit_changes(cat, io, t, change_request{"append", std::move(req.files), {}, std::move(req.prepare)}, o);
 }
 
+namespace {
+
+int64_t property_long(const table_metadata& m, const char* key, int64_t fallback) {
+    auto it = m.properties.find(key);
+    if (it == m.properties.end()) return fallback;
+    int64_t v = 0;
+    auto* end = it->second.data() + it->second.size();
+    auto r = std::from_chars(it->second.data(), end, v);
+    return r.ec == std::errc() && r.ptr == end ? v : fallback;
+}
+
+bool property_bool(const table_metadata& m, const char* key, bool fallback) {
+    auto it = m.properties.find(key);
+    if (it == m.properties.end()) return fallback;
+    std::string v = it->second;
+    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (v == "true") return true;
+    if (v == "false") return false;
+    return fallback;
+}
+
+} // namespace
+
 result<commit_result> commit_changes(catalog& cat, file_io& io, const table_ident& t,
                                      change_request req, const commit_options& o) {
     auto step = [&](std::string_view s) {
@@ -254,8 +330,11 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
     std::string manifest_uri;
     int64_t snapshot_id = 0;
     for (int attempt = 1;; ++attempt) {
-        auto base = FLOE_TRY(load_table(cat, io, t));
-        auto& bm = base.metadata;
+        // This attempt owns `base`: it becomes the next version in place (no copy of the
+        // history) and goes back to the cache only under the location whose swap succeeded.
+        auto base = FLOE_TRY(load_for_commit(cat, io, t, o.cache));
+        auto& bm = base->metadata;
+        const std::string base_location = base->metadata_location;
         auto* schema = bm.current_schema();
         auto* spec = bm.default_spec();
         if (!schema || !spec) return fail(errc::corrupt, "table {}.{} has no current schema or spec", t.ns, t.name);
@@ -277,18 +356,26 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             entries.reserve(req.add.size());
             for (auto& f : req.add) entries.push_back(manifest_entry{entry_status::added, {}, {}, {}, f});
             manifest = FLOE_TRY(write_manifest({schema, spec, snapshot_id, seq, o.codec}, entries));
-            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), uuid::random().to_string());
+            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), random_uuid_string());
             FLOE_TRY(io.write(manifest_uri, manifest->bytes));
             step("manifest");
         }
         attempt_files written;
 
         auto* parent = bm.current_snapshot();
+        const std::optional<int64_t> parent_id =
+            parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt;
         std::vector<manifest_file> old;
         if (parent) {
-            auto bytes = FLOE_TRY_CTX(io.read(parent->manifest_list), "snapshot {}", parent->snapshot_id);
-            old = FLOE_TRY(read_manifest_list(bytes, parent->manifest_list));
+            if (!base->manifest_list_uri.empty() && base->manifest_list_uri == parent->manifest_list) {
+                old = std::move(base->manifest_list);  // decoded when this process wrote it
+            } else {
+                auto bytes = FLOE_TRY_CTX(io.read(parent->manifest_list), "snapshot {}", parent->snapshot_id);
+                old = FLOE_TRY(read_manifest_list(bytes, parent->manifest_list));
+            }
         }
+        base->manifest_list_uri.clear();
+        base->manifest_list.clear();
         removal removed;
         if (!req.remove.empty()) {
             auto r = remove_files(io, bm, std::move(old), req.remove, snapshot_id, seq, o, written);
@@ -354,15 +441,14 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             if (auto r = req.prepare(bm, summary); !r) {
                 written.cleanup(io);
                 if (manifest) (void)io.remove(manifest_uri);
+                if (o.cache) o.cache->put(std::move(base));  // unchanged: still that version
                 return std::unexpected(r.error());
             }
         }
 
         auto list_uri = fmt::format("{}snap-{}-{}-{}.avro", metadata_dir(bm.location), snapshot_id, attempt,
-                                    uuid::random().to_string());
-        auto list_bytes = write_manifest_list(snapshot_id,
-                                              parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt,
-                                              seq, list, o.codec);
+                                    random_uuid_string());
+        auto list_bytes = write_manifest_list(snapshot_id, parent_id, seq, list, o.codec);
         if (!list_bytes) {
             written.cleanup(io);
             return std::unexpected(list_bytes.error());
@@ -374,11 +460,14 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         written.uris.push_back(list_uri);
         step("manifest-list");
 
-        int64_t now = std::max(o.clock->now_ms(), bm.last_updated_ms);
-        table_metadata next = bm;
+        // The next version, built in place (`parent` dangles from here on).
+        parent = nullptr;
+        const int64_t base_updated_ms = bm.last_updated_ms;
+        int64_t now = std::max(o.clock->now_ms(), base_updated_ms);
+        auto& next = bm;
         snapshot s;
         s.snapshot_id = snapshot_id;
-        s.parent_snapshot_id = parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt;
+        s.parent_snapshot_id = parent_id;
         s.sequence_number = seq;
         s.timestamp_ms = now;
         s.manifest_list = list_uri;
@@ -388,16 +477,45 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         next.current_snapshot_id = snapshot_id;
         next.refs["main"] = snapshot_ref{snapshot_id, "branch", {}, {}, {}};
         next.snapshot_log.push_back({now, snapshot_id});
-        next.metadata_log.push_back({bm.last_updated_ms, base.metadata_location});
-        // write.metadata.previous-versions-max defaults to 100 in Iceberg.
-        if (next.metadata_log.size() > 100)
-            next.metadata_log.erase(next.metadata_log.begin(),
-                                    next.metadata_log.end() - 100);
+        next.metadata_log.push_back({base_updated_ms, base_location});
+        // The metadata-log keeps write.metadata.previous-versions-max entries (at least one);
+        // the files falling off it may be deleted once this version is committed.
+        auto keep_versions = static_cast<size_t>(
+            std::max<int64_t>(1, property_long(next, "write.metadata.previous-versions-max", 100)));
+        std::vector<metadata_log_entry> dropped_versions;
+        if (next.metadata_log.size() > keep_versions) {
+            auto cut = next.metadata_log.begin() + static_cast<ptrdiff_t>(next.metadata_log.size() - keep_versions);
+            dropped_versions.assign(std::make_move_iterator(next.metadata_log.begin()), std::make_move_iterator(cut));
+            next.metadata_log.erase(next.metadata_log.begin(), cut);
+        }
         next.last_sequence_number = seq;
         next.last_updated_ms = now;
-        auto json = to_json_text(next);
-        int64_t version = metadata_version(base.metadata_location) + 1;
-        auto meta_uri = metadata_dir(bm.location) + cat.metadata_file_name(version);
+        // One buffer per committing thread, reused: a long history makes this file large.
+        thread_local std::string json;
+        to_json_text(next, base->snapshot_json, json);
+        int64_t version = metadata_version(base_location) + 1;
+        auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
+
+        // After the swap: path copies, old metadata files, and the new version into the cache.
+        auto committed = [&]() -> commit_result {
+            step("swap");
+            // Best effort: the commit is done; a stale copy is fixed by the next commit.
+            (void)write_path_copies(io, next.location, version, meta_uri);
+            if (property_bool(next, "write.metadata.delete-after-commit.enabled", false)) {
+                auto dir = metadata_dir(next.location);
+                for (auto& e : dropped_versions) {
+                    (void)io.remove(e.metadata_file);
+                    auto copy = fmt::format("{}v{}.metadata.json", dir, metadata_version(e.metadata_file));
+                    if (copy != e.metadata_file && copy != meta_uri) (void)io.remove(copy);
+                }
+            }
+            base->metadata_location = meta_uri;
+            base->content = metadata_content::of(json);
+            base->manifest_list_uri = list_uri;
+            base->manifest_list = std::move(list);
+            if (o.cache) o.cache->put(std::move(base));
+            return commit_result{snapshot_id, seq, meta_uri, attempt};
+        };
         result<void> swapped;
         if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
             if (!cat.commit_by_create() || r.error().code() != errc::already_exists) {
@@ -410,25 +528,16 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             step("metadata");
             if (!cat.commit_by_create()) {
                 written.uris.push_back(meta_uri);
-                swapped = cat.swap(t, base.metadata_location, meta_uri);
+                swapped = cat.swap(t, base_location, meta_uri);
             }
         }
-        if (swapped) {
-            step("swap");
-            // Best effort: the commit is done; a stale copy is fixed by the next commit.
-            (void)write_path_copies(io, bm.location, version, json, meta_uri);
-            return commit_result{snapshot_id, seq, meta_uri, attempt};
-        }
+        if (swapped) return committed();
         auto code = swapped.error().code();
         if (code != errc::conflict) {
             // The outcome may be unknown (a connection lost after the UPDATE ran): look before
             // deleting anything, the catalog may already point at our metadata.
             auto now_at = cat.metadata_location(t);
-            if (now_at && *now_at == meta_uri) {
-                step("swap");
-                (void)write_path_copies(io, bm.location, version, json, meta_uri);
-                return commit_result{snapshot_id, seq, meta_uri, attempt};
-            }
+            if (now_at && *now_at == meta_uri) return committed();
             if (!now_at) {
                 // Still unknown: leave every file in place (orphans at worst, never a table
                 // pointing at a deleted file).

@@ -6,6 +6,7 @@
 #include "iceberg/file_io.h"
 #include "iceberg/manifest.h"
 #include "iceberg/metadata.h"
+#include "iceberg/metadata_cache.h"
 
 #include <chrono>
 #include <functional>
@@ -21,7 +22,10 @@ struct loaded_table {
 };
 
 /// Reads the metadata file the catalog points at. errc::not_found if there is no such table.
-result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t);
+/// The catalog is always asked; the file is read and parsed only if `cache` (nullptr: none)
+/// does not hold that location, and the parsed metadata is then stored there.
+result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t,
+                                metadata_cache* cache = &metadata_cache::global());
 
 /// Loads the table, creating namespace and table (Floe's schema, spec and sort order) first if
 /// they do not exist. `location` is the table's base URI (e.g. file:///wh/floe/orders).
@@ -40,6 +44,9 @@ struct commit_options {
     size_t merge_min_count = 100;
     int64_t merge_small_bytes = 8 << 20;
     clock_source* clock = &system_clock_source::instance();
+    /// Parsed metadata of the last version this process read or wrote (nullptr: read and parse
+    /// the current metadata file at every attempt). The catalog is asked at every attempt.
+    metadata_cache* cache = &metadata_cache::global();
     /// Test hook called at each commit step ("manifest", "manifest-list", "metadata", "swap").
     std::function<void(std::string_view step)> on_step;
 };
@@ -64,6 +71,11 @@ struct commit_result {
 /// merged one) and a new metadata file, and swap it in the catalog; on conflict reload,
 /// re-apply and retry with jittered backoff. After the swap, metadata/v<N>.metadata.json and
 /// version-hint.text are refreshed for path-based readers.
+///
+/// Table properties honoured: write.metadata.previous-versions-max (default 100: the
+/// metadata-log keeps that many previous metadata files) and
+/// write.metadata.delete-after-commit.enabled (default false: when true, the metadata files
+/// that fall off the metadata-log are deleted after the commit, with their v<N> copies).
 result<commit_result> append_files(catalog& cat, file_io& io, const table_ident& t,
                                    append_request req, const commit_options& opts = {});
 

@@ -133,3 +133,56 @@ TEST(iceberg_metadata, new_floe_table_has_every_required_field) {
     EXPECT_FALSE(parse_metadata("{not json"));
     EXPECT_FALSE(parse_metadata(std::string(100000, '[')));
 }
+
+TEST(iceberg_metadata, json_text_escapes_strings_and_reuses_snapshot_text) {
+    auto m = new_floe_table("file:///wh/floe/t \"q\"", "49e5a3b9-f8af-497a-9fed-7edd59dc1f43", 1000,
+                            {{"quote\"back\\slash", "tab\tnl\nctl\x01"}, {"utf8", "gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80"},
+                             {"bad-utf8", std::string("a\xC3(b\xFF", 5)}});
+    for (int i = 1; i <= 3; ++i) {
+        snapshot s;
+        s.snapshot_id = 100 + i;
+        if (i > 1) s.parent_snapshot_id = 99 + i;
+        s.sequence_number = i;
+        s.timestamp_ms = 1000 + i;
+        s.manifest_list = fmt::format("file:///wh/floe/t/metadata/snap-{}.avro", i);
+        s.summary = {{"operation", "append"}, {"floe.positions", "{\"s-0\":12}"}};
+        s.schema_id = 0;
+        m.snapshots.push_back(s);
+        m.snapshot_log.push_back({s.timestamp_ms, s.snapshot_id});
+    }
+    m.current_snapshot_id = 103;
+    m.refs["main"] = snapshot_ref{103, "branch", {}, {}, {}};
+    m.metadata_log.push_back({999, "file:///wh/floe/t/metadata/v1.metadata.json"});
+    auto text = to_json_text(m);
+    auto raw = nlohmann::json::parse(text);  // valid JSON, invalid UTF-8 replaced
+    EXPECT_EQ(raw["properties"]["quote\"back\\slash"], "tab\tnl\nctl\x01");
+    EXPECT_EQ(raw["properties"]["utf8"], "gr\xC3\xBC\xC3\x9F \xE2\x82\xAC \xF0\x9F\x98\x80");
+    EXPECT_EQ(raw["properties"]["bad-utf8"], "a\xEF\xBF\xBD(b\xEF\xBF\xBD");
+    EXPECT_EQ(raw["location"], "file:///wh/floe/t \"q\"");
+    // "operation" comes first in each summary, as Java writes it.
+    EXPECT_EQ(nlohmann::ordered_json::parse(text)["snapshots"][0]["summary"].begin().key(), "operation");
+    EXPECT_EQ(raw["snapshots"][2]["summary"]["floe.positions"], "{\"s-0\":12}");
+    auto back = parse_metadata(text);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(back->snapshots.size(), 3u);
+    EXPECT_EQ(back->properties.at("quote\"back\\slash"), "tab\tnl\nctl\x01");
+    // With a snapshot cache: the same text, and after one more snapshot still the same as
+    // serialising from scratch; a cache entry whose id no longer matches is rebuilt.
+    snapshot_json_cache cache;
+    EXPECT_EQ(to_json_text(m, cache), text);
+    ASSERT_EQ(cache.texts.size(), 3u);
+    auto s = m.snapshots.back();
+    s.snapshot_id = 104;
+    s.parent_snapshot_id = 103;
+    s.sequence_number = 4;
+    m.snapshots.push_back(s);
+    m.current_snapshot_id = 104;
+    m.refs["main"].snapshot_id = 104;
+    EXPECT_EQ(to_json_text(m, cache), to_json_text(m));
+    m.snapshots.erase(m.snapshots.begin());  // as snapshot expiry would
+    m.snapshot_log.erase(m.snapshot_log.begin());
+    std::string out = "stale";
+    to_json_text(m, cache, out);
+    EXPECT_EQ(out, to_json_text(m));
+    EXPECT_TRUE(parse_metadata(out));
+}

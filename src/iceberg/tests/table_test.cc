@@ -175,7 +175,7 @@ TEST_P(iceberg_table, concurrent_writers_threads_lose_nothing) {
         auto cat = f.open();
         ASSERT_TRUE(create_table_if_missing(*cat, f.io, ident, f.location));
     }
-    constexpr int per_writer = 50;
+    constexpr int per_writer = 100;  // issue #4: two writers x 100 commits
     std::atomic<int> failures{0}, retries{0};
     auto writer = [&](std::string stream) {
         auto cat = f.open();  // own connection, as another broker would have
@@ -196,7 +196,12 @@ TEST_P(iceberg_table, concurrent_writers_threads_lose_nothing) {
     auto cat = f.open();
     auto live = check_table(f, *cat, 2 * per_writer);
     EXPECT_EQ(live.size(), 2u * per_writer);
-    auto m = load_table(*cat, f.io, ident)->metadata;
+    int64_t rows = 0;
+    for (auto& e : live) rows += e.file.record_count;
+    EXPECT_EQ(rows, 2 * per_writer * 5);
+    auto m = load_table(*cat, f.io, ident, nullptr)->metadata;  // as written, not as cached
+    // write.metadata.previous-versions-max defaults to 100.
+    EXPECT_EQ(m.metadata_log.size(), 100u);
     // Both streams' positions were carried forward through each other's commits.
     EXPECT_EQ(m.current_snapshot()->summary.at("floe.committed.s-0"), std::to_string(per_writer * 5 - 1));
     EXPECT_EQ(m.current_snapshot()->summary.at("floe.committed.s-1"), std::to_string(per_writer * 5 - 1));
@@ -209,7 +214,7 @@ TEST_P(iceberg_table, concurrent_writers_processes_lose_nothing) {
         auto cat = f.open();
         ASSERT_TRUE(create_table_if_missing(*cat, f.io, ident, f.location));
     }
-    constexpr int per_writer = 40;
+    constexpr int per_writer = 100;  // issue #4: two writers x 100 commits
     std::vector<pid_t> kids;
     for (int w = 0; w < 2; ++w) {
         pid_t pid = fork();
@@ -232,6 +237,101 @@ TEST_P(iceberg_table, concurrent_writers_processes_lose_nothing) {
     auto cat = f.open();
     auto live = check_table(f, *cat, 2 * per_writer);
     EXPECT_EQ(live.size(), 2u * per_writer);
+    int64_t rows = 0;
+    for (auto& e : live) rows += e.file.record_count;
+    EXPECT_EQ(rows, 2 * per_writer * 3);
+    auto m = load_table(*cat, f.io, ident, nullptr)->metadata;
+    for (int w = 0; w < 2; ++w)
+        EXPECT_EQ(m.current_snapshot()->summary.at(fmt::format("floe.committed.p-{}", w)),
+                  std::to_string(per_writer * 3 - 1));
+}
+
+// The metadata-log keeps write.metadata.previous-versions-max entries; with
+// write.metadata.delete-after-commit.enabled the files that fall off it are deleted (with their
+// v<N> copies), and the table still loads in a process that has nothing cached, also without
+// version-hint.text.
+TEST_P(iceberg_table, metadata_log_is_bounded_and_old_versions_deleted) {
+    fixture f(GetParam());
+    auto cat = f.open();
+    ASSERT_TRUE(create_table_if_missing(*cat, f.io, ident, f.location,
+                                        {{"write.metadata.previous-versions-max", "3"},
+                                         {"write.metadata.delete-after-commit.enabled", "true"}}));
+    for (int i = 0; i < 8; ++i)
+        ASSERT_TRUE(append_files(*cat, f.io, ident, batch(f.location, "d-0", i * 10, 10)));
+    metadata_cache::global().clear();
+    auto t = load_table(*cat, f.io, ident);
+    ASSERT_TRUE(t) << t.error();
+    EXPECT_EQ(metadata_version(t->metadata_location), 9);
+    ASSERT_EQ(t->metadata.metadata_log.size(), 3u);
+    std::set<std::string> want{t->metadata_location};
+    for (size_t i = 0; i < 3; ++i) {
+        auto& file = t->metadata.metadata_log[i].metadata_file;
+        EXPECT_EQ(metadata_version(file), 6 + static_cast<int64_t>(i));
+        EXPECT_TRUE(*f.io.exists(file)) << file;
+        want.insert(file);
+    }
+    for (int64_t v = 6; v <= 9; ++v) want.insert(fmt::format("{}/metadata/v{}.metadata.json", f.location, v));
+    std::set<std::string> found;
+    auto listed = f.io.list(f.location + "/metadata/");
+    ASSERT_TRUE(listed);
+    for (auto& uri : *listed)
+        if (uri.ends_with(".metadata.json")) found.insert(uri);
+    EXPECT_EQ(found, want);
+    check_table(f, *cat, 8);
+    // Without the hint the filesystem catalog lists the directory (v1..v5 are gone).
+    ASSERT_TRUE(f.io.remove(f.location + "/metadata/version-hint.text"));
+    metadata_cache::global().clear();
+    auto fresh = f.open();
+    auto again = load_table(*fresh, f.io, ident);
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ(again->metadata_location, t->metadata_location);
+    ASSERT_TRUE(append_files(*fresh, f.io, ident, batch(f.location, "d-0", 80, 10)));
+    check_table(f, *fresh, 9);
+}
+
+// Without the property nothing is deleted and the log keeps every version up to the default.
+TEST_P(iceberg_table, old_metadata_kept_by_default) {
+    fixture f(GetParam());
+    auto cat = f.open();
+    ASSERT_TRUE(create_table_if_missing(*cat, f.io, ident, f.location, {{"write.metadata.previous-versions-max", "2"}}));
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(append_files(*cat, f.io, ident, batch(f.location, "k-0", i * 10, 10)));
+    auto t = load_table(*cat, f.io, ident, nullptr);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->metadata.metadata_log.size(), 2u);
+    size_t files = 0;
+    auto listed = f.io.list(f.location + "/metadata/");
+    ASSERT_TRUE(listed);
+    for (auto& uri : *listed) files += uri.ends_with(".metadata.json");
+    EXPECT_EQ(files, f.kind == "sql" ? 10u : 5u);  // versions 1..5 (and their v<N> copies)
+}
+
+// The cache never outranks the catalog: a writer with a stale cached version (another process
+// committed since) reloads, and a commit through a catalog that moved on is not lost.
+TEST_P(iceberg_table, cached_metadata_follows_the_catalog) {
+    fixture f(GetParam());
+    auto cat = f.open();
+    ASSERT_TRUE(create_table_if_missing(*cat, f.io, ident, f.location));
+    metadata_cache mine;  // this "process"
+    metadata_cache other;  // another writer's
+    commit_options a, b;
+    a.cache = &mine;
+    b.cache = &other;
+    for (int i = 0; i < 6; ++i) {
+        auto& o = i % 2 ? a : b;
+        auto r = append_files(*cat, f.io, ident, batch(f.location, "c-0", i * 10, 10), o);
+        ASSERT_TRUE(r) << r.error();
+        EXPECT_EQ(r->sequence_number, i + 1);
+        EXPECT_EQ(r->attempts, 1) << "the catalog, not the cache, says which version is current";
+    }
+    EXPECT_EQ(mine.size(), 1u);
+    EXPECT_EQ(other.size(), 1u);
+    auto t = load_table(*cat, f.io, ident, &mine);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->metadata.snapshots.size(), 6u);
+    EXPECT_EQ(to_json_text(t->metadata), std::string(as_chars(*f.io.read(t->metadata_location))))
+        << "the cached copy is the committed file";
+    check_table(f, *cat, 6);
 }
 
 // A writer killed (SIGKILL) at each step of a commit leaves a readable table, and rerunning the
@@ -366,6 +466,10 @@ TEST(iceberg_table_faults, corrupt_metadata_and_manifests_name_the_file) {
     ASSERT_NE(at, std::string::npos);
     meta.replace(at, 16, "\"last-column-id\": \"x\", \"was\"");
     ASSERT_TRUE(f.io.write(t->metadata_location, as_bytes(meta)));
+    // Metadata files are never rewritten, so this process trusts the version it already parsed
+    // (the catalog still points at it); a process without it in its cache reads the file.
+    EXPECT_TRUE(load_table(*cat, f.io, ident));
+    metadata_cache::global().clear();
     auto broken = load_table(*cat, f.io, ident);
     ASSERT_FALSE(broken);
     EXPECT_EQ(broken.error().code(), errc::corrupt);
@@ -374,6 +478,41 @@ TEST(iceberg_table_faults, corrupt_metadata_and_manifests_name_the_file) {
     // A commit on a table whose metadata cannot be read fails and changes nothing.
     EXPECT_FALSE(append_files(*cat, f.io, ident, batch(f.location, "x-0", 10, 10)));
     EXPECT_EQ(**cat->metadata_location(ident), t->metadata_location);
+}
+
+// The filesystem catalog reuses names: a table dropped and created again at the same place has
+// a new v<N>.metadata.json under a name this process may have cached for the old table.
+TEST(iceberg_table_faults, recreated_filesystem_table_is_not_served_from_the_cache) {
+    fixture f("filesystem");
+    auto cat = f.open();
+    auto old_table = create_table_if_missing(*cat, f.io, ident, f.location);
+    ASSERT_TRUE(old_table);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(append_files(*cat, f.io, ident, batch(f.location, "o-0", i * 10, 10)));
+    auto before = load_table(*cat, f.io, ident);
+    ASSERT_TRUE(before);
+    ASSERT_EQ(metadata_version(before->metadata_location), 4);
+    // Another process drops the table and creates it again, committing up to v4 once more.
+    std::filesystem::remove_all(f.dir.path() / "warehouse");
+    metadata_cache other;
+    {
+        auto t = new_floe_table(f.location, uuid::random().to_string(), 1);
+        ASSERT_TRUE(f.io.create_new(f.location + "/metadata/v1.metadata.json", as_bytes(to_json_text(t))));
+    }
+    commit_options o;
+    o.cache = &other;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(append_files(*cat, f.io, ident, batch(f.location, "n-0", i * 5, 5), o));
+    auto now = load_table(*cat, f.io, ident);
+    ASSERT_TRUE(now) << now.error();
+    EXPECT_EQ(now->metadata_location, before->metadata_location);
+    EXPECT_NE(now->metadata.table_uuid, before->metadata.table_uuid);
+    EXPECT_TRUE(now->metadata.current_snapshot()->summary.count("floe.committed.n-0"));
+    // And a commit from this process builds on the new table, not the cached old one.
+    auto r = append_files(*cat, f.io, ident, batch(f.location, "n-0", 15, 5));
+    ASSERT_TRUE(r) << r.error();
+    auto live = check_table(f, *cat, 4);
+    int64_t rows = 0;
+    for (auto& e : live) rows += e.file.record_count;
+    EXPECT_EQ(rows, 20);
 }
 
 TEST(iceberg_table_faults, lost_swap_reply_is_resolved_by_looking) {
