@@ -9,6 +9,7 @@
 #include "lake/iceberg_lake.h"
 #include "lake/metered_catalog.h"
 #include "log/log_manager.h"
+#include "log/record_batch_header.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
 #include "http/server.h"
@@ -16,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <sys/statvfs.h>
@@ -66,6 +68,20 @@ http::component_health local_log_health(const std::filesystem::path& data_dir, c
     if (avail < std::min(total * 0.01, 64.0 * (1 << 20)))
         return {http::health_status::down, fmt::format("disk full: {}; free space or move floe.data-dir", what)};
     return {http::health_status::up, what};
+}
+
+/// The timestamp of the batch holding `offset` (its first record's, or the append time for
+/// LogAppendTime batches), from the batch header alone; nullopt at the log end or on error.
+std::optional<int64_t> first_timestamp_at(const log::partition_log& p, int64_t offset) {
+    if (offset >= p.log_end_offset()()) return std::nullopt;
+    auto rd = p.read(kafka_offset(offset), {.max_bytes = 1, .min_one_batch = true});
+    if (!rd || rd->slices.empty()) return std::nullopt;
+    uint8_t hdr[log::batch_layout::header_size];
+    auto& sl = rd->slices.front();
+    if (::pread(sl.fd(), hdr, sizeof hdr, off_t(sl.position)) != ssize_t(sizeof hdr)) return std::nullopt;
+    auto h = log::parse_batch_header(bytes_view(hdr, sizeof hdr));
+    if (!h) return std::nullopt;
+    return h->is_log_append_time() ? h->max_timestamp : h->base_timestamp;
 }
 
 } // namespace
@@ -161,7 +177,14 @@ int serve(const config::settings& s) {
             {"floe_partition_local_start_offset", "First offset in the local tier.", "gauge", {}},
             {"floe_partition_log_end_offset", "Next offset to be written (high watermark).", "gauge", {}},
             {"floe_partition_offloaded_up_to", "Offsets below this are committed to Iceberg.", "gauge", {}},
-            {"floe_offload_lag_records", "Records of tiered partitions not yet in Iceberg.", "gauge", {}}};
+            {"floe_offload_lag_records", "Records of tiered partitions not yet in Iceberg.", "gauge", {}},
+            {"floe_offload_lag_seconds",
+             "Age (by record timestamp) of the oldest record of a tiered partition not yet in Iceberg; 0 when none.",
+             "gauge",
+             {}}};
+        auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
         for (auto& t : logs->topics())
             for (int32_t p = 0; p < t.partitions; ++p) {
                 auto pl = logs->partition(t.name, p);
@@ -172,8 +195,12 @@ int serve(const config::settings& s) {
                 fams[0].samples.push_back({fams[0].name, l, double(o.log_start())});
                 fams[1].samples.push_back({fams[1].name, l, double(o.log_end())});
                 fams[2].samples.push_back({fams[2].name, l, double(off)});
-                if (t.config.remote_storage_enable)
+                if (t.config.remote_storage_enable) {
                     fams[3].samples.push_back({fams[3].name, l, double(std::max<int64_t>(0, o.log_end() - off))});
+                    auto ts = first_timestamp_at(*pl, off);
+                    fams[4].samples.push_back(
+                        {fams[4].name, l, ts ? double(std::max<int64_t>(0, now_ms - *ts)) / 1000.0 : 0.0});
+                }
             }
         return fams;
     });

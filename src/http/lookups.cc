@@ -7,6 +7,7 @@
 #include "tiering/remote_reader.h"
 
 #include <charconv>
+#include <list>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -141,19 +142,128 @@ record_out from_view(int32_t partition, const tiering::record_view& v, const cha
     return r;
 }
 
+/// One local batch, checked (CRC) and decompressed once: its bytes and views of its records.
+struct decoded_batch {
+    struct rec {
+        int64_t offset, timestamp;
+        std::optional<std::string_view> key, value;
+        uint32_t first_header, headers;
+    };
+    byte_buffer raw, decompressed; ///< the views point into these
+    std::vector<rec> records;      ///< in offset order
+    std::vector<tiering::header_view> headers;
+
+    record_out out(const rec& r, int32_t partition) const {
+        record_out o;
+        o.partition = partition;
+        o.offset = r.offset;
+        o.timestamp = r.timestamp;
+        if (r.key) o.key = std::string(*r.key);
+        if (r.value) o.value = std::string(*r.value);
+        for (uint32_t i = r.first_header; i < r.first_header + r.headers; ++i)
+            o.headers.emplace_back(std::string(headers[i].key),
+                                   headers[i].value ? std::optional<std::string>(std::string(*headers[i].value))
+                                                    : std::nullopt);
+        return o;
+    }
+};
+
+/// Decoded local batches, most recently used first, bounded by bytes: lookups of offsets in the
+/// same batch pay its CRC check and decompression once. Keyed by topic id, partition and base
+/// offset, so a topic deleted and created again never hits.
+class batch_cache {
+public:
+    using batch_ptr = std::shared_ptr<const decoded_batch>;
+    explicit batch_cache(size_t limit) : _limit(limit) {}
+
+    batch_ptr get(const std::string& k) {
+        std::lock_guard g(_mu);
+        auto it = _map.find(k);
+        if (it == _map.end()) return nullptr;
+        _lru.splice(_lru.begin(), _lru, it->second.lru);
+        return it->second.batch;
+    }
+    void put(const std::string& k, batch_ptr b) {
+        size_t bytes = b->raw.capacity() + b->decompressed.capacity() + b->records.size() * sizeof(decoded_batch::rec)
+                       + b->headers.size() * sizeof(tiering::header_view);
+        std::lock_guard g(_mu);
+        if (bytes > _limit || _map.contains(k)) return;
+        _lru.push_front(k);
+        _map.emplace(k, entry{std::move(b), bytes, _lru.begin()});
+        _bytes += bytes;
+        while (_bytes > _limit) {
+            auto victim = _map.find(_lru.back());
+            _bytes -= victim->second.bytes;
+            _map.erase(victim);
+            _lru.pop_back();
+        }
+    }
+
+private:
+    struct entry {
+        batch_ptr batch;
+        size_t bytes;
+        std::list<std::string>::iterator lru;
+    };
+    std::mutex _mu;
+    size_t _limit, _bytes = 0;
+    std::list<std::string> _lru;
+    std::unordered_map<std::string, entry> _map;
+};
+
 /// Reads local records of a partition from `offset`, calling fn(record_out) -> bool (false:
 /// stop). Reads at most `max_records` records. A start moved by retention ends the scan.
+/// With a cache, one batch at a time through it (lookups of a few records); without, 1 MiB
+/// chunks streamed (index building, long scans).
 result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_records,
-                        const std::function<bool(record_out&&)>& fn) {
+                        const std::function<bool(record_out&&)>& fn, batch_cache* cache = nullptr) {
     size_t seen = 0;
-    auto r = tiering::for_each_local_record(
-        p, std::max(offset, p.log_start_offset()()), p.log_end_offset()(), 1u << 20, 64u << 20,
-        [&](const tiering::record_view& v) -> result<bool> {
+    int64_t from = std::max(offset, p.log_start_offset()()), until = p.log_end_offset()();
+    if (!cache) {
+        auto r = tiering::for_each_local_record(p, from, until, 1u << 20, 64u << 20,
+                                                [&](const tiering::record_view& v) -> result<bool> {
+                                                    ++seen;
+                                                    return fn(from_view(p.tp().partition, v, "local"))
+                                                           && seen < max_records;
+                                                });
+        if (!r && r.error().code() == errc::out_of_range) return {};
+        return r;
+    }
+    for (int64_t next = from; next < until && seen < max_records;) {
+        // The batch holding `next`: only its header is read here.
+        auto rd = p.read(kafka_offset(next), {.max_bytes = 1, .min_one_batch = true, .max_offset = kafka_offset(until)});
+        if (!rd && rd.error().code() == errc::out_of_range) return {};
+        if (!rd) return fail(std::move(rd).error());
+        if (rd->slices.empty()) break;
+        auto& sl = rd->slices.front();
+        auto k = fmt::format("{}/{}/{}", p.topic_id().to_string(), p.tp().partition, sl.first_offset());
+        auto batch = cache->get(k);
+        if (!batch) {
+            auto b = std::make_shared<decoded_batch>();
+            FLOE_TRY(rd->copy_to(b->raw));
+            FLOE_TRY_CTX(tiering::for_each_record_in(b->raw, true, b->decompressed, 64u << 20,
+                                                     [&](const tiering::record_view& v) -> result<bool> {
+                                                         b->records.push_back({v.offset, v.timestamp, v.key, v.value,
+                                                                               uint32_t(b->headers.size()),
+                                                                               uint32_t(v.headers->size())});
+                                                         b->headers.insert(b->headers.end(), v.headers->begin(),
+                                                                           v.headers->end());
+                                                         return true;
+                                                     }),
+                         "{}-{} at offset {}", p.tp().topic, p.tp().partition, next);
+            cache->put(k, b);
+            batch = std::move(b);
+        }
+        auto it = std::lower_bound(batch->records.begin(), batch->records.end(), next,
+                                   [](const decoded_batch::rec& r, int64_t o) { return r.offset < o; });
+        for (; it != batch->records.end() && seen < max_records; ++it) {
             ++seen;
-            return fn(from_view(p.tp().partition, v, "local")) && seen < max_records;
-        });
-    if (!r && r.error().code() == errc::out_of_range) return {};
-    return r;
+            if (!fn(batch->out(*it, p.tp().partition))) return {};
+        }
+        if (sl.last_offset() < next) break; // no progress
+        next = sl.last_offset() + 1;
+    }
+    return {};
 }
 
 /// key -> offsets of one partition's local log, caught up incrementally.
@@ -172,6 +282,7 @@ struct lookup_service::impl {
     lake::iceberg_lake* lake;
     tiering::remote_reader* remote;
     lookup_options opts;
+    batch_cache batches{opts.batch_cache_bytes};
     std::mutex mu;
     std::map<std::pair<std::string, int32_t>, std::shared_ptr<partition_key_index>> indexes;
 
@@ -206,7 +317,7 @@ struct lookup_service::impl {
         FLOE_TRY(scan_local(p, offset, 1, [&](record_out&& r) {
             if (r.offset == offset) out = std::move(r);
             return false;
-        }));
+        }, &batches));
         return out;
     }
 };
@@ -329,7 +440,7 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
             bytes += recs.back().size();
             next = o.offset + 1;
             return bytes < _impl->opts.max_response_bytes;
-        });
+        }, cap <= 100 ? &_impl->batches : nullptr);
         if (!sc) return from_error(sc.error());
     }
     return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",

@@ -20,6 +20,7 @@ struct lookup_options {
     size_t default_limit = 100;
     size_t max_limit = 1000;            ///< larger ?limit values are capped to this
     size_t max_response_bytes = 8u << 20; ///< stop adding records past this body size
+    size_t batch_cache_bytes = 64u << 20; ///< decoded local batches kept for lookups of a few records
 };
 
 /// The /v1 lookup API over both tiers:

@@ -133,8 +133,9 @@ request_handler::request_handler(const broker_options& opts, std::string adverti
     : _opts(opts), _host(std::move(advertised_host)), _port(advertised_port), _logs(logs),
       _groups(groups), _pids(pids) {}
 
-std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition) {
-    auto r = _opts.remote->start_offset(topic, partition);
+std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition, bool recent_ok) {
+    auto r = recent_ok ? _opts.remote->recent_start_offset(topic, partition, std::chrono::seconds(1))
+                       : _opts.remote->start_offset(topic, partition);
     if (!r) {
         spdlog::warn("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
         return std::nullopt;
@@ -429,8 +430,11 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
-                if (tiered) remote_start = earliest_remote(info->name, p.index);
                 auto local_start = plog->log_start_offset()();
+                // Below the local start the remote tier must be asked as it is now; at or above
+                // it, the remote start only fills in the answer's log start offset, and a copy up
+                // to a second old spares the catalog a query per partition per Fetch.
+                if (tiered) remote_start = earliest_remote(info->name, p.index, p.fetch_offset >= local_start);
                 if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
                     auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset, local_start,
                                                  ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);

@@ -195,7 +195,21 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_time(const s
 }
 
 result<std::optional<int64_t>> remote_reader::start_offset(const std::string& topic, int32_t partition) {
-    return reader_for(topic).start_offset(stream_key_for(topic, partition));
+    auto start = FLOE_TRY(reader_for(topic).start_offset(stream_key_for(topic, partition)));
+    std::lock_guard g(_mu);
+    _starts[{topic, partition}] = {start, std::chrono::steady_clock::now()};
+    return start;
+}
+
+result<std::optional<int64_t>> remote_reader::recent_start_offset(const std::string& topic, int32_t partition,
+                                                                  std::chrono::milliseconds max_age) {
+    {
+        std::lock_guard g(_mu);
+        auto it = _starts.find({topic, partition});
+        if (it != _starts.end() && std::chrono::steady_clock::now() - it->second.at <= max_age)
+            return it->second.offset;
+    }
+    return start_offset(topic, partition);
 }
 
 result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp(const std::string& topic,

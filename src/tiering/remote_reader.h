@@ -3,6 +3,7 @@
 #include "base/bytes.h"
 #include "lake/table_reader.h"
 
+#include <chrono>
 #include <list>
 #include <map>
 #include <memory>
@@ -32,8 +33,13 @@ public:
     /// Empty when the remote tier holds nothing at or after `offset` below `limit`.
     result<read_result> read(const std::string& topic, int32_t partition, int64_t offset, int64_t limit,
                              size_t max_bytes);
-    /// The first offset the remote tier holds for the partition (ListOffsets earliest).
+    /// The first offset the remote tier holds for the partition (ListOffsets earliest), read
+    /// from the current table state.
     result<std::optional<int64_t>> start_offset(const std::string& topic, int32_t partition);
+    /// The same, answered from a copy at most `max_age` old: for reports (the log start offset
+    /// in every Fetch answer), never for deciding whether an offset is readable.
+    result<std::optional<int64_t>> recent_start_offset(const std::string& topic, int32_t partition,
+                                                       std::chrono::milliseconds max_age);
     struct ts_hit {
         int64_t offset;
         int64_t timestamp;
@@ -89,6 +95,11 @@ private:
     uint64_t _use_clock = 0;
     size_t _cache_bytes = 0;
     cache_stats _stats;
+    struct known_start {
+        std::optional<int64_t> offset;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::map<std::pair<std::string, int32_t>, known_start> _starts;
 };
 
 } // namespace floe::tiering

@@ -38,6 +38,7 @@ check "producers are acknowledged while the catalog is down (kcat rc=$rc)" test 
 sleep 1.5 # segments roll and the worker tries (and fails) to offload them
 metrics=$(curl -s "$base/metrics")
 check "catalog errors are counted" grep -qE '^floe_catalog_errors_total\{operation="[a-z_]+"\} [1-9]' <<<"$metrics"
+check "offload lag in seconds grows while the catalog is down" grep -qE '^floe_offload_lag_seconds\{topic="outage",partition="0"\} [1-9]' <<<"$metrics"
 check "worker failures are counted" grep -qE '^floe_storage_worker_failures_total(\{[^}]*\})? [1-9]' <<<"$metrics"
 lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
 

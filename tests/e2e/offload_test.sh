@@ -53,6 +53,7 @@ check "kcat reads all $records records from the beginning (got $n)" test "$n" -e
 metrics=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics")
 check "tiered reads are counted" contains "$metrics" 'floe_tiered_reads_total{kind="fetch"}'
 check "offload metrics count the records" contains "$metrics" "floe_offload_records_total{topic=\"$topic\"} $records"
+check "offload lag in seconds is 0 once all is offloaded" contains "$metrics" "floe_offload_lag_seconds{topic=\"$topic\",partition=\"0\"} 0"
 lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
 ready=$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")
 check "storage worker ready" contains "$ready" '"storage-worker":{"status":"up"'
