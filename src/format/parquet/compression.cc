@@ -31,39 +31,57 @@ compressor::~compressor() {
     if (_zstd) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(_zstd));
 }
 
+size_t compressor::max_compressed_size(size_t n) const noexcept {
+    switch (_codec) {
+    case compression_codec::zstd:
+        return ZSTD_compressBound(n);
+    case compression_codec::snappy:
+        return snappy::MaxCompressedLength(n);
+    case compression_codec::lz4_raw:
+        return n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)
+                   ? n
+                   : static_cast<size_t>(LZ4_compressBound(static_cast<int>(n)));
+    case compression_codec::gzip:
+        // zlib's bound for its own wrapper; the gzip header and trailer take 12 bytes more.
+        return static_cast<size_t>(::compressBound(static_cast<uLong>(n))) + 64;
+    default:
+        return n;
+    }
+}
+
 result<size_t> compressor::compress(bytes_view in, byte_buffer& out) {
-    auto ensure = [&](size_t bound) {
-        if (out.size() < bound) out.resize(bound);
-    };
+    size_t bound = max_compressed_size(in.size());
+    if (out.size() < bound) out.resize(bound);
+    return compress_to(in, out.data(), out.size());
+}
+
+result<size_t> compressor::compress_to(bytes_view in, uint8_t* out, size_t cap) {
+    if (cap < max_compressed_size(in.size()))
+        return fail(errc::internal, "compression buffer of {} bytes for {} input bytes", cap,
+                    in.size());
     switch (_codec) {
     case compression_codec::uncompressed:
-        ensure(in.size());
-        if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+        if (!in.empty()) std::memcpy(out, in.data(), in.size());
         return in.size();
     case compression_codec::zstd: {
-        size_t bound = ZSTD_compressBound(in.size());
-        ensure(bound);
-        size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(_zstd), out.data(), bound, in.data(),
-                                     in.size(), _level == 0 ? 1 : _level);
+        size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(_zstd), out, cap, in.data(), in.size(),
+                                     _level == 0 ? 1 : _level);
         if (ZSTD_isError(n))
             return fail(errc::internal, "zstd compression failed: {}", ZSTD_getErrorName(n));
         return n;
     }
     case compression_codec::snappy: {
-        ensure(snappy::MaxCompressedLength(in.size()));
         size_t n = 0;
         snappy::RawCompress(reinterpret_cast<const char*>(in.data()), in.size(),
-                            reinterpret_cast<char*>(out.data()), &n);
+                            reinterpret_cast<char*>(out), &n);
         return n;
     }
     case compression_codec::lz4_raw: {
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
             return fail(errc::invalid_argument, "page of {} bytes too large for LZ4", in.size());
-        int bound = LZ4_compressBound(static_cast<int>(in.size()));
-        ensure(static_cast<size_t>(bound));
         int n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
-                                     reinterpret_cast<char*>(out.data()),
-                                     static_cast<int>(in.size()), bound);
+                                     reinterpret_cast<char*>(out), static_cast<int>(in.size()),
+                                     static_cast<int>(std::min<size_t>(cap, INT32_MAX)));
         if (n <= 0 && !in.empty()) return fail(errc::internal, "lz4 compression failed");
         return static_cast<size_t>(n);
     }
@@ -72,11 +90,10 @@ result<size_t> compressor::compress(bytes_view in, byte_buffer& out) {
         int lvl = _level == 0 ? Z_DEFAULT_COMPRESSION : _level;
         if (deflateInit2(&zs, lvl, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
             return fail(errc::internal, "gzip: deflateInit2 failed");
-        size_t bound = deflateBound(&zs, static_cast<uLong>(in.size()));
-        ensure(bound);
+        size_t bound = std::min<size_t>(cap, deflateBound(&zs, static_cast<uLong>(in.size())));
         zs.next_in = const_cast<Bytef*>(in.data());
         zs.avail_in = static_cast<uInt>(in.size());
-        zs.next_out = out.data();
+        zs.next_out = out;
         zs.avail_out = static_cast<uInt>(bound);
         int rc = deflate(&zs, Z_FINISH);
         size_t n = bound - zs.avail_out;

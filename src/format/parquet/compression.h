@@ -30,6 +30,11 @@ public:
     /// Compresses `in` into `out` from its start and returns the compressed size. `out` is only
     /// grown, never shrunk or zero-filled again, so a buffer reused across pages costs nothing.
     result<size_t> compress(bytes_view in, byte_buffer& out);
+    /// Upper bound of the compressed size of `n` bytes.
+    size_t max_compressed_size(size_t n) const noexcept;
+    /// Compresses `in` into `out`, which has room for max_compressed_size(in.size()) bytes
+    /// (`cap`); returns the compressed size. For callers that own their (non-zeroed) memory.
+    result<size_t> compress_to(bytes_view in, uint8_t* out, size_t cap);
 
 private:
     compression_codec _codec;

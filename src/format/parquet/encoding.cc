@@ -74,6 +74,59 @@ void bit_unpack(const uint8_t* in, size_t n, int width, uint64_t* out) {
 
 // ---- RLE / bit-packed hybrid encoder
 
+void encode_levels(const uint8_t* v, size_t n, int width, byte_buffer& out) {
+    if (n == 0) return;
+    size_t lit = 0; // first value not yet encoded
+    // Values [lit, end) as bit-packed groups of 8; `end` - lit is a multiple of 8 except at the
+    // end of the page, where the last group is padded with zeros.
+    auto put_literal = [&](size_t end) {
+        size_t count = end - lit;
+        if (count == 0) return;
+        size_t groups = (count + 7) / 8;
+        put_uvarint(out, (static_cast<uint64_t>(groups) << 1) | 1);
+        size_t at = out.size();
+        out.resize(at + groups * static_cast<size_t>(width));
+        uint8_t* o = out.data() + at;
+        const uint8_t* p = v + lit;
+        for (size_t g = 0; g < groups; ++g) {
+            uint64_t acc = 0;
+            size_t k = std::min<size_t>(8, count - g * 8);
+            for (size_t j = 0; j < k; ++j)
+                acc |= static_cast<uint64_t>(p[g * 8 + j]) << (j * static_cast<size_t>(width));
+            std::memcpy(o + g * static_cast<size_t>(width), &acc, static_cast<size_t>(width));
+        }
+        lit = end;
+    };
+    size_t i = 0;
+    while (i < n) {
+        uint8_t x = v[i];
+        size_t j = i + 1;
+        uint64_t pat = 0x0101010101010101ull * x;
+        while (j + 8 <= n) {
+            uint64_t w;
+            std::memcpy(&w, v + j, 8);
+            if (w != pat) break;
+            j += 8;
+        }
+        while (j < n && v[j] == x)
+            ++j;
+        size_t run = j - i;
+        if (run >= 8) {
+            // A bit-packed run holds whole groups: values of this run complete the pending
+            // group first, and the rest (if still 8 or more) becomes an RLE run.
+            size_t pad = (8 - (i - lit) % 8) % 8;
+            if (run >= pad + 8) {
+                put_literal(i + pad);
+                put_uvarint(out, static_cast<uint64_t>(run - pad) << 1);
+                out.push_back(x); // width <= 8: one byte
+                lit = j;
+            }
+        }
+        i = j;
+    }
+    put_literal(n);
+}
+
 void rle_encoder::flush_buffered() {
     if (_repeat >= 8) {
         // The buffered values all belong to the run; drop them and close any literal run.

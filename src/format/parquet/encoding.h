@@ -26,6 +26,13 @@ void bit_pack32(const uint32_t* values, size_t n, int width, byte_buffer& out);
 /// Unpacks `n` values of `width` bits from `in` (which must hold ceil(n*width/8) bytes).
 void bit_unpack(const uint8_t* in, size_t n, int width, uint64_t* out);
 
+/// Encodes definition or repetition levels (one byte each, `width` <= 8 bits) as an
+/// RLE/bit-packed hybrid stream (without the length prefix): runs of 8 or more equal values
+/// that can start on a group boundary become RLE runs, the rest bit-packed groups of 8 (the
+/// last one padded with zeros). Whole pages at once, with no per-value calls: a page's levels
+/// are mostly long runs (flat columns) or short ones (lists), and both scan fast.
+void encode_levels(const uint8_t* levels, size_t n, int width, byte_buffer& out);
+
 /// RLE/bit-packed hybrid encoder (without the 4-byte length prefix; data pages v1 add it
 /// around levels). Runs of 8 or more equal values become RLE runs, the rest bit-packed groups
 /// of 8. Call finish() once at the end.

@@ -105,6 +105,10 @@ void encode(const file_metadata& m, byte_buffer& out) {
                 encode_column_meta(w, *c.meta_data);
                 w.end_struct();
             }
+            if (c.offset_index_offset) w.field_i64(4, *c.offset_index_offset);
+            if (c.offset_index_length) w.field_i32(5, *c.offset_index_length);
+            if (c.column_index_offset) w.field_i64(6, *c.column_index_offset);
+            if (c.column_index_length) w.field_i32(7, *c.column_index_length);
             w.end_struct();
         }
         w.field_i64(2, rg.total_byte_size);
@@ -190,6 +194,39 @@ void encode(const bloom_filter_header& h, byte_buffer& out) {
     w.begin_struct_field(4); // compression: UNCOMPRESSED
     w.empty_struct_field(1);
     w.end_struct();
+    w.end();
+}
+
+void encode(const offset_index& i, byte_buffer& out) {
+    thrift::writer w(out);
+    w.begin_list_field(1, ttype::strct, i.page_locations.size());
+    for (auto& p : i.page_locations) {
+        w.begin_struct_elem();
+        w.field_i64(1, p.offset);
+        w.field_i32(2, p.compressed_page_size);
+        w.field_i64(3, p.first_row_index);
+        w.end_struct();
+    }
+    w.end();
+}
+
+void encode(const column_index& i, byte_buffer& out) {
+    thrift::writer w(out);
+    w.begin_list_field(1, ttype::bool_true, i.null_pages.size());
+    for (bool b : i.null_pages)
+        w.elem_bool(b);
+    w.begin_list_field(2, ttype::binary, i.min_values.size());
+    for (auto& v : i.min_values)
+        w.elem_string(v);
+    w.begin_list_field(3, ttype::binary, i.max_values.size());
+    for (auto& v : i.max_values)
+        w.elem_string(v);
+    w.field_i32(4, static_cast<int32_t>(i.order));
+    if (!i.null_counts.empty()) {
+        w.begin_list_field(5, ttype::i64, i.null_counts.size());
+        for (int64_t n : i.null_counts)
+            w.elem_i64(n);
+    }
     w.end();
 }
 
@@ -450,6 +487,16 @@ result<row_group> decode_row_group(reader& r) {
                         c.meta_data = FLOE_TRY(decode_column_meta(r));
                         return true;
                     }
+                    if ((f.id == 4 || f.id == 6) && f.type == ttype::i64) {
+                        (f.id == 4 ? c.offset_index_offset : c.column_index_offset) =
+                            FLOE_TRY(r.read_i64());
+                        return true;
+                    }
+                    if ((f.id == 5 || f.id == 7) && f.type == ttype::i32) {
+                        (f.id == 5 ? c.offset_index_length : c.column_index_length) =
+                            FLOE_TRY(r.read_i32());
+                        return true;
+                    }
                     return false;
                 }));
                 rg.columns.push_back(std::move(c));
@@ -693,6 +740,116 @@ result<bloom_filter_header> decode_bloom_filter_header(bytes_view in, size_t& co
                     b.num_bytes);
     consumed = r.position();
     return b;
+}
+
+result<offset_index> decode_offset_index(bytes_view in) {
+    reader r(in);
+    offset_index oi;
+    bool have_pages = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.id != 1 || h.type != ttype::list) return false;
+        have_pages = true;
+        FLOE_TRY(read_list(r, ttype::strct, [&]() -> result<void> {
+            page_location p;
+            bool off = false, size = false, row = false;
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+                if (f.id == 1 && f.type == ttype::i64) {
+                    p.offset = FLOE_TRY(r.read_i64());
+                    off = true;
+                } else if (f.id == 2 && f.type == ttype::i32) {
+                    p.compressed_page_size = FLOE_TRY(r.read_i32());
+                    size = true;
+                } else if (f.id == 3 && f.type == ttype::i64) {
+                    p.first_row_index = FLOE_TRY(r.read_i64());
+                    row = true;
+                } else {
+                    return false;
+                }
+                return true;
+            }));
+            if (!off || !size || !row)
+                return fail(errc::corrupt, "offset index: page location {} lacks a field",
+                            oi.page_locations.size());
+            oi.page_locations.push_back(p);
+            return {};
+        }));
+        return true;
+    }));
+    if (!have_pages) return fail(errc::corrupt, "offset index without page locations");
+    for (size_t i = 0; i < oi.page_locations.size(); ++i) {
+        auto& p = oi.page_locations[i];
+        if (p.offset < 0 || p.compressed_page_size <= 0 || p.first_row_index < 0)
+            return fail(errc::corrupt, "offset index: page {} at {} of {} bytes, first row {}", i,
+                        p.offset, p.compressed_page_size, p.first_row_index);
+        if (i == 0 && p.first_row_index != 0)
+            return fail(errc::corrupt, "offset index: first page starts at row {}",
+                        p.first_row_index);
+        if (i > 0) {
+            auto& q = oi.page_locations[i - 1];
+            if (p.first_row_index <= q.first_row_index
+                || p.offset < q.offset + q.compressed_page_size)
+                return fail(errc::corrupt, "offset index: page {} does not follow page {}", i,
+                            i - 1);
+        }
+    }
+    return oi;
+}
+
+result<column_index> decode_column_index(bytes_view in) {
+    reader r(in);
+    column_index ci;
+    bool have_nulls = false, have_min = false, have_max = false, have_order = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        switch (h.id) {
+        case 1: {
+            if (h.type != ttype::list) return false;
+            auto lh = FLOE_TRY(r.read_list_header());
+            if (lh.elem != ttype::bool_true && lh.elem != ttype::bool_false)
+                return fail(errc::corrupt, "column index: null_pages is not a bool list");
+            for (uint32_t i = 0; i < lh.size; ++i)
+                ci.null_pages.push_back(FLOE_TRY(r.read_bool_elem()));
+            have_nulls = true;
+            return true;
+        }
+        case 2:
+        case 3: {
+            if (h.type != ttype::list) return false;
+            auto& v = h.id == 2 ? ci.min_values : ci.max_values;
+            FLOE_TRY(read_list(r, ttype::binary, [&]() -> result<void> {
+                v.emplace_back(FLOE_TRY(r.read_string()));
+                return {};
+            }));
+            (h.id == 2 ? have_min : have_max) = true;
+            return true;
+        }
+        case 4: {
+            if (h.type != ttype::i32) return false;
+            int32_t o = FLOE_TRY(r.read_i32());
+            if (o < 0 || o > 2) return fail(errc::corrupt, "column index: boundary order {}", o);
+            ci.order = static_cast<boundary_order>(o);
+            have_order = true;
+            return true;
+        }
+        case 5:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::i64, [&]() -> result<void> {
+                ci.null_counts.push_back(FLOE_TRY(r.read_i64()));
+                return {};
+            }));
+            return true;
+        default:
+            return false;
+        }
+    }));
+    if (!have_nulls || !have_min || !have_max || !have_order)
+        return fail(errc::corrupt, "column index lacks a required field");
+    size_t n = ci.null_pages.size();
+    if (ci.min_values.size() != n || ci.max_values.size() != n
+        || (!ci.null_counts.empty() && ci.null_counts.size() != n))
+        return fail(errc::corrupt,
+                    "column index: {} null_pages, {} min_values, {} max_values, {} null_counts", n,
+                    ci.min_values.size(), ci.max_values.size(), ci.null_counts.size());
+    return ci;
 }
 
 std::string_view to_string(encoding e) {

@@ -109,6 +109,11 @@ struct column_metadata {
 struct column_chunk {
     int64_t file_offset = 0;
     std::optional<column_metadata> meta_data;
+    /// Page index locations (PageIndex.md): absent in files written without one.
+    std::optional<int64_t> offset_index_offset;
+    std::optional<int32_t> offset_index_length;
+    std::optional<int64_t> column_index_offset;
+    std::optional<int32_t> column_index_length;
 };
 
 struct row_group {
@@ -170,6 +175,30 @@ struct page_header {
     std::optional<data_page_header_v2> data_v2;
 };
 
+/// One data page of a column chunk in its OffsetIndex.
+struct page_location {
+    int64_t offset = 0;               ///< of the page header, from the file start
+    int32_t compressed_page_size = 0; ///< header included
+    int64_t first_row_index = 0;      ///< rows (not entries) of the chunk before this page
+};
+
+/// OffsetIndex: where each data page of a chunk is (dictionary page excluded), in order.
+struct offset_index {
+    std::vector<page_location> page_locations;
+};
+
+enum class boundary_order : int32_t { unordered = 0, ascending = 1, descending = 2 };
+
+/// ColumnIndex: per data page, whether it holds only nulls and its min/max (plain bytes, the
+/// same truncation as page statistics; empty for null pages), plus null counts.
+struct column_index {
+    std::vector<bool> null_pages;
+    std::vector<std::string> min_values;
+    std::vector<std::string> max_values;
+    boundary_order order = boundary_order::unordered;
+    std::vector<int64_t> null_counts; ///< empty when the writer stored none
+};
+
 /// Split-block bloom filter header (algorithm BLOCK, hash XXHASH, UNCOMPRESSED are the only
 /// members the spec defines; decode() checks them).
 struct bloom_filter_header {
@@ -179,11 +208,17 @@ struct bloom_filter_header {
 void encode(const file_metadata& m, byte_buffer& out);
 void encode(const page_header& h, byte_buffer& out);
 void encode(const bloom_filter_header& h, byte_buffer& out);
+void encode(const offset_index& i, byte_buffer& out);
+void encode(const column_index& i, byte_buffer& out);
 
 /// Decodes from the front of `in`; `consumed` receives the header's encoded size.
 result<file_metadata> decode_file_metadata(bytes_view in);
 result<page_header> decode_page_header(bytes_view in, size_t& consumed);
 result<bloom_filter_header> decode_bloom_filter_header(bytes_view in, size_t& consumed);
+/// Decode a whole OffsetIndex / ColumnIndex (the bytes the ColumnChunk's offset and length
+/// name). Lists are checked for consistency: equal lengths, offsets and first rows ascending.
+result<offset_index> decode_offset_index(bytes_view in);
+result<column_index> decode_column_index(bytes_view in);
 
 std::string_view to_string(encoding e);
 std::string_view to_string(compression_codec c);

@@ -198,29 +198,28 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
     }
 }
 
-result<column_data> file_reader::read_column(size_t rg, size_t col) {
-    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
-        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+int64_t file_reader::chunk_start(size_t rg, size_t col) const {
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    int64_t start = m.data_page_offset;
+    if (m.dictionary_page_offset && *m.dictionary_page_offset < start)
+        start = *m.dictionary_page_offset;
+    return start;
+}
+
+result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw, int64_t at,
+                                          int64_t max_values, std::vector<std::string_view>& dict,
+                                          column_data& out, size_t& pages) {
     const auto& d = _schema.columns()[col];
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     auto ctx = [&]() {
         return fmt::format("{}: row group {} column {}", name(), rg, d.dotted_path());
     };
-    int64_t start = m.data_page_offset;
-    if (m.dictionary_page_offset && *m.dictionary_page_offset < start)
-        start = *m.dictionary_page_offset;
-    byte_buffer raw;
-    FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(start),
-                               static_cast<size_t>(m.total_compressed_size), raw),
-                 "{}", ctx());
-    column_data out;
-    std::vector<std::string_view> dict;
     size_t pos = 0;
     int64_t values = 0;
-    while (pos < raw.size() && values < m.num_values) {
+    while (pos < raw.size() && values < max_values) {
         size_t hlen = 0;
-        auto ph = FLOE_TRY_CTX(decode_page_header(bytes_view(raw).subspan(pos), hlen),
-                               "{}: page header at {}", ctx(), start + static_cast<int64_t>(pos));
+        auto ph = FLOE_TRY_CTX(decode_page_header(raw.subspan(pos), hlen), "{}: page header at {}",
+                               ctx(), at + static_cast<int64_t>(pos));
         pos += hlen;
         if (static_cast<size_t>(ph.compressed_page_size) > raw.size() - pos)
             return fail(errc::corrupt, "{}: page of {} bytes runs past the chunk end ({} left)",
@@ -264,18 +263,331 @@ result<column_data> file_reader::read_column(size_t rg, size_t col) {
             continue;
         }
         if (!ph.data) return fail(errc::corrupt, "{}: data page without its header", ctx());
-        if (ph.data->num_values > m.num_values - values)
+        if (ph.data->num_values > max_values - values)
             return fail(errc::corrupt, "{}: pages hold more than the chunk's {} values", ctx(),
                         m.num_values);
         out.storage.push_back(std::move(page));
         FLOE_TRY_CTX(decode_page_values(d, ph, out.storage.back(), dict, out), "{}: page at {}",
-                     ctx(), start + static_cast<int64_t>(pos - body.size() - hlen));
+                     ctx(), at + static_cast<int64_t>(pos - body.size() - hlen));
         values += ph.data->num_values;
+        ++pages;
     }
+    return values;
+}
+
+result<column_data> file_reader::read_column(size_t rg, size_t col) {
+    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
+        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    const auto& d = _schema.columns()[col];
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    auto ctx = [&]() {
+        return fmt::format("{}: row group {} column {}", name(), rg, d.dotted_path());
+    };
+    int64_t start = chunk_start(rg, col);
+    byte_buffer raw;
+    FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(start),
+                               static_cast<size_t>(m.total_compressed_size), raw),
+                 "{}", ctx());
+    column_data out;
+    std::vector<std::string_view> dict;
+    size_t pages = 0;
+    int64_t values = FLOE_TRY(decode_pages(rg, col, raw, start, m.num_values, dict, out, pages));
     if (values != m.num_values)
         return fail(errc::corrupt, "{}: pages hold {} values, the chunk says {}", ctx(), values,
                     m.num_values);
     out.num_entries = values;
+    return out;
+}
+
+result<void> file_reader::load_index(size_t rg, size_t col) {
+    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
+        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    size_t ncols = _schema.columns().size();
+    if (_indexes.empty()) _indexes.resize(_meta.row_groups.size() * ncols);
+    auto& e = _indexes[rg * ncols + col];
+    if (e.loaded) return {};
+    const auto& cc = _meta.row_groups[rg].columns[col];
+    const auto& m = *cc.meta_data;
+    auto ctx = [&]() {
+        return fmt::format("{}: row group {} column {}", name(), rg,
+                           _schema.columns()[col].dotted_path());
+    };
+    auto read = [&](std::optional<int64_t> off, std::optional<int32_t> len, const char* what,
+                    byte_buffer& out) -> result<bool> {
+        if (!off || !len) return false;
+        if (*off < 4 || *len <= 0 || static_cast<uint64_t>(*off) > _size
+            || static_cast<uint64_t>(*len) > _size - static_cast<uint64_t>(*off))
+            return fail(errc::corrupt, "{}: {} at {} of {} bytes lies outside the file", ctx(),
+                        what, *off, *len);
+        if (static_cast<uint32_t>(*len) > _opts.max_index_size)
+            return fail(errc::corrupt, "{}: {} of {} bytes exceeds the limit of {}", ctx(), what,
+                        *len, _opts.max_index_size);
+        FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(*off), static_cast<size_t>(*len), out),
+                     "{}: {}", ctx(), what);
+        return true;
+    };
+    byte_buffer b;
+    if (FLOE_TRY(read(cc.offset_index_offset, cc.offset_index_length, "offset index", b))) {
+        auto oi = FLOE_TRY_CTX(decode_offset_index(b), "{}: offset index", ctx());
+        // Pages must lie inside the chunk and start inside the row group.
+        int64_t start = chunk_start(rg, col), end = start + m.total_compressed_size;
+        int64_t rows = _meta.row_groups[rg].num_rows;
+        for (size_t i = 0; i < oi.page_locations.size(); ++i) {
+            auto& p = oi.page_locations[i];
+            if (p.offset < start || p.offset > end || p.compressed_page_size > end - p.offset
+                || p.first_row_index >= rows)
+                return fail(errc::corrupt,
+                            "{}: offset index page {} (at {}, {} bytes, row {}) lies outside the "
+                            "chunk ({}..{}, {} rows)",
+                            ctx(), i, p.offset, p.compressed_page_size, p.first_row_index, start,
+                            end, rows);
+        }
+        if (oi.page_locations.empty() && rows > 0)
+            return fail(errc::corrupt, "{}: offset index without pages", ctx());
+        e.offsets = std::move(oi);
+    }
+    if (FLOE_TRY(read(cc.column_index_offset, cc.column_index_length, "column index", b))) {
+        auto ci = FLOE_TRY_CTX(decode_column_index(b), "{}: column index", ctx());
+        if (e.offsets && ci.null_pages.size() != e.offsets->page_locations.size())
+            return fail(errc::corrupt, "{}: column index of {} pages, offset index of {}", ctx(),
+                        ci.null_pages.size(), e.offsets->page_locations.size());
+        e.columns = std::move(ci);
+    }
+    e.loaded = true;
+    return {};
+}
+
+result<const offset_index*> file_reader::chunk_offset_index(size_t rg, size_t col) {
+    FLOE_TRY(load_index(rg, col));
+    auto& e = _indexes[rg * _schema.columns().size() + col];
+    return e.offsets ? &*e.offsets : nullptr;
+}
+
+result<const column_index*> file_reader::chunk_column_index(size_t rg, size_t col) {
+    FLOE_TRY(load_index(rg, col));
+    auto& e = _indexes[rg * _schema.columns().size() + col];
+    return e.columns ? &*e.columns : nullptr;
+}
+
+bool file_reader::fully_dictionary_encoded(size_t rg, size_t col) const {
+    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size()) return false;
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    if (!m.dictionary_page_offset || m.encoding_stats.empty()) return false;
+    bool dict_data = false;
+    for (auto& s : m.encoding_stats) {
+        if (s.type != page_type::data_page && s.type != page_type::data_page_v2) continue;
+        if (s.count <= 0) continue;
+        if (s.enc != encoding::rle_dictionary && s.enc != encoding::plain_dictionary) return false;
+        dict_data = true;
+    }
+    return dict_data;
+}
+
+result<std::optional<column_data>> file_reader::read_dictionary(size_t rg, size_t col) {
+    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
+        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    const auto& d = _schema.columns()[col];
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    if (!m.dictionary_page_offset || *m.dictionary_page_offset >= m.data_page_offset)
+        return std::optional<column_data>{};
+    // The dictionary page comes first: it ends where the first data page starts (the chunk
+    // bounds were checked when the footer was read).
+    int64_t off = *m.dictionary_page_offset;
+    int64_t len = m.data_page_offset - off;
+    if (len > m.total_compressed_size || static_cast<uint64_t>(len) > _opts.max_page_size + 4096ull)
+        return fail(errc::corrupt, "{}: row group {} column {}: dictionary page of {} bytes",
+                    name(), rg, d.dotted_path(), len);
+    byte_buffer raw;
+    FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(off), static_cast<size_t>(len), raw),
+                 "{}: row group {} column {}: dictionary", name(), rg, d.dotted_path());
+    column_data out;
+    std::vector<std::string_view> dict;
+    size_t pages = 0;
+    FLOE_TRY(decode_pages(rg, col, raw, off, 1, dict, out, pages));
+    if (pages != 0)
+        return fail(errc::corrupt, "{}: row group {} column {}: a data page before {}", name(), rg,
+                    d.dotted_path(), m.data_page_offset);
+    if (out.storage.empty())
+        return fail(errc::corrupt, "{}: row group {} column {}: no dictionary page at {}", name(),
+                    rg, d.dotted_path(), off);
+    out.bytes = std::move(dict);
+    return std::optional<column_data>(std::move(out));
+}
+
+result<void> file_reader::find_value_in_pages(size_t rg, size_t col, size_t first_page,
+                                              size_t last_page, std::string_view value,
+                                              std::vector<int64_t>& rows) {
+    const auto* oi = FLOE_TRY(chunk_offset_index(rg, col));
+    const auto& d = _schema.columns()[col];
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    auto ctx = [&]() {
+        return fmt::format("{}: row group {} column {}", name(), rg, d.dotted_path());
+    };
+    if (!oi) return fail(errc::invalid_argument, "{} has no offset index", ctx());
+    if (d.type != physical_type::byte_array || d.max_rep > 0)
+        return fail(errc::invalid_argument, "{} is not a flat byte-array column", ctx());
+    const auto& locs = oi->page_locations;
+    if (first_page > last_page || last_page >= locs.size())
+        return fail(errc::out_of_range, "{}: pages {}..{} of {}", ctx(), first_page, last_page,
+                    locs.size());
+    // The value's dictionary index, if the chunk has a dictionary (-1: not in it).
+    int64_t dict_index = -1;
+    bool has_dict = false;
+    if (m.dictionary_page_offset && *m.dictionary_page_offset < m.data_page_offset) {
+        auto dc = FLOE_TRY(read_dictionary(rg, col));
+        if (dc) {
+            has_dict = true;
+            for (size_t i = 0; i < dc->bytes.size(); ++i)
+                if (dc->bytes[i] == value) {
+                    dict_index = static_cast<int64_t>(i);
+                    break;
+                }
+        }
+    }
+    int64_t start = locs[first_page].offset;
+    int64_t end = locs[last_page].offset + locs[last_page].compressed_page_size;
+    byte_buffer raw;
+    FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(start), static_cast<size_t>(end - start), raw),
+                 "{}", ctx());
+    int width = bit_width_of(static_cast<uint64_t>(d.max_def));
+    for (size_t p = first_page; p <= last_page; ++p) {
+        auto at = locs[p].offset;
+        bytes_view slice = bytes_view(raw).subspan(
+            static_cast<size_t>(at - start), static_cast<size_t>(locs[p].compressed_page_size));
+        size_t hlen = 0;
+        auto ph = FLOE_TRY_CTX(decode_page_header(slice, hlen), "{}: page header at {}", ctx(), at);
+        if (ph.type != page_type::data_page || !ph.data)
+            return fail(errc::corrupt, "{}: offset index page {} at {} is not a data page v1",
+                        ctx(), p, at);
+        if (static_cast<size_t>(ph.compressed_page_size) != slice.size() - hlen)
+            return fail(errc::corrupt, "{}: page at {} of {} bytes, the offset index says {}",
+                        ctx(), at, hlen + static_cast<size_t>(ph.compressed_page_size),
+                        slice.size());
+        if (static_cast<uint32_t>(ph.uncompressed_page_size) > _opts.max_page_size)
+            return fail(errc::corrupt, "{}: page of {} uncompressed bytes exceeds the limit", ctx(),
+                        ph.uncompressed_page_size);
+        const auto& dh = *ph.data;
+        if (dh.num_values < 0 || static_cast<uint32_t>(dh.num_values) > _opts.max_page_values)
+            return fail(errc::corrupt, "{}: page at {} with {} values", ctx(), at, dh.num_values);
+        bool dict_page = dh.enc == encoding::rle_dictionary || dh.enc == encoding::plain_dictionary;
+        if (dict_page && !has_dict)
+            return fail(errc::corrupt, "{}: dictionary-encoded page without a dictionary", ctx());
+        if (dict_page && dict_index < 0) continue; // the value is in no row of this page
+        if (!dict_page && dh.enc != encoding::plain)
+            return fail(errc::unsupported, "{}: encoding {} not supported", ctx(),
+                        to_string(dh.enc));
+        bytes_view body = slice.subspan(hlen);
+        if (ph.crc && _opts.verify_crc) {
+            auto crc =
+                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
+            if (crc != *ph.crc) return fail(errc::corrupt, "{}: page CRC mismatch", ctx());
+        }
+        FLOE_TRY_CTX(_decomp.decompress(m.codec, body,
+                                        static_cast<size_t>(ph.uncompressed_page_size), _page_buf),
+                     "{}: page at {}", ctx(), at);
+        size_t n = static_cast<size_t>(dh.num_values);
+        byte_reader r(_page_buf);
+        bool all_present = d.max_def == 0;
+        if (!all_present) {
+            uint32_t len = FLOE_TRY_CTX(r.le<uint32_t>(), "{}: page at {}", ctx(), at);
+            auto lv = FLOE_TRY_CTX(r.bytes(len), "{}: page at {}", ctx(), at);
+            _levels.resize(n);
+            rle_decoder dec(lv, width);
+            FLOE_TRY_CTX(dec.get(_levels.data(), n), "{}: page at {}", ctx(), at);
+        }
+        auto present = [&](size_t e) {
+            return all_present || _levels[e] == static_cast<uint32_t>(d.max_def);
+        };
+        int64_t first_row = locs[p].first_row_index;
+        bytes_view rest = r.rest();
+        if (dict_page) {
+            size_t count = n;
+            if (!all_present)
+                count = static_cast<size_t>(std::count(_levels.begin(),
+                                                       _levels.begin() + static_cast<ptrdiff_t>(n),
+                                                       static_cast<uint32_t>(d.max_def)));
+            if (count == 0) continue;
+            if (rest.empty())
+                return fail(errc::corrupt, "{}: page at {} misses its bit width", ctx(), at);
+            if (rest[0] > 32)
+                return fail(errc::corrupt, "{}: dictionary index bit width {}", ctx(), rest[0]);
+            _indices.resize(count);
+            rle_decoder dec(rest.subspan(1), rest[0]);
+            FLOE_TRY_CTX(dec.get(_indices.data(), count), "{}: page at {}", ctx(), at);
+            size_t vi = 0;
+            for (size_t e = 0; e < n; ++e)
+                if (present(e) && _indices[vi++] == static_cast<uint32_t>(dict_index))
+                    rows.push_back(first_row + static_cast<int64_t>(e));
+            continue;
+        }
+        // PLAIN: length-prefixed values, compared in place (the first 8 bytes as one word:
+        // keys of one length differ there mostly).
+        uint64_t head = 0;
+        if (value.size() >= 8) std::memcpy(&head, value.data(), 8);
+        const uint8_t* q = rest.data();
+        const uint8_t* qend = q + rest.size();
+        for (size_t e = 0; e < n; ++e) {
+            if (!present(e)) continue;
+            uint32_t len;
+            if (qend - q < 4) return fail(errc::corrupt, "{}: page at {} ends early", ctx(), at);
+            std::memcpy(&len, q, 4);
+            q += 4;
+            if (static_cast<size_t>(qend - q) < len)
+                return fail(errc::corrupt, "{}: page at {} ends early", ctx(), at);
+            if (len == value.size()) {
+                bool eq;
+                if (len >= 8) {
+                    uint64_t w;
+                    std::memcpy(&w, q, 8);
+                    eq = w == head && std::memcmp(q + 8, value.data() + 8, len - 8) == 0;
+                } else {
+                    eq = len == 0 || std::memcmp(q, value.data(), len) == 0;
+                }
+                if (eq) rows.push_back(first_row + static_cast<int64_t>(e));
+            }
+            q += len;
+        }
+    }
+    return {};
+}
+
+result<column_data> file_reader::read_pages(size_t rg, size_t col, size_t first_page,
+                                            size_t last_page) {
+    const auto* oi = FLOE_TRY(chunk_offset_index(rg, col));
+    const auto& d = _schema.columns()[col];
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    if (!oi)
+        return fail(errc::invalid_argument, "{}: row group {} column {} has no offset index",
+                    name(), rg, d.dotted_path());
+    const auto& locs = oi->page_locations;
+    if (first_page > last_page || last_page >= locs.size())
+        return fail(errc::out_of_range, "{}: row group {} column {}: pages {}..{} of {}", name(),
+                    rg, d.dotted_path(), first_page, last_page, locs.size());
+    column_data out;
+    std::vector<std::string_view> dict;
+    if (m.dictionary_page_offset && *m.dictionary_page_offset < m.data_page_offset) {
+        auto dc = FLOE_TRY(read_dictionary(rg, col));
+        if (dc) {
+            out.storage = std::move(dc->storage); // the views in dc->bytes stay valid
+            dict = std::move(dc->bytes);
+        }
+    }
+    int64_t start = locs[first_page].offset;
+    int64_t end = locs[last_page].offset + locs[last_page].compressed_page_size;
+    byte_buffer raw;
+    FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(start), static_cast<size_t>(end - start), raw),
+                 "{}: row group {} column {}", name(), rg, d.dotted_path());
+    size_t pages = 0;
+    int64_t values = FLOE_TRY(decode_pages(rg, col, raw, start, m.num_values, dict, out, pages));
+    if (pages != last_page - first_page + 1)
+        return fail(errc::corrupt,
+                    "{}: row group {} column {}: {} data pages where the offset index has {}",
+                    name(), rg, d.dotted_path(), pages, last_page - first_page + 1);
+    if (d.max_rep > 0 && values > 0 && out.rep[0] != 0)
+        return fail(errc::corrupt, "{}: row group {} column {}: page {} starts inside a row",
+                    name(), rg, d.dotted_path(), first_page);
+    out.num_entries = values;
+    out.first_row = locs[first_page].first_row_index;
     return out;
 }
 
@@ -361,7 +673,7 @@ result<message_reader> message_reader::open(std::unique_ptr<input_source> src,
     if (hk != hv) {
         projection.push_back(hk ? message_col::header_value : message_col::header_key);
     }
-    return message_reader(std::move(r), std::move(projection));
+    return message_reader(std::move(r), std::move(projection), opts.use_page_index);
 }
 
 result<bool> message_reader::next_row_group(std::vector<message_record>& out) {
@@ -464,36 +776,395 @@ result<void> message_reader::read_row_group(size_t rg, std::vector<message_recor
     return {};
 }
 
+namespace {
+
+/// Walks the decoded entries of a column chunk (or of some of its pages) row by row: the entry
+/// where each row starts and how many values precede it.
+class row_walk {
+public:
+    row_walk(const column_data& d, const column_descriptor& desc)
+        : _d(d), _max_def(static_cast<uint8_t>(desc.max_def)), _repeated(desc.max_rep > 0),
+          _row(d.first_row) {}
+    /// Moves to row `r` (not before the current one); false when the entries end first.
+    bool seek(int64_t r) {
+        size_t n = static_cast<size_t>(_d.num_entries);
+        if (!_repeated && _max_def == 0) {
+            // Required flat column: one value per row.
+            if (r - _row > static_cast<int64_t>(n - _entry)) return false;
+            _entry += static_cast<size_t>(r - _row);
+            _value = _entry;
+            _row = r;
+            return _entry < n;
+        }
+        while (_row < r) {
+            if (_entry >= n) return false;
+            do {
+                if (present(_entry)) ++_value;
+                ++_entry;
+            } while (_repeated && _entry < n && _d.rep[_entry] != 0);
+            ++_row;
+        }
+        return _entry < n;
+    }
+    /// Entries [entry(), row_end()) are the current row's.
+    size_t entry() const noexcept { return _entry; }
+    size_t row_end() const noexcept {
+        size_t e = _entry + 1, n = static_cast<size_t>(_d.num_entries);
+        if (_repeated)
+            while (e < n && _d.rep[e] != 0)
+                ++e;
+        return e;
+    }
+    /// Values before the current row's first entry.
+    size_t value() const noexcept { return _value; }
+    bool present(size_t e) const noexcept { return _max_def == 0 || _d.def[e] == _max_def; }
+
+private:
+    const column_data& _d;
+    uint8_t _max_def;
+    bool _repeated;
+    int64_t _row;
+    size_t _entry = 0, _value = 0;
+};
+
+/// The page of `oi` holding row `row`.
+size_t page_of(const offset_index& oi, int64_t row) {
+    auto& p = oi.page_locations;
+    auto it = std::upper_bound(p.begin(), p.end(), row, [](int64_t r, const page_location& l) {
+        return r < l.first_row_index;
+    });
+    return it == p.begin() ? 0 : static_cast<size_t>(it - p.begin() - 1);
+}
+
+} // namespace
+
+result<void> message_reader::fill_rows(size_t rg, const std::vector<int64_t>& rows, size_t done_col,
+                                       std::vector<message_record>& out, size_t base,
+                                       lookup_stats& st) {
+    namespace mc = message_col;
+    if (rows.empty()) return {};
+    auto bad = [&](size_t col, std::string_view what) {
+        return fail(errc::corrupt, "{}: row group {} column {}: {}", _r->name(), rg,
+                    message_schema().columns()[col].dotted_path(), what);
+    };
+    for (size_t c : _proj) {
+        if (c == done_col || c == mc::header_value) continue;
+        // The columns read together: header_key with header_value.
+        size_t ncols = c == mc::header_key ? 2 : 1;
+        size_t cols[2] = {c, mc::header_value};
+        const offset_index* oi[2] = {nullptr, nullptr};
+        bool indexed = _use_index;
+        for (size_t j = 0; j < ncols && indexed; ++j) {
+            oi[j] = FLOE_TRY(_r->chunk_offset_index(rg, cols[j]));
+            if (!oi[j]) indexed = false;
+        }
+        // Clusters of rows whose pages are adjacent in every column read: one read each.
+        // Without an OffsetIndex, one cluster and whole chunks.
+        size_t i = 0;
+        while (i < rows.size()) {
+            size_t j = i + 1;
+            if (indexed) {
+                while (j < rows.size()) {
+                    bool near = true;
+                    for (size_t k = 0; k < ncols; ++k)
+                        if (page_of(*oi[k], rows[j]) > page_of(*oi[k], rows[j - 1]) + 1)
+                            near = false;
+                    if (!near) break;
+                    ++j;
+                }
+            } else {
+                j = rows.size();
+            }
+            column_data data[2];
+            for (size_t k = 0; k < ncols; ++k) {
+                if (indexed) {
+                    size_t p0 = page_of(*oi[k], rows[i]), p1 = page_of(*oi[k], rows[j - 1]);
+                    data[k] = FLOE_TRY(_r->read_pages(rg, cols[k], p0, p1));
+                    st.pages_read += p1 - p0 + 1;
+                } else {
+                    data[k] = FLOE_TRY(_r->read_column(rg, cols[k]));
+                }
+            }
+            const auto& desc = message_schema().columns()[c];
+            row_walk w0(data[0], desc);
+            std::optional<row_walk> w1;
+            if (ncols == 2) w1.emplace(data[1], message_schema().columns()[mc::header_value]);
+            for (size_t k = i; k < j; ++k) {
+                if (!w0.seek(rows[k]) || (w1 && !w1->seek(rows[k])))
+                    return bad(c, fmt::format("row {} is not in the pages read", rows[k]));
+                auto& rec = out[base + k];
+                if (c == mc::header_key) {
+                    const auto& kd = data[0];
+                    const auto& vd = data[1];
+                    size_t e0 = w0.entry(), e1 = w0.row_end();
+                    size_t f0 = w1->entry(), f1 = w1->row_end();
+                    if (e1 - e0 != f1 - f0) return bad(c, "header key and value levels differ");
+                    size_t ki = w0.value(), vi = w1->value();
+                    for (size_t e = e0, f = f0; e < e1; ++e, ++f) {
+                        if (kd.rep[e] != vd.rep[f])
+                            return bad(c, "header key and value levels differ");
+                        uint8_t dk = kd.def[e], dv = vd.def[f];
+                        if (dk == 0) continue; // null list
+                        if (!rec.headers) rec.headers.emplace();
+                        if (dk == 1) continue; // empty list
+                        if (ki >= kd.bytes.size()) return bad(c, "fewer values than levels");
+                        message_record::header h;
+                        h.key = std::string(kd.bytes[ki++]);
+                        if (dv == 3) {
+                            if (vi >= vd.bytes.size()) return bad(c, "fewer values than levels");
+                            h.value = std::string(vd.bytes[vi++]);
+                        }
+                        rec.headers->push_back(std::move(h));
+                    }
+                    continue;
+                }
+                if (!w0.present(w0.entry())) continue;
+                size_t vi = w0.value();
+                const auto& d = data[0];
+                switch (c) {
+                case mc::stream_key:
+                    if (vi >= d.bytes.size()) return bad(c, "fewer values than levels");
+                    rec.stream_key = std::string(d.bytes[vi]);
+                    break;
+                case mc::message_id:
+                    if (vi >= d.bytes.size()) return bad(c, "fewer values than levels");
+                    rec.message_id = std::string(d.bytes[vi]);
+                    break;
+                case mc::key:
+                    if (vi >= d.bytes.size()) return bad(c, "fewer values than levels");
+                    rec.key = std::string(d.bytes[vi]);
+                    break;
+                case mc::value:
+                    if (vi >= d.bytes.size()) return bad(c, "fewer values than levels");
+                    rec.value = std::string(d.bytes[vi]);
+                    break;
+                case mc::segment_id:
+                case mc::message_ts:
+                case mc::kafka_timestamp:
+                case mc::offset: {
+                    if (vi >= d.i64.size()) return bad(c, "fewer values than levels");
+                    int64_t v = d.i64[vi];
+                    if (c == mc::segment_id)
+                        rec.segment_id = v;
+                    else if (c == mc::message_ts)
+                        rec.message_ts = v;
+                    else if (c == mc::kafka_timestamp)
+                        rec.kafka_timestamp = v;
+                    else
+                        rec.offset = v;
+                    break;
+                }
+                case mc::partition:
+                    if (vi >= d.i32.size()) return bad(c, "fewer values than levels");
+                    rec.partition = d.i32[vi];
+                    break;
+                default:
+                    break;
+                }
+            }
+            i = j;
+        }
+    }
+    return {};
+}
+
 result<std::vector<message_record>> message_reader::find_by_key(std::string_view key,
                                                                 lookup_stats* stats) {
+    namespace mc = message_col;
     std::vector<message_record> found, rows;
     lookup_stats st;
     auto saved = _proj;
-    if (std::count(_proj.begin(), _proj.end(), message_col::key) == 0)
-        _proj.push_back(message_col::key);
+    if (std::count(_proj.begin(), _proj.end(), mc::key) == 0) _proj.push_back(mc::key);
     struct restore {
         std::vector<size_t>& p;
         std::vector<size_t>& s;
         ~restore() { p = std::move(s); }
     } restore_proj{_proj, saved};
+    const auto& kdesc = message_schema().columns()[mc::key];
     for (size_t rg = 0; rg < _r->num_row_groups(); ++rg) {
         ++st.row_groups;
-        if (!_r->stats_may_contain(rg, message_col::key, key)) {
+        if (!_r->stats_may_contain(rg, mc::key, key)) {
             ++st.skipped_by_stats;
             continue;
         }
-        if (!FLOE_TRY(_r->bloom_may_contain(rg, message_col::key, key))) {
+        if (!FLOE_TRY(_r->bloom_may_contain(rg, mc::key, key))) {
             ++st.skipped_by_bloom;
             continue;
         }
-        ++st.read;
-        rows.clear();
-        FLOE_TRY(read_row_group(rg, rows));
-        for (auto& r : rows)
-            if (r.key && *r.key == key) found.push_back(std::move(r));
+        if (!_use_index) {
+            ++st.read;
+            rows.clear();
+            FLOE_TRY(read_row_group(rg, rows));
+            for (auto& r : rows)
+                if (r.key && *r.key == key) found.push_back(std::move(r));
+            continue;
+        }
+        // A wholly dictionary-encoded key chunk holds the key only if its dictionary does.
+        if (_r->fully_dictionary_encoded(rg, mc::key)) {
+            auto dict = FLOE_TRY(_r->read_dictionary(rg, mc::key));
+            if (dict
+                && std::find(dict->bytes.begin(), dict->bytes.end(), key) == dict->bytes.end()) {
+                ++st.skipped_by_dictionary;
+                continue;
+            }
+        }
+        // The key column: only the pages whose min/max may hold the key.
+        const auto* oi = FLOE_TRY(_r->chunk_offset_index(rg, mc::key));
+        const auto* ci = oi ? FLOE_TRY(_r->chunk_column_index(rg, mc::key)) : nullptr;
+        std::vector<int64_t> match;
+        auto scan = [&](const column_data& d) -> result<void> {
+            row_walk w(d, kdesc);
+            size_t vi = 0;
+            for (int64_t e = 0; e < d.num_entries; ++e) {
+                if (!w.present(static_cast<size_t>(e))) continue;
+                if (vi >= d.bytes.size())
+                    return fail(errc::corrupt,
+                                "{}: row group {} column key: fewer values than "
+                                "levels",
+                                _r->name(), rg);
+                if (d.bytes[vi++] == key) match.push_back(d.first_row + e);
+            }
+            return {};
+        };
+        if (oi && ci) {
+            std::vector<size_t> pages;
+            for (size_t p = 0; p < ci->null_pages.size(); ++p) {
+                if (ci->null_pages[p]) continue;
+                if (bytes_less(key, ci->min_values[p]) || bytes_less(ci->max_values[p], key))
+                    continue;
+                pages.push_back(p);
+            }
+            if (pages.empty()) {
+                ++st.skipped_by_page_index;
+                continue;
+            }
+            ++st.read;
+            for (size_t i = 0; i < pages.size();) {
+                size_t j = i + 1;
+                while (j < pages.size() && pages[j] == pages[j - 1] + 1)
+                    ++j;
+                FLOE_TRY(_r->find_value_in_pages(rg, mc::key, pages[i], pages[j - 1], key, match));
+                st.pages_read += j - i;
+                i = j;
+            }
+        } else {
+            ++st.read;
+            auto d = FLOE_TRY(_r->read_column(rg, mc::key));
+            if (d.num_entries != _r->row_group_rows(rg))
+                return fail(errc::corrupt, "{}: row group {} column key: {} entries for {} rows",
+                            _r->name(), rg, d.num_entries, _r->row_group_rows(rg));
+            FLOE_TRY(scan(d));
+        }
+        if (match.empty()) continue;
+        size_t base = found.size();
+        found.resize(base + match.size());
+        for (size_t i = 0; i < match.size(); ++i)
+            found[base + i].key = std::string(key);
+        FLOE_TRY(fill_rows(rg, match, mc::key, found, base, st));
     }
     if (stats) *stats = st;
     return found;
+}
+
+result<size_t> message_reader::read_offset_range(int64_t from_offset, size_t limit,
+                                                 std::vector<message_record>& out,
+                                                 lookup_stats* stats) {
+    namespace mc = message_col;
+    lookup_stats st;
+    size_t got = 0;
+    auto saved = _proj;
+    if (std::count(_proj.begin(), _proj.end(), mc::offset) == 0) _proj.push_back(mc::offset);
+    struct restore {
+        std::vector<size_t>& p;
+        std::vector<size_t>& s;
+        ~restore() { p = std::move(s); }
+    } restore_proj{_proj, saved};
+    for (size_t rg = 0; rg < _r->num_row_groups() && got < limit; ++rg) {
+        ++st.row_groups;
+        // Row-group statistics: skip when its max offset is below the start.
+        if (!_r->stats_may_contain(rg, mc::offset, from_offset)) {
+            const auto& m = *_r->metadata().row_groups[rg].columns[mc::offset].meta_data;
+            int64_t mx = 0;
+            if (m.stats && m.stats->max_value && m.stats->max_value->size() == 8) {
+                std::memcpy(&mx, m.stats->max_value->data(), 8);
+                if (mx < from_offset) {
+                    ++st.skipped_by_stats;
+                    continue;
+                }
+            }
+        }
+        if (!_use_index) {
+            ++st.read;
+            std::vector<message_record> rows;
+            FLOE_TRY(read_row_group(rg, rows));
+            for (auto& r : rows) {
+                if (got >= limit) break;
+                if (r.offset < from_offset) continue;
+                out.push_back(std::move(r));
+                ++got;
+            }
+            continue;
+        }
+        std::vector<int64_t> pick;
+        std::vector<int64_t> offsets;
+        auto scan = [&](const column_data& d) -> result<void> {
+            if (d.i64.size() != static_cast<size_t>(d.num_entries))
+                return fail(errc::corrupt,
+                            "{}: row group {} column offset: {} values for {} "
+                            "entries",
+                            _r->name(), rg, d.i64.size(), d.num_entries);
+            for (int64_t e = 0; e < d.num_entries && got + pick.size() < limit; ++e) {
+                if (d.i64[static_cast<size_t>(e)] < from_offset) continue;
+                pick.push_back(d.first_row + e);
+                offsets.push_back(d.i64[static_cast<size_t>(e)]);
+            }
+            return {};
+        };
+        const auto* oi = FLOE_TRY(_r->chunk_offset_index(rg, mc::offset));
+        const auto* ci = oi ? FLOE_TRY(_r->chunk_column_index(rg, mc::offset)) : nullptr;
+        ++st.read;
+        if (oi && ci) {
+            // Pages whose max reaches the start, in order; with ASCENDING boundaries the first
+            // such page is found by binary search and every later page qualifies.
+            auto page_max = [&](size_t p) {
+                int64_t v = INT64_MIN;
+                if (!ci->null_pages[p] && ci->max_values[p].size() == 8)
+                    std::memcpy(&v, ci->max_values[p].data(), 8);
+                return v;
+            };
+            size_t np = ci->null_pages.size();
+            size_t p = 0;
+            if (ci->order == boundary_order::ascending) {
+                size_t lo = 0, hi = np;
+                while (lo < hi) {
+                    size_t mid = (lo + hi) / 2;
+                    if (!ci->null_pages[mid] && page_max(mid) < from_offset)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                p = lo;
+            }
+            for (; p < np && got + pick.size() < limit; ++p) {
+                if (ci->null_pages[p] || page_max(p) < from_offset) continue;
+                auto d = FLOE_TRY(_r->read_pages(rg, mc::offset, p, p));
+                ++st.pages_read;
+                FLOE_TRY(scan(d));
+            }
+        } else {
+            auto d = FLOE_TRY(_r->read_column(rg, mc::offset));
+            FLOE_TRY(scan(d));
+        }
+        if (pick.empty()) continue;
+        size_t base = out.size();
+        out.resize(base + pick.size());
+        for (size_t i = 0; i < pick.size(); ++i)
+            out[base + i].offset = offsets[i];
+        FLOE_TRY(fill_rows(rg, pick, mc::offset, out, base, st));
+        got += pick.size();
+    }
+    if (stats) *stats = st;
+    return got;
 }
 
 } // namespace floe::parquet

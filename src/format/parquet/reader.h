@@ -28,6 +28,10 @@ struct reader_options {
     uint32_t max_page_values = 16u << 20;        ///< pages with more entries are refused
     int64_t max_chunk_values = int64_t{1} << 28; ///< column chunks with more entries are refused
     bool verify_crc = true;                      ///< check page CRCs where the writer stored one
+    uint32_t max_index_size = 16u << 20;         ///< larger ColumnIndex/OffsetIndex are refused
+    /// Lookups (find_by_key, read_offset_range) use the page index and dictionaries to read
+    /// only the pages they need; false reads whole row groups (the path before page indexes).
+    bool use_page_index = true;
 };
 
 /// The decoded entries of one leaf column chunk. Byte-array values are views into `storage`.
@@ -39,6 +43,7 @@ struct column_data {
     std::vector<std::string_view> bytes;
     std::vector<byte_buffer> storage;
     int64_t num_entries = 0;
+    int64_t first_row = 0; ///< row of the row group where the entries start (page reads)
 };
 
 class file_reader {
@@ -57,6 +62,27 @@ public:
     /// Reads and decodes one column chunk.
     result<column_data> read_column(size_t rg, size_t col);
 
+    /// The chunk's OffsetIndex / ColumnIndex, or nullptr when the file has none for it. Read
+    /// (bounded, checked against the chunk) on first use and kept; the pointer stays valid for
+    /// the reader's life.
+    result<const offset_index*> chunk_offset_index(size_t rg, size_t col);
+    result<const column_index*> chunk_column_index(size_t rg, size_t col);
+    /// Reads and decodes data pages first_page..last_page (OffsetIndex numbering, inclusive) of
+    /// a chunk that has an OffsetIndex, with its dictionary page when it has one. The entries
+    /// start at row `first_page`'s first_row_index (column_data::first_row).
+    result<column_data> read_pages(size_t rg, size_t col, size_t first_page, size_t last_page);
+    /// Rows (of the row group) among data pages first_page..last_page of a flat byte-array
+    /// chunk with an OffsetIndex whose value equals `value`, appended to `rows` in order.
+    /// Streams page by page without materialising the values (lookups scan a whole key
+    /// column); dictionary pages whose dictionary lacks the value are not decoded.
+    result<void> find_value_in_pages(size_t rg, size_t col, size_t first_page, size_t last_page,
+                                     std::string_view value, std::vector<int64_t>& rows);
+    /// The chunk's dictionary entries (in `bytes`), nullopt when it has no dictionary page.
+    result<std::optional<column_data>> read_dictionary(size_t rg, size_t col);
+    /// True when the chunk has a dictionary page and its encoding stats show every data page
+    /// dictionary-encoded: a value missing from the dictionary is then in no row.
+    bool fully_dictionary_encoded(size_t rg, size_t col) const;
+
     /// False only when the chunk's min/max statistics prove no entry equals `value`.
     bool stats_may_contain(size_t rg, size_t col, std::string_view value) const;
     bool stats_may_contain(size_t rg, size_t col, int64_t value) const;
@@ -70,6 +96,14 @@ private:
     result<void> decode_page_values(const column_descriptor& d, const page_header& ph,
                                     bytes_view page, const std::vector<std::string_view>& dict,
                                     column_data& out);
+    /// Decodes the pages in `raw` (read from file offset `at`): a dictionary page fills
+    /// `dict`, data pages append to `out`. Stops after `max_values` entries; returns the
+    /// entries and counts the data pages in `pages`.
+    result<int64_t> decode_pages(size_t rg, size_t col, bytes_view raw, int64_t at,
+                                 int64_t max_values, std::vector<std::string_view>& dict,
+                                 column_data& out, size_t& pages);
+    result<void> load_index(size_t rg, size_t col);
+    int64_t chunk_start(size_t rg, size_t col) const;
 
     std::unique_ptr<input_source> _src;
     reader_options _opts;
@@ -78,6 +112,15 @@ private:
     schema _schema;
     decompressor _decomp;
     byte_buffer _buf;
+    byte_buffer _page_buf;          // find_value_in_pages: one page at a time
+    std::vector<uint32_t> _levels;  // ... its definition levels
+    std::vector<uint32_t> _indices; // ... its dictionary indices
+    struct chunk_indexes {
+        bool loaded = false;
+        std::optional<offset_index> offsets;
+        std::optional<column_index> columns;
+    };
+    std::vector<chunk_indexes> _indexes; // [rg * columns + col]
 };
 
 /// One row of Floe's message table, owned.
@@ -105,6 +148,12 @@ struct lookup_stats {
     size_t skipped_by_stats = 0;
     size_t skipped_by_bloom = 0;
     size_t read = 0;
+    /// Row groups whose `key` chunk is wholly dictionary-encoded without the key in its
+    /// dictionary: skipped after reading the dictionary page only.
+    size_t skipped_by_dictionary = 0;
+    /// Row groups where no page of `key` can hold the key by its ColumnIndex min/max.
+    size_t skipped_by_page_index = 0;
+    size_t pages_read = 0; ///< data pages read through the page index (all columns)
 };
 
 /// Reads files written with message_schema(), a row group at a time, with an optional
@@ -117,17 +166,36 @@ public:
     /// Appends the next row group's rows to `out`; false when none are left.
     result<bool> next_row_group(std::vector<message_record>& out);
     /// Every row whose key equals `key`, skipping row groups by statistics and bloom filter.
+    /// With the page index (reader_options::use_page_index and a file that has one) only the
+    /// `key` column is read first, after a dictionary check when it is wholly
+    /// dictionary-encoded, limited to the pages whose min/max may hold the key; the other
+    /// projected columns are read only in the pages holding matching rows. Records carry `key`
+    /// (added to the projection) and are the same as without the page index.
     result<std::vector<message_record>> find_by_key(std::string_view key,
                                                     lookup_stats* stats = nullptr);
+    /// Appends to `out` up to `limit` rows whose offset is >= `from_offset`, in file order
+    /// (`offset` added to the projection). Skips row groups by statistics and, with the page
+    /// index, starts at the first page of `offset` whose max reaches `from_offset` and reads
+    /// only the pages holding the rows returned. Returns the number of rows appended.
+    result<size_t> read_offset_range(int64_t from_offset, size_t limit,
+                                     std::vector<message_record>& out,
+                                     lookup_stats* stats = nullptr);
     file_reader& file() noexcept { return *_r; }
 
 private:
-    explicit message_reader(std::unique_ptr<file_reader> r, std::vector<size_t> proj)
-        : _r(std::move(r)), _proj(std::move(proj)) {}
+    explicit message_reader(std::unique_ptr<file_reader> r, std::vector<size_t> proj,
+                            bool use_index)
+        : _r(std::move(r)), _proj(std::move(proj)), _use_index(use_index) {}
     result<void> read_row_group(size_t rg, std::vector<message_record>& out);
+    /// Fills the projected columns other than `done_col` of out[base + i] from row rows[i] of
+    /// row group `rg` (rows ascending), reading only the pages that hold them when the
+    /// chunks have an OffsetIndex.
+    result<void> fill_rows(size_t rg, const std::vector<int64_t>& rows, size_t done_col,
+                           std::vector<message_record>& out, size_t base, lookup_stats& st);
 
     std::unique_ptr<file_reader> _r;
     std::vector<size_t> _proj;
+    bool _use_index = true;
     size_t _next = 0;
 };
 

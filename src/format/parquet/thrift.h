@@ -50,6 +50,9 @@ public:
 
     void elem_i32(int32_t v);
     void elem_i64(int64_t v);
+    /// A bool list element: one byte, 1 for true and 2 for false (as Thrift's compact
+    /// protocol implementations write it; readers take 1 as true).
+    void elem_bool(bool v) { _out.push_back(v ? 1 : 2); }
     void elem_binary(bytes_view v);
     void elem_string(std::string_view v) { elem_binary(as_bytes(v)); }
     /// Opens a struct that is a list element; close with end_struct().

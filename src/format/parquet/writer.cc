@@ -7,7 +7,10 @@
 #include <xxhash.h>
 #include <zlib.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <new>
 
 namespace floe::parquet {
 
@@ -83,6 +86,57 @@ private:
     std::vector<uint32_t> _offsets;
     byte_buffer _data;
 };
+
+page_arena::~page_arena() {
+    for (auto& b : _blocks) {
+        if (b.mapped)
+            ::munmap(b.data, b.cap);
+        else
+            delete[] b.data;
+    }
+}
+
+void page_arena::reset() noexcept {
+    for (auto& b : _blocks)
+        b.used = 0;
+    _cur = 0;
+}
+
+uint8_t* page_arena::reserve(size_t n) {
+    for (; _cur < _blocks.size(); ++_cur) {
+        auto& b = _blocks[_cur];
+        if (b.cap - b.used >= n) return b.data + b.used;
+        if (b.used == 0) break; // empty yet too small: replaced below
+    }
+    // A new block: double the last one (from 256 KiB up to 64 MiB), at least `n`.
+    constexpr size_t huge_from = 4u << 20, huge = 2u << 20;
+    size_t last = _blocks.empty() ? 0 : _blocks.back().cap;
+    size_t cap = std::max(n, std::clamp<size_t>(last * 2, 256u << 10, 64u << 20));
+    block b;
+    if (cap >= huge_from) {
+        cap = (cap + huge - 1) / huge * huge;
+        void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        ::madvise(p, cap, MADV_HUGEPAGE); // a hint: without it, 4 KiB pages
+        b.data = static_cast<uint8_t*>(p);
+        b.mapped = true;
+    } else {
+        b.data = new uint8_t[cap];
+    }
+    b.cap = cap;
+    if (_cur < _blocks.size()) {
+        auto& old = _blocks[_cur];
+        if (old.mapped)
+            ::munmap(old.data, old.cap);
+        else
+            delete[] old.data;
+        old = b;
+    } else {
+        _blocks.push_back(b);
+        _cur = _blocks.size() - 1;
+    }
+    return _blocks[_cur].data;
+}
 
 } // namespace detail
 
@@ -280,14 +334,10 @@ result<void> column_writer::flush_page() {
     }
     _scratch.clear();
     byte_writer w(_scratch);
-    auto put_levels = [&](const detail::level_runs& lv, int16_t max) {
+    auto put_levels = [&](const detail::level_buffer& lv, int16_t max) {
         size_t at = _scratch.size();
         w.put_le<uint32_t>(0);
-        int width = bit_width_of(static_cast<uint64_t>(max));
-        rle_encoder enc(_scratch, width);
-        for (auto& r : lv.runs())
-            enc.put_run(r.value, r.count);
-        enc.finish();
+        encode_levels(lv.data(), lv.size(), bit_width_of(static_cast<uint64_t>(max)), _scratch);
         uint32_t n = static_cast<uint32_t>(_scratch.size() - at - 4);
         std::memcpy(_scratch.data() + at, &n, 4);
     };
@@ -332,10 +382,13 @@ result<void> column_writer::flush_page() {
     }
     add_encoding(_encodings, enc);
 
-    // Page statistics, folded into the chunk's.
+    // Page statistics, folded into the chunk's; the page index gets the same bounds.
     statistics st;
     st.null_count = _page_nulls;
     bool have_minmax = false;
+    page_index_entry pie;
+    pie.first_row = _chunk_rows - _page_rows;
+    pie.null_count = _page_nulls;
     if (_is_bytes) {
         if (_page_has_bminmax) {
             if (!_dict_page_encoded) {
@@ -347,12 +400,22 @@ result<void> column_writer::flush_page() {
             have_minmax = true;
             if (!_chunk_has_minmax || less(_page_bmin, _chunk_bmin)) _chunk_bmin = _page_bmin;
             if (!_chunk_has_minmax || less(_chunk_bmax, _page_bmax)) _chunk_bmax = _page_bmax;
-            if (_opts.page_statistics) {
+            if (_opts.page_statistics || _opts.page_index) {
                 bool utf8 = _desc.logical == logical_type::string, ex_min, ex_max;
-                st.min_value = truncate_min(_page_bmin, _opts.stats_truncate_length, utf8, ex_min);
-                st.max_value = truncate_max(_page_bmax, _opts.stats_truncate_length, utf8, ex_max);
-                st.is_min_value_exact = ex_min;
-                if (st.max_value) st.is_max_value_exact = ex_max;
+                auto mn = truncate_min(_page_bmin, _opts.stats_truncate_length, utf8, ex_min);
+                auto mx = truncate_max(_page_bmax, _opts.stats_truncate_length, utf8, ex_max);
+                if (_opts.page_index) {
+                    pie.null_page = false;
+                    pie.min_value = mn;
+                    // No shorter upper bound exists (all 0xFF): the index keeps the whole max.
+                    pie.max_value = mx ? *mx : _page_bmax;
+                }
+                if (_opts.page_statistics) {
+                    st.min_value = std::move(mn);
+                    st.max_value = std::move(mx);
+                    st.is_min_value_exact = ex_min;
+                    if (st.max_value) st.is_max_value_exact = ex_max;
+                }
             }
         }
     } else if (_page_imin <= _page_imax) {
@@ -363,6 +426,11 @@ result<void> column_writer::flush_page() {
         st.max_value = int_bytes(_desc.type, _page_imax);
         st.is_min_value_exact = true;
         st.is_max_value_exact = true;
+        if (_opts.page_index) {
+            pie.null_page = false;
+            pie.min_value = *st.min_value;
+            pie.max_value = *st.max_value;
+        }
     }
     _chunk_has_minmax = _chunk_has_minmax || have_minmax;
 
@@ -383,11 +451,14 @@ result<void> column_writer::flush_page() {
         return fail(errc::invalid_argument,
                     "column {}: a page of {} bytes exceeds Parquet's 2 GiB limit",
                     _desc.dotted_path(), raw.size());
-    bytes_view body = raw;
-    if (_comp.codec() != compression_codec::uncompressed) {
-        size_t n = FLOE_TRY(_comp.compress(body, _compressed));
-        body = bytes_view(_compressed.data(), n);
-    }
+    // The body is compressed (or copied) straight into the page's slot behind room for the
+    // header, which is encoded once the compressed size is known and put just in front.
+    if (_pages_used == 0) _arena.reset(); // the previous chunk's pages are written
+    size_t room = 256 + 2 * _opts.stats_truncate_length;
+    size_t bound = _comp.max_compressed_size(raw.size());
+    uint8_t* slot = _arena.reserve(room + bound);
+    size_t body_size = FLOE_TRY(_comp.compress_to(raw, slot + room, bound));
+    bytes_view body(slot + room, body_size);
     page_header ph;
     ph.type = page_type::data_page;
     ph.uncompressed_page_size = static_cast<int32_t>(raw.size());
@@ -401,13 +472,26 @@ result<void> column_writer::flush_page() {
     ph.data = std::move(dh);
     _header.clear();
     encode(ph, _header);
-    if (_pages_used == _page_pool.size()) _page_pool.emplace_back();
-    auto& pb = _page_pool[_pages_used++];
-    pb.clear();
-    pb.reserve(_header.size() + body.size());
-    pb.insert(pb.end(), _header.begin(), _header.end());
-    pb.insert(pb.end(), body.begin(), body.end());
-    _pages_bytes += pb.size();
+    if (_header.size() > room) {
+        // Longer statistics than the room allows (not expected with the truncation above, but
+        // the layout must not depend on it): the body moves behind the header.
+        uint8_t* bigger = _arena.reserve(_header.size() + bound);
+        std::memmove(bigger + _header.size(), body.data(), body_size);
+        slot = bigger;
+        room = _header.size();
+    }
+    uint8_t* page = slot + room - _header.size();
+    std::memcpy(page, _header.data(), _header.size());
+    size_t page_size = _header.size() + body_size;
+    _arena.commit(static_cast<size_t>(page - slot) + page_size);
+    if (_pages_used == _pages.size()) _pages.emplace_back();
+    _pages[_pages_used++] = bytes_view(page, page_size);
+    if (_opts.page_index) {
+        pie.offset = static_cast<int64_t>(_pages_bytes); // the dictionary page is added later
+        pie.size = static_cast<int32_t>(page_size);
+        _page_index.push_back(std::move(pie));
+    }
+    _pages_bytes += page_size;
     _chunk_uncompressed += static_cast<int64_t>(_header.size() + raw.size());
     _chunk_values += _page_values;
     _chunk_nulls += _page_nulls;
@@ -528,10 +612,13 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         c.bloom = std::move(b);
     }
 
-    for (size_t i = 0; i < _pages_used; ++i)
-        c.data_pages.emplace_back(_page_pool[i]);
+    c.data_pages.assign(_pages.begin(), _pages.begin() + static_cast<ptrdiff_t>(_pages_used));
     _pages_used = 0;
     _pages_bytes = 0;
+    for (auto& p : _page_index)
+        p.offset += dict_size;
+    c.pages = std::move(_page_index);
+    _page_index.clear();
 
     // Reset for the next chunk.
     _chunk_rows = _chunk_values = _chunk_nulls = _chunk_uncompressed = 0;
@@ -612,6 +699,61 @@ uint64_t file_writer::buffered_bytes() const noexcept {
     return n;
 }
 
+void file_writer::add_page_index(size_t col, int64_t chunk_start,
+                                 std::vector<page_index_entry>& pages) {
+    if (col == 0) {
+        _column_indexes.emplace_back();
+        _offset_indexes.emplace_back();
+    }
+    const auto& d = _columns[col]->descriptor();
+    column_index ci;
+    offset_index oi;
+    ci.null_pages.reserve(pages.size());
+    oi.page_locations.reserve(pages.size());
+    for (auto& p : pages) {
+        oi.page_locations.push_back({chunk_start + p.offset, p.size, p.first_row});
+        ci.null_pages.push_back(p.null_page);
+        ci.null_counts.push_back(p.null_count);
+        ci.min_values.push_back(std::move(p.min_value));
+        ci.max_values.push_back(std::move(p.max_value));
+    }
+    // Boundary order over the pages that have values: ASCENDING when mins and maxes never go
+    // down (offsets, append times), DESCENDING when they never go up, else UNORDERED.
+    auto cmp = [&](const std::string& a, const std::string& b) -> int {
+        if (d.type == physical_type::int32 || d.type == physical_type::int64) {
+            int64_t x = 0, y = 0;
+            if (d.type == physical_type::int32) {
+                int32_t u, v;
+                std::memcpy(&u, a.data(), 4);
+                std::memcpy(&v, b.data(), 4);
+                x = u;
+                y = v;
+            } else {
+                std::memcpy(&x, a.data(), 8);
+                std::memcpy(&y, b.data(), 8);
+            }
+            return x < y ? -1 : (x > y ? 1 : 0);
+        }
+        return bytes_less(a, b) ? -1 : (bytes_less(b, a) ? 1 : 0);
+    };
+    bool asc = true, desc = true;
+    const std::string *prev_min = nullptr, *prev_max = nullptr;
+    for (size_t i = 0; i < pages.size(); ++i) {
+        if (ci.null_pages[i]) continue;
+        if (prev_min) {
+            int a = cmp(*prev_min, ci.min_values[i]), b = cmp(*prev_max, ci.max_values[i]);
+            if (a > 0 || b > 0) asc = false;
+            if (a < 0 || b < 0) desc = false;
+        }
+        prev_min = &ci.min_values[i];
+        prev_max = &ci.max_values[i];
+    }
+    ci.order = asc ? boundary_order::ascending
+                   : (desc ? boundary_order::descending : boundary_order::unordered);
+    _column_indexes.back().push_back(std::move(ci));
+    _offset_indexes.back().push_back(std::move(oi));
+}
+
 result<void> file_writer::flush_row_group() {
     if (_rows_in_group == 0) return {};
     for (size_t i = 0; i < _columns.size(); ++i)
@@ -647,6 +789,7 @@ result<void> file_writer::flush_row_group() {
         cc.file_offset = 0;
         cc.meta_data = m;
         rg.columns.push_back(std::move(cc));
+        if (_opts.page_index) add_page_index(i, start, ch.pages);
 
         auto& s = _summary[i];
         s.compressed_size += m.total_compressed_size;
@@ -700,6 +843,29 @@ result<file_summary> file_writer::close() {
     FLOE_TRY(flush_row_group());
     _closed = true;
     _meta.num_rows = _total_rows;
+    // Page indexes after the row groups and bloom filters: every ColumnIndex, then every
+    // OffsetIndex (PageIndex.md), each located by its ColumnChunk.
+    if (_opts.page_index) {
+        byte_buffer b;
+        for (size_t rg = 0; rg < _column_indexes.size(); ++rg)
+            for (size_t c = 0; c < _column_indexes[rg].size(); ++c) {
+                b.clear();
+                encode(_column_indexes[rg][c], b);
+                auto& cc = _meta.row_groups[rg].columns[c];
+                cc.column_index_offset = static_cast<int64_t>(_pos);
+                cc.column_index_length = static_cast<int32_t>(b.size());
+                FLOE_TRY_CTX(write(b), "{}", name());
+            }
+        for (size_t rg = 0; rg < _offset_indexes.size(); ++rg)
+            for (size_t c = 0; c < _offset_indexes[rg].size(); ++c) {
+                b.clear();
+                encode(_offset_indexes[rg][c], b);
+                auto& cc = _meta.row_groups[rg].columns[c];
+                cc.offset_index_offset = static_cast<int64_t>(_pos);
+                cc.offset_index_length = static_cast<int32_t>(b.size());
+                FLOE_TRY_CTX(write(b), "{}", name());
+            }
+    }
     byte_buffer footer;
     encode(_meta, footer);
     uint32_t len = static_cast<uint32_t>(footer.size());

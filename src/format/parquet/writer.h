@@ -35,7 +35,8 @@ struct writer_options {
     size_t dictionary_size_limit = 1u << 20;  ///< dictionary bytes before falling back to PLAIN
     size_t stats_truncate_length = 64;        ///< longer binary min/max are truncated (inexact)
     bool page_statistics = true;
-    bool page_crc = false; ///< CRC-32 of each compressed page in its header
+    bool page_crc = false;  ///< CRC-32 of each compressed page in its header
+    bool page_index = true; ///< write ColumnIndex + OffsetIndex for every column chunk
     double bloom_filter_fpp = 0.01;
     std::vector<key_value> key_value_metadata;
     std::string created_by = "floe version 0.1.0";
@@ -67,28 +68,71 @@ struct file_summary {
     file_metadata metadata;
 };
 
+/// What the page index keeps of one data page while its chunk is open.
+struct page_index_entry {
+    int64_t offset = 0;               ///< from the chunk start, header included
+    int32_t size = 0;                 ///< header + compressed body
+    int64_t first_row = 0;            ///< rows of the chunk before the page
+    int64_t null_count = 0;           ///< entries below the maximum definition level
+    bool null_page = true;            ///< no defined value
+    std::string min_value, max_value; ///< plain bytes, truncated like page statistics
+};
+
 namespace detail {
 class byte_dictionary;
 
-/// A page's definition or repetition levels as runs of equal values: one compare per entry,
-/// and the RLE encoder gets whole runs.
-class level_runs {
+/// A page's definition or repetition levels, one byte per entry: appending is a store, and
+/// encode_levels() turns the page into RLE/bit-packed runs in one pass when it is flushed.
+/// Keeps its capacity from page to page.
+class level_buffer {
 public:
     [[gnu::always_inline]] void add(uint8_t v) {
-        if (!_runs.empty() && _runs.back().value == v) [[likely]]
-            ++_runs.back().count;
-        else
-            _runs.push_back({v, 1});
+        if (_size == _cap) [[unlikely]]
+            grow();
+        _data[_size++] = v;
     }
-    void clear() noexcept { _runs.clear(); }
-    struct run {
-        uint8_t value;
-        uint32_t count;
-    };
-    const std::vector<run>& runs() const noexcept { return _runs; }
+    void clear() noexcept { _size = 0; }
+    const uint8_t* data() const noexcept { return _data.get(); }
+    size_t size() const noexcept { return _size; }
 
 private:
-    std::vector<run> _runs;
+    void grow() {
+        size_t cap = std::max<size_t>(_cap * 2, 4096);
+        std::unique_ptr<uint8_t[]> d(new uint8_t[cap]);
+        if (_size) std::memcpy(d.get(), _data.get(), _size);
+        _data = std::move(d);
+        _cap = cap;
+    }
+    std::unique_ptr<uint8_t[]> _data;
+    size_t _size = 0, _cap = 0;
+};
+
+/// Memory for a column chunk's finished pages (header + compressed body), kept until the row
+/// group is written. Pages are bump-allocated back to back in blocks that are kept from chunk
+/// to chunk; blocks grow geometrically, and the big ones are mmap'd with transparent huge
+/// pages, so the first row group of a file takes a few hundred page faults instead of one per
+/// 4 KiB. Memory is not zero-filled. Owned by one column writer.
+class page_arena {
+public:
+    page_arena() = default;
+    page_arena(const page_arena&) = delete;
+    page_arena& operator=(const page_arena&) = delete;
+    ~page_arena();
+    /// Room for `n` bytes after the pages kept so far.
+    uint8_t* reserve(size_t n);
+    /// Keeps the first `n` bytes of the last reserve().
+    void commit(size_t n) noexcept { _blocks[_cur].used += n; }
+    /// Releases every page (the blocks stay).
+    void reset() noexcept;
+
+private:
+    struct block {
+        uint8_t* data = nullptr;
+        size_t cap = 0, used = 0;
+        bool mapped = false;
+    };
+    std::vector<block> _blocks;
+    size_t _cur = 0;
 };
 
 /// Append-only bytes for a page's PLAIN values, with a reserved gap in front where flush puts
@@ -184,6 +228,8 @@ public:
         column_metadata meta;
         std::optional<byte_buffer> bloom; ///< header + bitset
         std::optional<std::string> min_full, max_full;
+        /// One entry per data page, offsets relative to the chunk start.
+        std::vector<page_index_entry> pages;
     };
     result<chunk> finish_chunk();
 
@@ -235,10 +281,20 @@ private:
         else if (less(_page_bmax, v))
             _page_bmax.assign(v);
     }
+    /// Unsigned byte-wise order, 8 bytes per step (values often share a prefix, such as
+    /// `{"id":`; a memcmp call per value costs more than the compare).
     static bool less(std::string_view a, std::string_view b) noexcept {
         size_t n = std::min(a.size(), b.size());
-        int c = n ? std::memcmp(a.data(), b.data(), n) : 0;
-        return c < 0 || (c == 0 && a.size() < b.size());
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t x, y;
+            std::memcpy(&x, a.data() + i, 8);
+            std::memcpy(&y, b.data() + i, 8);
+            if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
+        }
+        for (; i < n; ++i)
+            if (a[i] != b[i]) return static_cast<uint8_t>(a[i]) < static_cast<uint8_t>(b[i]);
+        return a.size() < b.size();
     }
     void add_dict(std::string_view v) {
         // Consecutive repeats (a partition's stream_key) skip the hash lookup and the stats.
@@ -272,7 +328,7 @@ private:
     bool _use_delta;
 
     // open page
-    detail::level_runs _def, _rep;
+    detail::level_buffer _def, _rep;
     std::vector<int32_t> _i32;
     std::vector<int64_t> _i64;
     detail::page_buffer _plain;
@@ -297,12 +353,15 @@ private:
     uint64_t _dict_values_in_chunk = 0;
 
     // chunk
-    // Finished pages of the chunk, each header + body in its own buffer; the buffers are reused
-    // from chunk to chunk so steady-state writing neither reallocates nor copies them.
-    std::vector<byte_buffer> _page_pool;
+    // Finished pages of the chunk; the memory is reused from chunk to chunk so steady-state
+    // writing neither reallocates nor copies them.
+    detail::page_arena _arena;
+    std::vector<bytes_view> _pages; // finished pages of the chunk, in _arena
     size_t _pages_used = 0;
     uint64_t _pages_bytes = 0;
     byte_buffer _scratch, _compressed, _header;
+    // Page index entries of the chunk's data pages (ColumnIndex and OffsetIndex).
+    std::vector<page_index_entry> _page_index;
     int64_t _chunk_rows = 0, _chunk_values = 0, _chunk_nulls = 0, _chunk_uncompressed = 0;
     bool _chunk_has_minmax = false;
     int64_t _chunk_imin = INT64_MAX, _chunk_imax = INT64_MIN;
@@ -348,6 +407,8 @@ public:
 private:
     file_writer(std::unique_ptr<output_sink> sink, const schema& s, writer_options opts);
     result<void> write(bytes_view b);
+    /// Keeps the ColumnIndex and OffsetIndex of a chunk written at `chunk_start`.
+    void add_page_index(size_t col, int64_t chunk_start, std::vector<page_index_entry>& pages);
 
     std::unique_ptr<output_sink> _sink;
     schema _schema;
@@ -360,6 +421,9 @@ private:
     file_metadata _meta;
     std::vector<column_summary> _summary;
     std::vector<int64_t> _split_offsets;
+    // Page indexes of every chunk written, [row group][column], written by close().
+    std::vector<std::vector<column_index>> _column_indexes;
+    std::vector<std::vector<offset_index>> _offset_indexes;
     bool _closed = false;
 };
 

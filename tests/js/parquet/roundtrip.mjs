@@ -2,14 +2,16 @@
 // hyparquet must equal what Floe wrote, for every codec; DuckDB's parquet_metadata(),
 // parquet_schema(), parquet_kv_metadata() and parquet_bloom_probe() must show the expected
 // field ids, logical types, encodings, statistics, bloom filters and the figures Floe's writer
-// reported (the summary Iceberg manifests are built from).
+// reported (the summary Iceberg manifests are built from); hyparquet's readOffsetIndex() and
+// readColumnIndex() must parse the page index of every column chunk, and its page locations,
+// first rows, null pages, null counts, min/max and boundary order must match the pages' rows.
 //
 // usage: node roundtrip.mjs [DIR]
 //   With FLOE_PARQUET_FIXTURES set (the parquet_fixtures program), runs it into
 //   FLOE_PARQUET_OUT (or DIR) first; otherwise reads DIR/manifest.json as already written.
 
 import { DuckDBInstance } from '@duckdb/node-api';
-import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, readColumnIndex, readOffsetIndex } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -238,6 +240,71 @@ for (const f of manifest.files) {
     check(t.size === c.compressed_size && t.values === c.num_values && t.nulls === c.null_count,
       `${what}: summary of ${c.path} (${c.compressed_size}/${c.num_values}/${c.null_count}) differs from the file (${JSON.stringify(t)})`);
   }
+  // --- page index (ColumnIndex + OffsetIndex), parsed by hyparquet
+  {
+    const bytes = readFileSync(f.path);
+    const view = (off, len) => ({ view: new DataView(bytes.buffer, bytes.byteOffset + Number(off), Number(len)), offset: 0 });
+    const leaves = hyMeta.schema.filter((e) => !e.num_children);
+    let rgFirst = 0;
+    for (let rg = 0; rg < hyMeta.row_groups.length; rg++) {
+      const group = hyMeta.row_groups[rg];
+      const nrows = Number(group.num_rows);
+      const rows = want.slice(rgFirst, rgFirst + nrows);
+      rgFirst += nrows;
+      group.columns.forEach((cc, ci) => {
+        const md = cc.meta_data;
+        const leaf = md.path_in_schema.join('.');
+        const short = leaf.split('.').pop();
+        const where = `${what}: rg ${rg} ${leaf} page index`;
+        if (!check(cc.offset_index_offset !== undefined && cc.column_index_offset !== undefined, `${where} missing`)) return;
+        const oi = readOffsetIndex(view(cc.offset_index_offset, cc.offset_index_length));
+        const cix = readColumnIndex(view(cc.column_index_offset, cc.column_index_length), leaves[ci], { stringFromBytes: (b) => b });
+        const locs = oi.page_locations;
+        const n = locs.length;
+        check(n > 0 && cix.null_pages.length === n && cix.min_values.length === n && cix.max_values.length === n &&
+          cix.null_counts.length === n, `${where}: ${n} locations, ${cix.null_pages.length} null_pages`);
+        // Locations: the data pages back to back from data_page_offset to the chunk end.
+        const start = Number(md.dictionary_page_offset ?? md.data_page_offset);
+        check(Number(locs[0].offset) === Number(md.data_page_offset), `${where}: first page at ${locs[0].offset}, data_page_offset ${md.data_page_offset}`);
+        check(Number(locs[0].first_row_index) === 0, `${where}: first page starts at row ${locs[0].first_row_index}`);
+        for (let p = 1; p < n; p++) {
+          check(Number(locs[p].offset) === Number(locs[p - 1].offset) + locs[p - 1].compressed_page_size, `${where}: page ${p} not right after page ${p - 1}`);
+          check(Number(locs[p].first_row_index) > Number(locs[p - 1].first_row_index), `${where}: page ${p} first row`);
+        }
+        check(Number(locs[n - 1].offset) + locs[n - 1].compressed_page_size === start + Number(md.total_compressed_size), `${where}: last page does not end the chunk`);
+        // Per page: the rows it holds, their entries' nulls and bounds.
+        let ascending = true;
+        let prev = null;
+        for (let p = 0; p < n; p++) {
+          const r0 = Number(locs[p].first_row_index);
+          const r1 = p + 1 < n ? Number(locs[p + 1].first_row_index) : nrows;
+          const entries = leafEntries(rows.slice(r0, r1), leaf);
+          const present = entries.filter((e) => e !== null);
+          check(Number(cix.null_counts[p]) === entries.length - present.length, `${where}: page ${p} null count ${cix.null_counts[p]}, expected ${entries.length - present.length}`);
+          check(cix.null_pages[p] === (present.length === 0), `${where}: page ${p} null_pages ${cix.null_pages[p]}`);
+          if (present.length === 0) continue;
+          if (intCols.has(short)) {
+            const nums = present.map((x) => BigInt(x));
+            const mn = nums.reduce((a, b) => (b < a ? b : a));
+            const mx = nums.reduce((a, b) => (b > a ? b : a));
+            check(BigInt(cix.min_values[p]) === mn && BigInt(cix.max_values[p]) === mx, `${where}: page ${p} min/max ${cix.min_values[p]}/${cix.max_values[p]}, expected ${mn}/${mx}`);
+            if (prev && (BigInt(cix.min_values[p]) < prev[0] || BigInt(cix.max_values[p]) < prev[1])) ascending = false;
+            prev = [BigInt(cix.min_values[p]), BigInt(cix.max_values[p])];
+          } else {
+            const mn = present.reduce((a, b) => (hexLess(b, a) ? b : a));
+            const mx = present.reduce((a, b) => (hexLess(a, b) ? b : a));
+            const smin = hex(cix.min_values[p]);
+            const smax = hex(cix.max_values[p]);
+            check(mn.startsWith(smin) && smin.length <= 128, `${where}: page ${p} min ${smin.slice(0, 40)} is not a prefix of ${mn.slice(0, 40)}`);
+            check(!hexLess(smax, mx) && (smax.length <= 128 || smax === mx), `${where}: page ${p} max is not an upper bound`);
+          }
+        }
+        if (short === 'offset') check(cix.boundary_order === 'ASCENDING' && ascending, `${where}: boundary order ${cix.boundary_order}`);
+        if (intCols.has(short) && ascending) check(cix.boundary_order === 'ASCENDING', `${where}: ascending pages marked ${cix.boundary_order}`);
+      });
+    }
+  }
+
   const kv = await q(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${f.path}')`);
   if (f.dataset === 'edge') check(kv.some((r) => r.k === 'floe.test' && r.v === 'edge'), `${what}: key-value metadata missing`);
 }

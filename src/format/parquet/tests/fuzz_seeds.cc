@@ -51,6 +51,16 @@ int main(int argc, char** argv) {
         save(dec_dir / fmt::format("page-{}", n), page);
         ++n;
     }
+    {
+        // Several pages per column chunk (page index with many locations, headers split).
+        writer_options o;
+        o.codec = compression_codec::snappy;
+        o.page_row_limit = 2;
+        byte_buffer buf;
+        auto s = testing::write_rows(make_memory_sink(buf), rows, o);
+        if (!s) return 1;
+        save(file_dir / "file-pages", buf);
+    }
     byte_buffer rle{3 | (3 << 3)};
     rle_encoder e(rle, 3);
     for (uint32_t i = 0; i < 100; ++i)
