@@ -2,6 +2,8 @@
 # HTTP lookup latency, hot and cold, by offset and by key, against `floe serve` loaded through
 # Kafka; peers in the same run: redis-server GET (hot) and DuckDB over the same Parquet files
 # (cold by key). Usage: BUILD=build COLD=10000000 HOT=1000000 REQUESTS=10000 bash bench/lookups/run.sh
+# ROW_GROUP_SIZE=8MB sets floe.storage.remote.iceberg.row-group-size (default: floe's, 128MB): a
+# cold key lookup decodes the `key` column of each row group its bloom filter cannot rule out.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD:-$here/build}"
@@ -15,6 +17,7 @@ port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0
 kport=$(port); hport=$(port); rport=$(port)
 "$build/bin/floe" serve --set floe.data-dir="$work/floe" --set floe.kafka.listen=127.0.0.1:$kport \
   --set floe.http.listen=127.0.0.1:$hport --set floe.storage.worker.tick-interval=500ms \
+  ${ROW_GROUP_SIZE:+--set floe.storage.remote.iceberg.row-group-size=$ROW_GROUP_SIZE} \
   >"$work/floe.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$hport) 2>/dev/null && break; sleep 0.1; done
@@ -28,3 +31,5 @@ for _ in $(seq 1 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; s
 [ "${ONLY:-}" = hot ] || node "$here/tests/js/bench/lookups_duckdb.mjs" "$work/floe/warehouse/floe/lookup_cold/data" "$work/keys.txt" \
   "${DUCKDB_REQUESTS:-300}"
 du -sh "$work/floe/warehouse/floe/lookup_cold/data" | awk '{print "# cold table data files: " $1}'
+echo "# row-group-size: ${ROW_GROUP_SIZE:-128MB (default)}"
+if [ -n "${KEEP:-}" ]; then cp -r "$work/floe/warehouse/floe/lookup_cold/data" "$KEEP"; fi

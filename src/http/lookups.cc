@@ -420,19 +420,17 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
     int64_t next = *offset;
     auto local_start = pl->log_start_offset()();
     if (next < local_start && _impl->remote) {
-        auto rr = _impl->remote->read(topic, partition, next, local_start, 1u << 20);
-        if (!rr) return from_error(rr.error());
-        byte_buffer scratch;
-        auto walked = tiering::for_each_record_in(rr->batches, false, scratch, 64u << 20,
-                                                  [&](const tiering::record_view& v) -> result<bool> {
-            if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) return false;
-            recs.push_back(render(from_view(partition, v, "remote"), b64));
+        // Only the pages holding the rows asked for are read from the table's files.
+        auto rows = _impl->remote->read_rows(topic, partition, next, local_start, cap);
+        if (!rows) return from_error(rows.error());
+        for (auto& m : *rows) {
+            if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) break;
+            recs.push_back(render(from_remote(m), b64));
             bytes += recs.back().size();
-            next = v.offset + 1;
-            return true;
-        });
-        if (!walked) return from_error(walked.error());
-        if (rr->records == 0) next = local_start; // nothing remote at or after the offset
+            next = m.offset + 1;
+        }
+        // The remote tier had nothing more below the local start: go on there.
+        if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) next = std::max(next, local_start);
     }
     if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) {
         auto sc = scan_local(*pl, next, cap - recs.size(), [&](record_out&& o) {

@@ -136,6 +136,28 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
     return out;
 }
 
+result<std::shared_ptr<remote_reader::open_file>> remote_reader::opened(lake::table_reader& r,
+                                                                        const lake::planned_file& f) {
+    {
+        std::lock_guard g(_mu);
+        if (auto it = _open.find(f.uri); it != _open.end()) {
+            _open_lru.splice(_open_lru.begin(), _open_lru, it->second.second);
+            return it->second.first;
+        }
+    }
+    auto of = std::make_shared<open_file>();
+    of->reader.emplace(FLOE_TRY(r.open_file(f, of->storage)));
+    std::lock_guard g(_mu);
+    if (auto it = _open.find(f.uri); it != _open.end()) return it->second.first; // opened meanwhile
+    _open_lru.push_front(f.uri);
+    _open.emplace(f.uri, std::pair{of, _open_lru.begin()});
+    while (_open.size() > max_open_files) {
+        _open.erase(_open_lru.back()); // callers still holding it keep it alive
+        _open_lru.pop_back();
+    }
+    return of;
+}
+
 result<std::vector<parquet::message_record>> remote_reader::find_by_key(const std::string& topic,
                                                                       std::string_view key, bool all,
                                                                       parquet::lookup_stats* stats) {
@@ -151,13 +173,19 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
     for (auto& f : files) {
         if (!all && f.stream_key == done_stream) continue;
         if (!f.may_contain_key(key)) continue;
-        byte_buffer remote;
-        auto mr = FLOE_TRY_CTX(r.open_file(f, remote), "key lookup in {}", f.uri);
+        auto of = FLOE_TRY_CTX(opened(r, f), "key lookup in {}", f.uri);
         parquet::lookup_stats st;
-        auto found = FLOE_TRY_CTX(mr.find_by_key(key, &st), "key lookup in {}", f.uri);
+        std::vector<parquet::message_record> found;
+        {
+            std::lock_guard g(of->mu);
+            found = FLOE_TRY_CTX(of->reader->find_by_key(key, &st), "key lookup in {}", f.uri);
+        }
         total.row_groups += st.row_groups;
         total.skipped_by_stats += st.skipped_by_stats;
         total.skipped_by_bloom += st.skipped_by_bloom;
+        total.skipped_by_dictionary += st.skipped_by_dictionary;
+        total.skipped_by_page_index += st.skipped_by_page_index;
+        total.pages_read += st.pages_read;
         total.read += st.read;
         if (found.empty()) continue;
         if (all) {
@@ -171,6 +199,32 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
     }
     if (stats) *stats = total;
     tiered_reads().with({"key_lookup"}).inc();
+    return out;
+}
+
+result<std::vector<parquet::message_record>> remote_reader::read_rows(const std::string& topic, int32_t partition,
+                                                                    int64_t offset, int64_t below, size_t limit) {
+    std::vector<parquet::message_record> out;
+    if (offset >= below || limit == 0) return out;
+    auto& r = reader_for(topic);
+    auto key = stream_key_for(topic, partition);
+    auto files = FLOE_TRY(r.files_for_offsets(key, offset, below));
+    std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
+    int64_t next = offset;
+    for (auto& f : files) {
+        if (out.size() >= limit) break;
+        auto of = FLOE_TRY_CTX(opened(r, f), "reading {} at offset {}", key, next);
+        size_t before = out.size();
+        {
+            std::lock_guard g(of->mu);
+            FLOE_TRY_CTX(of->reader->read_offset_range(next, limit - out.size(), out), "reading {} at offset {} in {}",
+                         key, next, f.uri);
+        }
+        // Rows at or past `below` belong to the local tier.
+        while (out.size() > before && out.back().offset >= below) out.pop_back();
+        if (out.size() > before) next = out.back().offset + 1;
+    }
+    if (!out.empty()) tiered_reads().with({"lookup"}).inc();
     return out;
 }
 

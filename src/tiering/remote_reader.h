@@ -53,6 +53,11 @@ public:
     /// the newest match of each partition (files searched newest first).
     result<std::vector<parquet::message_record>> find_by_key(const std::string& topic, std::string_view key,
                                                              bool all, parquet::lookup_stats* stats = nullptr);
+    /// Up to `limit` records of topic/partition with offsets in [offset, below), in order, read
+    /// through the files' page indexes (only the pages holding them): for lookups of a few
+    /// records. Sequential consumers use read(), which decodes and caches whole files.
+    result<std::vector<parquet::message_record>> read_rows(const std::string& topic, int32_t partition,
+                                                           int64_t offset, int64_t below, size_t limit);
     /// Records with timestamp in [from_ts, to_ts], offset order per partition, at most `limit`.
     result<std::vector<parquet::message_record>> find_by_time(const std::string& topic, int32_t partition,
                                                               int64_t from_ts, int64_t to_ts, int64_t below_offset,
@@ -68,6 +73,13 @@ private:
     using rows_ptr = std::shared_ptr<const std::vector<parquet::message_record>>;
     lake::table_reader& reader_for(const std::string& topic);
     result<rows_ptr> rows_of(lake::table_reader& r, const lake::planned_file& f);
+    /// A data file kept open (footer, page indexes and its reader's buffers) for lookups.
+    struct open_file {
+        std::mutex mu; ///< a message_reader serves one call at a time
+        byte_buffer storage;
+        std::optional<parquet::message_reader> reader;
+    };
+    result<std::shared_ptr<open_file>> opened(lake::table_reader& r, const lake::planned_file& f);
 
     lake::iceberg_lake& _lake;
     size_t _cache_limit;
@@ -100,6 +112,9 @@ private:
         std::chrono::steady_clock::time_point at;
     };
     std::map<std::pair<std::string, int32_t>, known_start> _starts;
+    static constexpr size_t max_open_files = 64;
+    std::unordered_map<std::string, std::pair<std::shared_ptr<open_file>, std::list<std::string>::iterator>> _open;
+    std::list<std::string> _open_lru; ///< most recent first
 };
 
 } // namespace floe::tiering

@@ -47,6 +47,9 @@ r=$(curl -s "$api/topics/lookups/records?from-ts=$ts&to-ts=$ts&limit=5000")
 check "by time range (remote)" test "$(jq_ "all(x['timestamp']==$ts for x in d['records']) and len(d['records'])>0" <<<"$r")" = "True"
 r=$(curl -s "$api/topics/lookups/partitions/0/records?offset=0&limit=100000")
 check "huge limits are capped at 1000" test "$(jq_ "len(d['records'])" <<<"$r")" = "1000"
+check "1000 remote records in order across data files" test "$(jq_ "[x['offset'] for x in d['records']] == list(range(1000)) and all(x['value'] == 'value-%d' % x['offset'] for x in d['records'])" <<<"$r")" = "True"
+r=$(curl -s "$api/topics/lookups/partitions/0/records?offset=1500&limit=1000")
+check "remote then local, in order, from the middle of the table" test "$(jq_ "[x['offset'] for x in d['records']] == list(range(1500, 2002)) and d['next_offset'] == 2002" <<<"$r")" = "True"
 
 code() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
 check "unknown topic 404" test "$(code "$api/topics/nope/records?key=a")" = 404
