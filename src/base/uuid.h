@@ -1,10 +1,10 @@
 #pragma once
 
+#include "base/random.h"
 #include "base/result.h"
 
 #include <array>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <string_view>
 
@@ -25,13 +25,8 @@ struct uuid {
     /// A random (version 4, RFC 4122 variant) UUID from the OS entropy source on every call,
     /// so forked processes never repeat each other's ids. Thread-safe.
     static uuid random() {
-        std::random_device rd;
         uuid u;
-        uint64_t a = (uint64_t(rd()) << 32) | rd(), b = (uint64_t(rd()) << 32) | rd();
-        for (int i = 0; i < 8; ++i) {
-            u.bytes[i] = uint8_t(a >> (56 - 8 * i));
-            u.bytes[8 + i] = uint8_t(b >> (56 - 8 * i));
-        }
+        os_random_bytes(u.bytes.data(), u.bytes.size());
         u.bytes[6] = uint8_t((u.bytes[6] & 0x0F) | 0x40);
         u.bytes[8] = uint8_t((u.bytes[8] & 0x3F) | 0x80);
         return u;

@@ -2,7 +2,8 @@
 
 #include "iceberg/catalog_pg.h"
 #include "iceberg/file_io.h"
-#include "iceberg/random.h"
+#include "base/random.h"
+#include "base/uuid.h"
 
 #include <sqlite3.h>
 
@@ -221,7 +222,7 @@ result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const 
 }
 
 std::string catalog::metadata_file_name(int64_t version) const {
-    return fmt::format("{:05}-{}.metadata.json", version, random_uuid_string());
+    return fmt::format("{:05}-{}.metadata.json", version, uuid::random().to_string());
 }
 
 filesystem_catalog::filesystem_catalog(std::shared_ptr<file_io> io, std::string warehouse_uri)

@@ -1,6 +1,7 @@
 #include "iceberg/file_io.h"
 
-#include "iceberg/random.h"
+#include "base/random.h"
+#include "base/uuid.h"
 
 
 #include <algorithm>
@@ -61,7 +62,7 @@ result<std::string> durable_temp(const std::string& path, bytes_view data) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return fail(errc::io_error, "create directory {}: {}", dir.string(), ec.message());
-    auto tmp = path + ".tmp-" + random_uuid_string();
+    auto tmp = path + ".tmp-" + uuid::random().to_string();
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return os_error("create", tmp);
     auto ok = write_all(fd, data, tmp);
@@ -134,7 +135,7 @@ result<void> local_file_io::copy(std::string_view from_uri, std::string_view to_
     auto from = FLOE_TRY(local_path(from_uri));
     auto to = FLOE_TRY(local_path(to_uri));
     // The source was written durably by write/create_new; its link is what must be made durable.
-    auto tmp = to + ".tmp-" + random_uuid_string();
+    auto tmp = to + ".tmp-" + uuid::random().to_string();
     if (::link(from.c_str(), tmp.c_str()) != 0) return os_error("link", from);
     if (::rename(tmp.c_str(), to.c_str()) != 0) {
         auto e = os_error("rename onto", to);

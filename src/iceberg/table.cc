@@ -1,6 +1,7 @@
 #include "iceberg/table.h"
 
-#include "iceberg/random.h"
+#include "base/random.h"
+#include "base/uuid.h"
 
 #include <algorithm>
 #include <cctype>
@@ -147,7 +148,7 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
     FLOE_TRY(cat.create_namespace_if_missing(t.ns));
     if (FLOE_TRY(cat.metadata_location(t))) return load_table(cat, io, t);
     auto base = location.ends_with("/") ? location.substr(0, location.size() - 1) : location;
-    auto m = new_floe_table(base, random_uuid_string(),
+    auto m = new_floe_table(base, uuid::random().to_string(),
                             system_clock_source::instance().now_ms(), std::move(properties));
     auto json = to_json_text(m);
     auto loc = metadata_dir(base) + cat.metadata_file_name(1);
@@ -221,7 +222,7 @@ result<std::vector<manifest_file>> maybe_merge(file_io& io, const table_metadata
     }
     manifest_context ctx{base.current_schema(), base.default_spec(), snapshot_id, seq, o.codec};
     auto merged = FLOE_TRY(write_manifest(ctx, entries));
-    auto uri = fmt::format("{}{}-m1.avro", metadata_dir(base.location), random_uuid_string());
+    auto uri = fmt::format("{}{}-m1.avro", metadata_dir(base.location), uuid::random().to_string());
     FLOE_TRY(io.write(uri, merged.bytes));
     written.uris.push_back(uri);
     merged.entry.manifest_path = uri;
@@ -280,7 +281,7 @@ result<removal> remove_files(file_io& io, const table_metadata& base, std::vecto
             if (p.spec_id == m.partition_spec_id) spec = &p;
         if (!spec) return fail(errc::corrupt, "manifest {} names unknown spec {}", m.manifest_path, m.partition_spec_id);
         auto w = FLOE_TRY(write_manifest({base.current_schema(), spec, snapshot_id, seq, o.codec}, rewritten));
-        auto uri = fmt::format("{}{}-m2.avro", metadata_dir(base.location), random_uuid_string());
+        auto uri = fmt::format("{}{}-m2.avro", metadata_dir(base.location), uuid::random().to_string());
         FLOE_TRY(io.write(uri, w.bytes));
         written.uris.push_back(uri);
         w.entry.manifest_path = uri;
@@ -356,7 +357,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             entries.reserve(req.add.size());
             for (auto& f : req.add) entries.push_back(manifest_entry{entry_status::added, {}, {}, {}, f});
             manifest = FLOE_TRY(write_manifest({schema, spec, snapshot_id, seq, o.codec}, entries));
-            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), random_uuid_string());
+            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), uuid::random().to_string());
             FLOE_TRY(io.write(manifest_uri, manifest->bytes));
             step("manifest");
         }
@@ -447,7 +448,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         }
 
         auto list_uri = fmt::format("{}snap-{}-{}-{}.avro", metadata_dir(bm.location), snapshot_id, attempt,
-                                    random_uuid_string());
+                                    uuid::random().to_string());
         auto list_bytes = write_manifest_list(snapshot_id, parent_id, seq, list, o.codec);
         if (!list_bytes) {
             written.cleanup(io);

@@ -1,8 +1,7 @@
 #include "format/avro/container.h"
 
+#include "base/random.h"
 #include "base/varint.h"
-
-#include <random>
 
 namespace floe::avro {
 
@@ -16,12 +15,8 @@ void put_string(byte_buffer& out, std::string_view s) {
 }
 
 sync_marker random_sync() {
-    std::random_device rd;
     sync_marker m;
-    for (size_t i = 0; i < m.size(); i += 4) {
-        uint32_t v = rd();
-        for (size_t k = 0; k < 4; ++k) m[i + k] = static_cast<uint8_t>(v >> (8 * k));
-    }
+    os_random_bytes(m.data(), m.size());
     return m;
 }
 
