@@ -138,6 +138,7 @@ int serve(const config::settings& s) {
     lo.ns = s.get_string("floe.namespace");
     lo.parquet.row_group_size = static_cast<uint64_t>(s.get_size("floe.storage.remote.iceberg.row-group-size"));
     lo.parquet.target_file_size = static_cast<uint64_t>(s.get_size("floe.storage.remote.iceberg.target-file-size"));
+    lo.parquet.row_group_rows = static_cast<uint64_t>(s.get_int("floe.storage.remote.iceberg.row-group-rows"));
     auto codec = parquet::parse_codec(s.get_string("floe.storage.remote.iceberg.compression"));
     FLOE_ASSERT(codec.has_value(), "a validated compression setting names a known codec");
     lo.parquet.codec = *codec;

@@ -105,8 +105,12 @@ registry::registry() {
     d.push_back(optional(def("floe.storage.remote.s3.secret-access-key", st::string, "", "S3 secret key"),
                          true));
     d.push_back(bounded(def("floe.storage.remote.iceberg.row-group-size", st::size, "128MB",
-                            "Target uncompressed bytes per Parquet row group"),
+                            "Cut a Parquet row group once its encoded (compressed) pages reach this size"),
                         64 * kib, 2 * gib));
+    d.push_back(bounded(def("floe.storage.remote.iceberg.row-group-rows", st::integer, "131072",
+                            "Cut a Parquet row group at this many rows (0: by size only); a cold lookup by key "
+                            "reads the key column of each row group its bloom filter cannot rule out"),
+                        0, 1ll << 40));
     d.push_back(bounded(def("floe.storage.remote.iceberg.target-file-size", st::size, "128MB",
                             "Target bytes per Parquet data file"),
                         64 * kib, 16 * gib));

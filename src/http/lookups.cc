@@ -142,38 +142,12 @@ record_out from_view(int32_t partition, const tiering::record_view& v, const cha
     return r;
 }
 
-/// One local batch, checked (CRC) and decompressed once: its bytes and views of its records.
-struct decoded_batch {
-    struct rec {
-        int64_t offset, timestamp;
-        std::optional<std::string_view> key, value;
-        uint32_t first_header, headers;
-    };
-    byte_buffer raw, decompressed; ///< the views point into these
-    std::vector<rec> records;      ///< in offset order
-    std::vector<tiering::header_view> headers;
-
-    record_out out(const rec& r, int32_t partition) const {
-        record_out o;
-        o.partition = partition;
-        o.offset = r.offset;
-        o.timestamp = r.timestamp;
-        if (r.key) o.key = std::string(*r.key);
-        if (r.value) o.value = std::string(*r.value);
-        for (uint32_t i = r.first_header; i < r.first_header + r.headers; ++i)
-            o.headers.emplace_back(std::string(headers[i].key),
-                                   headers[i].value ? std::optional<std::string>(std::string(*headers[i].value))
-                                                    : std::nullopt);
-        return o;
-    }
-};
-
 /// Decoded local batches, most recently used first, bounded by bytes: lookups of offsets in the
 /// same batch pay its CRC check and decompression once. Keyed by topic id, partition and base
 /// offset, so a topic deleted and created again never hits.
 class batch_cache {
 public:
-    using batch_ptr = std::shared_ptr<const decoded_batch>;
+    using batch_ptr = std::shared_ptr<const tiering::indexed_batch>;
     explicit batch_cache(size_t limit) : _limit(limit) {}
 
     batch_ptr get(const std::string& k) {
@@ -184,8 +158,7 @@ public:
         return it->second.batch;
     }
     void put(const std::string& k, batch_ptr b) {
-        size_t bytes = b->raw.capacity() + b->decompressed.capacity() + b->records.size() * sizeof(decoded_batch::rec)
-                       + b->headers.size() * sizeof(tiering::header_view);
+        size_t bytes = b->memory();
         std::lock_guard g(_mu);
         if (bytes > _limit || _map.contains(k)) return;
         _lru.push_front(k);
@@ -229,6 +202,7 @@ result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_record
         if (!r && r.error().code() == errc::out_of_range) return {};
         return r;
     }
+    std::vector<tiering::header_view> headers;
     for (int64_t next = from; next < until && seen < max_records;) {
         // The batch holding `next`: only its header is read here.
         auto rd = p.read(kafka_offset(next), {.max_bytes = 1, .min_one_batch = true, .max_offset = kafka_offset(until)});
@@ -239,26 +213,23 @@ result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_record
         auto k = fmt::format("{}/{}/{}", p.topic_id().to_string(), p.tp().partition, sl.first_offset());
         auto batch = cache->get(k);
         if (!batch) {
-            auto b = std::make_shared<decoded_batch>();
-            FLOE_TRY(rd->copy_to(b->raw));
-            FLOE_TRY_CTX(tiering::for_each_record_in(b->raw, true, b->decompressed, 64u << 20,
-                                                     [&](const tiering::record_view& v) -> result<bool> {
-                                                         b->records.push_back({v.offset, v.timestamp, v.key, v.value,
-                                                                               uint32_t(b->headers.size()),
-                                                                               uint32_t(v.headers->size())});
-                                                         b->headers.insert(b->headers.end(), v.headers->begin(),
-                                                                           v.headers->end());
-                                                         return true;
-                                                     }),
-                         "{}-{} at offset {}", p.tp().topic, p.tp().partition, next);
-            cache->put(k, b);
-            batch = std::move(b);
+            byte_buffer raw;
+            FLOE_TRY(rd->copy_to(raw));
+            batch = FLOE_TRY_CTX(tiering::indexed_batch::build(raw, 64u << 20), "{}-{} at offset {}", p.tp().topic,
+                                 p.tp().partition, next);
+            cache->put(k, batch);
         }
-        auto it = std::lower_bound(batch->records.begin(), batch->records.end(), next,
-                                   [](const decoded_batch::rec& r, int64_t o) { return r.offset < o; });
-        for (; it != batch->records.end() && seen < max_records; ++it) {
+        size_t i = 0;
+        auto first = FLOE_TRY_CTX(batch->at_or_after(next, i, headers), "{}-{} at offset {}", p.tp().topic,
+                                  p.tp().partition, next);
+        if (first) {
             ++seen;
-            if (!fn(batch->out(*it, p.tp().partition))) return {};
+            if (!fn(from_view(p.tp().partition, *first, "local"))) return {};
+            for (++i; i < batch->size() && seen < max_records; ++i) {
+                auto v = FLOE_TRY(batch->record(i, headers));
+                ++seen;
+                if (!fn(from_view(p.tp().partition, v, "local"))) return {};
+            }
         }
         if (sl.last_offset() < next) break; // no progress
         next = sl.last_offset() + 1;

@@ -15,61 +15,122 @@ result<std::optional<std::string_view>> read_nullable(byte_reader& r) {
 
 } // namespace
 
-result<void> for_each_record(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
-                             size_t max_decompressed,
-                             const std::function<result<void>(const record_view&)>& fn) {
-    if (h.is_control()) return {};
-    if (batch.size() < log::batch_layout::header_size)
-        return fail(errc::corrupt, "batch at offset {} shorter than its header", h.base_offset);
-    bytes_view data = batch.subspan(log::batch_layout::header_size);
-    if (h.compression() != log::compression_codec::none) {
-        FLOE_TRY_CTX(log::decompress(h.compression(), data, scratch, max_decompressed),
-                     "decompressing batch at offset {}", h.base_offset);
-        data = scratch;
-    }
-    byte_reader r(data);
-    std::vector<header_view> headers;
+result<record_view> decode_record(const log::record_batch_header& h, bytes_view body,
+                                  std::vector<header_view>& headers) {
+    byte_reader rr(body);
     record_view rec;
     rec.headers = &headers;
+    FLOE_TRY(rr.u8()); // attributes (unused in v2)
+    auto ts_delta = FLOE_TRY(read_varint(rr));
+    auto off_delta = FLOE_TRY(read_varint(rr));
+    rec.offset = h.base_offset + off_delta;
+    rec.timestamp = h.is_log_append_time() ? h.max_timestamp : h.base_timestamp + ts_delta;
+    rec.key = FLOE_TRY(read_nullable(rr));
+    rec.value = FLOE_TRY(read_nullable(rr));
+    auto n_headers = FLOE_TRY(read_varint(rr));
+    if (n_headers < 0 || static_cast<uint64_t>(n_headers) > rr.remaining())
+        return fail(errc::corrupt, "header count {}", n_headers);
+    headers.clear();
+    for (int64_t k = 0; k < n_headers; ++k) {
+        auto klen = FLOE_TRY(read_varint(rr));
+        if (klen < 0) return fail(errc::corrupt, "null header key");
+        auto key = as_chars(FLOE_TRY(rr.bytes(static_cast<size_t>(klen))));
+        auto value = FLOE_TRY(read_nullable(rr));
+        headers.push_back({key, value});
+    }
+    if (!rr.empty()) return fail(errc::corrupt, "{} trailing bytes", rr.remaining());
+    if (rec.offset < h.base_offset || rec.offset > h.last_offset())
+        return fail(errc::corrupt, "offset {} outside the batch", rec.offset);
+    return rec;
+}
+
+namespace {
+
+/// The record bodies of a batch's (decompressed) record bytes, each after its length varint.
+result<void> split_records(const log::record_batch_header& h, bytes_view data,
+                           const std::function<result<void>(int32_t, bytes_view)>& fn) {
+    byte_reader r(data);
     for (int32_t i = 0; i < h.record_count; ++i) {
         auto len = FLOE_TRY_CTX(read_varint(r), "record {} of batch at offset {}", i, h.base_offset);
         if (len < 0 || static_cast<uint64_t>(len) > r.remaining())
             return fail(errc::corrupt, "record {} of batch at offset {}: length {} with {} bytes left",
                         i, h.base_offset, len, r.remaining());
-        auto body = FLOE_TRY(r.bytes(static_cast<size_t>(len)));
-        byte_reader rr(body);
-        auto decode = [&]() -> result<void> {
-            FLOE_TRY(rr.u8()); // attributes (unused in v2)
-            auto ts_delta = FLOE_TRY(read_varint(rr));
-            auto off_delta = FLOE_TRY(read_varint(rr));
-            rec.offset = h.base_offset + off_delta;
-            rec.timestamp = h.is_log_append_time() ? h.max_timestamp : h.base_timestamp + ts_delta;
-            rec.key = FLOE_TRY(read_nullable(rr));
-            rec.value = FLOE_TRY(read_nullable(rr));
-            auto n_headers = FLOE_TRY(read_varint(rr));
-            if (n_headers < 0 || static_cast<uint64_t>(n_headers) > rr.remaining())
-                return fail(errc::corrupt, "header count {}", n_headers);
-            headers.clear();
-            for (int64_t k = 0; k < n_headers; ++k) {
-                auto klen = FLOE_TRY(read_varint(rr));
-                if (klen < 0) return fail(errc::corrupt, "null header key");
-                auto key = as_chars(FLOE_TRY(rr.bytes(static_cast<size_t>(klen))));
-                auto value = FLOE_TRY(read_nullable(rr));
-                headers.push_back({key, value});
-            }
-            if (!rr.empty()) return fail(errc::corrupt, "{} trailing bytes", rr.remaining());
-            return {};
-        };
-        FLOE_TRY_CTX(decode(), "record {} of batch at offset {}", i, h.base_offset);
-        if (rec.offset < h.base_offset || rec.offset > h.last_offset())
-            return fail(errc::corrupt, "record {} of batch at offset {} has offset {} outside the batch",
-                        i, h.base_offset, rec.offset);
-        FLOE_TRY(fn(rec));
+        FLOE_TRY(fn(i, FLOE_TRY(r.bytes(static_cast<size_t>(len)))));
     }
     if (!r.empty())
         return fail(errc::corrupt, "batch at offset {}: {} bytes after {} records", h.base_offset,
                     r.remaining(), h.record_count);
     return {};
+}
+
+/// The record bytes of `batch` (whole, header included), decompressed into `scratch` if needed.
+result<bytes_view> record_bytes(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
+                                size_t max_decompressed) {
+    if (batch.size() < log::batch_layout::header_size)
+        return fail(errc::corrupt, "batch at offset {} shorter than its header", h.base_offset);
+    bytes_view data = batch.subspan(log::batch_layout::header_size);
+    if (h.compression() == log::compression_codec::none) return data;
+    FLOE_TRY_CTX(log::decompress(h.compression(), data, scratch, max_decompressed),
+                 "decompressing batch at offset {}", h.base_offset);
+    return bytes_view(scratch);
+}
+
+} // namespace
+
+result<void> for_each_record(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
+                             size_t max_decompressed,
+                             const std::function<result<void>(const record_view&)>& fn) {
+    if (h.is_control()) return {};
+    auto data = FLOE_TRY(record_bytes(h, batch, scratch, max_decompressed));
+    std::vector<header_view> headers;
+    return split_records(h, data, [&](int32_t i, bytes_view body) -> result<void> {
+        auto rec = FLOE_TRY_CTX(decode_record(h, body, headers), "record {} of batch at offset {}", i, h.base_offset);
+        return fn(rec);
+    });
+}
+
+result<std::shared_ptr<const indexed_batch>> indexed_batch::build(bytes_view batch, size_t max_decompressed) {
+    auto b = std::make_shared<indexed_batch>();
+    b->header = FLOE_TRY(log::validate_batch(batch));
+    if (b->header.is_control()) return std::shared_ptr<const indexed_batch>(std::move(b));
+    byte_buffer scratch;
+    auto data = FLOE_TRY(record_bytes(b->header, batch, scratch, max_decompressed));
+    b->records.assign(data.begin(), data.end());
+    b->bodies.reserve(size_t(std::max(b->header.record_count, 0)));
+    FLOE_TRY(split_records(b->header, b->records, [&](int32_t, bytes_view body) -> result<void> {
+        b->bodies.push_back({uint32_t(body.data() - b->records.data()), uint32_t(body.size())});
+        return {};
+    }));
+    return std::shared_ptr<const indexed_batch>(std::move(b));
+}
+
+result<std::optional<record_view>> indexed_batch::at_or_after(int64_t offset, size_t& index,
+                                                               std::vector<header_view>& headers) const {
+    auto decode = [&](size_t i) {
+        return decode_record(header, bytes_view(records).subspan(bodies[i].begin, bodies[i].size), headers);
+    };
+    // Offsets rise within a batch and are usually base + index: try that slot, else search.
+    size_t lo = 0, hi = bodies.size();
+    if (offset >= header.base_offset && size_t(offset - header.base_offset) < bodies.size()) {
+        size_t guess = size_t(offset - header.base_offset);
+        auto r = FLOE_TRY(decode(guess));
+        if (r.offset == offset) {
+            index = guess;
+            return std::optional<record_view>(r);
+        }
+    }
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (FLOE_TRY(decode(mid)).offset < offset) lo = mid + 1;
+        else hi = mid;
+    }
+    index = lo;
+    if (lo == bodies.size()) return std::optional<record_view>();
+    return std::optional<record_view>(FLOE_TRY(decode(lo)));
+}
+
+result<record_view> indexed_batch::record(size_t index, std::vector<header_view>& headers) const {
+    return decode_record(header, bytes_view(records).subspan(bodies[index].begin, bodies[index].size), headers);
 }
 
 result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buffer& scratch,

@@ -6,6 +6,7 @@
 #include "log/record_batch_header.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,31 @@ struct record_view {
 result<void> for_each_record(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
                              size_t max_decompressed,
                              const std::function<result<void>(const record_view&)>& fn);
+
+/// Decodes one record's body (the bytes after its length varint) of a batch with header `h`;
+/// header views go to `headers`. errc::corrupt when malformed or its offset is outside the batch.
+result<record_view> decode_record(const log::record_batch_header& h, bytes_view body,
+                                  std::vector<header_view>& headers);
+
+/// One batch checked (CRC) and decompressed once, with where each record starts, so single
+/// records are decoded on demand (lookups keep these in a cache). Immutable once built.
+struct indexed_batch {
+    struct span {
+        uint32_t begin, size;
+    };
+    log::record_batch_header header;
+    byte_buffer records;      ///< the batch's record bytes, decompressed
+    std::vector<span> bodies; ///< each record's body within `records`; empty for control batches
+
+    /// Validates `batch` (exactly one whole batch: length, CRC) and indexes its records.
+    static result<std::shared_ptr<const indexed_batch>> build(bytes_view batch, size_t max_decompressed);
+    size_t size() const noexcept { return bodies.size(); }
+    size_t memory() const noexcept { return records.capacity() + bodies.capacity() * sizeof(span); }
+    /// The first record with offset >= `offset` (nullopt when none), its index in `index`.
+    result<std::optional<record_view>> at_or_after(int64_t offset, size_t& index,
+                                                   std::vector<header_view>& headers) const;
+    result<record_view> record(size_t index, std::vector<header_view>& headers) const;
+};
 
 /// Decodes every record of the whole batches in `batches` (a fetch answer, a segment range),
 /// checking CRCs when asked. fn(const record_view&) -> result<bool>; false stops the walk.

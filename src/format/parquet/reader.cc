@@ -625,6 +625,8 @@ bool file_reader::stats_may_contain(size_t rg, size_t col, int64_t value) const 
 result<bool> file_reader::bloom_may_contain(size_t rg, size_t col, std::string_view value) {
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.bloom_filter_offset) return true;
+    size_t slot = rg * _meta.row_groups[rg].columns.size() + col;
+    if (auto it = _blooms.find(slot); it != _blooms.end()) return it->second.may_contain(bloom_filter::hash(value));
     auto ctx = [&]() { return fmt::format("{}: row group {} bloom filter", name(), rg); };
     uint64_t off = static_cast<uint64_t>(*m.bloom_filter_offset);
     if (off >= _size) return fail(errc::corrupt, "{}: offset {} outside the file", ctx(), off);
@@ -643,7 +645,9 @@ result<bool> file_reader::bloom_may_contain(size_t rg, size_t col, std::string_v
     auto f = FLOE_TRY_CTX(
         bloom_filter::from_bitset(bytes_view(b).subspan(hlen, static_cast<size_t>(h.num_bytes))),
         "{}", ctx());
-    return f.may_contain(bloom_filter::hash(value));
+    bool maybe = f.may_contain(bloom_filter::hash(value));
+    _blooms.emplace(slot, std::move(f));
+    return maybe;
 }
 
 // ------------------------------------------------------------------ message_reader

@@ -9,6 +9,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "format/parquet/bloom_filter.h"
 #include "format/parquet/compression.h"
 #include "format/parquet/io.h"
 #include "format/parquet/metadata.h"
@@ -18,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace floe::parquet {
@@ -121,6 +123,9 @@ private:
         std::optional<column_index> columns;
     };
     std::vector<chunk_indexes> _indexes; // [rg * columns + col]
+    /// Bloom filters read so far, by rg * columns + col: a reader kept open for lookups reads
+    /// each filter once.
+    std::unordered_map<size_t, bloom_filter> _blooms;
 };
 
 /// One row of Floe's message table, owned.

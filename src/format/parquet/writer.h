@@ -29,6 +29,9 @@ struct writer_options {
     compression_codec codec = compression_codec::zstd;
     int compression_level = 0;                ///< 0: codec default
     uint64_t row_group_size = 128ull << 20;   ///< cut a row group at this many encoded bytes
+    /// ... or at this many rows (0: no limit). Lookups by key read the `key` column of every row
+    /// group whose bloom filter cannot rule the key out, so this bounds their cost.
+    uint64_t row_group_rows = 0;
     uint64_t target_file_size = 128ull << 20; ///< should_roll() turns true past this size
     size_t page_size = 1u << 20;              ///< cut a data page at this many raw bytes
     size_t page_row_limit = 20000;            ///< ... or at this many rows
@@ -387,7 +390,9 @@ public:
     result<void> end_row() {
         ++_rows_in_group;
         // Checked every 16 rows: summing the columns' buffers costs more than a row's encoding.
-        if ((_rows_in_group & 15) == 0 && buffered_bytes() >= _opts.row_group_size) [[unlikely]]
+        if ((_rows_in_group & 15) == 0
+            && (buffered_bytes() >= _opts.row_group_size
+                || (_opts.row_group_rows && uint64_t(_rows_in_group) >= _opts.row_group_rows))) [[unlikely]]
             return flush_row_group();
         return {};
     }

@@ -91,6 +91,49 @@ TEST(BatchRecords, CorruptRecordsAreErrorsNotCrashes) {
     }
 }
 
+TEST(IndexedBatch, FindsRecordsByOffsetWithGapsForEveryCodec) {
+    const std::vector<int64_t> offsets{10, 11, 13, 14, 20, 31};
+    for (auto codec : {log::compression_codec::none, log::compression_codec::lz4, log::compression_codec::zstd}) {
+        log::batch_builder b;
+        byte_buffer out;
+        b.begin(10, codec);
+        for (auto o : offsets) {
+            auto d = expected(o);
+            std::vector<log::batch_builder::header> hs;
+            for (auto& [k, v] : d.headers) hs.push_back({k, v ? std::optional<std::string_view>(*v) : std::nullopt});
+            b.add(o, d.timestamp, d.key ? std::optional<std::string_view>(*d.key) : std::nullopt,
+                  d.value ? std::optional<std::string_view>(*d.value) : std::nullopt, hs);
+        }
+        ASSERT_TRUE(b.finish(out));
+        auto ib = indexed_batch::build(out, 1 << 20);
+        ASSERT_TRUE(ib) << ib.error();
+        ASSERT_EQ((*ib)->size(), offsets.size());
+        std::vector<header_view> hs;
+        for (int64_t want = 9; want <= 32; ++want) {
+            size_t i = 99;
+            auto r = (*ib)->at_or_after(want, i, hs);
+            ASSERT_TRUE(r) << r.error();
+            auto it = std::lower_bound(offsets.begin(), offsets.end(), want);
+            if (it == offsets.end()) {
+                EXPECT_FALSE(r->has_value()) << want;
+                continue;
+            }
+            ASSERT_TRUE(r->has_value()) << want;
+            EXPECT_EQ(i, size_t(it - offsets.begin()));
+            auto d = expected(*it);
+            EXPECT_EQ((*r)->offset, *it);
+            EXPECT_EQ((*r)->timestamp, d.timestamp);
+            EXPECT_EQ((*r)->value ? std::optional<std::string>(std::string(*(*r)->value)) : std::nullopt, d.value);
+            EXPECT_EQ((*r)->headers->size(), d.headers.size());
+        }
+        // A flipped byte anywhere after the CRC field is caught before any record is used.
+        out[out.size() - 2] ^= 0x40;
+        auto bad = indexed_batch::build(out, 1 << 20);
+        ASSERT_FALSE(bad);
+        EXPECT_EQ(bad.error().code(), errc::corrupt);
+    }
+}
+
 class RemoteReaderTest : public ::testing::Test {
 protected:
     void SetUp() override {
