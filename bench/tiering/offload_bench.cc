@@ -23,11 +23,13 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
     size_t records = 1'000'000, value_size = 100;
+    uint64_t row_group_rows = 131072;
     fs::path dir = fs::temp_directory_path() / fmt::format("floe-bench-offload-{}", ::getpid());
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
         if (a == "--records") records = std::stoul(argv[i + 1]);
         else if (a == "--value-size") value_size = std::stoul(argv[i + 1]);
+        else if (a == "--row-group-rows") row_group_rows = std::stoull(argv[i + 1]);
         else if (a == "--dir") dir = argv[i + 1];
     }
     fs::remove_all(dir);
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
     auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
     lake::lake_options opts;
     opts.warehouse = "file://" + (dir / "warehouse").string();
+    opts.parquet.row_group_rows = row_group_rows; // floe serve's default, floe.storage.remote.iceberg.row-group-rows
     lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
                             std::make_shared<iceberg::local_file_io>(), opts);
     tiering::worker_options wo;
