@@ -34,16 +34,6 @@ struct figures {
     lookup_stats st; // summed
 };
 
-void add(lookup_stats& a, const lookup_stats& b) {
-    a.row_groups += b.row_groups;
-    a.skipped_by_stats += b.skipped_by_stats;
-    a.skipped_by_bloom += b.skipped_by_bloom;
-    a.skipped_by_dictionary += b.skipped_by_dictionary;
-    a.skipped_by_page_index += b.skipped_by_page_index;
-    a.read += b.read;
-    a.pages_read += b.pages_read;
-}
-
 double pct(std::vector<double> v, double p) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -75,7 +65,7 @@ template<typename F> figures run(size_t n, F&& one) {
         auto t1 = std::chrono::steady_clock::now();
         f.us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         f.rows += rows;
-        add(f.st, st);
+        f.st += st;
     }
     return f;
 }

@@ -180,13 +180,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
             std::lock_guard g(of->mu);
             found = FLOE_TRY_CTX(of->reader->find_by_key(key, &st), "key lookup in {}", f.uri);
         }
-        total.row_groups += st.row_groups;
-        total.skipped_by_stats += st.skipped_by_stats;
-        total.skipped_by_bloom += st.skipped_by_bloom;
-        total.skipped_by_dictionary += st.skipped_by_dictionary;
-        total.skipped_by_page_index += st.skipped_by_page_index;
-        total.pages_read += st.pages_read;
-        total.read += st.read;
+        total += st;
         if (found.empty()) continue;
         if (all) {
             for (auto& m : found) out.push_back(std::move(m));

@@ -159,6 +159,17 @@ struct lookup_stats {
     /// Row groups where no page of `key` can hold the key by its ColumnIndex min/max.
     size_t skipped_by_page_index = 0;
     size_t pages_read = 0; ///< data pages read through the page index (all columns)
+
+    lookup_stats& operator+=(const lookup_stats& o) noexcept {
+        row_groups += o.row_groups;
+        skipped_by_stats += o.skipped_by_stats;
+        skipped_by_bloom += o.skipped_by_bloom;
+        read += o.read;
+        skipped_by_dictionary += o.skipped_by_dictionary;
+        skipped_by_page_index += o.skipped_by_page_index;
+        pages_read += o.pages_read;
+        return *this;
+    }
 };
 
 /// Reads files written with message_schema(), a row group at a time, with an optional
