@@ -10,9 +10,7 @@
 
 namespace floe::log {
 class log_manager;
-}
-namespace floe::tiering {
-class remote_reader;
+class remote_tier;
 }
 
 namespace floe::kafka {
@@ -37,7 +35,7 @@ struct broker_options {
     int64_t group_initial_rebalance_delay_ms = 300;
     /// The remote tier: Fetch and ListOffsets below the local log start of a tiered topic are
     /// served from it (KIP-405). nullptr: only the local tier. Must outlive the broker.
-    tiering::remote_reader* remote = nullptr;
+    log::remote_tier* remote = nullptr;
 };
 
 /// A single-node Kafka-protocol broker on the embedded local tier.

@@ -2,7 +2,7 @@
 
 #include "base/metrics.h"
 #include "kafka/messages.h"
-#include "tiering/remote_reader.h"
+#include "log/remote_tier.h"
 
 #include "kafka/asio_compat.h"
 #include <asio/post.hpp>

@@ -2,6 +2,7 @@
 
 #include "base/bytes.h"
 #include "lake/table_reader.h"
+#include "log/remote_tier.h"
 
 #include <chrono>
 #include <list>
@@ -19,34 +20,18 @@ namespace floe::tiering {
 /// original offsets, timestamps, keys, values and headers. Decoded files are kept in an LRU
 /// cache bounded by bytes, plus the file each stream is being read from (sequential readers). Thread-safe (one lock around planning and the cache; file reads
 /// happen outside it).
-class remote_reader {
+class remote_reader final : public log::remote_tier {
 public:
     explicit remote_reader(lake::iceberg_lake& lake, size_t cache_bytes = 64u << 20);
 
-    struct read_result {
-        byte_buffer batches;     ///< whole v2 batches, back to back
-        int64_t next_offset = 0; ///< one past the last record returned
-        size_t records = 0;
-    };
-    /// Records of topic/partition from `offset` on, with offsets below `limit` (where the local
-    /// tier takes over), about `max_bytes` of batches (at least one record when there is one).
-    /// Empty when the remote tier holds nothing at or after `offset` below `limit`.
+    // log::remote_tier: what the Kafka front end reads below the local log start.
     result<read_result> read(const std::string& topic, int32_t partition, int64_t offset, int64_t limit,
-                             size_t max_bytes);
-    /// The first offset the remote tier holds for the partition (ListOffsets earliest), read
-    /// from the current table state.
-    result<std::optional<int64_t>> start_offset(const std::string& topic, int32_t partition);
-    /// The same, answered from a copy at most `max_age` old: for reports (the log start offset
-    /// in every Fetch answer), never for deciding whether an offset is readable.
+                             size_t max_bytes) override;
+    result<std::optional<int64_t>> start_offset(const std::string& topic, int32_t partition) override;
     result<std::optional<int64_t>> recent_start_offset(const std::string& topic, int32_t partition,
-                                                       std::chrono::milliseconds max_age);
-    struct ts_hit {
-        int64_t offset;
-        int64_t timestamp;
-    };
-    /// First record (offset order) with timestamp >= ts and offset < limit.
-    result<std::optional<ts_hit>> offset_for_timestamp(const std::string& topic, int32_t partition,
-                                                        int64_t ts, int64_t limit);
+                                                       std::chrono::milliseconds max_age) override;
+    result<std::optional<ts_hit>> offset_for_timestamp(const std::string& topic, int32_t partition, int64_t ts,
+                                                        int64_t limit) override;
 
     /// Records of the topic whose key equals `key`, from the remote tier: files pruned by the
     /// manifests' key bounds, row groups by statistics and bloom filter. With `all` false, only
