@@ -1,13 +1,13 @@
 #include "http/lookups.h"
 
 #include "base/log.h"
+#include "base/lru_cache.h"
 #include "lake/iceberg_lake.h"
 #include "log/log_manager.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
 
 #include <charconv>
-#include <list>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -148,40 +148,22 @@ record_out from_view(int32_t partition, const tiering::record_view& v, const cha
 class batch_cache {
 public:
     using batch_ptr = std::shared_ptr<const tiering::indexed_batch>;
-    explicit batch_cache(size_t limit) : _limit(limit) {}
+    explicit batch_cache(size_t limit) : _lru(limit) {}
 
     batch_ptr get(const std::string& k) {
         std::lock_guard g(_mu);
-        auto it = _map.find(k);
-        if (it == _map.end()) return nullptr;
-        _lru.splice(_lru.begin(), _lru, it->second.lru);
-        return it->second.batch;
+        auto hit = _lru.get(k);
+        return hit ? *hit : nullptr;
     }
     void put(const std::string& k, batch_ptr b) {
         size_t bytes = b->memory();
         std::lock_guard g(_mu);
-        if (bytes > _limit || _map.contains(k)) return;
-        _lru.push_front(k);
-        _map.emplace(k, entry{std::move(b), bytes, _lru.begin()});
-        _bytes += bytes;
-        while (_bytes > _limit) {
-            auto victim = _map.find(_lru.back());
-            _bytes -= victim->second.bytes;
-            _map.erase(victim);
-            _lru.pop_back();
-        }
+        _lru.put(k, std::move(b), bytes);
     }
 
 private:
-    struct entry {
-        batch_ptr batch;
-        size_t bytes;
-        std::list<std::string>::iterator lru;
-    };
     std::mutex _mu;
-    size_t _limit, _bytes = 0;
-    std::list<std::string> _lru;
-    std::unordered_map<std::string, entry> _map;
+    lru_cache<std::string, batch_ptr> _lru; ///< weighed in bytes
 };
 
 /// Reads local records of a partition from `offset`, calling fn(record_out) -> bool (false:

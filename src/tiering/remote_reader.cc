@@ -31,7 +31,7 @@ auto& tiered_reads() {
 } // namespace
 
 remote_reader::remote_reader(lake::iceberg_lake& lake, size_t cache_bytes)
-    : _lake(lake), _cache_limit(cache_bytes) {}
+    : _lake(lake), _cache_limit(cache_bytes), _cache(cache_bytes) {}
 
 lake::table_reader& remote_reader::reader_for(const std::string& topic) {
     std::lock_guard g(_mu);
@@ -43,7 +43,7 @@ lake::table_reader& remote_reader::reader_for(const std::string& topic) {
 remote_reader::cache_stats remote_reader::stats() const {
     std::lock_guard g(_mu);
     auto s = _stats;
-    s.bytes = _cache_bytes;
+    s.bytes = _cache.weight();
     s.files = _cache.size();
     return s;
 }
@@ -56,10 +56,9 @@ result<remote_reader::rows_ptr> remote_reader::rows_of(lake::table_reader& r, co
             c->second.used = ++_use_clock;
             return c->second.rows;
         }
-        if (auto it = _cache.find(f.uri); it != _cache.end()) {
-            _lru.splice(_lru.begin(), _lru, it->second.lru);
+        if (auto hit = _cache.get(f.uri)) {
             ++_stats.hits;
-            return it->second.rows;
+            return *hit;
         }
         ++_stats.misses;
     }
@@ -75,16 +74,7 @@ result<remote_reader::rows_ptr> remote_reader::rows_of(lake::table_reader& r, co
         _current_bytes -= oldest->second.bytes;
         _current.erase(oldest);
     }
-    if (_cache.contains(f.uri) || bytes > _cache_limit) return rows;
-    _lru.push_front(f.uri);
-    _cache.emplace(f.uri, cached{rows, bytes, _lru.begin()});
-    _cache_bytes += bytes;
-    while (_cache_bytes > _cache_limit && !_lru.empty()) {
-        auto victim = _cache.find(_lru.back());
-        _cache_bytes -= victim->second.bytes;
-        _cache.erase(victim);
-        _lru.pop_back();
-    }
+    _cache.put(f.uri, rows, bytes);
     return rows;
 }
 
@@ -140,21 +130,13 @@ result<std::shared_ptr<remote_reader::open_file>> remote_reader::opened(lake::ta
                                                                         const lake::planned_file& f) {
     {
         std::lock_guard g(_mu);
-        if (auto it = _open.find(f.uri); it != _open.end()) {
-            _open_lru.splice(_open_lru.begin(), _open_lru, it->second.second);
-            return it->second.first;
-        }
+        if (auto hit = _open.get(f.uri)) return *hit;
     }
     auto of = std::make_shared<open_file>();
     of->reader.emplace(FLOE_TRY(r.open_file(f, of->storage)));
     std::lock_guard g(_mu);
-    if (auto it = _open.find(f.uri); it != _open.end()) return it->second.first; // opened meanwhile
-    _open_lru.push_front(f.uri);
-    _open.emplace(f.uri, std::pair{of, _open_lru.begin()});
-    while (_open.size() > max_open_files) {
-        _open.erase(_open_lru.back()); // callers still holding it keep it alive
-        _open_lru.pop_back();
-    }
+    if (auto hit = _open.get(f.uri)) return *hit; // opened meanwhile
+    _open.put(f.uri, of); // an evicted file stays open for callers still holding it
     return of;
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 
 #include "base/bytes.h"
+#include "base/lru_cache.h"
 #include "lake/table_reader.h"
 #include "log/remote_tier.h"
 
 #include <chrono>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,13 +70,7 @@ private:
     size_t _cache_limit;
     mutable std::mutex _mu;
     std::map<std::string, std::unique_ptr<lake::table_reader>> _readers;
-    struct cached {
-        rows_ptr rows;
-        size_t bytes;
-        std::list<std::string>::iterator lru;
-    };
-    std::unordered_map<std::string, cached> _cache;
-    std::list<std::string> _lru; ///< most recent first
+    lru_cache<std::string, rows_ptr> _cache; ///< decoded files by URI, weighed in bytes
     /// The file each stream was last read from, kept even when larger than the cache: a
     /// consumer reading sequentially through one big file must not decode it again per fetch.
     /// Together bounded by 4x the cache size (the least recently used stream's file goes first;
@@ -90,7 +84,6 @@ private:
     std::map<std::string, current_file> _current;
     size_t _current_bytes = 0;
     uint64_t _use_clock = 0;
-    size_t _cache_bytes = 0;
     cache_stats _stats;
     struct known_start {
         std::optional<int64_t> offset;
@@ -98,8 +91,7 @@ private:
     };
     std::map<std::pair<std::string, int32_t>, known_start> _starts;
     static constexpr size_t max_open_files = 64;
-    std::unordered_map<std::string, std::pair<std::shared_ptr<open_file>, std::list<std::string>::iterator>> _open;
-    std::list<std::string> _open_lru; ///< most recent first
+    lru_cache<std::string, std::shared_ptr<open_file>> _open{max_open_files}; ///< by URI, one each
 };
 
 } // namespace floe::tiering
