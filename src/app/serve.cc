@@ -9,7 +9,6 @@
 #include "lake/iceberg_lake.h"
 #include "lake/metered_catalog.h"
 #include "log/log_manager.h"
-#include "log/record_batch_header.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
 #include "http/server.h"
@@ -68,20 +67,6 @@ http::component_health local_log_health(const std::filesystem::path& data_dir, c
     if (avail < std::min(total * 0.01, 64.0 * (1 << 20)))
         return {http::health_status::down, fmt::format("disk full: {}; free space or move floe.data-dir", what)};
     return {http::health_status::up, what};
-}
-
-/// The timestamp of the batch holding `offset` (its first record's, or the append time for
-/// LogAppendTime batches), from the batch header alone; nullopt at the log end or on error.
-std::optional<int64_t> first_timestamp_at(const log::partition_log& p, int64_t offset) {
-    if (offset >= p.log_end_offset()()) return std::nullopt;
-    auto rd = p.read(kafka_offset(offset), {.max_bytes = 1, .min_one_batch = true});
-    if (!rd || rd->slices.empty()) return std::nullopt;
-    uint8_t hdr[log::batch_layout::header_size];
-    auto& sl = rd->slices.front();
-    if (::pread(sl.fd(), hdr, sizeof hdr, off_t(sl.position)) != ssize_t(sizeof hdr)) return std::nullopt;
-    auto h = log::parse_batch_header(bytes_view(hdr, sizeof hdr));
-    if (!h) return std::nullopt;
-    return h->is_log_append_time() ? h->max_timestamp : h->base_timestamp;
 }
 
 } // namespace
@@ -198,9 +183,14 @@ int serve(const config::settings& s) {
                 fams[2].samples.push_back({fams[2].name, l, double(off)});
                 if (t.config.remote_storage_enable) {
                     fams[3].samples.push_back({fams[3].name, l, double(std::max<int64_t>(0, o.log_end() - off))});
-                    auto ts = first_timestamp_at(*pl, off);
-                    fams[4].samples.push_back(
-                        {fams[4].name, l, ts ? double(std::max<int64_t>(0, now_ms - *ts)) / 1000.0 : 0.0});
+                    // The oldest record not yet offloaded, by its batch's timestamp (the append
+                    // time for LogAppendTime batches); 0 when there is none.
+                    double lag_s = 0;
+                    if (auto h = pl->batch_header_at(kafka_offset(off)); h && *h) {
+                        int64_t ts = (*h)->is_log_append_time() ? (*h)->max_timestamp : (*h)->base_timestamp;
+                        lag_s = double(std::max<int64_t>(0, now_ms - ts)) / 1000.0;
+                    }
+                    fams[4].samples.push_back({fams[4].name, l, lag_s});
                 }
             }
         return fams;

@@ -997,6 +997,16 @@ std::optional<timestamp_lookup> scan_records(bytes_view batch, const record_batc
 }
 } // namespace
 
+result<std::optional<record_batch_header>> partition_log::batch_header_at(kafka_offset offset) const {
+    if (offset() >= log_end_offset()()) return std::optional<record_batch_header>();
+    auto rd = FLOE_TRY(read(offset, {.max_bytes = 1, .min_one_batch = true}));
+    if (rd.slices.empty()) return std::optional<record_batch_header>();
+    auto& sl = rd.slices.front();
+    uint8_t hdr[batch_layout::header_size];
+    FLOE_TRY(pread_exact(sl.fd(), hdr, sizeof hdr, sl.position));
+    return std::optional<record_batch_header>(FLOE_TRY(parse_batch_header(bytes_view(hdr, sizeof hdr))));
+}
+
 result<std::optional<timestamp_lookup>> partition_log::offset_for_timestamp(int64_t ts) const {
     auto& I = *_impl;
     std::shared_ptr<file_handle> fh;

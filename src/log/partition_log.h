@@ -221,6 +221,9 @@ public:
     /// ListOffsets by time: the first record with timestamp >= `ts` (exact for uncompressed
     /// batches, the batch's base offset for compressed ones), nullopt if none.
     result<std::optional<timestamp_lookup>> offset_for_timestamp(int64_t ts) const;
+    /// The header of the batch holding `offset` (read from the segment, not the whole batch);
+    /// nullopt at or past the log end. errc::out_of_range below the log start.
+    result<std::optional<record_batch_header>> batch_header_at(kafka_offset offset) const;
     /// ListOffsets MAX_TIMESTAMP (-3): the batch holding the largest timestamp.
     std::optional<timestamp_lookup> max_timestamp() const;
 

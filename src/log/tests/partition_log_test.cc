@@ -112,6 +112,30 @@ TEST_F(partition_log_test, read_at_every_offset_starts_with_the_batch_holding_it
     EXPECT_EQ(l->read(kafka_offset(end + 1)).error().code(), errc::out_of_range);
 }
 
+TEST_F(partition_log_test, batch_header_at_every_offset_is_the_batch_holding_it) {
+    cfg.index_interval_bytes = 300;
+    auto l = open_log();
+    for (int i = 0; i < 20; ++i) put(*l, size_t(1 + i % 4), 5000 + i, 60);
+    int64_t end = l->log_end_offset()();
+    for (int64_t o = 0; o < end; ++o) {
+        auto r = l->read(kafka_offset(o), {.max_bytes = 1});
+        ASSERT_TRUE(r) << r.error();
+        byte_buffer b;
+        ASSERT_TRUE(r->copy_to(b));
+        auto want = validate_batch(b);
+        ASSERT_TRUE(want) << want.error();
+        auto got = l->batch_header_at(kafka_offset(o));
+        ASSERT_TRUE(got) << got.error();
+        ASSERT_TRUE(got->has_value()) << o;
+        EXPECT_EQ((*got)->base_offset, want->base_offset);
+        EXPECT_EQ((*got)->base_timestamp, want->base_timestamp);
+        EXPECT_EQ((*got)->max_timestamp, want->max_timestamp);
+    }
+    auto at_end = l->batch_header_at(kafka_offset(end));
+    ASSERT_TRUE(at_end);
+    EXPECT_FALSE(at_end->has_value());
+}
+
 TEST_F(partition_log_test, read_respects_byte_budget_and_max_offset) {
     cfg.index_interval_bytes = 500;
     auto l = open_log();
