@@ -5,6 +5,7 @@
 //
 //   floe-bench-kafka --brokers 127.0.0.1:9092 --topic t --records 1000000 --value-size 100
 //                    --acks 1 --partitions 4
+#include "common/kafka_client.h"
 #include "testkit/datagen.h"
 
 #include <librdkafka/rdkafka.h>
@@ -57,38 +58,15 @@ options parse(int argc, char** argv) {
 }
 
 rd_kafka_conf_t* base_conf(const options& o) {
-    char err[512];
-    auto* conf = rd_kafka_conf_new();
-    auto set = [&](const char* k, const std::string& v) {
-        if (rd_kafka_conf_set(conf, k, v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
-            die(std::string("config ") + k + ": " + err);
-    };
-    set("bootstrap.servers", o.brokers);
-    set("log_level", "3");
+    std::string why;
+    auto* conf = floe::bench::kafka_conf(o.brokers, why);
+    if (!conf) die(why);
     return conf;
 }
 
 void create_topic(const options& o) {
-    char err[512];
-    auto* rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(o), err, sizeof err);
-    if (!rk) die(err);
-    auto* nt = rd_kafka_NewTopic_new(o.topic.c_str(), o.partitions, 1, err, sizeof err);
-    auto* q = rd_kafka_queue_new(rk);
-    rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
-    auto* ev = rd_kafka_queue_poll(q, 15000);
-    if (!ev) die("CreateTopics timed out");
-    const auto* res = rd_kafka_event_CreateTopics_result(ev);
-    size_t n = 0;
-    const auto** topics = rd_kafka_CreateTopics_result_topics(res, &n);
-    for (size_t i = 0; i < n; ++i) {
-        auto e = rd_kafka_topic_result_error(topics[i]);
-        if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-            die(std::string("CreateTopics: ") + rd_kafka_err2str(e));
-    }
-    rd_kafka_event_destroy(ev);
-    rd_kafka_queue_destroy(q);
-    rd_kafka_NewTopic_destroy(nt);
-    rd_kafka_destroy(rk);
+    if (auto why = floe::bench::create_topic(o.brokers, o.topic, o.partitions, {}, /*exists_ok=*/true); !why.empty())
+        die(why);
 }
 
 struct produce_state {

@@ -3,28 +3,13 @@
 # (100-byte records; acks=1 and acks=all; 1 and 4 partitions), and in the same run the same
 # records pushed into redis-server with pipelined XADD. Prints each figure and the ratio.
 #   BUILD=build RECORDS=1000000 bash bench/e2e/run.sh
-set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="${BUILD:-$here/build}"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 records="${RECORDS:-1000000}"
 value_size="${VALUE_SIZE:-100}"
-floe="${FLOE_BENCH_BROKER:-$build/bin/floe}"
-work="$(mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
+FLOE_BIN="${FLOE_BENCH_BROKER:-${FLOE_BIN:-}}"
 kport=$(port); hport=$(port); rport=$(port)
-"$floe" serve --set floe.data-dir="$work/floe" --set floe.kafka.listen=127.0.0.1:$kport \
-  --set floe.http.listen=127.0.0.1:$hport --set floe.topic-defaults.remote.storage.enable=false \
-  >"$work/floe.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/$kport) 2>/dev/null && break; sleep 0.1; done
-
-redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+start_floe $kport $hport "$work/floe" --set floe.topic-defaults.remote.storage.enable=false
+start_redis $rport
 
 echo "records=$records value=${value_size}B, client and server on the same $(nproc)-core machine"
 out=()

@@ -9,6 +9,8 @@
 //
 // bench/lookups/run.sh starts floe and redis-server and adds DuckDB over the same Parquet files.
 
+#include "common/kafka_client.h"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
@@ -92,38 +94,16 @@ std::string value_of(size_t i) {
 // ---- Kafka: topic creation with configs, and loading -------------------------------------
 
 rd_kafka_conf_t* base_conf(const options& o) {
-    char err[512];
-    auto* conf = rd_kafka_conf_new();
-    auto set = [&](const char* k, const std::string& v) {
-        if (rd_kafka_conf_set(conf, k, v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
-            die(std::string("config ") + k + ": " + err);
-    };
-    set("bootstrap.servers", o.brokers);
-    set("log_level", "3");
+    std::string why;
+    auto* conf = floe::bench::kafka_conf(o.brokers, why);
+    if (!conf) die(why);
     return conf;
 }
 
 void create_topic(const options& o, const std::string& topic,
                   const std::vector<std::pair<std::string, std::string>>& configs) {
-    char err[512];
-    auto* rk = rd_kafka_new(RD_KAFKA_PRODUCER, base_conf(o), err, sizeof err);
-    if (!rk) die(err);
-    auto* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, 1, err, sizeof err);
-    for (auto& [k, v] : configs) rd_kafka_NewTopic_set_config(nt, k.c_str(), v.c_str());
-    auto* q = rd_kafka_queue_new(rk);
-    rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
-    auto* ev = rd_kafka_queue_poll(q, 15000);
-    if (!ev) die("CreateTopics timed out");
-    size_t n = 0;
-    const auto** topics = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-    for (size_t i = 0; i < n; ++i) {
-        auto e = rd_kafka_topic_result_error(topics[i]);
-        if (e) die(fmt::format("CreateTopics {}: {}", topic, rd_kafka_err2str(e)));
-    }
-    rd_kafka_event_destroy(ev);
-    rd_kafka_queue_destroy(q);
-    rd_kafka_NewTopic_destroy(nt);
-    rd_kafka_destroy(rk);
+    if (auto why = floe::bench::create_topic(o.brokers, topic, 1, configs, /*exists_ok=*/false); !why.empty())
+        die(why);
 }
 
 void produce(const options& o, const std::string& topic, size_t n) {
