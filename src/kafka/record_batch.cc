@@ -3,47 +3,25 @@
 #include "log/batch_builder.h"
 
 #include "base/crc32c.h"
-#include "base/varint.h"
 #include "log/record_batch_header.h"
+#include "log/records.h"
 
 namespace floe::kafka {
 
-namespace {
 using namespace floe::log;
 
-result<void> skip_varbytes(byte_reader& r, bool nullable) {
-    int32_t n = FLOE_TRY(read_varint32(r));
-    if (n < 0) {
-        if (n == -1 && nullable) return {};
-        return fail(errc::corrupt, "bad length {}", n);
-    }
-    return r.skip(size_t(n));
-}
-} // namespace
-
 result<void> check_records(bytes_view data, int32_t count) {
-    byte_reader r(data);
-    for (int32_t i = 0; i < count; ++i) {
-        int32_t len = FLOE_TRY(read_varint32(r));
-        if (len < 0) return fail(errc::corrupt, "record {}: negative length", i);
-        auto body = FLOE_TRY_CTX(r.bytes(size_t(len)), "record {}", i);
-        byte_reader b(body);
-        FLOE_TRY(b.u8());           // attributes (unused in v2)
-        FLOE_TRY(read_varint(b));   // timestamp delta
-        int32_t off = FLOE_TRY(read_varint32(b));
-        if (off != i) return fail(errc::corrupt, "record {}: offset delta {}", i, off);
-        FLOE_TRY_CTX(skip_varbytes(b, true), "record {} key", i);
-        FLOE_TRY_CTX(skip_varbytes(b, true), "record {} value", i);
-        int32_t nh = FLOE_TRY(read_varint32(b));
-        if (nh < 0) return fail(errc::corrupt, "record {}: {} headers", i, nh);
-        for (int32_t h = 0; h < nh; ++h) {
-            FLOE_TRY_CTX(skip_varbytes(b, false), "record {} header {} key", i, h);
-            FLOE_TRY_CTX(skip_varbytes(b, true), "record {} header {} value", i, h);
-        }
-        if (!b.empty()) return fail(errc::corrupt, "record {}: {} trailing bytes", i, b.remaining());
-    }
-    if (!r.empty()) return fail(errc::corrupt, "{} bytes after the last record", r.remaining());
-    return {};
+    // A producer numbers its records 0..count-1 from the batch's base offset: check them against
+    // a header saying exactly that.
+    record_batch_header h{};
+    h.record_count = count;
+    h.last_offset_delta = count - 1;
+    std::vector<header_view> headers;
+    return for_each_record_body(h, data, [&](int32_t i, bytes_view body) -> result<void> {
+        auto rec = FLOE_TRY_CTX(decode_record(h, body, headers), "record {}", i);
+        if (rec.offset != i) return fail(errc::corrupt, "record {}: offset delta {}", i, rec.offset);
+        return {};
+    });
 }
 
 std::expected<records_summary, records_error> validate_records(bytes_view records,

@@ -6,63 +6,6 @@
 namespace floe::tiering {
 namespace {
 
-result<std::optional<std::string_view>> read_nullable(byte_reader& r) {
-    auto len = FLOE_TRY(read_varint(r));
-    if (len < 0) return std::optional<std::string_view>();
-    auto b = FLOE_TRY(r.bytes(static_cast<size_t>(len)));
-    return std::optional<std::string_view>(as_chars(b));
-}
-
-} // namespace
-
-result<record_view> decode_record(const log::record_batch_header& h, bytes_view body,
-                                  std::vector<header_view>& headers) {
-    byte_reader rr(body);
-    record_view rec;
-    rec.headers = &headers;
-    FLOE_TRY(rr.u8()); // attributes (unused in v2)
-    auto ts_delta = FLOE_TRY(read_varint(rr));
-    auto off_delta = FLOE_TRY(read_varint(rr));
-    rec.offset = h.base_offset + off_delta;
-    rec.timestamp = h.is_log_append_time() ? h.max_timestamp : h.base_timestamp + ts_delta;
-    rec.key = FLOE_TRY(read_nullable(rr));
-    rec.value = FLOE_TRY(read_nullable(rr));
-    auto n_headers = FLOE_TRY(read_varint(rr));
-    if (n_headers < 0 || static_cast<uint64_t>(n_headers) > rr.remaining())
-        return fail(errc::corrupt, "header count {}", n_headers);
-    headers.clear();
-    for (int64_t k = 0; k < n_headers; ++k) {
-        auto klen = FLOE_TRY(read_varint(rr));
-        if (klen < 0) return fail(errc::corrupt, "null header key");
-        auto key = as_chars(FLOE_TRY(rr.bytes(static_cast<size_t>(klen))));
-        auto value = FLOE_TRY(read_nullable(rr));
-        headers.push_back({key, value});
-    }
-    if (!rr.empty()) return fail(errc::corrupt, "{} trailing bytes", rr.remaining());
-    if (rec.offset < h.base_offset || rec.offset > h.last_offset())
-        return fail(errc::corrupt, "offset {} outside the batch", rec.offset);
-    return rec;
-}
-
-namespace {
-
-/// The record bodies of a batch's (decompressed) record bytes, each after its length varint.
-result<void> split_records(const log::record_batch_header& h, bytes_view data,
-                           const std::function<result<void>(int32_t, bytes_view)>& fn) {
-    byte_reader r(data);
-    for (int32_t i = 0; i < h.record_count; ++i) {
-        auto len = FLOE_TRY_CTX(read_varint(r), "record {} of batch at offset {}", i, h.base_offset);
-        if (len < 0 || static_cast<uint64_t>(len) > r.remaining())
-            return fail(errc::corrupt, "record {} of batch at offset {}: length {} with {} bytes left",
-                        i, h.base_offset, len, r.remaining());
-        FLOE_TRY(fn(i, FLOE_TRY(r.bytes(static_cast<size_t>(len)))));
-    }
-    if (!r.empty())
-        return fail(errc::corrupt, "batch at offset {}: {} bytes after {} records", h.base_offset,
-                    r.remaining(), h.record_count);
-    return {};
-}
-
 /// The record bytes of `batch` (whole, header included), decompressed into `scratch` if needed.
 result<bytes_view> record_bytes(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
                                 size_t max_decompressed) {
@@ -83,7 +26,7 @@ result<void> for_each_record(const log::record_batch_header& h, bytes_view batch
     if (h.is_control()) return {};
     auto data = FLOE_TRY(record_bytes(h, batch, scratch, max_decompressed));
     std::vector<header_view> headers;
-    return split_records(h, data, [&](int32_t i, bytes_view body) -> result<void> {
+    return log::for_each_record_body(h, data, [&](int32_t i, bytes_view body) -> result<void> {
         auto rec = FLOE_TRY_CTX(decode_record(h, body, headers), "record {} of batch at offset {}", i, h.base_offset);
         return fn(rec);
     });
@@ -97,7 +40,7 @@ result<std::shared_ptr<const indexed_batch>> indexed_batch::build(bytes_view bat
     auto data = FLOE_TRY(record_bytes(b->header, batch, scratch, max_decompressed));
     b->records.assign(data.begin(), data.end());
     b->bodies.reserve(size_t(std::max(b->header.record_count, 0)));
-    FLOE_TRY(split_records(b->header, b->records, [&](int32_t, bytes_view body) -> result<void> {
+    FLOE_TRY(log::for_each_record_body(b->header, b->records, [&](int32_t, bytes_view body) -> result<void> {
         b->bodies.push_back({uint32_t(body.data() - b->records.data()), uint32_t(body.size())});
         return {};
     }));

@@ -4,6 +4,7 @@
 #include "base/result.h"
 #include "log/partition_log.h"
 #include "log/record_batch_header.h"
+#include "log/records.h"
 
 #include <functional>
 #include <memory>
@@ -13,21 +14,10 @@
 
 namespace floe::tiering {
 
-struct header_view {
-    std::string_view key;
-    std::optional<std::string_view> value;
-};
-
-/// One record of a batch, with absolute offset and timestamp. Views point into the batch or
-/// the decompression scratch buffer: valid until the next record of the same batch is decoded
-/// (headers) or the scratch buffer is reused (everything).
-struct record_view {
-    int64_t offset = 0;
-    int64_t timestamp = 0;
-    std::optional<std::string_view> key;
-    std::optional<std::string_view> value;
-    const std::vector<header_view>* headers = nullptr;
-};
+// The record views and the single-record decoder live with the batch format in log.
+using header_view = log::header_view;
+using record_view = log::record_view;
+using log::decode_record;
 
 /// Decodes every record of one v2 batch (`batch` is the whole batch, header included),
 /// decompressing into `scratch` (at most `max_decompressed` bytes). Calls fn(const record_view&)
@@ -36,11 +26,6 @@ struct record_view {
 result<void> for_each_record(const log::record_batch_header& h, bytes_view batch, byte_buffer& scratch,
                              size_t max_decompressed,
                              const std::function<result<void>(const record_view&)>& fn);
-
-/// Decodes one record's body (the bytes after its length varint) of a batch with header `h`;
-/// header views go to `headers`. errc::corrupt when malformed or its offset is outside the batch.
-result<record_view> decode_record(const log::record_batch_header& h, bytes_view body,
-                                  std::vector<header_view>& headers);
 
 /// One batch checked (CRC) and decompressed once, with where each record starts, so single
 /// records are decoded on demand (lookups keep these in a cache). Immutable once built.

@@ -1,4 +1,6 @@
 #include "log/record_batch_header.h"
+#include "log/records.h"
+#include "base/varint.h"
 #include "log/testing/batch_builder.h"
 
 #include <gtest/gtest.h>
@@ -90,4 +92,60 @@ TEST(record_batch_header, for_each_batch_walks_and_stops_on_damage) {
     EXPECT_EQ(seen, 4);
     all.pop_back();
     EXPECT_FALSE(for_each_batch(all, true, [](auto&, auto) { return true; }));
+}
+
+namespace {
+// One record body: attributes, timestamp delta, offset delta, key, value, headers.
+byte_buffer record_body(int64_t off_delta, int64_t key_len, std::string_view key, int64_t n_headers) {
+    byte_buffer b;
+    b.push_back(0);
+    put_varint(b, 7);
+    put_varint(b, off_delta);
+    put_varint(b, key_len);
+    b.insert(b.end(), key.begin(), key.end());
+    put_varint(b, -1); // null value
+    put_varint(b, n_headers);
+    return b;
+}
+} // namespace
+
+TEST(Records, DecodeRecordReadsFieldsAndRefusesBadLengths) {
+    record_batch_header h{};
+    h.base_offset = 100;
+    h.base_timestamp = 1000;
+    h.record_count = 2;
+    h.last_offset_delta = 1;
+    std::vector<header_view> hs;
+    auto body = record_body(1, 2, "ab", 0); // the views point into it
+    auto ok = decode_record(h, body, hs);
+    ASSERT_TRUE(ok) << ok.error();
+    EXPECT_EQ(ok->offset, 101);
+    EXPECT_EQ(ok->timestamp, 1007);
+    EXPECT_EQ(ok->key, std::optional<std::string_view>("ab"));
+    EXPECT_FALSE(ok->value.has_value());
+    // -1 is null; any other negative length is corrupt, as is an offset outside the batch.
+    EXPECT_EQ(decode_record(h, record_body(0, -2, "", 0), hs).error().code(), errc::corrupt);
+    EXPECT_EQ(decode_record(h, record_body(2, 2, "ab", 0), hs).error().code(), errc::corrupt);
+    EXPECT_EQ(decode_record(h, record_body(0, 2, "ab", -1), hs).error().code(), errc::corrupt);
+}
+
+TEST(Records, ForEachRecordBodyNeedsExactlyTheCountedRecords) {
+    record_batch_header h{};
+    h.record_count = 1;
+    auto body = record_body(0, 1, "k", 0);
+    byte_buffer data;
+    put_varint(data, int64_t(body.size()));
+    data.insert(data.end(), body.begin(), body.end());
+    int n = 0;
+    auto count = [&](int32_t, bytes_view) -> result<void> {
+        ++n;
+        return {};
+    };
+    ASSERT_TRUE(for_each_record_body(h, data, count));
+    EXPECT_EQ(n, 1);
+    data.push_back(0); // a byte after the last record
+    EXPECT_EQ(for_each_record_body(h, data, count).error().code(), errc::corrupt);
+    h.record_count = 2; // one record missing
+    data.pop_back();
+    EXPECT_FALSE(for_each_record_body(h, data, count));
 }
