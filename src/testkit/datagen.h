@@ -1,5 +1,4 @@
 #pragma once
-// Helpers working in this tree: read /work/main/DEVELOPERS.md first (ground rules, deadline).
 
 #include <cstdint>
 #include <optional>
