@@ -58,6 +58,16 @@ void bloom_filter::insert(uint64_t h) noexcept {
         block[i] |= uint32_t{1} << ((key * salt[i]) >> 27);
 }
 
+void bloom_filter::insert(std::span<const uint64_t> hs) noexcept {
+    constexpr size_t ahead = 8;
+    uint64_t blocks = _words.size() / 8;
+    for (size_t i = 0; i < hs.size(); ++i) {
+        if (i + ahead < hs.size())
+            __builtin_prefetch(_words.data() + (((hs[i + ahead] >> 32) * blocks) >> 32) * 8, 1);
+        insert(hs[i]);
+    }
+}
+
 bool bloom_filter::may_contain(uint64_t h) const noexcept {
     uint64_t blocks = _words.size() / 8;
     uint64_t b = ((h >> 32) * blocks) >> 32;

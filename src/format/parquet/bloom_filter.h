@@ -9,6 +9,7 @@
 #include "base/result.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace floe::parquet {
@@ -29,6 +30,8 @@ public:
     static result<bloom_filter> from_bitset(bytes_view bitset);
 
     void insert(uint64_t h) noexcept;
+    /// Inserts every hash, fetching blocks a few hashes ahead (they are random cache lines).
+    void insert(std::span<const uint64_t> hs) noexcept;
     bool may_contain(uint64_t h) const noexcept;
     /// Halves the filter (OR-ing block pairs, which keeps every inserted hash found, since the
     /// block index is the top bits of the hash's high word) while the estimated false-positive

@@ -3,8 +3,13 @@
 #include "base/varint.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace floe::parquet {
 
@@ -74,6 +79,60 @@ void bit_unpack(const uint8_t* in, size_t n, int width, uint64_t* out) {
 
 // ---- RLE / bit-packed hybrid encoder
 
+namespace {
+
+/// Packs 8 levels (one byte each, every one below 2^width) into `width` bytes, LSB first.
+/// Stores 8 bytes at `o`: the bytes past `width` are garbage for the next group to overwrite.
+inline void pack_group8(const uint8_t* p, int width, uint8_t* o) {
+    if constexpr (std::endian::native == std::endian::little) {
+        // Halve the lanes three times: pairs of bytes, then of 16-bit lanes, then of 32-bit.
+        uint64_t x;
+        std::memcpy(&x, p, 8);
+        auto w = static_cast<unsigned>(width);
+        x = (x & 0x00FF00FF00FF00FFull) | ((x & 0xFF00FF00FF00FF00ull) >> (8 - w));
+        x = (x & 0x0000FFFF0000FFFFull) | ((x & 0xFFFF0000FFFF0000ull) >> (16 - 2 * w));
+        x = (x & 0xFFFFFFFFull) | ((x >> 32) << (4 * w));
+        std::memcpy(o, &x, 8); // width <= 8: the 8w bits fit
+    } else {
+        uint64_t acc = 0;
+        for (size_t j = 0; j < 8; ++j)
+            acc |= static_cast<uint64_t>(p[j]) << (j * static_cast<size_t>(width));
+        for (int b = 0; b < width; ++b)
+            o[b] = static_cast<uint8_t>(acc >> (8 * b));
+    }
+}
+
+/// The first position p >= i where v[p .. p+8) are all equal, or n if there is none.
+inline size_t find_run8(const uint8_t* v, size_t i, size_t n) {
+    if (n < 8) return n;
+    size_t p = i;
+#if defined(__SSE2__)
+    // Bit t of `eq` says v[p+t] == v[p+t+1]; 7 set bits in a row from t mark a run of 8 at p+t.
+    // 16 candidate positions per step, reading v[p .. p+33).
+    for (; p + 33 <= n; p += 16) {
+        __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + p));
+        __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + p + 1));
+        __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + p + 16));
+        __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(v + p + 17));
+        uint32_t eq = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a0, b0)))
+                      | (static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1))) << 16);
+        uint32_t r = eq & (eq >> 1); // 2 in a row
+        r &= r >> 2;                 // 4 in a row
+        r &= r >> 3;                 // 7 in a row
+        r &= 0xFFFFu;                // windows starting in this step
+        if (r) return p + static_cast<size_t>(std::countr_zero(r));
+    }
+#endif
+    for (; p + 8 <= n; ++p) {
+        uint64_t w;
+        std::memcpy(&w, v + p, 8);
+        if (w == 0x0101010101010101ull * v[p]) return p;
+    }
+    return n;
+}
+
+} // namespace
+
 void encode_levels(const uint8_t* v, size_t n, int width, byte_buffer& out) {
     if (n == 0) return;
     size_t lit = 0; // first value not yet encoded
@@ -85,23 +144,30 @@ void encode_levels(const uint8_t* v, size_t n, int width, byte_buffer& out) {
         size_t groups = (count + 7) / 8;
         put_uvarint(out, (static_cast<uint64_t>(groups) << 1) | 1);
         size_t at = out.size();
-        out.resize(at + groups * static_cast<size_t>(width));
+        auto w = static_cast<size_t>(width);
+        out.resize(at + groups * w + 8); // slack: pack_group8 stores up to 8 bytes
         uint8_t* o = out.data() + at;
         const uint8_t* p = v + lit;
-        for (size_t g = 0; g < groups; ++g) {
-            uint64_t acc = 0;
-            size_t k = std::min<size_t>(8, count - g * 8);
-            for (size_t j = 0; j < k; ++j)
-                acc |= static_cast<uint64_t>(p[g * 8 + j]) << (j * static_cast<size_t>(width));
-            std::memcpy(o + g * static_cast<size_t>(width), &acc, static_cast<size_t>(width));
+        size_t full = count / 8;
+        for (size_t g = 0; g < full; ++g)
+            pack_group8(p + g * 8, width, o + g * w);
+        if (full < groups) {
+            uint8_t last[8] = {};
+            std::memcpy(last, p + full * 8, count - full * 8);
+            pack_group8(last, width, o + full * w);
         }
+        out.resize(at + groups * w);
         lit = end;
     };
+    // Only runs of 8 or more matter (shorter ones stay bit-packed), so the scan jumps from one
+    // to the next; `i` is always the start of a run of equal values.
     size_t i = 0;
     while (i < n) {
-        uint8_t x = v[i];
-        size_t j = i + 1;
+        size_t s = find_run8(v, i, n);
+        if (s == n) break;
+        uint8_t x = v[s];
         uint64_t pat = 0x0101010101010101ull * x;
+        size_t j = s + 8;
         while (j + 8 <= n) {
             uint64_t w;
             std::memcpy(&w, v + j, 8);
@@ -110,17 +176,15 @@ void encode_levels(const uint8_t* v, size_t n, int width, byte_buffer& out) {
         }
         while (j < n && v[j] == x)
             ++j;
-        size_t run = j - i;
-        if (run >= 8) {
-            // A bit-packed run holds whole groups: values of this run complete the pending
-            // group first, and the rest (if still 8 or more) becomes an RLE run.
-            size_t pad = (8 - (i - lit) % 8) % 8;
-            if (run >= pad + 8) {
-                put_literal(i + pad);
-                put_uvarint(out, static_cast<uint64_t>(run - pad) << 1);
-                out.push_back(x); // width <= 8: one byte
-                lit = j;
-            }
+        size_t run = j - s;
+        // A bit-packed run holds whole groups: values of this run complete the pending group
+        // first, and the rest (if still 8 or more) becomes an RLE run.
+        size_t pad = (8 - (s - lit) % 8) % 8;
+        if (run >= pad + 8) {
+            put_literal(s + pad);
+            put_uvarint(out, static_cast<uint64_t>(run - pad) << 1);
+            out.push_back(x); // width <= 8: one byte
+            lit = j;
         }
         i = j;
     }
@@ -178,6 +242,98 @@ void rle_encoder::finish() {
     }
 }
 
+void encode_rle_hybrid(const uint32_t* v, size_t n, int width, byte_buffer& out) {
+    // Mirrors rle_encoder: values are taken in groups of 8 from the end of the last RLE run;
+    // a group of 8 equal values starts an RLE run that takes every following equal value,
+    // any other group is bit-packed into the open literal run (closed at 63 groups or by an
+    // RLE run); at the end, fewer than 8 values are an RLE run if they are equal and no literal
+    // run is open, else a zero-padded literal group.
+    if (n == 0) return;
+    auto w = static_cast<size_t>(width);
+    size_t value_bytes = (w + 7) / 8;
+    // Room for the worst case, trimmed at the end: per group of 8 values either a literal
+    // header byte and w bytes, or a run of 10 + 4 bytes at most; 8 bytes of slack for stores.
+    size_t start = out.size();
+    out.resize(start + (n / 8 + 2) * (w + 16) + 8);
+    uint8_t* base = out.data();
+    uint8_t* d = base + start;
+    uint8_t* indicator = nullptr; // the open literal run's header byte
+    uint64_t groups = 0;          // groups in the open literal run
+    auto close_literal = [&] {
+        if (!indicator) return;
+        *indicator = static_cast<uint8_t>((groups << 1) | 1);
+        indicator = nullptr;
+        groups = 0;
+    };
+    auto put_group = [&](const uint32_t* g) {
+        if (!indicator) indicator = d++;
+        // 8 values of w <= 32 bits: w bytes, written 4 at a time (and up to 8 past the end).
+        uint64_t acc = 0;
+        size_t bits = 0;
+        for (size_t k = 0; k < 8; ++k) {
+            acc |= static_cast<uint64_t>(g[k]) << bits;
+            bits += w;
+            if (bits >= 32) {
+                auto lo = static_cast<uint32_t>(acc);
+                if constexpr (std::endian::native == std::endian::big) lo = std::byteswap(lo);
+                std::memcpy(d, &lo, 4);
+                d += 4;
+                acc >>= 32;
+                bits -= 32;
+            }
+        }
+        if constexpr (std::endian::native == std::endian::big) acc = std::byteswap(acc);
+        std::memcpy(d, &acc, 8);
+        d += bits / 8; // 8w bits in all: what is left is whole bytes
+        if (++groups == 63) close_literal();
+    };
+    auto put_run = [&](uint32_t x, size_t count) {
+        close_literal();
+        uint64_t h = static_cast<uint64_t>(count) << 1;
+        while (h >= 0x80) {
+            *d++ = static_cast<uint8_t>(h) | 0x80;
+            h >>= 7;
+        }
+        *d++ = static_cast<uint8_t>(h);
+        for (size_t b = 0; b < value_bytes; ++b)
+            *d++ = static_cast<uint8_t>(x >> (8 * b));
+    };
+    size_t pos = 0;
+    while (pos + 8 <= n) {
+        const uint32_t* g = v + pos;
+        uint32_t x = g[0];
+        bool same = true;
+        for (size_t k = 1; k < 8; ++k)
+            same &= g[k] == x;
+        if (!same) {
+            put_group(g);
+            pos += 8;
+            continue;
+        }
+        size_t j = pos + 8;
+        while (j < n && v[j] == x)
+            ++j;
+        put_run(x, j - pos);
+        pos = j;
+    }
+    size_t m = n - pos;
+    if (m > 0) {
+        uint32_t x = v[pos];
+        bool same = true;
+        for (size_t k = 1; k < m; ++k)
+            same &= v[pos + k] == x;
+        if (same && !indicator) {
+            put_run(x, m);
+        } else {
+            uint32_t last[8] = {};
+            std::memcpy(last, v + pos, m * sizeof(uint32_t));
+            put_group(last);
+        }
+    }
+    close_literal();
+    out.resize(static_cast<size_t>(d - base));
+}
+
 // ---- RLE / bit-packed hybrid decoder
 
 result<void> rle_decoder::next_run() {
@@ -233,6 +389,31 @@ result<void> rle_decoder::get(uint32_t* out, size_t n) {
 
 // ---- DELTA_BINARY_PACKED
 
+namespace {
+/// Bit-packs 32 values of `width` <= 32 bits (4 * width bytes), 4 bytes at a store.
+inline void pack32_narrow(const uint64_t* v, int width, byte_buffer& out) {
+    auto w = static_cast<size_t>(width);
+    size_t at = out.size();
+    out.resize(at + 4 * w);
+    uint8_t* d = out.data() + at;
+    uint64_t acc = 0;
+    size_t bits = 0;
+    for (size_t k = 0; k < 32; ++k) {
+        acc |= v[k] << bits; // v[k] < 2^w and bits < 32: fits in 64 bits
+        bits += w;
+        if (bits >= 32) {
+            auto lo = static_cast<uint32_t>(acc);
+            if constexpr (std::endian::native == std::endian::big) lo = std::byteswap(lo);
+            std::memcpy(d, &lo, 4);
+            d += 4;
+            acc >>= 32;
+            bits -= 32;
+        }
+    }
+    // 32 * w bits are a whole number of 32-bit words: nothing is left over.
+}
+} // namespace
+
 template<typename T> void delta_binary_encode(const T* values, size_t n, byte_buffer& out) {
     using U = std::make_unsigned_t<T>;
     constexpr size_t block = 128, mini = 4, per_mini = 32;
@@ -264,19 +445,21 @@ template<typename T> void delta_binary_encode(const T* values, size_t n, byte_bu
                 out[width_pos + m] = 0;
                 continue;
             }
-            U maxv = 0;
-            for (size_t k = 0; k < per_mini; ++k) {
-                U rel = static_cast<U>(deltas[m * per_mini + k] - static_cast<U>(min_delta));
-                maxv = std::max(maxv, rel);
-            }
-            widths[m] = bit_width_of(maxv);
+            // The width of the largest value is the width of all of them OR-ed together.
+            U any = 0;
+            for (size_t k = 0; k < per_mini; ++k)
+                any |= static_cast<U>(deltas[m * per_mini + k] - static_cast<U>(min_delta));
+            widths[m] = bit_width_of(any);
             out[width_pos + m] = static_cast<uint8_t>(widths[m]);
         }
         for (size_t m = 0; m < used; ++m) {
             if (widths[m] == 0) continue;
             for (size_t k = 0; k < per_mini; ++k)
                 packed[k] = static_cast<U>(deltas[m * per_mini + k] - static_cast<U>(min_delta));
-            bit_pack(packed, per_mini, widths[m], out);
+            if (widths[m] <= 32)
+                pack32_narrow(packed, widths[m], out);
+            else
+                bit_pack(packed, per_mini, widths[m], out);
         }
     }
 }

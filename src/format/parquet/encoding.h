@@ -33,6 +33,12 @@ void bit_unpack(const uint8_t* in, size_t n, int width, uint64_t* out);
 /// are mostly long runs (flat columns) or short ones (lists), and both scan fast.
 void encode_levels(const uint8_t* levels, size_t n, int width, byte_buffer& out);
 
+/// Encodes dictionary indices (`width` <= 32 bits) as an RLE/bit-packed hybrid stream: the
+/// same bytes as rle_encoder given the values one by one and finish(), a group of 8 at a step
+/// (groups of 8 equal values start RLE runs, the others are bit-packed, 63 groups at most per
+/// literal run), with no per-value state machine.
+void encode_rle_hybrid(const uint32_t* values, size_t n, int width, byte_buffer& out);
+
 /// RLE/bit-packed hybrid encoder (without the 4-byte length prefix; data pages v1 add it
 /// around levels). Runs of 8 or more equal values become RLE runs, the rest bit-packed groups
 /// of 8. Call finish() once at the end.

@@ -4,6 +4,9 @@
 #include "format/parquet/bloom_filter.h"
 #include "format/parquet/encoding.h"
 
+// Inlined: the writer hashes short values (dictionary lookups, bloom filter hashes), where a
+// call into the shared library costs about as much as the hash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 #include <zlib.h>
 
@@ -18,6 +21,8 @@ namespace detail {
 
 /// Insert-or-find for byte strings: entries stored PLAIN-encoded back to back (4-byte length +
 /// bytes), which is exactly the dictionary page payload; open addressing on an XXH3 hash.
+/// (A `key` column could hash with XXH64 here and reuse that hash for its bloom filter, but
+/// XXH64 of a short key costs about 2.5 XXH3s and only new entries need it: measured slower.)
 class byte_dictionary {
 public:
     byte_dictionary() { rehash(1024); }
@@ -52,6 +57,10 @@ public:
         inserted = true;
         if (_offsets.size() * 2 > _slots.size()) rehash(_slots.size() * 2);
         return idx;
+    }
+    /// The bytes of entry `idx`, valid until the next insert.
+    const char* entry(uint32_t idx) const noexcept {
+        return reinterpret_cast<const char*>(_data.data()) + _offsets[idx] + 4;
     }
     size_t size() const noexcept { return _offsets.size(); }
     size_t bytes() const noexcept { return _data.size(); }
@@ -290,7 +299,8 @@ void column_writer::add_dict_slow(std::string_view v) {
     _indices.push_back(idx);
     _page_bytes += 2;
     _dict_plain_equiv += 4 + v.size();
-    _last_dict_value.assign(v);
+    _last_dict_value = _dict->entry(idx);
+    _last_dict_len = v.size();
     _last_dict_idx = idx;
     // Page min/max: an entry already seen on this page cannot change them.
     if (idx >= _dict_seen_page.size()) _dict_seen_page.resize(idx + 1, 0);
@@ -352,10 +362,7 @@ result<void> column_writer::flush_page() {
             enc = encoding::rle_dictionary;
             int width = std::max(1, bit_width_of(_dict->size() > 0 ? _dict->size() - 1 : 0));
             _scratch.push_back(static_cast<uint8_t>(width));
-            rle_encoder e(_scratch, width);
-            for (uint32_t i : _indices)
-                e.put(i);
-            e.finish();
+            encode_rle_hybrid(_indices.data(), _indices.size(), width, _scratch);
             _dict_indices_total += _indices.size();
             ++_dict_pages_used;
         } else {
@@ -601,8 +608,7 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         // estimated false-positive rate stays under the target.
         size_t bytes = bloom_filter::optimal_bytes(_bloom_hashes.size(), _opts.bloom_filter_fpp);
         bloom_filter f(bytes);
-        for (uint64_t h : _bloom_hashes)
-            f.insert(h);
+        f.insert(_bloom_hashes);
         f.fold_to_fpp(_opts.bloom_filter_fpp);
         byte_buffer b;
         bloom_filter_header bh;
@@ -895,22 +901,22 @@ result<message_writer> message_writer::open(std::unique_ptr<output_sink> sink,
 
 result<void> message_writer::append(const message_row& r) {
     namespace mc = message_col;
-    auto& w = *_w;
-    w.column(mc::stream_key).add_bytes(r.stream_key);
-    w.column(mc::segment_id).add_i64(r.segment_id);
-    w.column(mc::message_id).add_bytes(r.message_id);
-    w.column(mc::message_ts).add_i64(r.message_ts);
-    w.column(mc::kafka_timestamp).add_i64(r.kafka_timestamp);
+    auto& c = _cols;
+    c[mc::stream_key]->add_bytes(r.stream_key);
+    c[mc::segment_id]->add_i64(r.segment_id);
+    c[mc::message_id]->add_bytes(r.message_id);
+    c[mc::message_ts]->add_i64(r.message_ts);
+    c[mc::kafka_timestamp]->add_i64(r.kafka_timestamp);
     if (r.key)
-        w.column(mc::key).add_bytes(*r.key);
+        c[mc::key]->add_bytes(*r.key);
     else
-        w.column(mc::key).add_null(0);
+        c[mc::key]->add_null(0);
     if (r.value)
-        w.column(mc::value).add_bytes(*r.value);
+        c[mc::value]->add_bytes(*r.value);
     else
-        w.column(mc::value).add_null(0);
-    auto& hk = w.column(mc::header_key);
-    auto& hv = w.column(mc::header_value);
+        c[mc::value]->add_null(0);
+    auto& hk = *c[mc::header_key];
+    auto& hv = *c[mc::header_value];
     if (!r.headers) {
         hk.add_null(0, 0);
         hv.add_null(0, 0);
@@ -928,9 +934,9 @@ result<void> message_writer::append(const message_row& r) {
             rep = 1;
         }
     }
-    w.column(mc::partition).add_i32(r.partition);
-    w.column(mc::offset).add_i64(r.offset);
-    return w.end_row();
+    c[mc::partition]->add_i32(r.partition);
+    c[mc::offset]->add_i64(r.offset);
+    return _w->end_row();
 }
 
 } // namespace floe::parquet

@@ -15,6 +15,8 @@
 #include "format/parquet/metadata.h"
 #include "format/parquet/schema.h"
 
+#include <array>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -144,14 +146,22 @@ private:
 class page_buffer {
 public:
     static constexpr size_t gap = 16u << 10;
-    void append(const void* p, size_t n) {
-        if (_size + n > _cap) [[unlikely]]
-            grow(_size + n);
-        std::memcpy(_data.get() + gap + _size, p, n);
-        _size += n;
-    }
     size_t size() const noexcept { return _size; }
     void clear() noexcept { _size = 0; }
+    /// Appends `v` PLAIN-encoded (4-byte little-endian length, then the bytes) with one
+    /// capacity check; returns the offset of the bytes.
+    size_t append_plain(std::string_view v) {
+        size_t n = v.size();
+        if (_size + 4 + n > _cap) [[unlikely]]
+            grow(_size + 4 + n);
+        uint8_t* d = _data.get() + gap + _size;
+        auto len = static_cast<uint32_t>(n);
+        if constexpr (std::endian::native == std::endian::big) len = std::byteswap(len);
+        std::memcpy(d, &len, 4);
+        std::memcpy(d + 4, v.data(), n);
+        _size += 4 + n;
+        return _size - n;
+    }
     const uint8_t* data() const noexcept { return _data.get() + gap; }
     /// The start of the gap (valid once something was appended).
     uint8_t* front() noexcept { return _data.get(); }
@@ -179,31 +189,28 @@ public:
     column_writer(const column_writer&) = delete;
     column_writer& operator=(const column_writer&) = delete;
 
-    void add_i32(int32_t v, int16_t rep = 0) {
+    [[gnu::always_inline]] void add_i32(int32_t v, int16_t rep = 0) {
         begin_entry(rep, _desc.max_def);
         _i32.push_back(v);
         if (v < _page_imin) _page_imin = v;
         if (v > _page_imax) _page_imax = v;
-        if (_bloom) _bloom_hashes.push_back(hash_i32(v));
+        if (_bloom) [[unlikely]]
+            _bloom_hashes.push_back(hash_i32(v));
     }
-    void add_i64(int64_t v, int16_t rep = 0) {
+    [[gnu::always_inline]] void add_i64(int64_t v, int16_t rep = 0) {
         begin_entry(rep, _desc.max_def);
         _i64.push_back(v);
         if (v < _page_imin) _page_imin = v;
         if (v > _page_imax) _page_imax = v;
-        if (_bloom) _bloom_hashes.push_back(hash_i64(v));
+        if (_bloom) [[unlikely]]
+            _bloom_hashes.push_back(hash_i64(v));
     }
     void add_bytes(std::string_view v, int16_t rep = 0) {
         begin_entry(rep, _desc.max_def);
         if (_dict_mode) {
             add_dict(v);
         } else {
-            uint32_t len = static_cast<uint32_t>(v.size());
-            auto* lp = reinterpret_cast<const uint8_t*>(&len);
-            auto* vp = reinterpret_cast<const uint8_t*>(v.data());
-            _plain.append(lp, 4);
-            size_t off = _plain.size();
-            _plain.append(vp, v.size());
+            size_t off = _plain.append_plain(v);
             _page_bytes += 4 + v.size();
             ++_page_plain_values;
             update_minmax_plain(off, v);
@@ -211,7 +218,7 @@ public:
         }
     }
     /// An undefined entry: `def` < max definition level (null value, null or empty list ...).
-    void add_null(int16_t def, int16_t rep = 0) {
+    [[gnu::always_inline]] void add_null(int16_t def, int16_t rep = 0) {
         begin_entry(rep, def);
         ++_page_nulls;
     }
@@ -254,35 +261,65 @@ private:
                + static_cast<size_t>(_page_values) / 4;
     }
     // PLAIN pages: min/max are positions in the page buffer (no copies per new max, as with
-    // increasing ids); turned into strings when the page is flushed.
+    // increasing ids); turned into strings when the page is flushed. Most values fall strictly
+    // between the page's min and max within their first 8 bytes: the order keys settle those
+    // with two integer compares, and only ties with a bound go to less().
     void update_minmax_plain(size_t off, std::string_view v) {
+        uint64_t k = order_key(v);
         if (!_page_has_bminmax) [[unlikely]] {
             _pmin_off = _pmax_off = off;
             _pmin_len = _pmax_len = v.size();
+            _bmin_key = _bmax_key = k;
             _page_has_bminmax = true;
             return;
         }
+        if (k > _bmin_key && k < _bmax_key) [[likely]]
+            return;
         std::string_view mn(reinterpret_cast<const char*>(_plain.data()) + _pmin_off, _pmin_len);
         std::string_view mx(reinterpret_cast<const char*>(_plain.data()) + _pmax_off, _pmax_len);
-        if (less(v, mn)) {
+        if (k < _bmin_key || (k == _bmin_key && less(v, mn))) {
             _pmin_off = off;
             _pmin_len = v.size();
-        } else if (less(mx, v)) {
+            _bmin_key = k;
+        } else if (k > _bmax_key || (k == _bmax_key && less(mx, v))) {
             _pmax_off = off;
             _pmax_len = v.size();
+            _bmax_key = k;
         }
     }
     void update_minmax(std::string_view v) {
+        uint64_t k = order_key(v);
         if (!_page_has_bminmax) [[unlikely]] {
             _page_bmin.assign(v);
             _page_bmax.assign(v);
+            _bmin_key = _bmax_key = k;
             _page_has_bminmax = true;
             return;
         }
-        if (less(v, _page_bmin))
+        if (k > _bmin_key && k < _bmax_key) [[likely]]
+            return;
+        if (k < _bmin_key || (k == _bmin_key && less(v, _page_bmin))) {
             _page_bmin.assign(v);
-        else if (less(_page_bmax, v))
+            _bmin_key = k;
+        } else if (k > _bmax_key || (k == _bmax_key && less(_page_bmax, v))) {
             _page_bmax.assign(v);
+            _bmax_key = k;
+        }
+    }
+    /// The first 8 bytes of `v` as a big-endian number, zero-padded. Between two values, a
+    /// strictly smaller key means a strictly smaller value in unsigned byte order (where the
+    /// keys first differ, either both bytes are real, or the smaller one is padding and that
+    /// value is a prefix of the other); equal keys decide nothing.
+    static uint64_t order_key(std::string_view v) noexcept {
+        uint64_t x = 0;
+        if (v.size() >= 8) [[likely]] {
+            std::memcpy(&x, v.data(), 8);
+            if constexpr (std::endian::native == std::endian::little) x = __builtin_bswap64(x);
+            return x;
+        }
+        for (size_t i = 0; i < v.size(); ++i)
+            x |= uint64_t{static_cast<uint8_t>(v[i])} << (56 - 8 * i);
+        return x;
     }
     /// Unsigned byte-wise order, 8 bytes per step (values often share a prefix, such as
     /// `{"id":`; a memcmp call per value costs more than the compare).
@@ -301,8 +338,8 @@ private:
     }
     void add_dict(std::string_view v) {
         // Consecutive repeats (a partition's stream_key) skip the hash lookup and the stats.
-        if (v.size() == _last_dict_value.size() && _last_dict_idx != UINT32_MAX
-            && std::memcmp(v.data(), _last_dict_value.data(), v.size()) == 0) [[likely]] {
+        if (_last_dict_idx != UINT32_MAX && v.size() == _last_dict_len
+            && same_bytes(v.data(), _last_dict_value, v.size())) [[likely]] {
             _indices.push_back(_last_dict_idx);
             _page_bytes += 2;
             _dict_plain_equiv += 4 + v.size();
@@ -310,6 +347,14 @@ private:
             return;
         }
         add_dict_slow(v);
+    }
+    /// Equality with the first 8 bytes compared inline: most mismatches end there.
+    static bool same_bytes(const char* a, const char* b, size_t n) noexcept {
+        if (n < 8) return n == 0 || std::memcmp(a, b, n) == 0;
+        uint64_t x, y;
+        std::memcpy(&x, a, 8);
+        std::memcpy(&y, b, 8);
+        return x == y && (n == 8 || std::memcmp(a + 8, b + 8, n - 8) == 0);
     }
     void add_dict_slow(std::string_view v);
     void flush_page_or_die();
@@ -340,13 +385,17 @@ private:
     int64_t _page_imin = INT64_MAX, _page_imax = INT64_MIN;
     std::string _page_bmin, _page_bmax;
     size_t _pmin_off = 0, _pmin_len = 0, _pmax_off = 0, _pmax_len = 0; // PLAIN pages
+    uint64_t _bmin_key = 0, _bmax_key = 0; // order_key() of the page's min and max
     bool _page_has_bminmax = false;
 
     // dictionary state (byte arrays)
     bool _dict_mode = false;
     bool _dict_overflow = false;
     bool _dict_page_encoded = false; // the page being flushed holds dictionary indices
-    std::string _last_dict_value;
+    // The last value added through the dictionary: its entry (bytes in the dictionary, valid
+    // until the next insert, after which they are set again) and index; UINT32_MAX: none.
+    const char* _last_dict_value = nullptr;
+    size_t _last_dict_len = 0;
     uint32_t _last_dict_idx = UINT32_MAX;
     std::vector<uint32_t> _dict_seen_page; // per entry: the page number that last saw it
     uint32_t _page_no = 1;
@@ -461,8 +510,13 @@ public:
     file_writer& file() noexcept { return *_w; }
 
 private:
-    explicit message_writer(std::unique_ptr<file_writer> w) : _w(std::move(w)) {}
+    explicit message_writer(std::unique_ptr<file_writer> w) : _w(std::move(w)) {
+        for (size_t i = 0; i < _cols.size(); ++i)
+            _cols[i] = &_w->column(i);
+    }
     std::unique_ptr<file_writer> _w;
+    // The file writer's column writers (they live as long as it does), one load each per row.
+    std::array<column_writer*, message_col::count> _cols{};
 };
 
 /// Shortens binary/string bounds for statistics. The min is a prefix (cut on a UTF-8 boundary

@@ -148,6 +148,36 @@ TEST(encoding, rle_put_run_matches_puts) {
     EXPECT_EQ(a, b);
 }
 
+TEST(encoding, rle_hybrid_block_encoder_matches_rle_encoder) {
+    // encode_rle_hybrid (dictionary indices, a page at once) must give rle_encoder's bytes:
+    // runs that start inside a group, runs of exactly 8, 63-group literal runs, short tails.
+    std::mt19937_64 rng(5);
+    for (int trial = 0; trial < 4000; ++trial) {
+        int width = 1 + trial % 20;
+        size_t n = rng() % (trial % 8 == 0 ? 2000 : 90);
+        uint64_t card = trial % 5 == 0 ? 1 : (trial % 5 == 1 ? 2 : 1 + rng() % 100);
+        card = std::min<uint64_t>(card, uint64_t{1} << width);
+        std::vector<uint32_t> v;
+        while (v.size() < n) {
+            auto x = static_cast<uint32_t>(rng() % card);
+            size_t run = trial % 3 == 0 ? 1 : 1 + rng() % (trial % 3 == 1 ? 20 : 9);
+            for (size_t k = 0; k < run && v.size() < n; ++k)
+                v.push_back(x);
+        }
+        byte_buffer a{0x5A}, b{0x5A}; // appends after existing bytes
+        rle_encoder e(a, width);
+        for (uint32_t x : v)
+            e.put(x);
+        e.finish();
+        encode_rle_hybrid(v.data(), v.size(), width, b);
+        ASSERT_EQ(a, b) << "trial " << trial << " width " << width << " n " << n;
+        std::vector<uint32_t> back(v.size());
+        rle_decoder d(bytes_view(b).subspan(1), width);
+        ASSERT_TRUE(d.get(back.data(), back.size()));
+        ASSERT_EQ(back, v);
+    }
+}
+
 TEST(encoding, delta_binary_packed_round_trips_extremes) {
     std::vector<int64_t> v = {0, INT64_MAX, INT64_MIN, -1, 1, 5, 5, 5};
     for (int i = 0; i < 1000; ++i)
@@ -458,4 +488,76 @@ TEST(parquet_file, generic_schema_with_plain_integers_and_no_dictionary) {
     auto b = (*r)->read_column(0, 1);
     ASSERT_TRUE(b);
     EXPECT_EQ(b->bytes[7], "b2");
+}
+
+TEST(stats, byte_array_page_bounds_with_shared_prefixes_and_short_values) {
+    // Page and chunk min/max of byte arrays against a brute-force scan, PLAIN and dictionary:
+    // values that tie on their first 8 bytes, prefixes of each other, zero and 0xFF bytes.
+    std::vector<std::string> pool = {"",
+                                     std::string(1, '\0'),
+                                     std::string(2, '\0'),
+                                     "abcdefg",
+                                     std::string("abcdefg\0", 8),
+                                     "abcdefgh",
+                                     std::string("abcdefgh\0", 9),
+                                     "abcdefghi",
+                                     "abcdefgg\xff",
+                                     "abcdefgi",
+                                     "orders-0/10",
+                                     "orders-0/9",
+                                     "orders-0/100",
+                                     "\xff\xff\xff\xff\xff\xff\xff\xff",
+                                     "\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+                                     "\xff",
+                                     "a",
+                                     "b"};
+    std::mt19937_64 rng(11);
+    for (auto enc : {value_encoding::plain, value_encoding::auto_}) {
+        schema_node root =
+            group_node("m", std::nullopt, repetition::required,
+                       {leaf_node("b", 1, repetition::required, physical_type::byte_array)});
+        root.children[0].enc = enc;
+        auto sch = schema::make(root);
+        ASSERT_TRUE(sch);
+        writer_options o;
+        o.page_row_limit = 37;
+        o.stats_truncate_length = 4096; // exact bounds
+        o.codec = compression_codec::uncompressed;
+        std::vector<std::string> vals;
+        for (int i = 0; i < 3000; ++i) {
+            std::string v = pool[rng() % pool.size()];
+            if (rng() % 2) // a random tail: ties on the first 8 bytes are decided later
+                for (size_t k = rng() % 12; k > 0; --k)
+                    v.push_back(static_cast<char>(rng() % 3 == 0 ? 0xFF : rng() % 4));
+            vals.push_back(std::move(v));
+        }
+        byte_buffer buf;
+        auto w = file_writer::open(make_memory_sink(buf), *sch, o);
+        ASSERT_TRUE(w);
+        for (auto& v : vals) {
+            (*w)->column(0).add_bytes(v);
+            ASSERT_TRUE((*w)->end_row());
+        }
+        ASSERT_TRUE((*w)->close());
+        auto r = file_reader::open(make_memory_source(buf));
+        ASSERT_TRUE(r);
+        auto oi = (*r)->chunk_offset_index(0, 0);
+        auto ci = (*r)->chunk_column_index(0, 0);
+        ASSERT_TRUE(oi && *oi && ci && *ci);
+        const auto& locs = (*oi)->page_locations;
+        ASSERT_GT(locs.size(), 50u);
+        for (size_t p = 0; p < locs.size(); ++p) {
+            auto first = static_cast<size_t>(locs[p].first_row_index);
+            size_t end = p + 1 < locs.size() ? static_cast<size_t>(locs[p + 1].first_row_index)
+                                             : vals.size();
+            auto [mn, mx] = std::minmax_element(vals.begin() + static_cast<ptrdiff_t>(first),
+                                                vals.begin() + static_cast<ptrdiff_t>(end));
+            EXPECT_EQ((*ci)->min_values[p], *mn) << "page " << p;
+            EXPECT_EQ((*ci)->max_values[p], *mx) << "page " << p;
+        }
+        auto& st = *(*r)->metadata().row_groups[0].columns[0].meta_data->stats;
+        auto [mn, mx] = std::minmax_element(vals.begin(), vals.end());
+        EXPECT_EQ(st.min_value, *mn);
+        EXPECT_EQ(st.max_value, *mx);
+    }
 }
