@@ -25,6 +25,7 @@ std::optional<compression_codec> parse_codec(std::string_view name) {
 
 compressor::compressor(compression_codec codec, int level) : _codec(codec), _level(level) {
     if (codec == compression_codec::zstd) _zstd = ZSTD_createCCtx();
+    if (codec == compression_codec::snappy) _snappy = std::make_unique<snappy_compressor>();
 }
 
 compressor::~compressor() {
@@ -36,7 +37,7 @@ size_t compressor::max_compressed_size(size_t n) const noexcept {
     case compression_codec::zstd:
         return ZSTD_compressBound(n);
     case compression_codec::snappy:
-        return snappy::MaxCompressedLength(n);
+        return snappy_compressor::max_compressed_size(n);
     case compression_codec::lz4_raw:
         return n > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)
                    ? n
@@ -70,12 +71,10 @@ result<size_t> compressor::compress_to(bytes_view in, uint8_t* out, size_t cap) 
             return fail(errc::internal, "zstd compression failed: {}", ZSTD_getErrorName(n));
         return n;
     }
-    case compression_codec::snappy: {
-        size_t n = 0;
-        snappy::RawCompress(reinterpret_cast<const char*>(in.data()), in.size(),
-                            reinterpret_cast<char*>(out), &n);
-        return n;
-    }
+    case compression_codec::snappy:
+        if (in.size() > snappy_compressor::max_input_size)
+            return fail(errc::invalid_argument, "page of {} bytes too large for snappy", in.size());
+        return _snappy->compress(in.data(), in.size(), out);
     case compression_codec::lz4_raw: {
         if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
             return fail(errc::invalid_argument, "page of {} bytes too large for LZ4", in.size());

@@ -1,12 +1,13 @@
 #pragma once
 
-// Page compression codecs: zstd, snappy, gzip (zlib's gzip wrapper), LZ4_RAW (LZ4 block
-// format), none. A compressor owns its library contexts and reuses them across pages; one per
+// Page compression codecs: zstd, snappy (compressed by Floe's own snappy_compressor, decompressed
+// by the snappy library), gzip (zlib's gzip wrapper), LZ4_RAW (LZ4 block format), none. A compressor owns its library contexts and reuses them across pages; one per
 // writer or reader, not thread-safe.
 
 #include "base/bytes.h"
 #include "base/result.h"
 #include "format/parquet/metadata.h"
+#include "format/parquet/snappy_compress.h"
 
 #include <memory>
 #include <optional>
@@ -40,6 +41,7 @@ private:
     compression_codec _codec;
     int _level;
     void* _zstd = nullptr; // ZSTD_CCtx
+    std::unique_ptr<snappy_compressor> _snappy;
 };
 
 class decompressor {
