@@ -3,8 +3,14 @@
 // in-memory table loaded, untimed, from an uncompressed file Floe wrote), then prints rows/s,
 // MB/s and file sizes for both and the ratios. Single-threaded on both sides.
 //
+// Floe's input is laid out, untimed, as the storage worker hands rows to the writer: views into
+// contiguous record bytes (a decoded batch), header views in one array. Timed: opening the
+// writer, appending every row, closing the file. Both sides write files that do not exist yet,
+// as floe serve does (data files have unique names): on ext4, truncating or renaming over an
+// existing file makes close() or rename() start writing it back (auto_da_alloc).
+//
 // usage: parquet_vs_duckdb [--rows N] [--dir DIR] [--value-sizes 100,1024] [--codecs zstd,snappy]
-//        [--no-duckdb] [--level N] [--row-group-rows N]
+//        [--no-duckdb] [--level N] [--row-group-rows N] [--page-size BYTES]
 
 #include "format/parquet/tests/message_rows.h"
 
@@ -46,6 +52,71 @@ uint64_t payload_bytes(const std::vector<message_record>& rows) {
     return n;
 }
 
+/// The rows' bytes packed back to back in one buffer, as in a decoded record batch, with
+/// message_row views into it.
+struct packed_rows {
+    std::string bytes;
+    std::vector<message_header_view> headers;
+    std::vector<message_row> rows;
+};
+
+packed_rows pack(const std::vector<message_record>& in) {
+    packed_rows p;
+    size_t total = 0, n_headers = 0;
+    for (auto& r : in) {
+        total += r.stream_key.size() + r.message_id.size() + (r.key ? r.key->size() : 0) +
+                 (r.value ? r.value->size() : 0);
+        if (r.headers)
+            for (auto& h : *r.headers) {
+                total += h.key.size() + (h.value ? h.value->size() : 0);
+                ++n_headers;
+            }
+    }
+    p.bytes.reserve(total);
+    p.headers.reserve(n_headers);
+    p.rows.reserve(in.size());
+    // Views are made after all bytes are in place (the buffer does not move: reserved).
+    auto put = [&](std::string_view s) {
+        size_t at = p.bytes.size();
+        p.bytes.append(s);
+        return std::string_view(p.bytes.data() + at, s.size());
+    };
+    for (auto& r : in) {
+        message_row v;
+        v.stream_key = put(r.stream_key);
+        v.segment_id = r.segment_id;
+        v.message_id = put(r.message_id);
+        v.message_ts = r.message_ts;
+        v.kafka_timestamp = r.kafka_timestamp;
+        if (r.key) v.key = put(*r.key);
+        if (r.value) v.value = put(*r.value);
+        if (r.headers) {
+            size_t first = p.headers.size();
+            for (auto& h : *r.headers) {
+                message_header_view hv;
+                hv.key = put(h.key);
+                if (h.value) hv.value = put(*h.value);
+                p.headers.push_back(hv);
+            }
+            v.headers = std::span<const message_header_view>(p.headers.data() + first,
+                                                             r.headers->size());
+        }
+        v.partition = r.partition;
+        v.offset = r.offset;
+        p.rows.push_back(v);
+    }
+    return p;
+}
+
+result<file_summary> write_packed(const std::string& path, const packed_rows& rows,
+                                  writer_options o) {
+    auto sink = FLOE_TRY(open_file_sink(path));
+    auto w = FLOE_TRY(message_writer::open(std::move(sink), std::move(o)));
+    for (auto& r : rows.rows)
+        FLOE_TRY(w.append(r));
+    return w.close();
+}
+
 struct result_row {
     double seconds = 0;
     double cpu_seconds = 0;
@@ -69,6 +140,7 @@ int main(int argc, char** argv) {
     int level = 0; // codec default
     // floe serve's floe.storage.remote.iceberg.row-group-rows default (DuckDB cuts at 122,880).
     uint64_t row_group_rows = 131072;
+    size_t page_size = writer_options{}.page_size;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -86,6 +158,8 @@ int main(int argc, char** argv) {
             level = std::stoi(next());
         else if (a == "--row-group-rows")
             row_group_rows = std::stoull(next());
+        else if (a == "--page-size")
+            page_size = std::stoull(next());
         else {
             std::fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -104,12 +178,13 @@ int main(int argc, char** argv) {
         size_t value_size = std::stoul(vs);
         auto rows = testing::generate_rows(rows_n, {.seed = 42, .value_size = value_size});
         double mb = static_cast<double>(payload_bytes(rows)) / 1e6;
+        auto packed = pack(rows);
         // Uncompressed copy for DuckDB to load (untimed).
         std::string raw = fmt::format("{}/input-{}.parquet", dir, vs);
         {
             writer_options o;
             o.codec = compression_codec::uncompressed;
-            auto s = testing::write_rows(*open_file_sink(raw), rows, o);
+            auto s = write_packed(raw, packed, o);
             if (!s) {
                 std::fprintf(stderr, "%s\n", s.error().to_string().c_str());
                 return 1;
@@ -121,10 +196,12 @@ int main(int argc, char** argv) {
             o.codec = *parse_codec(c);
             o.compression_level = level;
             o.row_group_rows = row_group_rows;
+            o.page_size = page_size;
             std::string path = fmt::format("{}/floe-{}-{}.parquet", dir, vs, c);
+            std::filesystem::remove(path);
             double c0 = cpu_now();
             auto t0 = std::chrono::steady_clock::now();
-            auto s = testing::write_rows(*open_file_sink(path), rows, o);
+            auto s = write_packed(path, packed, o);
             auto t1 = std::chrono::steady_clock::now();
             double c1 = cpu_now();
             if (!s) {
