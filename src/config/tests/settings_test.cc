@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <unistd.h>
 
@@ -103,14 +104,14 @@ TEST_F(SettingsTest, PrecedenceIsDefaultsFileEnvThenSet) {
     // Derived defaults follow the value actually in force.
     EXPECT_EQ(s->get_string("floe.kafka.advertised-listener"), "127.0.0.1:1001");
 
-    for (auto& e : s->entries()) {
-        if (e.def->name == "floe.kafka.listen") EXPECT_EQ(e.source.describe(), "file " + file + ":3");
-        if (e.def->name == "floe.http.listen") EXPECT_EQ(e.source.describe(), "env FLOE_HTTP_LISTEN");
-        if (e.def->name == "floe.namespace") EXPECT_EQ(e.source.describe(), "--set");
-        if (e.def->name == "floe.data-dir") EXPECT_EQ(e.source.describe(), "default");
-        if (e.def->name == "floe.kafka.advertised-listener")
-            EXPECT_EQ(e.source.describe(), "default (from floe.kafka.listen)");
-    }
+    std::map<std::string, std::string> sources;
+    for (auto& e : s->entries())
+        sources[std::string(e.def->name)] = e.source.describe();
+    EXPECT_EQ(sources["floe.kafka.listen"], "file " + file + ":3");
+    EXPECT_EQ(sources["floe.http.listen"], "env FLOE_HTTP_LISTEN");
+    EXPECT_EQ(sources["floe.namespace"], "--set");
+    EXPECT_EQ(sources["floe.data-dir"], "default");
+    EXPECT_EQ(sources["floe.kafka.advertised-listener"], "default (from floe.kafka.listen)");
 }
 
 void expect_error(const result<settings>& r, std::initializer_list<std::string_view> parts) {
