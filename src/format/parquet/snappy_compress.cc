@@ -16,7 +16,7 @@ constexpr int max_table_bits = 13;   // 8K entries of 2 bytes: 16 KiB, stays in 
 constexpr int min_table_bits = 8;
 constexpr size_t min_match_input = 16; // shorter blocks are one literal
 constexpr uint32_t skip_shift = 5;     // the stride grows by one every 32 misses
-constexpr uint32_t first_stride = 3;   // probe every third position after a match
+constexpr uint32_t first_stride = 4;   // probe every fourth position after a match
 
 // Element tags (snappy format_description): the low two bits say literal, or copy with a 1-,
 // 2- or 4-byte offset.
@@ -157,7 +157,6 @@ size_t snappy_compressor::compress(const uint8_t* in, size_t n, uint8_t* out) no
                                    static_cast<size_t>(match_end - ip));
                     ip = anchor = match_end;
                     if (ip > limit) goto block_done;
-                    table[hash4(ip - 2, shift)] = static_cast<uint16_t>(ip - 2 - base);
                     uint32_t h = hash4(ip, shift);
                     cand = base + table[h];
                     table[h] = static_cast<uint16_t>(ip - base);

@@ -7,9 +7,9 @@
 //
 // How: the input is cut into independent 64 KiB blocks (so every offset fits the 2-byte copy
 // form), a 16 KiB table of 2-byte positions finds 4-byte matches (it stays in L1 cache), and the
-// search probes every third position from the end of the last match, growing its stride after
+// search probes every fourth position from the end of the last match, growing its stride after
 // misses; a found match is extended backwards as well as forwards, so sparse probing loses little
-// of a match's length.
+// of a match's length. Right after a match only its end is looked up (and entered).
 
 #include <cstddef>
 #include <cstdint>

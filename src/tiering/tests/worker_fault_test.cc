@@ -132,7 +132,9 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
         auto t = lake.table_for_topic("f");
         if (t) {
             auto pos = (*t)->committed_positions();
-            if (pos) EXPECT_LE(p->offloaded_up_to()(), (*pos)["f-0"]);
+            if (pos) {
+                EXPECT_LE(p->offloaded_up_to()(), (*pos)["f-0"]);
+            }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
