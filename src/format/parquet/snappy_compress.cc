@@ -121,8 +121,9 @@ size_t snappy_compressor::compress(const uint8_t* in, size_t n, uint8_t* out) no
     }
     uint16_t* table = _table.get();
     const uint8_t* const in_end = in + n;
-    for (const uint8_t* base = in; base < in_end; base += block_size) {
-        const size_t len = std::min<size_t>(block_size, static_cast<size_t>(in_end - base));
+    for (size_t block_start = 0; block_start < n; block_start += block_size) {
+        const uint8_t* const base = in + block_start;
+        const size_t len = std::min(block_size, n - block_start);
         const uint8_t* const end = base + len;
         const uint8_t* anchor = base; // first byte not yet emitted
         if (len >= min_match_input) {
@@ -134,16 +135,18 @@ size_t snappy_compressor::compress(const uint8_t* in, size_t n, uint8_t* out) no
             const uint8_t* const limit = end - 12;
             const uint8_t* ip = base + 1;
             for (;;) {
-                // Search: the table holds positions below ip, so a hit is a real offset >= 1.
+                // Search (ip <= limit): the table holds positions below ip, so a hit is a real
+                // offset >= 1.
                 const uint8_t* cand;
                 uint32_t steps = first_stride << skip_shift;
                 for (;;) {
-                    if (ip > limit) goto block_done;
                     uint32_t h = hash4(ip, shift);
                     cand = base + table[h];
                     table[h] = static_cast<uint16_t>(ip - base);
                     if (load32(cand) == load32(ip)) break;
-                    ip += steps++ >> skip_shift;
+                    size_t stride = steps++ >> skip_shift;
+                    if (static_cast<size_t>(limit - ip) < stride) goto block_done;
+                    ip += stride;
                 }
                 while (ip > anchor && cand > base && ip[-1] == cand[-1]) {
                     --ip;
@@ -161,7 +164,7 @@ size_t snappy_compressor::compress(const uint8_t* in, size_t n, uint8_t* out) no
                     cand = base + table[h];
                     table[h] = static_cast<uint16_t>(ip - base);
                     if (load32(cand) != load32(ip)) {
-                        ++ip;
+                        if (++ip > limit) goto block_done;
                         break;
                     }
                 }
