@@ -1,8 +1,9 @@
 #pragma once
 
-// Page compression codecs: zstd, snappy (compressed by Floe's own snappy_compressor, decompressed
-// by the snappy library), gzip (zlib's gzip wrapper), LZ4_RAW (LZ4 block format), none. A compressor owns its library contexts and reuses them across pages; one per
-// writer or reader, not thread-safe.
+// Page compression codecs: zstd, snappy (compressed by Floe's own snappy_compressor,
+// decompressed by the snappy library), gzip (zlib's gzip wrapper), LZ4_RAW (LZ4 block format),
+// none. A compressor owns its library contexts and reuses them across pages; one per writer or
+// reader, not thread-safe.
 
 #include "base/bytes.h"
 #include "base/result.h"
