@@ -102,6 +102,27 @@ inline void pack_group8(const uint8_t* p, int width, uint8_t* o) {
     }
 }
 
+/// Bit-packs `n` values of `w` <= 32 bits each, LSB first, continuing `acc`/`bits` (bits < 32
+/// pending), one 4-byte little-endian store per full word; returns the end of the stored words
+/// and leaves the rest (< 32 bits) in `acc`/`bits`.
+template<typename T>
+inline uint8_t* pack_words32(const T* v, size_t n, size_t w, uint8_t* d, uint64_t& acc,
+                             size_t& bits) {
+    for (size_t k = 0; k < n; ++k) {
+        acc |= static_cast<uint64_t>(v[k]) << bits; // v[k] < 2^w and bits < 32: fits
+        bits += w;
+        if (bits >= 32) {
+            auto lo = static_cast<uint32_t>(acc);
+            if constexpr (std::endian::native == std::endian::big) lo = std::byteswap(lo);
+            std::memcpy(d, &lo, 4);
+            d += 4;
+            acc >>= 32;
+            bits -= 32;
+        }
+    }
+    return d;
+}
+
 /// The first position p >= i where v[p .. p+8) are all equal, or n if there is none.
 inline size_t find_run8(const uint8_t* v, size_t i, size_t n) {
     if (n < 8) return n;
@@ -270,18 +291,7 @@ void encode_rle_hybrid(const uint32_t* v, size_t n, int width, byte_buffer& out)
         // 8 values of w <= 32 bits: w bytes, written 4 at a time (and up to 8 past the end).
         uint64_t acc = 0;
         size_t bits = 0;
-        for (size_t k = 0; k < 8; ++k) {
-            acc |= static_cast<uint64_t>(g[k]) << bits;
-            bits += w;
-            if (bits >= 32) {
-                auto lo = static_cast<uint32_t>(acc);
-                if constexpr (std::endian::native == std::endian::big) lo = std::byteswap(lo);
-                std::memcpy(d, &lo, 4);
-                d += 4;
-                acc >>= 32;
-                bits -= 32;
-            }
-        }
+        d = pack_words32(g, 8, w, d, acc, bits);
         if constexpr (std::endian::native == std::endian::big) acc = std::byteswap(acc);
         std::memcpy(d, &acc, 8);
         d += bits / 8; // 8w bits in all: what is left is whole bytes
@@ -395,22 +405,10 @@ inline void pack32_narrow(const uint64_t* v, int width, byte_buffer& out) {
     auto w = static_cast<size_t>(width);
     size_t at = out.size();
     out.resize(at + 4 * w);
-    uint8_t* d = out.data() + at;
     uint64_t acc = 0;
     size_t bits = 0;
-    for (size_t k = 0; k < 32; ++k) {
-        acc |= v[k] << bits; // v[k] < 2^w and bits < 32: fits in 64 bits
-        bits += w;
-        if (bits >= 32) {
-            auto lo = static_cast<uint32_t>(acc);
-            if constexpr (std::endian::native == std::endian::big) lo = std::byteswap(lo);
-            std::memcpy(d, &lo, 4);
-            d += 4;
-            acc >>= 32;
-            bits -= 32;
-        }
-    }
     // 32 * w bits are a whole number of 32-bit words: nothing is left over.
+    pack_words32(v, 32, w, out.data() + at, acc, bits);
 }
 } // namespace
 
