@@ -2,12 +2,11 @@
 // writer compresses: 1 MiB PLAIN pages (4-byte length + value) of generated event values,
 // 100 B and 1 KiB. Reports bytes/s and the compressed size as a fraction of the input.
 #include "format/parquet/snappy_compress.h"
-#include "testkit/datagen.h"
+#include "format/parquet/tests/message_rows.h"
 
 #include <benchmark/benchmark.h>
 #include <snappy.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,16 +21,8 @@ const std::vector<std::string>& event_pages(size_t value_size) {
     auto& out = cache[value_size > 100 ? 1 : 0];
     if (!out.empty()) return out;
     floe::testkit::datagen g({.seed = 42, .value_size = value_size});
-    for (size_t p = 0; p < pages; ++p) {
-        std::string s;
-        while (s.size() < page_bytes) {
-            std::string v = g.next().value.value_or("");
-            auto len = static_cast<uint32_t>(v.size());
-            s.append(reinterpret_cast<const char*>(&len), 4);
-            s += v;
-        }
-        out.push_back(std::move(s));
-    }
+    for (size_t p = 0; p < pages; ++p)
+        out.push_back(floe::parquet::testing::plain_value_page(g, page_bytes));
     return out;
 }
 

@@ -199,4 +199,18 @@ inline std::vector<message_record> edge_rows(int64_t first_offset) {
     return out;
 }
 
+/// The next values of `g` PLAIN-encoded (4-byte little-endian length, then the bytes; a
+/// tombstone as an empty value) until the page holds at least `bytes` bytes: what the writer
+/// compresses for the `value` column.
+inline std::string plain_value_page(testkit::datagen& g, size_t bytes) {
+    std::string s;
+    while (s.size() < bytes) {
+        std::string v = g.next().value.value_or("");
+        auto len = static_cast<uint32_t>(v.size());
+        s.append(reinterpret_cast<const char*>(&len), 4);
+        s += v;
+    }
+    return s;
+}
+
 } // namespace floe::parquet::testing

@@ -2,7 +2,7 @@
 // valid snappy stream that decodes to the input, on edge sizes (block boundaries, the short-
 // literal fast path), incompressible, highly repetitive and event-like data.
 #include "format/parquet/snappy_compress.h"
-#include "testkit/datagen.h"
+#include "format/parquet/tests/message_rows.h"
 
 #include <gtest/gtest.h>
 #include <snappy.h>
@@ -84,15 +84,7 @@ std::string random_bytes(size_t n, uint64_t seed) {
 /// Event-like page bytes: generated JSON values, each behind a 4-byte length (PLAIN).
 std::string event_page(size_t value_size, size_t bytes) {
     floe::testkit::datagen g({.seed = 7, .value_size = value_size});
-    std::string s;
-    while (s.size() < bytes) {
-        auto r = g.next();
-        std::string v = r.value.value_or("");
-        uint32_t len = static_cast<uint32_t>(v.size());
-        s.append(reinterpret_cast<const char*>(&len), 4);
-        s += v;
-    }
-    return s;
+    return floe::parquet::testing::plain_value_page(g, bytes);
 }
 
 size_t library_size(const std::string& in) {
