@@ -50,29 +50,23 @@ result<bloom_filter> bloom_filter::from_bitset(bytes_view bitset) {
 }
 
 void bloom_filter::insert(uint64_t h) noexcept {
-    uint64_t blocks = _words.size() / 8;
-    uint64_t b = ((h >> 32) * blocks) >> 32;
     uint32_t key = static_cast<uint32_t>(h);
-    uint32_t* block = _words.data() + b * 8;
+    uint32_t* block = _words.data() + block_start(h);
     for (int i = 0; i < 8; ++i)
         block[i] |= uint32_t{1} << ((key * salt[i]) >> 27);
 }
 
 void bloom_filter::insert(std::span<const uint64_t> hs) noexcept {
     constexpr size_t ahead = 8;
-    uint64_t blocks = _words.size() / 8;
     for (size_t i = 0; i < hs.size(); ++i) {
-        if (i + ahead < hs.size())
-            __builtin_prefetch(_words.data() + (((hs[i + ahead] >> 32) * blocks) >> 32) * 8, 1);
+        if (i + ahead < hs.size()) __builtin_prefetch(_words.data() + block_start(hs[i + ahead]), 1);
         insert(hs[i]);
     }
 }
 
 bool bloom_filter::may_contain(uint64_t h) const noexcept {
-    uint64_t blocks = _words.size() / 8;
-    uint64_t b = ((h >> 32) * blocks) >> 32;
     uint32_t key = static_cast<uint32_t>(h);
-    const uint32_t* block = _words.data() + b * 8;
+    const uint32_t* block = _words.data() + block_start(h);
     for (int i = 0; i < 8; ++i)
         if ((block[i] & (uint32_t{1} << ((key * salt[i]) >> 27))) == 0) return false;
     return true;

@@ -45,6 +45,10 @@ public:
 
 private:
     bloom_filter() = default;
+    /// The first word of the 8-word block a hash selects: the top 32 bits scaled to the blocks.
+    size_t block_start(uint64_t h) const noexcept {
+        return static_cast<size_t>(((h >> 32) * (_words.size() / 8)) >> 32) * 8;
+    }
     std::vector<uint32_t> _words;
 };
 
