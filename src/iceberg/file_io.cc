@@ -145,6 +145,21 @@ result<void> local_file_io::copy(std::string_view from_uri, std::string_view to_
     return fsync_dir(fs::path(to).parent_path().string());
 }
 
+result<void> file_io::copy_new(std::string_view from, std::string_view to) {
+    auto bytes = FLOE_TRY(read(from));
+    return create_new(to, bytes);
+}
+
+result<void> local_file_io::copy_new(std::string_view from_uri, std::string_view to_uri) {
+    auto from = FLOE_TRY(local_path(from_uri));
+    auto to = FLOE_TRY(local_path(to_uri));
+    if (::link(from.c_str(), to.c_str()) != 0) {
+        if (errno == EEXIST) return fail(errc::already_exists, "{} already exists", to);
+        return os_error("link", to);
+    }
+    return fsync_dir(fs::path(to).parent_path().string());
+}
+
 result<bool> local_file_io::exists(std::string_view uri) {
     auto path = FLOE_TRY(local_path(uri));
     struct stat st{};

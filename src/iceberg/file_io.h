@@ -27,6 +27,9 @@ public:
     /// which must never change afterwards. By default a read and a write; a store may do it
     /// without moving the bytes (S3 CopyObject, a hard link on a local file system).
     virtual result<void> copy(std::string_view from, std::string_view to);
+    /// Like copy, but never replaces: errc::already_exists if `to` is there (S3 CopyObject with
+    /// If-None-Match: *, a hard link on a local file system). By default a read and create_new.
+    virtual result<void> copy_new(std::string_view from, std::string_view to);
     /// Removes the object; succeeds if it was already gone.
     virtual result<void> remove(std::string_view uri) = 0;
     /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
@@ -44,6 +47,8 @@ public:
     result<bool> exists(std::string_view uri) override;
     /// A hard link under a temp name renamed onto `to`: no bytes are written.
     result<void> copy(std::string_view from, std::string_view to) override;
+    /// link(2) of `from` at `to`: fails with errc::already_exists rather than replace.
+    result<void> copy_new(std::string_view from, std::string_view to) override;
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
 };

@@ -3,6 +3,8 @@
 #include "base/random.h"
 #include "base/uuid.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -37,12 +39,15 @@ std::string metadata_dir(const std::string& location) {
 
 // Path readers (DuckDB iceberg_scan, Hadoop-style readers) find the table through
 // v<N>.metadata.json and version-hint.text. Written after the catalog swap by the one writer
-// whose swap made version N current, so names never collide; the hint only moves forward.
+// whose swap made version N current, so names never collide among writers of one catalog (and
+// the commit checked that no other catalog wrote v<N>); the hint only moves forward and is the
+// one file in a table that is ever replaced (it is a hint: readers probe past it).
 result<void> write_path_copies(file_io& io, const std::string& location, int64_t version,
                                const std::string& committed_uri) {
     auto dir = metadata_dir(location);
     auto versioned = fmt::format("{}v{}.metadata.json", dir, version);
-    if (versioned != committed_uri) FLOE_TRY(io.copy(committed_uri, versioned));
+    // Created, never replaced: a v<N> that is already there belongs to another writer.
+    if (versioned != committed_uri) FLOE_TRY(io.copy_new(committed_uri, versioned));
     auto hint_uri = dir + "version-hint.text";
     if (auto cur = io.read(hint_uri)) {
         auto text = as_chars(*cur);
@@ -78,6 +83,132 @@ int64_t metadata_version(std::string_view location) {
         ++digits;
     }
     return digits ? n : 0;
+}
+
+namespace {
+
+/// "v12.metadata.json" -> 12, else 0.
+int64_t path_version(std::string_view name) {
+    constexpr std::string_view suffix = ".metadata.json";
+    if (!name.starts_with("v") || !name.ends_with(suffix)) return 0;
+    auto digits = name.substr(1, name.size() - 1 - suffix.size());
+    int64_t v = 0;
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return r.ec == std::errc() && r.ptr == digits.data() + digits.size() ? v : 0;
+}
+
+/// "00012-<uuid>.metadata.json" -> 12, else 0.
+int64_t named_version(std::string_view name) {
+    if (!name.ends_with(".metadata.json")) return 0;
+    auto dash = name.find('-');
+    if (dash == 0 || dash == std::string_view::npos) return 0;
+    int64_t v = 0;
+    auto r = std::from_chars(name.data(), name.data() + dash, v);
+    return r.ec == std::errc() && r.ptr == name.data() + dash ? v : 0;
+}
+
+std::string base_name(std::string_view uri) { return std::string(uri.substr(uri.rfind('/') + 1)); }
+
+std::unexpected<error> foreign_metadata(const table_ident& t, const std::string& location, std::string what) {
+    return fail(errc::already_exists,
+                "table {}.{} at {}: {}. Floe will not fork it (two catalogs writing one location overwrite "
+                "each other's history). To make this catalog take the table over on purpose, stop every "
+                "other writer and run `floe tables adopt {}.{}` with this catalog's --config/--set; to start "
+                "a new table instead, move {} away",
+                t.ns, t.name, location, what, t.ns, t.name, location);
+}
+
+} // namespace
+
+result<location_metadata> scan_location(file_io& io, const std::string& location) {
+    location_metadata out;
+    auto dir = metadata_dir(location);
+    for (auto& uri : FLOE_TRY(io.list(dir))) {
+        std::string_view name(uri);
+        name.remove_prefix(name.rfind('/') + 1);
+        if (uri.size() != dir.size() + name.size()) continue;  // not directly under metadata/
+        if (auto v = path_version(name); v > out.newest_path_version) {
+            out.newest_path_version = v;
+            out.newest_path_uri = uri;
+        } else if (auto n = named_version(name); n > out.newest_named_version) {
+            out.newest_named_version = n;
+            out.newest_named_uri = uri;
+        }
+    }
+    return out;
+}
+
+result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& t, const std::string& location,
+                                  const std::optional<std::string>& current) {
+    auto found = FLOE_TRY_CTX(scan_location(io, location), "checking who owns table {}.{}", t.ns, t.name);
+    if (found.empty()) return {};
+    if (!current)
+        return foreign_metadata(t, location,
+                                fmt::format("its metadata/ already holds {} (version {}), which this catalog does "
+                                            "not know",
+                                            base_name(found.newest_uri()), found.newest_version()));
+    const int64_t version = metadata_version(*current);
+    if (cat.commit_by_create()) {
+        // The filesystem catalog's current version is the newest v<N>; a pointer-swapping
+        // catalog names its files <N>-<uuid> and copies them to v<N>.
+        if (found.newest_named_version >= version)
+            return foreign_metadata(
+                t, location,
+                fmt::format("version {} there was written by a catalog that swaps a pointer (sql or rest: {}), "
+                            "not by this filesystem catalog",
+                            found.newest_named_version, base_name(found.newest_named_uri)));
+        return {};
+    }
+    // Only v<N> counts here: it is published after a swap, while a <N>-<uuid> file without one
+    // may be an attempt of this very catalog that did not land.
+    if (found.newest_path_version > version)
+        return foreign_metadata(t, location,
+                                fmt::format("the catalog points at {} (version {}) but metadata/ holds {}, written "
+                                            "by another catalog or writer",
+                                            base_name(*current), version, base_name(found.newest_path_uri)));
+    // Same version number, other content: another writer made its own v<N>.
+    auto copy = fmt::format("{}v{}.metadata.json", metadata_dir(location), version);
+    if (found.newest_path_version == version && copy != *current) {
+        auto a = FLOE_TRY(io.read(copy));
+        auto b = FLOE_TRY(io.read(*current));
+        if (as_chars(a) != as_chars(b))
+            return foreign_metadata(t, location,
+                                    fmt::format("{} differs from the catalog's current {}, so another writer "
+                                                "made its own version {}",
+                                                base_name(copy), base_name(*current), version));
+    }
+    return {};
+}
+
+result<std::string> adopt_table(catalog& cat, file_io& io, const table_ident& t, const std::string& location) {
+    FLOE_TRY(cat.create_namespace_if_missing(t.ns));
+    auto current = FLOE_TRY(cat.metadata_location(t));
+    if (check_location_owner(cat, io, t, location, current)) {
+        if (current) return *current;
+        return fail(errc::not_found, "table {}.{}: no metadata under {}", t.ns, t.name, metadata_dir(location));
+    }
+    // The newest published version (v<N>); a <N>-<uuid> file only when no v<N> exists at all.
+    auto found = FLOE_TRY(scan_location(io, location));
+    auto newest = found.newest_path_version ? found.newest_path_uri : found.newest_named_uri;
+    auto bytes = FLOE_TRY_CTX(io.read(newest), "adopting table {}.{}", t.ns, t.name);
+    auto m = FLOE_TRY_CTX(parse_metadata(as_chars(bytes)), "adopting table {}.{}: {}", t.ns, t.name, newest);
+    auto strip = [](std::string_view s) { return s.ends_with("/") ? s.substr(0, s.size() - 1) : s; };
+    if (strip(m.location) != strip(location))
+        return fail(errc::invalid_argument, "adopting table {}.{}: {} says the table lives at {}, not {}", t.ns,
+                    t.name, newest, m.location, location);
+    if (cat.commit_by_create()) {
+        // A new version that continues the newest one, so the newest v<N> is this catalog's own.
+        const int64_t version = std::max(found.newest_version(), metadata_version(newest)) + 1;
+        m.metadata_log.push_back({m.last_updated_ms, newest});
+        m.last_updated_ms = std::max(m.last_updated_ms, system_clock_source::instance().now_ms());
+        auto uri = fmt::format("{}v{}.metadata.json", metadata_dir(location), version);
+        FLOE_TRY(io.create_new(uri, as_bytes(to_json_text(m))));
+        (void)write_path_copies(io, location, version, uri);
+        return uri;
+    }
+    if (current) FLOE_TRY(cat.swap(t, *current, newest));
+    else FLOE_TRY(cat.create_table(t, newest));
+    return newest;
 }
 
 namespace {
@@ -146,8 +277,10 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
                                              const std::string& location,
                                              std::map<std::string, std::string> properties) {
     FLOE_TRY(cat.create_namespace_if_missing(t.ns));
-    if (FLOE_TRY(cat.metadata_location(t))) return load_table(cat, io, t);
     auto base = location.ends_with("/") ? location.substr(0, location.size() - 1) : location;
+    auto current = FLOE_TRY(cat.metadata_location(t));
+    FLOE_TRY(check_location_owner(cat, io, t, base, current));
+    if (current) return load_table(cat, io, t);
     auto m = new_floe_table(base, uuid::random().to_string(),
                             system_clock_source::instance().now_ms(), std::move(properties));
     auto json = to_json_text(m);
@@ -500,8 +633,11 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         // After the swap: path copies, old metadata files, and the new version into the cache.
         auto committed = [&]() -> commit_result {
             step("swap");
-            // Best effort: the commit is done; a stale copy is fixed by the next commit.
-            (void)write_path_copies(io, next.location, version, meta_uri);
+            // The commit is done whatever happens here. A v<N> taken between the check above and
+            // this copy means another writer raced into this location: say so, replace nothing.
+            if (auto r = write_path_copies(io, next.location, version, meta_uri); !r)
+                spdlog::error("table {}.{}: committed {} but could not publish its path copy v{}.metadata.json: {}",
+                              t.ns, t.name, meta_uri, version, r.error().message());
             if (property_bool(next, "write.metadata.delete-after-commit.enabled", false)) {
                 auto dir = metadata_dir(next.location);
                 for (auto& e : dropped_versions) {
@@ -518,7 +654,33 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             return commit_result{snapshot_id, seq, meta_uri, attempt};
         };
         result<void> swapped;
-        if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
+        // A catalog that swaps a pointer copies its file to v<N> after the swap. That name must
+        // be free: taken while the catalog still points at the base, it was written by another
+        // catalog or writer, and committing would overwrite its history (refused, never retried).
+        if (!cat.commit_by_create()) {
+            auto versioned = fmt::format("{}v{}.metadata.json", metadata_dir(next.location), version);
+            auto taken = io.exists(versioned);
+            if (!taken) {
+                written.cleanup(io);
+                return std::unexpected(std::move(taken).error());
+            }
+            if (*taken) {
+                auto now_at = cat.metadata_location(t);
+                if (!now_at || !*now_at || **now_at == base_location) {
+                    written.cleanup(io);
+                    if (!now_at) return std::unexpected(std::move(now_at).error());
+                    return foreign_metadata(
+                        t, next.location,
+                        fmt::format("{} already exists but the catalog still points at {}: another catalog "
+                                    "or writer committed to this location",
+                                    base_name(versioned), base_name(base_location)));
+                }
+                swapped = fail(errc::conflict, "{} moved on to {}", base_location, **now_at);
+            }
+        }
+        if (!swapped) {
+            // A writer of this catalog committed version N meanwhile: retried below.
+        } else if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
             if (!cat.commit_by_create() || r.error().code() != errc::already_exists) {
                 written.cleanup(io);
                 return std::unexpected(r.error());

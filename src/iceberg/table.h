@@ -8,9 +8,11 @@
 #include "iceberg/metadata.h"
 #include "iceberg/metadata_cache.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +31,41 @@ result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t,
 
 /// Loads the table, creating namespace and table (Floe's schema, spec and sort order) first if
 /// they do not exist. `location` is the table's base URI (e.g. file:///wh/floe/orders).
-/// Safe against a concurrent creator: the loser loads the winner's table.
+/// Safe against a concurrent creator: the loser loads the winner's table. A location that holds
+/// metadata this catalog does not know is refused (check_location_owner), never forked.
 result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
                                              const std::string& location,
                                              std::map<std::string, std::string> properties = {});
+
+/// The metadata files found under <location>/metadata/.
+struct location_metadata {
+    int64_t newest_path_version = 0;   ///< highest v<N>.metadata.json (0: none)
+    int64_t newest_named_version = 0;  ///< highest <NNNNN>-<uuid>.metadata.json (0: none)
+    std::string newest_path_uri;
+    std::string newest_named_uri;
+
+    bool empty() const { return newest_path_version == 0 && newest_named_version == 0; }
+    int64_t newest_version() const { return std::max(newest_path_version, newest_named_version); }
+    /// The newest metadata file of either kind; v<N> when both kinds have version N.
+    const std::string& newest_uri() const {
+        return newest_path_version >= newest_named_version ? newest_path_uri : newest_named_uri;
+    }
+};
+result<location_metadata> scan_location(file_io& io, const std::string& location);
+
+/// A warehouse location belongs to one catalog. Succeeds when every metadata file under
+/// <location>/metadata/ is one this catalog knows: `current` (the catalog's pointer, nullopt
+/// for a table it does not have) is the newest version there and, for the filesystem catalog,
+/// no catalog that swaps a pointer (sql, rest) wrote that version or a newer one. Otherwise
+/// errc::already_exists with what was found and how to adopt the table on purpose.
+result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& t, const std::string& location,
+                                  const std::optional<std::string>& current);
+
+/// Makes `cat` the owner of the table at `location` on purpose: its newest metadata file
+/// becomes the catalog's current version (registered or swapped in; for the filesystem catalog,
+/// a new version v<N+1> that continues it). Returns the metadata location now current. Does
+/// nothing when the catalog already owns the location. errc::not_found if there is no metadata.
+result<std::string> adopt_table(catalog& cat, file_io& io, const table_ident& t, const std::string& location);
 
 struct commit_options {
     int max_attempts = 200;

@@ -450,7 +450,8 @@ result<size_t> log_manager::run_housekeeping() {
     size_t deleted = 0;
     for (auto& p : _impl->all_partitions()) {
         FLOE_TRY(p->maybe_roll_by_time());
-        deleted += FLOE_TRY(p->apply_retention()).size();
+        // Tiered segments are deleted by the storage worker, which knows what the lake holds.
+        deleted += FLOE_TRY(p->apply_retention(std::nullopt)).size();
     }
     return deleted;
 }

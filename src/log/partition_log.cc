@@ -1110,7 +1110,19 @@ kafka_offset partition_log::offloaded_up_to() const {
     return kafka_offset(_impl->offloaded);
 }
 
-result<std::vector<segment_info>> partition_log::apply_retention() {
+result<void> partition_log::rewind_offloaded_up_to(kafka_offset next) {
+    auto& I = *_impl;
+    std::lock_guard g(I.mu);
+    int64_t start = I.segs.empty() ? next() : I.segs.front()->base;
+    int64_t to = std::max(next(), start);
+    if (to >= I.offloaded) return {};
+    auto txt = fmt::format("{}\n", to);
+    FLOE_TRY(write_file_atomic(_opts.dir / "offloaded", as_bytes(txt)));
+    I.offloaded = to;
+    return {};
+}
+
+result<std::vector<segment_info>> partition_log::apply_retention(std::optional<kafka_offset> remote_covers) {
     auto& I = *_impl;
     std::vector<std::unique_ptr<segment>> doomed;
     std::vector<segment_info> out;
@@ -1129,7 +1141,10 @@ result<std::vector<segment_info>> partition_log::apply_retention() {
             bool by_time = limit_ms >= 0 && now - age_ts > limit_ms;
             bool by_size = limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
             if (!by_time && !by_size) break;
-            if (I.cfg.remote_storage_enable && s.next > I.offloaded) break; // not offloaded yet
+            // Not offloaded yet, or the remote tier does not confirm it holds the segment.
+            if (I.cfg.remote_storage_enable
+                && (s.next > I.offloaded || !remote_covers || s.next > (*remote_covers)()))
+                break;
             total -= s.size;
             out.push_back(s.info());
             doomed.push_back(std::move(I.segs.front()));

@@ -252,11 +252,16 @@ public:
     /// crash-safely. Never moves backwards (a smaller value is ignored).
     result<void> set_offloaded_up_to(kafka_offset next);
     kafka_offset offloaded_up_to() const;
+    /// Moves the marker back to `next` (never below the local log start): the remote tier was
+    /// found not to hold what the marker claims, so those offsets must be offloaded again.
+    result<void> rewind_offloaded_up_to(kafka_offset next);
 
     /// Deletes whole sealed segments past local retention (time: segment max timestamp older
     /// than now - retention; size: total above the limit). With remote.storage.enable, only
-    /// segments entirely below offloaded_up_to may go. Returns the deleted segments.
-    result<std::vector<segment_info>> apply_retention();
+    /// segments entirely below offloaded_up_to, and below `remote_covers` (the position the
+    /// remote tier itself reports; nullopt: unknown, so nothing goes), may go. Returns the
+    /// deleted segments.
+    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers);
 
     /// Idempotent-producer state (copies).
     std::optional<producer_state> producer(int64_t producer_id) const;

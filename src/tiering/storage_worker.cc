@@ -156,7 +156,14 @@ tick_report storage_worker::tick() {
 
     // Local retention (only offloaded segments may go) and remote retention.
     for (auto& [t, p] : work) {
-        auto deleted = p->apply_retention();
+        std::optional<kafka_offset> covers;
+        {
+            std::lock_guard g(_mu);
+            if (auto it = _state.find(stream_key_for(t.name, p->tp().partition));
+                it != _state.end() && it->second.lake_covers)
+                covers = kafka_offset(*it->second.lake_covers);
+        }
+        auto deleted = p->apply_retention(covers);
         if (deleted) rep.local_segments_deleted += deleted->size();
         else spdlog::warn("storage worker: local retention of {} failed: {}", stream_key_for(t.name, p->tp().partition), deleted.error().message());
     }
@@ -219,12 +226,42 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
     auto table = FLOE_TRY_CTX(_lake.table_for_topic(topic.name), "opening the table of {}", topic.name);
     auto positions = FLOE_TRY_CTX(table->committed_positions(), "reading committed positions of {}", key);
     int64_t committed = positions.contains(key) ? positions[key] : 0;
+    const int64_t marker = p.offloaded_up_to()();
     // A commit that landed before a crash, not yet marked locally: mark it now.
-    if (committed > p.offloaded_up_to()()) {
+    if (committed > marker) {
         spdlog::info("storage worker: {} already committed up to offset {} (marker was {}); marking", key,
-                     committed, p.offloaded_up_to()());
+                     committed, marker);
         FLOE_TRY(p.set_offloaded_up_to(kafka_offset(committed)));
+    } else if (committed < marker) {
+        // The table does not hold what the marker says was offloaded: another writer, a restored
+        // catalog or a forked table. Keep those segments and offload them again.
+        const int64_t local_start = p.offsets().log_start();
+        bool report;
+        {
+            std::lock_guard g(_mu);
+            auto& st = _state[key];
+            report = !st.marker_ahead_reported;
+            st.marker_ahead_reported = true;
+        }
+        if (report)
+            spdlog::error("storage worker: table {} holds {} only below offset {} but the local marker says {} was "
+                          "offloaded; local deletion of {} stops at {} and offsets {}..{} are offloaded again{}",
+                          table->table_name(), key, committed, marker, key, committed,
+                          std::max(committed, local_start), marker - 1,
+                          committed < local_start
+                              ? fmt::format(" (offsets {}..{} were already deleted locally and cannot be)",
+                                            committed, local_start - 1)
+                              : std::string());
+        FLOE_TRY(p.rewind_offloaded_up_to(kafka_offset(committed)));
+    } else {
+        std::lock_guard g(_mu);
+        _state[key].marker_ahead_reported = false;
     }
+    auto covered = [&](int64_t pos) {
+        std::lock_guard g(_mu);
+        _state[key].lake_covers = pos;
+    };
+    covered(committed);
     auto& m = worker_metrics::get();
     bool log_append_time = topic.config.message_timestamp_type == log::timestamp_type::log_append_time;
     for (auto& seg : p.sealed_segments()) {
@@ -257,6 +294,7 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         auto res = FLOE_TRY_CTX(app->commit({{key, seg.next_offset()}}), "committing segment {} of {}", seg.id(), key);
         FLOE_TRY_CTX(p.set_offloaded_up_to(seg.next_offset), "marking segment {} of {} offloaded", seg.id(), key);
         committed = seg.next_offset();
+        covered(committed);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         m.segments.with({topic.name}).inc();
         m.records.with({topic.name}).inc(static_cast<uint64_t>(res.added_rows));

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -74,6 +75,11 @@ private:
         int failures = 0;
         std::chrono::steady_clock::time_point next_attempt{};
         std::string last_error;
+        /// The table's committed position for this partition, as last read or committed by this
+        /// worker: local retention deletes nothing at or above it (nullopt: not known yet).
+        std::optional<int64_t> lake_covers;
+        /// The marker was found ahead of the table (logged once until that changes).
+        bool marker_ahead_reported = false;
     };
     struct partition_result {
         size_t segments = 0;

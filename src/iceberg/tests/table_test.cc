@@ -543,3 +543,144 @@ TEST(iceberg_table_faults, lost_swap_reply_is_resolved_by_looking) {
 
 INSTANTIATE_TEST_SUITE_P(catalogs, iceberg_table, ::testing::Values("sql", "filesystem"),
                          [](auto& info) { return info.param; });
+
+namespace {
+
+// Every v<N>.metadata.json under the table with its bytes: what "never overwritten" is checked on.
+std::map<std::string, std::string> path_versions(fixture& f) {
+    std::map<std::string, std::string> out;
+    auto files = f.io.list(f.location + "/metadata/");
+    EXPECT_TRUE(files) << files.error();
+    for (auto& uri : *files) {
+        auto name = uri.substr(uri.rfind('/') + 1);
+        if (!name.starts_with("v") || !name.ends_with(".metadata.json")) continue;
+        auto bytes = f.io.read(uri);
+        EXPECT_TRUE(bytes) << bytes.error();
+        out[name] = std::string(as_chars(*bytes));
+    }
+    return out;
+}
+
+void expect_kept(const std::map<std::string, std::string>& before, const std::map<std::string, std::string>& now) {
+    for (auto& [name, bytes] : before) {
+        auto it = now.find(name);
+        ASSERT_NE(it, now.end()) << name << " disappeared";
+        EXPECT_EQ(it->second, bytes) << name << " was overwritten";
+    }
+}
+
+std::unique_ptr<catalog> open_kind(fixture& f, const std::string& kind, const std::string& db) {
+    auto c = open_catalog(kind, "sqlite://" + db, "floe", std::make_shared<local_file_io>(),
+                          file_uri(f.dir.str() + "/warehouse"));
+    EXPECT_TRUE(c) << c.error();
+    return std::move(*c);
+}
+
+} // namespace
+
+// The story of issue 12: a warehouse written by the SQL catalog, then by the filesystem catalog,
+// then by the SQL catalog again. Each switch is refused until the table is adopted on purpose,
+// no v<N>.metadata.json is ever replaced, and after each adoption commits go on from the newest
+// version with every row once.
+TEST(iceberg_table_owner, catalog_switch_is_refused_until_adopted) {
+    fixture f("sql");
+    auto sql = open_kind(f, "sql", f.db);
+    ASSERT_TRUE(create_table_if_missing(*sql, f.io, ident, f.location));
+    ASSERT_TRUE(append_files(*sql, f.io, ident, batch(f.location, "s-0", 0, 10)));
+    auto before = path_versions(f);
+    ASSERT_EQ(before.size(), 2u);  // v1, v2
+
+    auto fs = open_kind(f, "filesystem", f.db);
+    auto refused = create_table_if_missing(*fs, f.io, ident, f.location);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), errc::already_exists);
+    EXPECT_NE(refused.error().message().find("floe tables adopt floe.orders"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().message().find("swaps a pointer"), std::string::npos) << refused.error();
+    expect_kept(before, path_versions(f));
+
+    auto adopted = adopt_table(*fs, f.io, ident, f.location);
+    ASSERT_TRUE(adopted) << adopted.error();
+    EXPECT_EQ(metadata_version(*adopted), 3);
+    ASSERT_TRUE(create_table_if_missing(*fs, f.io, ident, f.location));
+    ASSERT_TRUE(append_files(*fs, f.io, ident, batch(f.location, "s-0", 10, 10)));
+    before = path_versions(f);
+    ASSERT_EQ(before.size(), 4u);
+
+    // Back on the SQL catalog, which still points at version 2: refused at open, and a commit
+    // built on version 2 would have to replace v3 — refused too, never retried into an overwrite.
+    auto again = create_table_if_missing(*sql, f.io, ident, f.location);
+    ASSERT_FALSE(again);
+    EXPECT_NE(again.error().message().find("v4.metadata.json"), std::string::npos) << again.error();
+    auto commit = append_files(*sql, f.io, ident, batch(f.location, "s-0", 20, 10));
+    ASSERT_FALSE(commit);
+    EXPECT_EQ(commit.error().code(), errc::already_exists);
+    EXPECT_NE(commit.error().message().find("v3.metadata.json already exists"), std::string::npos) << commit.error();
+    expect_kept(before, path_versions(f));
+    EXPECT_EQ(metadata_version(**sql->metadata_location(ident)), 2);
+
+    auto back = adopt_table(*sql, f.io, ident, f.location);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(*back, f.location + "/metadata/v4.metadata.json");
+    ASSERT_TRUE(create_table_if_missing(*sql, f.io, ident, f.location));
+    ASSERT_TRUE(append_files(*sql, f.io, ident, batch(f.location, "s-0", 20, 10)));
+    auto now = path_versions(f);
+    expect_kept(before, now);
+    EXPECT_EQ(now.size(), 5u);
+    auto live = check_table(f, *sql, 3);
+    int64_t rows = 0;
+    for (auto& e : live) rows += e.file.record_count;
+    EXPECT_EQ(rows, 30);
+    // Adopting what the catalog already owns changes nothing.
+    auto same = adopt_table(*sql, f.io, ident, f.location);
+    ASSERT_TRUE(same) << same.error();
+    EXPECT_EQ(*same, **sql->metadata_location(ident));
+}
+
+// A second SQL catalog (another database file) pointed at the same warehouse does not know the
+// table: refused, whether its own row is missing or stale.
+TEST(iceberg_table_owner, unknown_location_is_refused_and_adoption_registers_it) {
+    fixture f("sql");
+    auto first = open_kind(f, "sql", f.db);
+    ASSERT_TRUE(create_table_if_missing(*first, f.io, ident, f.location));
+    ASSERT_TRUE(append_files(*first, f.io, ident, batch(f.location, "u-0", 0, 5)));
+    auto second = open_kind(f, "sql", f.dir.str() + "/other.db");
+    auto refused = create_table_if_missing(*second, f.io, ident, f.location);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("does not know"), std::string::npos) << refused.error();
+    EXPECT_FALSE(*second->metadata_location(ident));
+    auto adopted = adopt_table(*second, f.io, ident, f.location);
+    ASSERT_TRUE(adopted) << adopted.error();
+    EXPECT_EQ(*adopted, f.location + "/metadata/v2.metadata.json");
+    ASSERT_TRUE(append_files(*second, f.io, ident, batch(f.location, "u-0", 5, 5)));
+    check_table(f, *second, 2);
+    // Now the first catalog is the stranger.
+    EXPECT_FALSE(create_table_if_missing(*first, f.io, ident, f.location));
+    EXPECT_FALSE(append_files(*first, f.io, ident, batch(f.location, "u-0", 10, 5)));
+}
+
+// A v<N> of the same number but other content beside the catalog's current file: another writer.
+TEST(iceberg_table_owner, same_version_with_other_content_is_refused) {
+    fixture f("sql");
+    auto sql = open_kind(f, "sql", f.db);
+    ASSERT_TRUE(create_table_if_missing(*sql, f.io, ident, f.location));
+    auto v1 = f.location + "/metadata/v1.metadata.json";
+    ASSERT_TRUE(f.io.remove(v1));
+    auto t = new_floe_table(f.location, uuid::random().to_string(), 1);
+    ASSERT_TRUE(f.io.create_new(v1, as_bytes(to_json_text(t))));
+    auto refused = create_table_if_missing(*sql, f.io, ident, f.location);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("differs"), std::string::npos) << refused.error();
+}
+
+TEST(iceberg_file_io, copy_new_never_replaces) {
+    test_util::temp_dir dir;
+    local_file_io io;
+    auto a = file_uri(dir.str() + "/a"), b = file_uri(dir.str() + "/b");
+    ASSERT_TRUE(io.write(a, as_bytes(std::string_view("one"))));
+    ASSERT_TRUE(io.copy_new(a, b));
+    ASSERT_TRUE(io.write(a + "2", as_bytes(std::string_view("two"))));
+    auto again = io.copy_new(a + "2", b);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code(), errc::already_exists);
+    EXPECT_EQ(as_chars(*io.read(b)), "one");
+}

@@ -332,10 +332,10 @@ TEST_F(partition_log_test, retention_by_time_and_size_keeps_active_segment) {
     for (int i = 0; i < 40; ++i) put(*l, 2, clock.now_ms(), 100);
     auto before = l->segments();
     ASSERT_GT(before.size(), 4u);
-    EXPECT_TRUE(l->apply_retention()->empty()); // all young
+    EXPECT_TRUE(l->apply_retention(std::nullopt)->empty()); // all young
     clock.advance(std::chrono::milliseconds(120'000));
     put(*l, 2, clock.now_ms(), 100);
-    auto gone = l->apply_retention();
+    auto gone = l->apply_retention(std::nullopt);
     ASSERT_TRUE(gone);
     auto after = l->segments();
     EXPECT_FALSE(gone->empty());
@@ -348,7 +348,7 @@ TEST_F(partition_log_test, retention_by_time_and_size_keeps_active_segment) {
     c2.retention_ms = -1;
     c2.retention_bytes = 4500;
     l->update_config(c2);
-    ASSERT_TRUE(l->apply_retention());
+    ASSERT_TRUE(l->apply_retention(std::nullopt));
     uint64_t total = 0;
     for (auto& s : l->segments()) total += s.size_bytes;
     EXPECT_LE(total, 4500u + 2000u);
@@ -361,15 +361,21 @@ TEST_F(partition_log_test, tiered_retention_waits_for_offload_marker) {
     cfg.local_retention_ms = 1000;
     cfg.retention_ms = -1;
     auto l = open_log();
-    for (int i = 0; i < 30; ++i) put(*l, 2, clock.now_ms(), 100);
+    for (int i = 0; i < 40; ++i) put(*l, 2, clock.now_ms(), 100);
     clock.advance(std::chrono::milliseconds(5000));
-    EXPECT_TRUE(l->apply_retention()->empty()); // nothing offloaded yet
+    EXPECT_TRUE(l->apply_retention(kafka_offset(1000))->empty()); // nothing offloaded yet
     auto sealed = l->sealed_segments();
-    ASSERT_GE(sealed.size(), 3u);
+    ASSERT_GE(sealed.size(), 4u);
     ASSERT_TRUE(l->set_offloaded_up_to(sealed[1].next_offset));
-    auto gone = l->apply_retention();
+    // The marker alone is not enough: the remote tier must confirm it holds the segments.
+    EXPECT_TRUE(l->apply_retention(std::nullopt)->empty());
+    EXPECT_TRUE(l->apply_retention(sealed[0].base_offset)->empty());
+    auto one = l->apply_retention(sealed[0].next_offset);
+    ASSERT_TRUE(one);
+    ASSERT_EQ(one->size(), 1u);
+    auto gone = l->apply_retention(sealed[2].next_offset);
     ASSERT_TRUE(gone);
-    ASSERT_EQ(gone->size(), 2u);
+    ASSERT_EQ(gone->size(), 1u);
     EXPECT_EQ(l->log_start_offset(), sealed[2].base_offset);
     // The marker is persisted and never moves back.
     ASSERT_TRUE(l->set_offloaded_up_to(kafka_offset(1)));
@@ -378,6 +384,15 @@ TEST_F(partition_log_test, tiered_retention_waits_for_offload_marker) {
     l = open_log();
     EXPECT_EQ(l->offloaded_up_to(), sealed[1].next_offset);
     EXPECT_EQ(l->log_start_offset(), sealed[2].base_offset);
+    // A rewind (the lake does not hold what the marker says) moves it back, but never below
+    // the local start, and persists.
+    ASSERT_TRUE(l->set_offloaded_up_to(sealed[3].next_offset));
+    ASSERT_TRUE(l->rewind_offloaded_up_to(kafka_offset(0)));
+    EXPECT_EQ(l->offloaded_up_to(), sealed[2].base_offset);
+    l->close();
+    l.reset();
+    l = open_log();
+    EXPECT_EQ(l->offloaded_up_to(), sealed[2].base_offset);
 }
 
 TEST_F(partition_log_test, when_durable_calls_back_after_fsync) {
@@ -464,7 +479,7 @@ TEST_F(partition_log_test, fetch_walks_segment_by_segment) {
     auto c = cfg;
     c.retention_bytes = 0;
     l->update_config(c);
-    ASSERT_TRUE(l->apply_retention());
+    ASSERT_TRUE(l->apply_retention(std::nullopt));
     EXPECT_GT(l->log_start_offset()(), from);
     byte_buffer b;
     ASSERT_TRUE(r->copy_to(b));
