@@ -1,6 +1,7 @@
 #include "app/cli.h"
 
 #include "app/serve.h"
+#include "app/tables.h"
 #include "base/log.h"
 #include "config/settings.h"
 
@@ -99,6 +100,15 @@ int run_cli(int argc, char** argv) {
     auto* config_cmd = app.add_subcommand("config", "Print the effective settings and their sources");
     add_settings_options(config_cmd, config_opts);
     auto* version_cmd = app.add_subcommand("version", "Print the version");
+    settings_options tables_opts;
+    std::vector<std::string> adopt_names;
+    auto* tables_cmd = app.add_subcommand("tables", "Manage the Iceberg tables of the warehouse");
+    tables_cmd->require_subcommand(1);
+    auto* adopt_cmd = tables_cmd->add_subcommand(
+        "adopt", "Make the configured catalog the owner of tables whose location holds metadata it does not "
+                 "know (another catalog wrote it); stop every other writer first");
+    adopt_cmd->add_option("names", adopt_names, "Topics, or <namespace>.<table> names")->required();
+    add_settings_options(adopt_cmd, tables_opts);
 
     try {
         app.parse(argc, argv);
@@ -114,13 +124,14 @@ int run_cli(int argc, char** argv) {
         std::printf("floe %s\n", FLOE_VERSION);
         return 0;
     }
-    auto& opts = serve_cmd->parsed() ? serve_opts : config_opts;
+    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
     auto s = load_settings(opts, global_sets);
     if (!s) return 2;
     if (config_cmd->parsed()) {
         print_config(*s);
         return 0;
     }
+    if (adopt_cmd->parsed()) return adopt_tables(*s, adopt_names);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

@@ -243,15 +243,19 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
             report = !st.marker_ahead_reported;
             st.marker_ahead_reported = true;
         }
-        if (report)
+        if (report) {
+            const int64_t again_from = std::max(committed, local_start);
+            std::string again = again_from < marker
+                                    ? fmt::format("offsets {}..{} are offloaded again", again_from, marker - 1)
+                                    : std::string("nothing of it is local any more");
+            if (committed < local_start)
+                again += fmt::format("; offsets {}..{} were deleted locally before and are not in this table",
+                                     committed, std::min(local_start, marker) - 1);
             spdlog::error("storage worker: table {} holds {} only below offset {} but the local marker says {} was "
-                          "offloaded; local deletion of {} stops at {} and offsets {}..{} are offloaded again{}",
-                          table->table_name(), key, committed, marker, key, committed,
-                          std::max(committed, local_start), marker - 1,
-                          committed < local_start
-                              ? fmt::format(" (offsets {}..{} were already deleted locally and cannot be)",
-                                            committed, local_start - 1)
-                              : std::string());
+                          "offloaded (another writer, a restored catalog or a forked table): local deletion stops "
+                          "there and {}",
+                          table->table_name(), key, committed, marker, again);
+        }
         FLOE_TRY(p.rewind_offloaded_up_to(kafka_offset(committed)));
     } else {
         std::lock_guard g(_mu);

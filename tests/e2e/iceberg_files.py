@@ -5,6 +5,7 @@ Avro's Python library. Checks on the way that the Avro schemas carry Iceberg fie
 the snapshot summary carries committed positions.
 
 usage: iceberg_files.py CATALOG_DB NAMESPACE TABLE  -> prints JSON:
+       (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text)
   {"metadata": path, "files": [{"path":..., "records":..., "stream_key":...}], "positions": {...},
    "snapshots": N}
 """
@@ -48,10 +49,21 @@ def field_ids(schema, out):
 
 def main():
     db, ns, table = sys.argv[1:4]
-    con = sqlite3.connect(db)
-    row = con.execute(
-        "SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ?",
-        (ns, table)).fetchone()
+    if db.startswith("path:"):
+        # A path-based reader: <warehouse>/<ns>/<table>/metadata/version-hint.text names v<N>.
+        meta_dir = f"{db[len('path:'):]}/{ns}/{table}/metadata"
+        try:
+            hint = open(f"{meta_dir}/version-hint.text").read()
+        except FileNotFoundError:
+            print(json.dumps({"files": [], "positions": {}, "snapshots": 0}))
+            return
+        assert hint.strip() == hint and hint.isdigit(), f"version-hint.text is not a bare number: {hint!r}"
+        row = (f"file://{meta_dir}/v{hint}.metadata.json",)
+    else:
+        con = sqlite3.connect(db)
+        row = con.execute(
+            "SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? AND table_name = ?",
+            (ns, table)).fetchone()
     if row is None:
         print(json.dumps({"files": [], "positions": {}, "snapshots": 0}))
         return
