@@ -41,7 +41,8 @@ echo "second floe said: $(grep -m1 'in use' "$work/second.log")"
 # The first one is unharmed: acks=all records, then kill -9 and a new process on the same dir.
 seq 1 "$records" | sed 's/^/rec-/' >"$work/sent"
 kcat -P -b 127.0.0.1:$first_kafka -t "$topic" -X acks=all -X enable.idempotence=true <"$work/sent" 2>"$work/kcat.err"
-check "kcat produced $records records with acks=all ($(head -c 300 "$work/kcat.err"))" test $? -eq 0
+rc=$?
+check "kcat produced $records records with acks=all (rc=$rc $(head -c 300 "$work/kcat.err"))" test "$rc" -eq 0
 kill -9 "$first_pid"; wait "$first_pid" 2>/dev/null; FLOE_PID=
 
 start_floe "$work" || exit 1

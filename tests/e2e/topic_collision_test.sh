@@ -20,7 +20,8 @@ start_floe "$work" "${tiering[@]}" || exit 1
 broker=127.0.0.1:$KAFKA_PORT
 
 seq 1 100 | sed 's/^/mixed-/' | kcat -P -b $broker -t "$topic" -X acks=all 2>"$work/kcat.err"
-check "kcat auto-creates $topic and produces 100 records" test $? -eq 0
+rc=$?
+check "kcat auto-creates $topic and produces 100 records" test "$rc" -eq 0
 
 # CreateTopics: the colliding names are refused with INVALID_TOPIC_EXCEPTION naming the topic.
 node "$js/create_topics.mjs" $broker nc_mixed_events nc-mixed-events "$topic" other.topic >"$work/create.out" 2>&1
@@ -50,7 +51,8 @@ check "floe logged the refused auto-create" grep -q "not auto-creating topic: to
 # The longest topic name: produce and consume.
 seq 1 300 | sed 's/^/long-/' >"$work/long.sent"
 kcat -P -b $broker -t "$long" -X acks=all <"$work/long.sent" 2>"$work/long.err"
-check "kcat produces 300 records to a 249-character topic ($(head -c 200 "$work/long.err"))" test $? -eq 0
+rc=$?
+check "kcat produces 300 records to a 249-character topic (rc=$rc $(head -c 200 "$work/long.err"))" test "$rc" -eq 0
 kcat -C -b $broker -t "$long" -o beginning -e -q -f '%s\n' >"$work/long.got" 2>/dev/null
 check "kcat consumes them ($(wc -l <"$work/long.got") read)" cmp -s "$work/long.sent" "$work/long.got"
 
@@ -85,7 +87,8 @@ broker=127.0.0.1:$KAFKA_PORT
 kcat -C -b $broker -t "$long" -o beginning -e -q -f '%s\n' >"$work/long.got2" 2>/dev/null
 check "after kill -9 and restart kcat reads all 300 long-topic records ($(wc -l <"$work/long.got2") read)" cmp -s "$work/long.sent" "$work/long.got2"
 seq 301 310 | sed 's/^/long-/' | kcat -P -b $broker -t "$long" -X acks=all 2>/dev/null
-check "the long topic takes more records after the restart" test $? -eq 0
+rc=$?
+check "the long topic takes more records after the restart" test "$rc" -eq 0
 n=$(kcat -C -b $broker -t "$topic" -o beginning -e -q -f '%s\n' 2>/dev/null | grep -c '^mixed-')
 check "kcat reads the 100 $topic records after the restart (got $n)" test "$n" -eq 100
 stop_floe; rc=$?
