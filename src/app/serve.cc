@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
 #include "http/lookups.h"
@@ -81,6 +82,22 @@ int serve(const config::settings& s) {
     if (ec) {
         spdlog::error("cannot create data directory {}: {}; check floe.data-dir and its permissions",
                       data_dir.string(), ec.message());
+        return 1;
+    }
+    // One process per data directory, before anything in it is opened: a second floe on the
+    // same directory would append to the same segment files and acknowledge records that a
+    // restart then loses. The kernel drops the lock when this process dies (kill -9 too).
+    auto dir_lock = file_lock::acquire(data_dir / "floe.lock",
+                                       fmt::format("kafka={} http={}", s.get_string("floe.kafka.listen"),
+                                                   s.get_string("floe.http.listen")));
+    if (!dir_lock) {
+        if (dir_lock.error().code() == errc::unavailable) {
+            spdlog::error("floe.data-dir {} is in use by another floe: {}; stop it first or choose another "
+                          "floe.data-dir", data_dir.string(), dir_lock.error().message());
+            return 2;
+        }
+        spdlog::error("cannot lock floe.data-dir {}: {}; check its permissions", data_dir.string(),
+                      dir_lock.error().message());
         return 1;
     }
 
@@ -237,6 +254,11 @@ int serve(const config::settings& s) {
         return 1;
     }
     running.push_back({"http admin plane", [&admin] { admin.stop(); }});
+    // The bound ports (listen addresses may use port 0), for the message a second floe prints.
+    if (auto r = dir_lock->describe(fmt::format("kafka={}:{} http={}:{}", s.get_address("floe.kafka.listen").host,
+                                                broker.port(), http_addr.host, admin.port()));
+        !r)
+        spdlog::warn("{}", r.error().message());
     spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics)", http_addr.host,
                  admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");

@@ -556,6 +556,7 @@ bool request_handler::metadata(const request_header& h, bytes_view body, byte_bu
     } else {
         for (auto& rq : req.topics) {
             std::optional<log::topic_info> t;
+            bool collides = false;
             if (rq.name) t = _logs.topic(*rq.name);
             else if (!rq.topic_id.is_nil()) t = _logs.topic(rq.topic_id);
             if (!t && rq.name && _opts.auto_create_topics && req.allow_auto_topic_creation) {
@@ -566,6 +567,11 @@ bool request_handler::metadata(const request_header& h, bytes_view body, byte_bu
                         t = *c;
                     } else if (c.error().code() == errc::already_exists) {
                         t = _logs.topic(*rq.name);
+                        // Not the name itself: it collides with another topic's table name.
+                        if (!t) {
+                            spdlog::warn("not auto-creating topic: {}", c.error().message());
+                            collides = true;
+                        }
                     }
                 }
             }
@@ -576,7 +582,7 @@ bool request_handler::metadata(const request_header& h, bytes_view body, byte_bu
             auto& rt = resp.topics.emplace_back();
             rt.name = rq.name ? std::string(*rq.name) : std::string();
             rt.topic_id = rq.topic_id;
-            bool bad_name = rq.name && !log::log_manager::validate_topic_name(*rq.name);
+            bool bad_name = collides || (rq.name && !log::log_manager::validate_topic_name(*rq.name));
             rt.error_code = int16_t(bad_name ? kerr::invalid_topic_exception
                                    : rq.name ? kerr::unknown_topic_or_partition
                                              : kerr::unknown_topic_id);
@@ -705,9 +711,14 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
         if (bad) continue;
         auto created = _logs.create_topic(t.name, parts, overrides, req.validate_only);
         if (!created) {
-            error(created.error().code() == errc::already_exists ? kerr::topic_already_exists
-                                                                  : kerr::invalid_config,
-                  created.error().message());
+            // already_exists without a topic of this name: the name collides with another
+            // topic's (Kafka's InvalidTopicException for '.'/'_' collisions).
+            auto code = created.error().code() != errc::already_exists ? kerr::invalid_config
+                        : _logs.topic(t.name)                           ? kerr::topic_already_exists
+                                                                        : kerr::invalid_topic_exception;
+            if (code == kerr::invalid_topic_exception)
+                spdlog::warn("CreateTopics: refusing {}", created.error().message());
+            error(code, created.error().message());
             continue;
         }
         if (!req.validate_only) spdlog::info("created topic {} ({} partitions)", created->name, created->partitions);

@@ -1,5 +1,6 @@
 #include "lake/iceberg_lake.h"
 
+#include "base/crc32c.h"
 #include "base/metrics.h"
 #include "base/uuid.h"
 #include "iceberg/bounds.h"
@@ -26,6 +27,21 @@ std::string escape_partition_value(std::string_view v) {
         else out += fmt::format("%{:02X}", c);
     }
     return out;
+}
+
+std::string data_dir_name(std::string_view stream_key) {
+    constexpr size_t name_max = 255;
+    auto escaped = escape_partition_value(stream_key);
+    auto name = "stream_key=" + escaped;
+    if (name.size() <= name_max) return name;
+    // No '=' here: engines that discover Hive-style partitions from paths (DuckDB's
+    // read_parquet does by default) would take the shortened name for the value.
+    auto tail = fmt::format("~{:08x}", crc32c(as_bytes(stream_key)));
+    name = "stream_key~" + escaped;
+    name.resize(name_max - tail.size());
+    // Never cut an escape ("%2F") in half.
+    if (auto pct = name.rfind('%'); pct != std::string::npos && pct + 3 > name.size()) name.resize(pct);
+    return name + tail;
 }
 
 result<position_map> positions_from_summary(const std::map<std::string, std::string>& summary) {
@@ -182,8 +198,8 @@ private:
     result<void> open_new(const std::string& key, int64_t segment_id, std::unique_ptr<open_file>& slot) {
         auto f = std::make_unique<open_file>();
         f->stream_key = key;
-        f->uri = fmt::format("{}/data/stream_key={}/segment-{}-{}.parquet", _table.location(),
-                             escape_partition_value(key), segment_id, uuid::random().to_string());
+        f->uri = fmt::format("{}/data/{}/segment-{}-{}.parquet", _table.location(), data_dir_name(key),
+                             segment_id, uuid::random().to_string());
         std::unique_ptr<parquet::output_sink> sink;
         if (f->uri.starts_with("file://")) {
             auto path = FLOE_TRY(iceberg::local_path(f->uri));

@@ -46,5 +46,11 @@ std::string positions_to_json(const position_map& p);
 
 /// Escapes a partition value for a path segment as Hive/Iceberg do ("a/b" -> "a%2Fb").
 std::string escape_partition_value(std::string_view v);
+/// The directory of a stream's data files under data/: "stream_key=<escaped value>", or, when
+/// that passes 255 bytes (NAME_MAX; a 249-character topic's stream key does),
+/// "stream_key~<the escaped value's first characters>~<CRC-32C of the value, hex>": no '=', so
+/// path-based Hive partition discovery never reads a shortened value as the stream key.
+/// Readers take the stream key from the manifests (and the Parquet column), never from paths.
+std::string data_dir_name(std::string_view stream_key);
 
 } // namespace floe::lake

@@ -2,6 +2,7 @@
 
 #include "log/fs_util.h"
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -65,7 +66,15 @@ struct log_manager::impl final : flush_scheduler {
     }
 
     fs::path partition_dir(const topic_info& t, int32_t p) const {
-        return root / fmt::format("{}-{}.{}", t.name, p, id_hex(t.id));
+        return root / partition_dir_name(t.name, p, t.id);
+    }
+
+    /// The live topic other than `name` whose collision key equals `name`'s, if any.
+    const topic_info* colliding_topic(std::string_view name) const {
+        auto key = topic_collision_key(name);
+        for (auto& [n, t] : topics)
+            if (n != name && topic_collision_key(n) == key) return &t.info;
+        return nullptr;
     }
 
     std::vector<std::shared_ptr<partition_log>> all_partitions() const {
@@ -174,6 +183,21 @@ result<void> log_manager::validate_topic_name(std::string_view name) {
     return {};
 }
 
+std::string log_manager::topic_collision_key(std::string_view name) {
+    std::string key(name);
+    for (auto& c : key)
+        if (c == '.' || c == '-' || c == ':') c = '_';
+    return key;
+}
+
+std::string log_manager::partition_dir_name(std::string_view topic, int32_t partition, const uuid& topic_id) {
+    auto suffix = fmt::format("-{}.{}", partition, id_hex(topic_id));
+    if (topic.size() + suffix.size() <= max_file_name_bytes) return fmt::format("{}{}", topic, suffix);
+    // A long topic name keeps a prefix and a '~' (never in a topic name, so a shortened name
+    // cannot equal a full one); the topic id after it keeps the directory unique.
+    return fmt::format("{}~{}", topic.substr(0, max_file_name_bytes - 1 - suffix.size()), suffix);
+}
+
 result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts) {
     auto I = std::make_unique<impl>();
     I->opts = std::move(opts);
@@ -206,6 +230,18 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
             return fail(errc::corrupt, "topic store {}: {}", (I->root / "topics.json").string(),
                         e.what());
         }
+    }
+
+    // Topics whose names collide (created before create_topic refused that) share one table
+    // downstream; they keep working (readers tell them apart by stream key), but say so.
+    {
+        std::map<std::string, std::vector<std::string>> by_key;
+        for (auto& [n, t] : I->topics) by_key[topic_collision_key(n)].push_back(n);
+        for (auto& [key, names] : by_key)
+            if (names.size() > 1)
+                spdlog::warn("log: topics {} differ only in '.', '-' or '_' and share the table name {}; "
+                             "no new topic may collide like this, but these are kept",
+                             fmt::join(names, ", "), key);
     }
 
     // Remove partition directories that belong to no live topic (a delete or create cut short).
@@ -254,6 +290,13 @@ result<topic_info> log_manager::create_topic(std::string_view name, int32_t part
     std::unique_lock g(I.mu);
     if (I.closed) return fail(errc::shutting_down, "log manager closed");
     if (I.topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
+    // Checked under the same lock as the insert below, so two concurrent creates of colliding
+    // names cannot both succeed.
+    if (auto* other = I.colliding_topic(name))
+        return fail(errc::already_exists,
+                    "topic '{}' collides with existing topic '{}': names that differ only in '.', '-' or "
+                    "'_' map to the same table ({})",
+                    name, other->name, topic_collision_key(name));
     do t.id = uuid::random();
     while (I.by_id.contains(t.id));
     if (validate_only) return t;

@@ -56,7 +56,7 @@ struct config_op {
 /// Owns every partition log under <data_dir>/log and the topic metadata store
 /// (<data_dir>/log/topics.json, replaced atomically: write temp, fsync, rename, fsync dir).
 ///
-/// Layout: <data_dir>/log/<topic>-<partition>.<topic id hex>/ per partition; a directory not
+/// Layout: <data_dir>/log/<partition_dir_name>/ per partition; a directory not
 /// matching a live topic (e.g. left by a crash during delete) is removed on open.
 ///
 /// Threads: thread-safe. `_mu` (shared) guards the topic map; metadata changes take it
@@ -72,9 +72,21 @@ public:
 
     /// Checks a topic name: 1-249 chars of [a-zA-Z0-9._-], not "." or "..".
     static result<void> validate_topic_name(std::string_view name);
+    /// The name under which topics collide: '.', '-' and ':' read as '_'. It is the rule that
+    /// names a topic's Iceberg table (lake::table_name_for_topic, which must agree; a tiering
+    /// test checks both), so two live topics never share a key: they would share one table.
+    static std::string topic_collision_key(std::string_view name);
+    /// A partition's directory name under <data_dir>/log: "<topic>-<partition>.<topic id hex>",
+    /// or for names that would pass `max_file_name_bytes`, the topic's first characters and a
+    /// '~' in place of the full name (the id keeps it unique).
+    static std::string partition_dir_name(std::string_view topic, int32_t partition, const uuid& topic_id);
+    /// NAME_MAX of the file systems a data directory lives on (ext4, xfs, btrfs, tmpfs).
+    static constexpr size_t max_file_name_bytes = 255;
 
     /// Creates a topic (CreateTopics, auto-create). `partitions` <= 0 means default_partitions.
-    /// errc::already_exists, errc::invalid_argument (name, partitions, config).
+    /// errc::already_exists when the name, or a live topic's collision key equals this one's
+    /// (the message names that topic; tell the two apart by topic(name)),
+    /// errc::invalid_argument (name, partitions, config).
     /// With `validate_only` nothing is written (CreateTopics validateOnly).
     result<topic_info> create_topic(std::string_view name, int32_t partitions,
                                     const config_map& overrides = {},

@@ -4,6 +4,8 @@
 #include "log/batch_builder.h"
 #include "tiering/storage_worker.h"
 
+#include <algorithm>
+
 namespace floe::tiering {
 namespace {
 
@@ -29,6 +31,13 @@ auto& tiered_reads() {
 }
 
 } // namespace
+
+bool is_stream_key_of(std::string_view topic, std::string_view stream_key) {
+    if (stream_key.size() < topic.size() + 2 || !stream_key.starts_with(topic) || stream_key[topic.size()] != '-')
+        return false;
+    auto digits = stream_key.substr(topic.size() + 1);
+    return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
 
 remote_reader::remote_reader(lake::iceberg_lake& lake, size_t cache_bytes)
     : _lake(lake), _cache_limit(cache_bytes), _cache(cache_bytes) {}
@@ -98,6 +107,7 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
     for (auto& f : files) {
         auto rows = FLOE_TRY_CTX(rows_of(r, f), "tiered read of {} at offset {}", key, offset);
         for (auto& row : *rows) {
+            if (row.stream_key != key) continue; // another topic's row in a shared table
             if (row.offset < out.next_offset) continue;
             if (row.offset >= limit) break;
             if (open && (b.records() >= batch_records || b.records_bytes() >= batch_bytes)) {
@@ -153,6 +163,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
     std::string done_stream;
     parquet::lookup_stats total;
     for (auto& f : files) {
+        if (!is_stream_key_of(topic, f.stream_key)) continue; // another topic's file in a shared table
         if (!all && f.stream_key == done_stream) continue;
         if (!f.may_contain_key(key)) continue;
         auto of = FLOE_TRY_CTX(opened(r, f), "key lookup in {}", f.uri);
@@ -163,6 +174,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
             found = FLOE_TRY_CTX(of->reader->find_by_key(key, &st), "key lookup in {}", f.uri);
         }
         total += st;
+        std::erase_if(found, [&](auto& m) { return m.stream_key != stream_key_for(topic, m.partition); });
         if (found.empty()) continue;
         if (all) {
             for (auto& m : found) out.push_back(std::move(m));
@@ -196,6 +208,15 @@ result<std::vector<parquet::message_record>> remote_reader::read_rows(const std:
             FLOE_TRY_CTX(of->reader->read_offset_range(next, limit - out.size(), out), "reading {} at offset {} in {}",
                          key, next, f.uri);
         }
+        auto foreign = [&](auto& m) { return m.stream_key != key; };
+        if (std::any_of(out.begin() + std::ptrdiff_t(before), out.end(), foreign)) {
+            // Another stream's rows in this file (never written by Floe, which writes one stream
+            // per file) took part of the budget: take this file's rows from a whole read instead.
+            out.resize(before);
+            auto rows = FLOE_TRY_CTX(rows_of(r, f), "reading {} at offset {}", key, next);
+            for (auto& m : *rows)
+                if (!foreign(m) && m.offset >= next && m.offset < below && out.size() < limit) out.push_back(m);
+        }
         // Rows at or past `below` belong to the local tier.
         while (out.size() > before && out.back().offset >= below) out.pop_back();
         if (out.size() > before) next = out.back().offset + 1;
@@ -208,13 +229,15 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_time(const s
                                                                        int64_t from_ts, int64_t to_ts,
                                                                        int64_t below_offset, size_t limit) {
     auto& r = reader_for(topic);
-    auto files = FLOE_TRY(r.files_for_time(stream_key_for(topic, partition), from_ts, to_ts));
+    auto key = stream_key_for(topic, partition);
+    auto files = FLOE_TRY(r.files_for_time(key, from_ts, to_ts));
     std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
     std::vector<parquet::message_record> out;
     for (auto& f : files) {
         if (f.min_offset >= below_offset || out.size() >= limit) break;
         auto rows = FLOE_TRY(rows_of(r, f));
         for (auto& row : *rows) {
+            if (row.stream_key != key) continue;
             if (row.offset >= below_offset || out.size() >= limit) break;
             auto ts = kafka_ts(row);
             if (ts >= from_ts && ts <= to_ts) out.push_back(row);
@@ -253,7 +276,7 @@ result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp
         if (f.min_offset >= limit) break;
         auto rows = FLOE_TRY(rows_of(r, f));
         for (auto& row : *rows)
-            if (row.offset < limit && kafka_ts(row) >= ts) {
+            if (row.stream_key == key && row.offset < limit && kafka_ts(row) >= ts) {
                 tiered_reads().with({"list_offsets"}).inc();
                 return std::optional<ts_hit>(ts_hit{row.offset, kafka_ts(row)});
             }

@@ -15,11 +15,18 @@
 
 namespace floe::tiering {
 
+/// True when `stream_key` is the stream key of a partition of `topic` ("<topic>-<digits>", the
+/// inverse of stream_key_for). A table may hold rows of other topics (topics whose names
+/// collided before that was refused share a table), so every read keeps only its own streams.
+bool is_stream_key_of(std::string_view topic, std::string_view stream_key);
+
 /// Serves Kafka reads below the local log start from the remote tier: finds the data files by
 /// the offset bounds in the manifests, reads their rows and rebuilds record batches with the
 /// original offsets, timestamps, keys, values and headers. Decoded files are kept in an LRU
-/// cache bounded by bytes, plus the file each stream is being read from (sequential readers). Thread-safe (one lock around planning and the cache; file reads
-/// happen outside it).
+/// cache bounded by bytes, plus the file each stream is being read from (sequential readers).
+/// Only rows of the asked topic's partition are returned: files are chosen by their manifest
+/// partition value (stream_key) and every row's stream_key is checked again.
+/// Thread-safe (one lock around planning and the cache; file reads happen outside it).
 class remote_reader final : public log::remote_tier {
 public:
     explicit remote_reader(lake::iceberg_lake& lake, size_t cache_bytes = 64u << 20);

@@ -14,12 +14,14 @@ free_port() { # a currently free loopback TCP port
 # sets FLOE_PID, KAFKA_PORT, HTTP_PORT; logs to WORKDIR/floe.log. Waits (bounded) until up.
 start_floe() {
   local work="$1"; shift
+  # Only this start's lines count: after a restart the log already holds an earlier "floe is up".
+  local seen; seen=$(cat "$work/floe.log" 2>/dev/null | wc -l)
   KAFKA_PORT=$(free_port); HTTP_PORT=$(free_port)
   "$FLOE_BIN" serve --set floe.data-dir="$work/data" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
     --set floe.http.listen=127.0.0.1:$HTTP_PORT "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
   FLOE_PID=$!
   for _ in $(seq 1 200); do
-    grep -q "floe is up" "$work/floe.log" 2>/dev/null && return 0
+    tail -n +$((seen + 1)) "$work/floe.log" 2>/dev/null | grep -q "floe is up" && return 0
     kill -0 "$FLOE_PID" 2>/dev/null || { echo "floe exited during start:"; cat "$work/floe.log"; return 1; }
     sleep 0.05
   done

@@ -93,6 +93,37 @@ TEST_F(LakeTest, TableNamesFollowTheDesign) {
     EXPECT_EQ(escape_partition_value("a/b c"), "a%2Fb%20c");
 }
 
+TEST_F(LakeTest, DataDirectoryNamesStayWithinNameMax) {
+    EXPECT_EQ(data_dir_name("orders-0"), "stream_key=orders-0");
+    // Kafka's longest topic name: its stream key's directory would be 11 + 249 + 2 bytes.
+    std::string topic(249, 't');
+    auto a = data_dir_name(topic + "-0"), b = data_dir_name(topic + "-1");
+    EXPECT_EQ(a.size(), 255u);
+    EXPECT_TRUE(a.starts_with("stream_key~ttt"));
+    EXPECT_EQ(a.find('='), std::string::npos); // never a Hive-style partition with a cut value
+    EXPECT_NE(a, b);
+    // An escape is never cut in half.
+    for (size_t n = 240; n < 260; ++n) {
+        auto d = data_dir_name(std::string(n, '/'));
+        EXPECT_LE(d.size(), 255u);
+        auto body = d.substr(11, d.rfind('~') - 11);
+        EXPECT_EQ(body.size() % 3, 0u) << d;
+    }
+}
+
+TEST_F(LakeTest, LongestTopicNameLandsInItsTable) {
+    std::string topic(249, 'x');
+    topic[10] = '.';
+    auto stream = topic + "-0";
+    auto r = append_range(*_lake, topic, stream, 0, 50);
+    ASSERT_TRUE(r) << r.error();
+    auto table = table_name_for_topic(topic);
+    auto rows = table_rows(*_lake, table);
+    ASSERT_EQ(rows.size(), 50u);
+    EXPECT_EQ(rows.front(), std::make_pair(stream, int64_t(0)));
+    for (auto& f : r->data_files) EXPECT_NE(f.find("/data/" + data_dir_name(stream) + "/"), std::string::npos) << f;
+}
+
 TEST_F(LakeTest, AppendCommitsRowsAndPositions) {
     auto r = append_range(*_lake, "orders.v1", "orders.v1-0", 0, 100);
     ASSERT_TRUE(r) << r.error();

@@ -1,8 +1,10 @@
+#include "log/fs_util.h"
 #include "log/log_manager.h"
 #include "log/testing/batch_builder.h"
 #include "log/tests/test_util.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <csignal>
@@ -297,4 +299,111 @@ TEST(log_manager, acks_all_appends_survive_kill_9) {
         ASSERT_TRUE(m->close());
     }
     EXPECT_GT(next_batch, 10);
+}
+
+TEST(log_manager, names_that_map_to_one_table_are_refused) {
+    temp_dir tmp;
+    auto m = open_mgr(tmp.path);
+    ASSERT_TRUE(m->create_topic("nc.mixed-events", 1));
+    for (auto* other : {"nc_mixed_events", "nc-mixed-events", "nc.mixed.events", "nc_mixed-events"}) {
+        for (bool validate_only : {true, false}) {
+            auto r = m->create_topic(other, 1, {}, validate_only);
+            ASSERT_FALSE(r) << other;
+            EXPECT_EQ(r.error().code(), errc::already_exists);
+            EXPECT_NE(r.error().message().find("'nc.mixed-events'"), std::string::npos) << r.error().message();
+        }
+        EXPECT_FALSE(m->topic(other));
+    }
+    EXPECT_EQ(m->create_topic("nc.mixed-events", 1).error().code(), errc::already_exists);
+    EXPECT_TRUE(m->create_topic("nc.mixed-events2", 1)); // a different table
+    // Once the topic is deleted its table name is free again.
+    ASSERT_TRUE(m->delete_topic("nc.mixed-events"));
+    EXPECT_TRUE(m->create_topic("nc_mixed_events", 1));
+    EXPECT_EQ(m->topics().size(), 2u);
+}
+
+TEST(log_manager, concurrent_creates_of_colliding_names_let_one_win) {
+    temp_dir tmp;
+    auto m = open_mgr(tmp.path);
+    for (int round = 0; round < 20; ++round) {
+        auto base = fmt::format("race{}", round);
+        std::vector<std::string> names{base + ".a", base + "_a", base + "-a"};
+        std::atomic<int> won{0};
+        std::vector<std::thread> ts;
+        for (auto& n : names)
+            ts.emplace_back([&, n] {
+                if (m->create_topic(n, 1)) ++won;
+            });
+        for (auto& t : ts) t.join();
+        EXPECT_EQ(won.load(), 1) << base;
+    }
+    EXPECT_EQ(m->topics().size(), 20u);
+}
+
+TEST(log_manager, a_data_dir_holding_colliding_topics_still_opens) {
+    temp_dir tmp;
+    {
+        auto m = open_mgr(tmp.path);
+        ASSERT_TRUE(m->create_topic("x.y", 1));
+        auto b = make_batch(2, 10, 0);
+        ASSERT_TRUE(m->partition("x.y", 0)->append(b));
+        ASSERT_TRUE(m->close());
+    }
+    // A store written before collisions were refused: add x_y by hand.
+    auto path = tmp.path / "log" / "topics.json";
+    auto text = read_file(path);
+    ASSERT_TRUE(text);
+    auto j = nlohmann::json::parse(as_chars(*text));
+    auto second = j["topics"][0];
+    second["name"] = "x_y";
+    second["id"] = uuid::random().to_string();
+    j["topics"].push_back(second);
+    auto out = j.dump();
+    ASSERT_TRUE(write_file_atomic(path, as_bytes(out)));
+    auto m = open_mgr(tmp.path);
+    ASSERT_TRUE(m);
+    EXPECT_TRUE(m->topic("x.y"));
+    EXPECT_TRUE(m->topic("x_y"));
+    EXPECT_EQ(m->partition("x.y", 0)->log_end_offset()(), 2);
+    EXPECT_EQ(m->create_topic("x-y", 1).error().code(), errc::already_exists);
+}
+
+TEST(log_manager, topic_names_of_249_characters_work_across_restarts) {
+    temp_dir tmp;
+    std::string name(249, 'n');
+    name[0] = 'L';
+    std::string longer = name;
+    longer[248] = 'm'; // same first 248 characters
+    {
+        auto m = open_mgr(tmp.path);
+        for (auto& n : {name, longer}) {
+            auto t = m->create_topic(n, 12);
+            ASSERT_TRUE(t) << t.error();
+            for (int32_t p : {0, 11}) {
+                auto b = make_batch(3, 10, 0);
+                ASSERT_TRUE(m->partition(n, p)->append(b));
+            }
+        }
+        ASSERT_TRUE(m->partition(name, 11)->roll());
+        auto b = make_batch(2, 10, 0);
+        ASSERT_TRUE(m->partition(name, 11)->append(b));
+        ASSERT_TRUE(m->close());
+    }
+    for (auto& e : fs::directory_iterator(tmp.path / "log"))
+        EXPECT_LE(e.path().filename().string().size(), log_manager::max_file_name_bytes) << e.path();
+    auto m = open_mgr(tmp.path);
+    for (auto& n : {name, longer}) {
+        ASSERT_TRUE(m->topic(n));
+        EXPECT_EQ(m->partition(n, 0)->log_end_offset()(), 3);
+        EXPECT_EQ(m->partition(n, 11)->log_end_offset()(), n == name ? 5 : 3);
+        EXPECT_NE(m->partition(n, 0)->dir(), m->partition(longer == n ? name : longer, 0)->dir());
+    }
+    // Short names keep the directory name they always had.
+    auto id = uuid::random();
+    auto hex = id.to_string();
+    std::erase(hex, '-');
+    EXPECT_EQ(log_manager::partition_dir_name("orders.v1", 3, id), "orders.v1-3." + hex);
+    auto shortened = log_manager::partition_dir_name(name, 100000, id);
+    EXPECT_EQ(shortened.size(), log_manager::max_file_name_bytes);
+    EXPECT_TRUE(shortened.ends_with("~-100000." + hex));
 }
