@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace floe::lake {
@@ -18,6 +19,13 @@ std::string table_name_for_topic(std::string_view topic) {
     for (auto& c : out)
         if (c == '.' || c == '-' || c == ':') c = '_';
     return out;
+}
+
+bool is_stream_key_of(std::string_view topic, std::string_view stream_key) {
+    if (stream_key.size() < topic.size() + 2 || !stream_key.starts_with(topic) || stream_key[topic.size()] != '-')
+        return false;
+    auto digits = stream_key.substr(topic.size() + 1);
+    return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string escape_partition_value(std::string_view v) {
@@ -79,8 +87,8 @@ struct open_file {
 
 class iceberg_table final : public table_writer {
 public:
-    iceberg_table(iceberg_lake& lake, iceberg::table_ident ident, std::string location)
-        : _lake(lake), _ident(std::move(ident)), _location(std::move(location)) {}
+    iceberg_table(iceberg_lake& lake, std::string topic, iceberg::table_ident ident, std::string location)
+        : _lake(lake), _topic(std::move(topic)), _ident(std::move(ident)), _location(std::move(location)) {}
 
     result<position_map> committed_positions() override {
         auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
@@ -100,6 +108,7 @@ public:
 
 private:
     iceberg_lake& _lake;
+    std::string _topic;
     iceberg::table_ident _ident;
     std::string _location;
 };
@@ -270,6 +279,10 @@ result<size_t> iceberg_table::expire_before(int64_t cutoff_ms) {
     for (auto& e : files) {
         auto it = e.file.upper_bounds.find(iceberg::field_ids::message_ts);
         if (it == e.file.upper_bounds.end()) continue; // no bound: cannot prove it is old
+        // Only this topic's files: a table shared with another topic keeps that topic's rows.
+        if (e.file.partition.empty() || e.file.partition[0].type() != avro::datum::kind::string
+            || !is_stream_key_of(_topic, e.file.partition[0].as_string()))
+            continue;
         auto newest = iceberg::deserialize_long(it->second);
         if (newest && *newest < cutoff_ms) req.remove.push_back(e.file.file_path);
     }
@@ -304,7 +317,7 @@ result<std::shared_ptr<table_writer>> iceberg_lake::table_for_topic(const std::s
     auto t = FLOE_TRY_CTX(iceberg::create_table_if_missing(*_cat, *_io, ident, location,
                                                            {{"floe.topic", topic}}),
                           "opening the table of topic {}", topic);
-    auto w = std::make_shared<iceberg_table>(*this, ident, t.metadata.location);
+    auto w = std::make_shared<iceberg_table>(*this, topic, ident, t.metadata.location);
     _tables.emplace(topic, w);
     return std::shared_ptr<table_writer>(w);
 }

@@ -73,4 +73,9 @@ public:
 /// "orders.created-v1" -> "orders_created_v1".
 std::string table_name_for_topic(std::string_view topic);
 
+/// True when `stream_key` is `<topic>-<partition>`: what every read and every removal of a
+/// table's rows checks, so a table that holds two topics (data dirs from before collisions were
+/// refused) never answers or deletes for the wrong one.
+bool is_stream_key_of(std::string_view topic, std::string_view stream_key);
+
 } // namespace floe::lake

@@ -32,13 +32,6 @@ auto& tiered_reads() {
 
 } // namespace
 
-bool is_stream_key_of(std::string_view topic, std::string_view stream_key) {
-    if (stream_key.size() < topic.size() + 2 || !stream_key.starts_with(topic) || stream_key[topic.size()] != '-')
-        return false;
-    auto digits = stream_key.substr(topic.size() + 1);
-    return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 remote_reader::remote_reader(lake::iceberg_lake& lake, size_t cache_bytes)
     : _lake(lake), _cache_limit(cache_bytes), _cache(cache_bytes) {}
 

@@ -15,10 +15,7 @@
 
 namespace floe::tiering {
 
-/// True when `stream_key` is the stream key of a partition of `topic` ("<topic>-<digits>", the
-/// inverse of stream_key_for). A table may hold rows of other topics (topics whose names
-/// collided before that was refused share a table), so every read keeps only its own streams.
-bool is_stream_key_of(std::string_view topic, std::string_view stream_key);
+using lake::is_stream_key_of;
 
 /// Serves Kafka reads below the local log start from the remote tier: finds the data files by
 /// the offset bounds in the manifests, reads their rows and rebuilds record batches with the

@@ -180,6 +180,28 @@ TEST_F(SharedTableTest, KeyLookupsReturnOnlyTheTopicsRows) {
     }
 }
 
+// Remote retention of one topic removes only that topic's files from a shared table.
+TEST_F(SharedTableTest, RemoteRetentionRemovesOnlyTheTopicsFiles) {
+    auto files_of = [&](const char* topic) {
+        auto t = iceberg::load_table(_lake->catalog(), _lake->io(), {"floe", "nc_mixed_events"});
+        EXPECT_TRUE(t) << t.error();
+        auto live = iceberg::live_files(_lake->io(), t->metadata);
+        EXPECT_TRUE(live) << live.error();
+        size_t n = 0;
+        for (auto& e : *live) n += e.file.partition[0].as_string() == stream_key_for(topic, 0);
+        return n;
+    };
+    const size_t mine_before = files_of(mine);
+    ASSERT_EQ(files_of(theirs), 1u);
+    auto t = _lake->table_for_topic(theirs);
+    ASSERT_TRUE(t) << t.error();
+    auto removed = (*t)->expire_before(int64_t(1) << 50);  // every row is older than this
+    ASSERT_TRUE(removed) << removed.error();
+    EXPECT_EQ(*removed, 1u);
+    EXPECT_EQ(files_of(theirs), 0u);
+    EXPECT_EQ(files_of(mine), mine_before);
+}
+
 TEST_F(SharedTableTest, OffsetAndTimeLookupsReturnOnlyTheTopicsRows) {
     remote_reader rr(*_lake);
     for (size_t limit : {size_t(1000), size_t(7)}) {
