@@ -154,6 +154,12 @@ int serve(const config::settings& s) {
     }
     running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
     auto* logs = broker.logs();
+    // DeleteRecords moves a partition's log start in the local log; the remote tier hides what
+    // lies below it from every reader (Fetch, ListOffsets, HTTP lookups).
+    remote.set_records_floor([logs](const std::string& topic, int32_t partition) -> int64_t {
+        auto p = logs->partition(topic, partition);
+        return p ? p->records_start()() : 0;
+    });
     spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
     spdlog::info("kafka listener on {} port {} (advertised as {})", s.get_address("floe.kafka.listen").host,
                  broker.port(), s.get_string("floe.kafka.advertised-listener"));

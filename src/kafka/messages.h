@@ -8,6 +8,7 @@
 
 #include "kafka/protocol.h"
 
+#include <climits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,17 @@
 namespace floe::kafka {
 
 using opt_sv = std::optional<std::string_view>;
+
+/// Kafka's authorized-operations bitfields (bit n = AclOperation n) when no authorizer is
+/// configured: every operation that applies to the resource type. `k_ops_not_requested` is
+/// Kafka's answer when the client did not ask.
+constexpr int32_t k_ops_not_requested = INT32_MIN;
+constexpr int32_t k_topic_all_ops = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8)
+                                    | (1 << 10) | (1 << 11); // read write create delete alter describe (alter/describe)_configs
+constexpr int32_t k_cluster_all_ops = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10)
+                                      | (1 << 11) | (1 << 12); // create alter describe cluster_action configs idempotent_write
+constexpr int32_t k_group_all_ops = (1 << 3) | (1 << 6) | (1 << 8); // read delete describe
+
 
 // ---------------- ApiVersions ----------------
 struct api_versions_response {
@@ -32,6 +44,8 @@ struct metadata_request {
     };
     std::vector<topic> topics;
     bool allow_auto_topic_creation = true;
+    bool include_cluster_authorized_operations = false; ///< v8-10
+    bool include_topic_authorized_operations = false;   ///< v8+
 };
 result<metadata_request> decode_metadata(kreader& r, int16_t v);
 
@@ -55,8 +69,10 @@ struct metadata_response {
         std::string name;
         uuid topic_id;
         std::vector<partition> partitions;
+        int32_t authorized_operations = k_ops_not_requested;
     };
     std::vector<topic> topics;
+    int32_t cluster_authorized_operations = k_ops_not_requested;
 };
 void encode(kwriter& w, int16_t v, const metadata_response& r);
 
@@ -188,6 +204,11 @@ struct create_topics_request {
 };
 result<create_topics_request> decode_create_topics(kreader& r, int16_t v);
 
+struct config_synonym {
+    std::string name;
+    std::optional<std::string> value;
+    int8_t source = 5;
+};
 struct config_entry_out {
     std::string name;
     std::optional<std::string> value;
@@ -195,8 +216,9 @@ struct config_entry_out {
     int8_t source = 5; ///< DEFAULT_CONFIG
     bool is_default = true;
     bool is_sensitive = false;
-    int8_t config_type = 0; ///< Kafka ConfigType: 1 boolean, 2 string, 3 int, 5 long, 7 list
+    int8_t config_type = 0; ///< Kafka ConfigType: 1 boolean, 2 string, 3 int, 5 long, 6 double, 7 list
     std::optional<std::string> documentation;
+    std::vector<config_synonym> synonyms; ///< DescribeConfigs v1+ with include_synonyms
 };
 struct create_topics_response {
     struct topic {
@@ -491,6 +513,7 @@ void encode(kwriter& w, int16_t v, const list_groups_response& r);
 
 struct describe_groups_request {
     std::vector<std::string_view> groups;
+    bool include_authorized_operations = false;
 };
 result<describe_groups_request> decode_describe_groups(kreader& r, int16_t v);
 struct describe_groups_response {
@@ -509,6 +532,7 @@ struct describe_groups_response {
         std::string protocol_type;
         std::string protocol_data;
         std::vector<member> members;
+        int32_t authorized_operations = k_ops_not_requested;
     };
     std::vector<group> groups;
 };
@@ -544,6 +568,7 @@ void encode(kwriter& w, int16_t v, const init_producer_id_response& r);
 
 // ---------------- DescribeCluster ----------------
 struct describe_cluster_request {
+    bool include_cluster_authorized_operations = false;
     int8_t endpoint_type = 1;
 };
 result<describe_cluster_request> decode_describe_cluster(kreader& r, int16_t v);
@@ -552,6 +577,7 @@ struct describe_cluster_response {
     std::string cluster_id;
     int32_t controller_id = 0;
     std::vector<broker_endpoint> brokers;
+    int32_t cluster_authorized_operations = k_ops_not_requested;
 };
 void encode(kwriter& w, int16_t v, const describe_cluster_response& r);
 
