@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Admin APIs that neither librdkafka 2.0 nor kafkajs send, over a raw socket against the real
+broker, answers decoded by the independent Python reader of it_flexible.py (written from the
+Kafka message definitions): ApiVersions ranges of the new APIs, CreatePartitions v3,
+DeleteRecords v2, DescribeLogDirs v4, ElectLeaders v2, DescribeProducers v0 (after an
+idempotent Produce), OffsetDelete v0 (classic), authorized operations in Metadata v12 /
+DescribeCluster v1 / DescribeGroups v5, and Fetch v12 session fields (KIP-227: sessions are
+declined; ones Floe never created are refused).
+Usage: it_admin_raw.py <floe binary> <work dir>"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Broker, expect, fresh_dir  # noqa: E402
+from it_flexible import Conn, R, TAGS, carr, cstr, uvarint  # noqa: E402
+from it_kcat import batch  # noqa: E402
+
+INT32_MIN = -2 ** 31
+
+
+def classic_call(c, api, ver, body):
+    """A request with header v1 (no tagged fields) and a response with header v0."""
+    c.corr += 1
+    frame = struct.pack('>hhi', api, ver, c.corr) + struct.pack('>h', 3) + b'raw' + body
+    c.s.sendall(struct.pack('>i', len(frame)) + frame)
+    n = struct.unpack('>i', c.recv(4))[0]
+    data = c.recv(n)
+    expect(struct.unpack('>i', data[:4])[0] == c.corr, 'correlation id')
+    return data[4:]
+
+
+def main(binary, work):
+    fresh_dir(work)
+    os.makedirs(work, exist_ok=True)
+    b = Broker(binary, os.path.join(work, 'data'))
+    b.start()
+    try:
+        c = Conn(b.port)
+        r = c.call(18, 3, cstr('raw') + cstr('1.0') + TAGS, header_v0_response=True)
+        expect(r.i16() == 0, 'ApiVersions error')
+        apis = r.arr(lambda: (r.i16(), r.i16(), r.i16(), r.tags())[:3])
+        ranges = {k: (lo, hi) for k, lo, hi in apis}
+        for key, rng in {21: (0, 2), 35: (0, 4), 37: (0, 3), 43: (0, 2), 47: (0, 0), 61: (0, 0)}.items():
+            expect(ranges.get(key) == rng, f'api {key} advertised {ranges.get(key)}, expected {rng}')
+
+        # A topic with 2 partitions (CreateTopics v7).
+        r = c.call(19, 7, carr([cstr('raw') + struct.pack('>ih', 2, 1) + carr([]) + carr([]) + TAGS])
+                   + struct.pack('>i', 10000) + b'\x00' + TAGS)
+
+        # ---- CreatePartitions v3 ----
+        def create_partitions(topic, count, validate=False, assignments=None):
+            asg = carr([carr([struct.pack('>i', x) for x in a]) + TAGS for a in assignments]) \
+                if assignments is not None else b'\x00'
+            r = c.call(37, 3, carr([cstr(topic) + struct.pack('>i', count) + asg + TAGS])
+                       + struct.pack('>i', 5000) + (b'\x01' if validate else b'\x00') + TAGS)
+            r.i32()
+            res = r.arr(lambda: (r.cstr(), r.i16(), r.cstr(), r.tags())[:3])
+            r.tags()
+            r.done()
+            return res[0]
+        expect(create_partitions('raw', 3, validate=True)[1] == 0, 'validate only')
+        expect(create_partitions('raw', 3, assignments=[[0], [0]])[1] == 39, 'wrong assignment count: 39')
+        expect(create_partitions('raw', 3, assignments=[[0]])[1] == 0, 'grow to 3 with an assignment')
+        res = create_partitions('raw', 2)
+        expect(res[1] == 37 and 'partitions' in (res[2] or ''), f'INVALID_PARTITIONS with a message: {res}')
+        expect(create_partitions('none', 2)[1] == 3, 'unknown topic')
+
+        # ---- Metadata v12 / DescribeCluster v1 / DescribeGroups v5: authorized operations ----
+        def metadata_ops(include):
+            r = c.call(3, 12, carr([b'\x00' * 16 + cstr('raw') + TAGS]) + b'\x00' + (b'\x01' if include else b'\x00')
+                       + TAGS)
+            r.i32()
+            r.arr(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
+            r.cstr(), r.i32()
+            ts = r.arr(lambda: (r.i16(), r.cstr(), r.uuid(), r.boolean(),
+                                r.arr(lambda: (r.i16(), r.i32(), r.i32(), r.i32(), r.arr(r.i32), r.arr(r.i32),
+                                               r.arr(r.i32), r.tags())),
+                                r.i32(), r.tags()))
+            r.tags()
+            r.done()
+            return len(ts[0][4]), ts[0][5]
+        nparts, ops = metadata_ops(True)
+        expect(nparts == 3, f'metadata lists 3 partitions: {nparts}')
+        expect(ops == 3576, f'topic authorized operations without an authorizer: {ops}')
+        expect(metadata_ops(False)[1] == INT32_MIN, 'not asked: INT32_MIN')
+        r = c.call(60, 1, b'\x01' + b'\x01' + TAGS)
+        r.i32(), r.i16(), r.cstr(), r.i8(), r.cstr(), r.i32()
+        r.arr(lambda: (r.i32(), r.cstr(), r.i32(), r.cstr(), r.tags()))
+        ops = r.i32()
+        expect(ops == 8096, f'cluster authorized operations: {ops}')
+        r = c.call(15, 5, carr([cstr('some-group')]) + b'\x01' + TAGS)
+        r.i32()
+        dg = r.arr(lambda: (r.i16(), r.cstr(), r.cstr(), r.cstr(), r.cstr(),
+                            r.arr(lambda: (r.cstr(), r.cstr(), r.cstr(), r.cstr(), r.cbytes(), r.cbytes(), r.tags())),
+                            r.i32(), r.tags())[6])
+        expect(dg == [328], f'group authorized operations: {dg}')
+
+        # ---- Produce (idempotent) so DescribeProducers has something to show ----
+        r = c.call(22, 4, cstr(None) + struct.pack('>iqh', 60000, -1, -1) + TAGS)
+        r.i32()
+        err, pid, epoch = r.i16(), r.i64(), r.i16()
+        expect(err == 0, 'InitProducerId')
+        recs = batch([b'a', b'b', b'c'], pid=pid, epoch=epoch, seq=0)
+        r = c.call(0, 9, cstr(None) + struct.pack('>hi', -1, 5000)
+                   + carr([cstr('raw') + carr([struct.pack('>i', 0) + uvarint(len(recs) + 1) + recs + TAGS])
+                           + TAGS]) + TAGS)
+        more = batch([b'd', b'e'], pid=pid, epoch=epoch, seq=3)
+        r = c.call(0, 9, cstr(None) + struct.pack('>hi', -1, 5000)
+                   + carr([cstr('raw') + carr([struct.pack('>i', 0) + uvarint(len(more) + 1) + more + TAGS])
+                           + TAGS]) + TAGS)
+        r = c.call(61, 0, carr([cstr('raw') + carr([struct.pack('>i', 0), struct.pack('>i', 7)]) + TAGS]) + TAGS)
+        r.i32()
+
+        def producer():
+            v = (r.i64(), r.i32(), r.i32(), r.i64(), r.i32(), r.i64())
+            r.tags()
+            return v
+        dp = r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i16(), r.cstr(), r.arr(producer), r.tags())[:4]),
+                            r.tags())[:2])
+        r.tags()
+        r.done()
+        p0, p7 = dp[0][1]
+        expect(p0[1] == 0 and p0[3] == [(pid, epoch, 4, 1700000000000, -1, -1)], f'DescribeProducers {p0}')
+        expect(p7[1] == 3, f'unknown partition {p7}')
+
+        # ---- DeleteRecords v2 ----
+        def delete_records(part, offset):
+            r = c.call(21, 2, carr([cstr('raw') + carr([struct.pack('>iq', part, offset) + TAGS]) + TAGS])
+                       + struct.pack('>i', 5000) + TAGS)
+            r.i32()
+            res = r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i64(), r.i16(), r.tags())[:3]), r.tags())[:2])
+            r.tags()
+            r.done()
+            return res[0][1][0]
+        expect(delete_records(0, 2) == (0, 2, 0), 'delete below 2')
+        expect(delete_records(0, 1) == (0, 2, 0), 'never moves back')
+        expect(delete_records(0, 9)[2] == 1, 'past the high watermark: OFFSET_OUT_OF_RANGE')
+        expect(delete_records(9, 0)[2] == 3, 'unknown partition')
+
+        # ---- DescribeLogDirs v4 ----
+        r = c.call(35, 4, b'\x00' + TAGS)
+        r.i32()
+        expect(r.i16() == 0, 'DescribeLogDirs error')
+
+        def ldir():
+            err, path = r.i16(), r.cstr()
+            topics = r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i64(), r.i64(), r.boolean(), r.tags())[:4]),
+                                    r.tags())[:2])
+            total, usable = r.i64(), r.i64()
+            r.tags()
+            return err, path, topics, total, usable
+        dirs = r.arr(ldir)
+        r.tags()
+        r.done()
+        expect(len(dirs) == 1 and dirs[0][0] == 0 and dirs[0][1].endswith('/log'), f'one log dir {dirs}')
+        parts = dict((t, p) for t, p in dirs[0][2])['raw']
+        expect(sorted(p[0] for p in parts) == [0, 1, 2], f'raw partitions {parts}')
+        expect([p for p in parts if p[0] == 0][0][1] > 0, 'partition 0 has bytes')
+        expect(dirs[0][3] > 0 and 0 <= dirs[0][4] <= dirs[0][3], f'total/usable bytes {dirs[0][3:]}')
+
+        # ---- ElectLeaders v2 ----
+        r = c.call(43, 2, b'\x00' + carr([cstr('raw') + carr([struct.pack('>i', 0), struct.pack('>i', 5)]) + TAGS])
+                   + struct.pack('>i', 5000) + TAGS)
+        r.i32()
+        expect(r.i16() == 0, 'ElectLeaders error')
+        el = r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i16(), r.cstr(), r.tags())[:2]), r.tags())[:2])
+        r.tags()
+        r.done()
+        expect(el == [('raw', [(0, 84), (5, 3)])], f'ELECTION_NOT_NEEDED / UNKNOWN_TOPIC_OR_PARTITION: {el}')
+
+        # ---- OffsetDelete v0 (classic) ----
+        r = c.call(8, 8, cstr('og') + struct.pack('>i', -1) + cstr('') + cstr(None)
+                   + carr([cstr('raw') + carr([struct.pack('>iqi', 1, 5, -1) + cstr(None) + TAGS]) + TAGS]) + TAGS)
+
+        def kstr(s):
+            return struct.pack('>h', len(s)) + s.encode()
+        body = classic_call(c, 47, 0, kstr('og') + struct.pack('>i', 1) + kstr('raw') + struct.pack('>iii', 2, 1, 2))
+        err, _thr, ntop = struct.unpack('>hii', body[:10])
+        expect(err == 0 and ntop == 1, f'OffsetDelete {err}')
+        rest = body[10:]
+        nlen = struct.unpack('>h', rest[:2])[0]
+        np_ = struct.unpack('>i', rest[2 + nlen:6 + nlen])[0]
+        parts = [struct.unpack('>ih', rest[6 + nlen + 6 * i:12 + nlen + 6 * i]) for i in range(np_)]
+        expect(parts == [(1, 0), (2, 0)], f'OffsetDelete partitions {parts}')
+        r = c.call(9, 8, carr([cstr('og') + carr([cstr('raw') + carr([struct.pack('>i', 1)]) + TAGS]) + TAGS])
+                   + b'\x00' + TAGS)
+        r.i32()
+        gs = r.arr(lambda: (r.cstr(), r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i64(), r.i32(), r.cstr(),
+                                                                             r.i16(), r.tags())[:2]), r.tags())[:2]),
+                            r.i16(), r.tags())[:2])
+        expect(gs[0][1][0][1] == [(1, -1)], f'offset gone after OffsetDelete: {gs}')
+        body = classic_call(c, 47, 0, kstr('nogroup') + struct.pack('>i', 0))
+        expect(struct.unpack('>h', body[:2])[0] == 69, 'unknown group: GROUP_ID_NOT_FOUND')
+
+        # ---- Fetch v12 session fields ----
+        def fetch_error(session_id, epoch):
+            r = c.call(1, 12, struct.pack('>iiiibii', -1, 0, 1, 1 << 20, 0, session_id, epoch)
+                       + carr([cstr('raw') + carr([struct.pack('>iiqiqi', 0, -1, 2, -1, -1, 1 << 20) + TAGS]) + TAGS])
+                       + carr([]) + cstr('') + TAGS)
+            r.i32()
+            return r.i16(), r.i32()
+        expect(fetch_error(0, -1) == (0, 0), 'sessionless full fetch')
+        expect(fetch_error(0, 0) == (0, 0), 'a new session is declined with session id 0')
+        expect(fetch_error(0, 3)[0] == 71, 'incremental epoch without a session: INVALID_FETCH_SESSION_EPOCH')
+        expect(fetch_error(12345, 1)[0] == 70, 'unknown session: FETCH_SESSION_ID_NOT_FOUND')
+        expect(b.alive(), 'broker alive')
+        print('admin_raw: PASS')
+    finally:
+        b.stop()
+
+
+if __name__ == '__main__':
+    main(sys.argv[1], sys.argv[2])
