@@ -96,6 +96,13 @@ int serve(const config::settings& s) {
     // Components start in dependency order: the remote tier (catalog, warehouse), then the
     // broker (which opens and recovers the local log and serves offsets below it from the
     // remote tier), the storage worker, and last the admin plane, so /readyz sees them all.
+    // Topic defaults are checked by Kafka's rules for each config (the settings registry only
+    // knows their coarse types): a bad one stops start-up naming the setting.
+    for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true))
+        if (auto ok = log::validate_topic_config(k, v); !ok) {
+            spdlog::error("invalid value for 'floe.topic-defaults.{}': {}", k, ok.error().message());
+            return 2;
+        }
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
     auto catalog_uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");

@@ -15,16 +15,24 @@ trap 'stop_floe; rm -rf "$work"' EXIT
 topic="adm.tiered"
 table="adm_tiered"
 tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500
-        --set floe.storage.worker.tick-interval=300ms --set floe.topic-defaults.local.retention.ms=500)
+        --set floe.storage.worker.tick-interval=300ms --set floe.topic-defaults.local.retention.ms=500
+        --set floe.topic-defaults.delete.retention.ms=4000)
+
+# Every Kafka topic config is a floe.topic-defaults.<name> setting, checked by Kafka's rules.
+out=$("$FLOE_BIN" serve --set floe.data-dir="$work/bad" --set floe.kafka.listen=127.0.0.1:0 \
+  --set floe.http.listen=127.0.0.1:0 --set floe.topic-defaults.message.format.version=2.8 \
+  --set floe.topic-defaults.min.cleanable.dirty.ratio=2 2>&1); rc=$?
+check "a bad topic default stops start-up (rc=$rc)" test "$rc" -eq 2
+matches() { # name, regex, actual
+  check "$1 (got '$3')" grep -qE -- "$2" <<<"$3"
+}
+matches "naming the setting" "floe.topic-defaults.min.cleanable.dirty.ratio" "$out"
 
 start_floe "$work" "${tiered[@]}" || exit 1
 b() { echo "127.0.0.1:$KAFKA_PORT"; }
 admin() { "$ADMIN" "$(b)" "$@" 2>>"$work/admin.err"; }
 is() { # name, expected, actual
   check "$1 (got '$3')" test "$3" = "$2"
-}
-matches() { # name, regex, actual
-  check "$1 (got '$3')" grep -qE -- "$2" <<<"$3"
 }
 
 # ---- topic configs ----
@@ -34,6 +42,8 @@ is "delete.retention.ms described as a topic config" "1000 source=DYNAMIC_TOPIC_
   "$(admin describe-config topic "$topic" delete.retention.ms)"
 is "message.format.version described" "2.8 source=DYNAMIC_TOPIC_CONFIG read_only=0 default=0" \
   "$(admin describe-config topic "$topic" message.format.version)"
+is "a floe.topic-defaults value is a static broker default" "4000 source=STATIC_BROKER_CONFIG read_only=0 default=0" \
+  "$(admin describe-config broker 0 log.cleaner.delete.retention.ms)"
 matches "unset config reported with Kafka's default" "^60000 source=DEFAULT_CONFIG read_only=0 default=1$" \
   "$(admin describe-config topic "$topic" file.delete.delay.ms)"
 matches "compact refused, saying it is not supported yet" "^ERR INVALID_CONFIG .*not supported" \
