@@ -3,7 +3,8 @@
 broker, answers decoded by the independent Python reader of it_flexible.py (written from the
 Kafka message definitions): ApiVersions ranges of the new APIs, CreatePartitions v3,
 DeleteRecords v2, DescribeLogDirs v4, ElectLeaders v2, DescribeProducers v0 (after an
-idempotent Produce), OffsetDelete v0 (classic), authorized operations in Metadata v12 /
+idempotent Produce), OffsetDelete v0 (classic), IncrementalAlterConfigs v1 and DescribeConfigs
+v4 on the broker resource (synonyms, types, documentation), authorized operations in Metadata v12 /
 DescribeCluster v1 / DescribeGroups v5, and Fetch v12 session fields (KIP-227: sessions are
 declined; ones Floe never created are refused).
 Usage: it_admin_raw.py <floe binary> <work dir>"""
@@ -204,6 +205,47 @@ def main(binary, work):
         expect(fetch_error(0, 0) == (0, 0), 'a new session is declined with session id 0')
         expect(fetch_error(0, 3)[0] == 71, 'incremental epoch without a session: INVALID_FETCH_SESSION_EPOCH')
         expect(fetch_error(12345, 1)[0] == 70, 'unknown session: FETCH_SESSION_ID_NOT_FOUND')
+        # ---- IncrementalAlterConfigs v1 and DescribeConfigs v4 on the broker resource ----
+        def incremental(ops, validate=False):
+            r = c.call(44, 1, carr([b'\x04' + cstr('0') + carr([cstr(k) + struct.pack('>b', op) + cstr(v) + TAGS
+                                                                for k, op, v in ops]) + TAGS])
+                       + (b'\x01' if validate else b'\x00') + TAGS)
+            r.i32()
+            res = r.arr(lambda: (r.i16(), r.cstr(), r.i8(), r.cstr(), r.tags())[:2])
+            r.tags()
+            r.done()
+            return res[0]
+
+        def describe_broker(keys):
+            r = c.call(32, 4, carr([b'\x04' + cstr('0') + carr([cstr(k) for k in keys]) + TAGS]) + b'\x01\x01' + TAGS)
+            r.i32()
+
+            def entry():
+                name, value, ro, src, _sens = r.cstr(), r.cstr(), r.boolean(), r.i8(), r.boolean()
+                syn = r.arr(lambda: (r.cstr(), r.cstr(), r.i8(), r.tags())[:3])
+                ctype, doc = r.i8(), r.cstr()
+                r.tags()
+                return name, (value, ro, src, syn, ctype, doc)
+            res = r.arr(lambda: (r.i16(), r.cstr(), r.i8(), r.cstr(), dict(r.arr(entry)), r.tags())[:5])
+            r.tags()
+            r.done()
+            expect(res[0][0] == 0, f'DescribeConfigs broker error {res[0][:2]}')
+            return res[0][4]
+        expect(incremental([('log.segment.bytes', 0, '500000'), ('log.retention.ms', 1, None)]) == (0, None),
+               'incremental set + delete on the broker')
+        d = describe_broker(['log.segment.bytes', 'log.cleaner.min.cleanable.ratio', 'log.dirs'])
+        value, ro, src, syn, ctype, doc = d['log.segment.bytes']
+        expect((value, ro, src, ctype) == ('500000', False, 2, 3), f'log.segment.bytes {d["log.segment.bytes"]}')
+        expect(syn[0] == ('log.segment.bytes', '500000', 2) and syn[-1][2] == 5, f'synonyms {syn}')
+        expect(doc, 'documentation asked for and given')
+        expect(d['log.cleaner.min.cleanable.ratio'][0] == '0.5' and d['log.cleaner.min.cleanable.ratio'][4] == 6,
+               f'a double config {d["log.cleaner.min.cleanable.ratio"]}')
+        expect(d['log.dirs'][1] is True and d['log.dirs'][2] == 4, f'log.dirs read-only {d["log.dirs"]}')
+        expect(incremental([('log.dirs', 0, '/x')])[0] == 40, 'a read-only broker config: INVALID_CONFIG')
+        expect(incremental([('log.cleanup.policy', 0, 'compact')])[0] == 40, 'compact: INVALID_CONFIG')
+        expect(incremental([('log.segment.bytes', 0, '600000')], validate=True) == (0, None), 'validate only')
+        expect(describe_broker(['log.segment.bytes'])['log.segment.bytes'][0] == '500000', 'validate only changed nothing')
+
         expect(b.alive(), 'broker alive')
         print('admin_raw: PASS')
     finally:
