@@ -369,10 +369,12 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
     }
     auto& req = *dec;
     const int16_t v = h.api_version;
-    if (int16_t err = sessionless_fetch_error(req); err != 0) { // fetch_sessions.h
+    // KIP-227: an incremental request becomes the session's whole partition set (fetch_sessions.h).
+    auto session = _sessions.begin(req, v);
+    if (session.error != 0) {
         size_t start = begin_response(out, h);
         kwriter w(out, h.flexible);
-        encode_fetch_response_start(w, v, err, 0);
+        encode_fetch_response_start(w, v, session.error, 0);
         encode_fetch_response_end(w, v);
         finish_response(out, start);
         co_return true;
@@ -480,9 +482,17 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
             co_await sleep_for(std::min<clock::duration>(deadline - clock::now(), 5ms));
         if (clock::now() >= deadline && _appends.load(std::memory_order_acquire) == seen) break;
     }
+    if (session.session_id != 0) { // an incremental answer lists only partitions with news
+        for (auto& tr : reads)
+            std::erase_if(tr.parts, [&](const part_read& pr) {
+                return !_sessions.include(session, tr.name, tr.id, pr.hdr,
+                                          !pr.remote.empty() || pr.data.total_bytes > 0);
+            });
+        std::erase_if(reads, [](const topic_read& tr) { return tr.parts.empty(); });
+    }
     size_t start = begin_response(out, h);
     kwriter w(out, h.flexible);
-    encode_fetch_response_start(w, v, 0, reads.size());
+    encode_fetch_response_start(w, v, 0, reads.size(), session.session_id);
     size_t spliced = 0;
     for (auto& tr : reads) {
         encode_fetch_topic_start(w, v, tr.name, tr.id, tr.parts.size());

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kafka/broker.h"
+#include "kafka/fetch_sessions.h"
 #include "kafka/groups.h"
 #include "kafka/messages.h"
 #include "kafka/protocol.h"
@@ -128,6 +129,7 @@ private:
     log::log_manager& _logs;
     group_coordinator& _groups;
     producer_id_allocator& _pids;
+    fetch_session_cache _sessions; ///< KIP-227 incremental fetch sessions
     /// Bumped on every append, so long-polling fetches re-read only when something changed.
     std::atomic<uint64_t> _appends{0};
 };

@@ -189,25 +189,27 @@ result<fetch_request> decode_fetch(kreader& r, int16_t v) {
         return {};
     }));
     if (v >= 7) {
-        int32_t n = FLOE_TRY(r.array_len());
-        for (int32_t i = 0; i < n; ++i) {
-            if (v >= 13) FLOE_TRY(r.id());
-            else FLOE_TRY(r.str());
+        FLOE_TRY(read_array(r, f.forgotten, [&](fetch_request::forgotten_topic& t) -> result<void> {
+            if (v >= 13) t.topic_id = FLOE_TRY(r.id());
+            else t.name = FLOE_TRY(r.str());
             int32_t np = FLOE_TRY(r.array_len(4));
-            for (int32_t k = 0; k < np; ++k) FLOE_TRY(r.i32());
+            if (np > 0) t.partitions.reserve(size_t(np));
+            for (int32_t k = 0; k < np; ++k) t.partitions.push_back(FLOE_TRY(r.i32()));
             FLOE_TRY(r.tags());
-        }
+            return {};
+        }));
     }
     if (v >= 11) FLOE_TRY(r.str()); // rack id
     FLOE_TRY(r.tags());
     return f;
 }
 
-void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics) {
+void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
+                                 int32_t session_id) {
     if (v >= 1) w.i32(0);
     if (v >= 7) {
         w.i16(error_code);
-        w.i32(0); // session id: Floe keeps no incremental fetch sessions
+        w.i32(session_id); // 0: no incremental fetch session (fetch_sessions.h)
     }
     w.array_len(topics);
 }

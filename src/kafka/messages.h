@@ -130,6 +130,12 @@ struct fetch_request {
         std::vector<partition> partitions;
     };
     std::vector<topic> topics;
+    struct forgotten_topic {
+        std::string_view name; ///< v7-12
+        uuid topic_id;         ///< v13+
+        std::vector<int32_t> partitions;
+    };
+    std::vector<forgotten_topic> forgotten; ///< v7+: partitions leaving an incremental session
 };
 result<fetch_request> decode_fetch(kreader& r, int16_t v);
 
@@ -142,7 +148,8 @@ struct fetch_partition_header {
     int64_t last_stable_offset = -1;
     int64_t log_start_offset = -1;
 };
-void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics);
+void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
+                                 int32_t session_id = 0);
 void encode_fetch_topic_start(kwriter& w, int16_t v, std::string_view name, const uuid& id,
                               size_t partitions);
 /// Writes the partition fields up to and including the records length prefix; the caller then

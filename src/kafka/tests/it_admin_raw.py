@@ -5,8 +5,7 @@ Kafka message definitions): ApiVersions ranges of the new APIs, CreatePartitions
 DeleteRecords v2, DescribeLogDirs v4, ElectLeaders v2, DescribeProducers v0 (after an
 idempotent Produce), OffsetDelete v0 (classic), IncrementalAlterConfigs v1 and DescribeConfigs
 v4 on the broker resource (synonyms, types, documentation), authorized operations in Metadata v12 /
-DescribeCluster v1 / DescribeGroups v5, and Fetch v12 session fields (KIP-227: sessions are
-declined; ones Floe never created are refused).
+DescribeCluster v1 / DescribeGroups v5, and Fetch v12 incremental fetch sessions (KIP-227).
 Usage: it_admin_raw.py <floe binary> <work dir>"""
 import os
 import struct
@@ -194,17 +193,52 @@ def main(binary, work):
         body = classic_call(c, 47, 0, kstr('nogroup') + struct.pack('>i', 0))
         expect(struct.unpack('>h', body[:2])[0] == 69, 'unknown group: GROUP_ID_NOT_FOUND')
 
-        # ---- Fetch v12 session fields ----
-        def fetch_error(session_id, epoch):
+        # ---- Fetch v12 incremental sessions (KIP-227) ----
+        def fetch(session_id, epoch, parts=((0, 2),), forget=()):
             r = c.call(1, 12, struct.pack('>iiiibii', -1, 0, 1, 1 << 20, 0, session_id, epoch)
-                       + carr([cstr('raw') + carr([struct.pack('>iiqiqi', 0, -1, 2, -1, -1, 1 << 20) + TAGS]) + TAGS])
-                       + carr([]) + cstr('') + TAGS)
+                       + (carr([cstr('raw') + carr([struct.pack('>iiqiqi', p, -1, o, -1, -1, 1 << 20) + TAGS
+                                                    for p, o in parts]) + TAGS]) if parts else carr([]))
+                       + (carr([cstr('raw') + carr([struct.pack('>i', p) for p in forget]) + TAGS]) if forget
+                          else carr([]))
+                       + cstr('') + TAGS)
             r.i32()
-            return r.i16(), r.i32()
-        expect(fetch_error(0, -1) == (0, 0), 'sessionless full fetch')
-        expect(fetch_error(0, 0) == (0, 0), 'a new session is declined with session id 0')
-        expect(fetch_error(0, 3)[0] == 71, 'incremental epoch without a session: INVALID_FETCH_SESSION_EPOCH')
-        expect(fetch_error(12345, 1)[0] == 70, 'unknown session: FETCH_SESSION_ID_NOT_FOUND')
+            err, sid = r.i16(), r.i32()
+
+            def fpart():
+                idx, perr, hw = r.i32(), r.i16(), r.i64()
+                r.i64(), r.i64()
+                r.arr(lambda: (r.i64(), r.i64(), r.tags()))
+                r.i32()
+                recs = r.cbytes()
+                r.tags()
+                return idx, perr, hw, len(recs or b'')
+            topics = r.arr(lambda: (r.cstr(), r.arr(fpart), r.tags())[:2]) or []
+            r.tags()
+            r.done()
+            return err, sid, topics
+        err, sid, topics = fetch(0, -1)
+        expect((err, sid) == (0, 0) and topics[0][1][0][:2] == (0, 0), f'sessionless full fetch {err} {sid} {topics}')
+        err, sid, topics = fetch(0, 0, parts=((0, 5), (1, 0)))
+        expect(err == 0 and sid != 0, f'a full fetch with epoch 0 opens a session: {err} {sid}')
+        expect([p[0] for p in topics[0][1]] == [0, 1] and topics[0][1][0][2] == 5, f'full answer {topics}')
+        err, sid2, topics = fetch(sid, 1, parts=())
+        expect((err, sid2, topics) == (0, sid, []), f'incremental, nothing new: {err} {sid2} {topics}')
+        recs = batch([b'news'])
+        c.call(0, 9, cstr(None) + struct.pack('>hi', -1, 5000)
+               + carr([cstr('raw') + carr([struct.pack('>i', 1) + uvarint(len(recs) + 1) + recs + TAGS]) + TAGS])
+               + TAGS)
+        err, _, topics = fetch(sid, 2, parts=())
+        expect(err == 0 and len(topics) == 1 and [p[:3] for p in topics[0][1]] == [(1, 0, 1)]
+               and topics[0][1][0][3] > 0, f'incremental: only partition 1, with its new record: {topics}')
+        err, _, topics = fetch(sid, 3, parts=((1, 1),), forget=(0,))
+        expect((err, topics) == (0, []), f'moved past it, partition 0 forgotten: {err} {topics}')
+        expect(fetch(sid, 9, parts=())[0] == 71, 'wrong epoch: INVALID_FETCH_SESSION_EPOCH')
+        expect(fetch(sid + 1, 1, parts=())[0] == 70, 'unknown session: FETCH_SESSION_ID_NOT_FOUND')
+        expect(fetch(0, 3, parts=())[0] == 71, 'incremental epoch without a session: INVALID_FETCH_SESSION_EPOCH')
+        err, sid3, topics = fetch(sid, -1)
+        expect((err, sid3) == (0, 0) and topics, f'epoch -1 closes the session, answered in full: {err} {sid3}')
+        expect(fetch(sid, 4, parts=())[0] == 70, 'a closed session is gone')
+
         # ---- IncrementalAlterConfigs v1 and DescribeConfigs v4 on the broker resource ----
         def incremental(ops, validate=False):
             r = c.call(44, 1, carr([b'\x04' + cstr('0') + carr([cstr(k) + struct.pack('>b', op) + cstr(v) + TAGS

@@ -400,7 +400,9 @@ TEST(KafkaAdminProtocol, DescribeLogDirsNullMeansAllAndV4AddsSizes) {
         encode(ow, v, resp);
         kreader rr(o, flex);
         EXPECT_EQ(*rr.i32(), 0);
-        if (v >= 3) EXPECT_EQ(*rr.i16(), 0);
+        if (v >= 3) {
+            EXPECT_EQ(*rr.i16(), 0);
+        }
         EXPECT_EQ(*rr.array_len(), 1);
         EXPECT_EQ(*rr.i16(), 0);
         EXPECT_EQ(*rr.str(), "/d");
@@ -504,18 +506,131 @@ TEST(KafkaAdminProtocol, LyingArrayLengthsFailWithoutAllocating) {
     EXPECT_TRUE(decode_any(int16_t(api_key::create_partitions), 0, false, ok));
 }
 
-TEST(KafkaAdminProtocol, SessionlessFetchRefusesSessionsItNeverCreated) {
+namespace {
+fetch_request fetch_req(int32_t id, int32_t epoch, std::vector<std::pair<int32_t, int64_t>> parts,
+                        std::vector<int32_t> forget = {}) {
     fetch_request f;
-    f.session_id = 0;
-    f.session_epoch = -1;
-    EXPECT_EQ(sessionless_fetch_error(f), 0); // no session
-    f.session_epoch = 0;
-    EXPECT_EQ(sessionless_fetch_error(f), 0); // asks for one: declined with session id 0
-    f.session_epoch = 3;
-    EXPECT_EQ(sessionless_fetch_error(f), int16_t(kerr::invalid_fetch_session_epoch));
-    f.session_id = 77;
-    f.session_epoch = 1;
-    EXPECT_EQ(sessionless_fetch_error(f), int16_t(kerr::fetch_session_id_not_found));
+    f.session_id = id;
+    f.session_epoch = epoch;
+    if (!parts.empty()) {
+        auto& t = f.topics.emplace_back();
+        t.name = "t";
+        for (auto [p, o] : parts) t.partitions.push_back({p, o, -1, 1000});
+    }
+    if (!forget.empty()) f.forgotten.push_back({"t", {}, forget});
+    return f;
+}
+fetch_partition_header hdr(int32_t p, int64_t hw) {
+    fetch_partition_header h;
+    h.index = p;
+    h.high_watermark = h.last_stable_offset = hw;
+    h.log_start_offset = 0;
+    return h;
+}
+} // namespace
+
+TEST(KafkaFetchSessions, FullIncrementalForgetCloseAndErrors) {
+    fetch_session_cache c;
+    // Sessionless (librdkafka, kafkajs): nothing kept, everything answered.
+    auto f = fetch_req(0, -1, {{0, 5}});
+    auto none = c.begin(f, 12);
+    EXPECT_EQ(none.error, 0);
+    EXPECT_EQ(none.session_id, 0);
+    EXPECT_EQ(c.size(), 0u);
+    // Open a session with two partitions; the full answer lists both.
+    f = fetch_req(0, 0, {{0, 5}, {1, 7}});
+    auto full = c.begin(f, 12);
+    ASSERT_NE(full.session_id, 0);
+    EXPECT_FALSE(full.incremental);
+    EXPECT_TRUE(c.include(full, "t", {}, hdr(0, 10), false));
+    EXPECT_TRUE(c.include(full, "t", {}, hdr(1, 7), false));
+    int32_t id = full.session_id;
+    // Epoch 1, nothing named: the request becomes the whole session at the cached offsets.
+    f = fetch_req(id, 1, {});
+    auto inc = c.begin(f, 12);
+    ASSERT_EQ(inc.error, 0);
+    EXPECT_TRUE(inc.incremental);
+    ASSERT_EQ(f.topics.size(), 1u);
+    EXPECT_EQ(f.topics[0].name, "t");
+    ASSERT_EQ(f.topics[0].partitions.size(), 2u);
+    EXPECT_EQ(f.topics[0].partitions[1].fetch_offset, 7);
+    // Only partitions with news are answered.
+    EXPECT_FALSE(c.include(inc, "t", {}, hdr(0, 10), false)); // unchanged
+    EXPECT_TRUE(c.include(inc, "t", {}, hdr(1, 9), false));   // high watermark moved
+    EXPECT_TRUE(c.include(inc, "t", {}, hdr(0, 10), true));   // records
+    // Epoch 2: a new fetch offset for partition 1, partition 0 forgotten.
+    f = fetch_req(id, 2, {{1, 9}}, {0});
+    inc = c.begin(f, 12);
+    ASSERT_EQ(inc.error, 0);
+    ASSERT_EQ(f.topics[0].partitions.size(), 1u);
+    EXPECT_EQ(f.topics[0].partitions[0].index, 1);
+    EXPECT_EQ(f.topics[0].partitions[0].fetch_offset, 9);
+    // Wrong epoch, unknown id, incremental without a session.
+    f = fetch_req(id, 7, {});
+    EXPECT_EQ(c.begin(f, 12).error, int16_t(kerr::invalid_fetch_session_epoch));
+    f = fetch_req(id + 1, 1, {});
+    EXPECT_EQ(c.begin(f, 12).error, int16_t(kerr::fetch_session_id_not_found));
+    f = fetch_req(0, 3, {});
+    EXPECT_EQ(c.begin(f, 12).error, int16_t(kerr::invalid_fetch_session_epoch));
+    // Epoch -1 closes it.
+    f = fetch_req(id, -1, {{0, 1}});
+    EXPECT_EQ(c.begin(f, 12).session_id, 0);
+    EXPECT_EQ(c.size(), 0u);
+    f = fetch_req(id, 3, {});
+    EXPECT_EQ(c.begin(f, 12).error, int16_t(kerr::fetch_session_id_not_found));
+    // Before v7 there are no sessions.
+    f = fetch_req(0, 0, {{0, 1}});
+    EXPECT_EQ(c.begin(f, 6).session_id, 0);
+}
+
+TEST(KafkaFetchSessions, BoundedByCountLeastRecentlyUsedFirst) {
+    fetch_session_cache c({.max_sessions = 3});
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 5; ++i) {
+        auto f = fetch_req(0, 0, {{0, i}});
+        ids.push_back(c.begin(f, 12).session_id);
+    }
+    EXPECT_EQ(c.size(), 3u);
+    auto f = fetch_req(ids[0], 1, {});
+    EXPECT_EQ(c.begin(f, 12).error, int16_t(kerr::fetch_session_id_not_found));
+    f = fetch_req(ids[4], 1, {});
+    EXPECT_EQ(c.begin(f, 12).error, 0);
+}
+
+TEST(KafkaFetchSessions, ForgottenTopicsDecode) {
+    for (int16_t v : {7, 12, 13}) {
+        bool flex = v >= 12;
+        byte_buffer b;
+        kwriter w(b, flex);
+        w.i32(-1);
+        w.i32(500);
+        w.i32(1);
+        w.i32(1 << 20);
+        w.i8(0);
+        w.i32(42);
+        w.i32(3);
+        w.array_len(0);
+        w.array_len(1); // forgotten
+        uuid id = uuid::random();
+        if (v >= 13) w.id(id);
+        else w.str("gone");
+        w.array_len(2);
+        w.i32(4);
+        w.i32(5);
+        w.tags();
+        if (v >= 11) w.str("");
+        w.tags();
+        kreader r(b, flex);
+        auto f = decode_fetch(r, v);
+        ASSERT_TRUE(f) << v << ": " << f.error();
+        EXPECT_EQ(r.remaining(), 0u);
+        EXPECT_EQ(f->session_id, 42);
+        EXPECT_EQ(f->session_epoch, 3);
+        ASSERT_EQ(f->forgotten.size(), 1u);
+        if (v >= 13) EXPECT_EQ(f->forgotten[0].topic_id, id);
+        else EXPECT_EQ(f->forgotten[0].name, "gone");
+        EXPECT_EQ(f->forgotten[0].partitions, (std::vector<int32_t>{4, 5}));
+    }
 }
 
 TEST(KafkaAdminProtocol, DescribeConfigsWritesSynonymsAndAuthorizedOpsWhenAsked) {
