@@ -29,12 +29,18 @@ constexpr int32_t k_max_partitions = 100000; // as log_manager::create_topic
 
 int8_t kafka_config_type(log::config_type t) {
     switch (t) {
-    case log::config_type::boolean: return 1;
-    case log::config_type::string: return 2;
-    case log::config_type::int_: return 3;
-    case log::config_type::long_: return 5;
-    case log::config_type::double_: return 6;
-    case log::config_type::list: return 7;
+    case log::config_type::boolean:
+        return 1;
+    case log::config_type::string:
+        return 2;
+    case log::config_type::int_:
+        return 3;
+    case log::config_type::long_:
+        return 5;
+    case log::config_type::double_:
+        return 6;
+    case log::config_type::list:
+        return 7;
     }
     return 0;
 }
@@ -131,36 +137,45 @@ void respond_admin(byte_buffer& out, const request_header& h, const Resp& r) {
     finish_response(out, start);
 }
 
-#define DECODE_ADMIN_OR_CLOSE(var, fn)                                                           \
-    kreader _rd(body, h.flexible);                                                               \
-    auto _dec = fn(_rd, h.api_version);                                                          \
-    if (!_dec) {                                                                                 \
-        spdlog::debug("malformed {} v{}: {}", api_name(h.api_key), h.api_version, _dec.error()); \
-        return false;                                                                            \
-    }                                                                                            \
+#define DECODE_ADMIN_OR_CLOSE(var, fn)                                                             \
+    kreader _rd(body, h.flexible);                                                                 \
+    auto _dec = fn(_rd, h.api_version);                                                            \
+    if (!_dec) {                                                                                   \
+        spdlog::debug("malformed {} v{}: {}", api_name(h.api_key), h.api_version, _dec.error());   \
+        return false;                                                                              \
+    }                                                                                              \
     auto& var = *_dec;
 
 } // namespace
 
 bool request_handler::dispatch_admin(const request_header& h, bytes_view b, byte_buffer& out) {
     switch (api_key(h.api_key)) {
-    case api_key::create_partitions: return create_partitions(h, b, out);
-    case api_key::delete_records: return delete_records(h, b, out);
-    case api_key::offset_delete: return offset_delete(h, b, out);
-    case api_key::describe_log_dirs: return describe_log_dirs(h, b, out);
-    case api_key::elect_leaders: return elect_leaders(h, b, out);
-    case api_key::describe_producers: return describe_producers(h, b, out);
-    default: return false;
+    case api_key::create_partitions:
+        return create_partitions(h, b, out);
+    case api_key::delete_records:
+        return delete_records(h, b, out);
+    case api_key::offset_delete:
+        return offset_delete(h, b, out);
+    case api_key::describe_log_dirs:
+        return describe_log_dirs(h, b, out);
+    case api_key::elect_leaders:
+        return elect_leaders(h, b, out);
+    case api_key::describe_producers:
+        return describe_producers(h, b, out);
+    default:
+        return false;
     }
 }
 
 // ---------------- CreatePartitions ----------------
 
-bool request_handler::create_partitions(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::create_partitions(const request_header& h, bytes_view body,
+                                        byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_create_partitions);
     create_partitions_response resp;
     std::map<std::string_view, int> seen;
-    for (auto& t : req.topics) ++seen[t.name];
+    for (auto& t : req.topics)
+        ++seen[t.name];
     for (auto& t : req.topics) {
         auto& rr = resp.results.emplace_back();
         rr.name = std::string(t.name);
@@ -191,7 +206,8 @@ bool request_handler::create_partitions(const request_header& h, bytes_view body
         }
         if (t.count > k_max_partitions) {
             error(kerr::invalid_partitions,
-                  fmt::format("{} partitions is more than Floe allows ({})", t.count, k_max_partitions));
+                  fmt::format("{} partitions is more than Floe allows ({})", t.count,
+                              k_max_partitions));
             continue;
         }
         if (t.has_assignments && t.assignment_count != t.count - info->partitions) {
@@ -205,7 +221,7 @@ bool request_handler::create_partitions(const request_header& h, bytes_view body
         if (!grown) {
             error(grown.error().code() == errc::not_found ? kerr::unknown_topic_or_partition
                   : grown.error().code() == errc::invalid_argument ? kerr::invalid_partitions
-                                                                  : kerr::kafka_storage_error,
+                                                                   : kerr::kafka_storage_error,
                   grown.error().message());
             continue;
         }
@@ -243,14 +259,16 @@ bool request_handler::delete_records(const request_header& h, bytes_view body, b
                 rp.error_code = moved.error().code() == errc::out_of_range
                                     ? int16_t(kerr::offset_out_of_range)
                                     : int16_t(kerr::kafka_storage_error);
-                spdlog::warn("DeleteRecords {}-{} at {}: {}", t.name, p.index, target, moved.error().message());
+                spdlog::warn("DeleteRecords {}-{} at {}: {}", t.name, p.index, target,
+                             moved.error().message());
                 continue;
             }
             // The low watermark is the partition's log start across tiers: the remote start (the
             // remote tier hides what lies below the new floor) when older data lives there.
             rp.low_watermark = (*moved)();
             if (_opts.remote && info->config.remote_storage_enable)
-                if (auto rs = earliest_remote(info->name, p.index)) rp.low_watermark = std::min(rp.low_watermark, *rs);
+                if (auto rs = earliest_remote(info->name, p.index))
+                    rp.low_watermark = std::min(rp.low_watermark, *rs);
             rp.low_watermark = std::max(rp.low_watermark, plog->records_start()());
         }
     }
@@ -283,9 +301,12 @@ bool request_handler::offset_delete(const request_header& h, bytes_view body, by
         for (auto p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p;
-            if (!_logs.partition(t.name, p)) rp.error_code = int16_t(kerr::unknown_topic_or_partition);
-            else if (subscribed.contains(rt.name)) rp.error_code = int16_t(kerr::group_subscribed_to_topic);
-            else doomed.push_back({rt.name, p});
+            if (!_logs.partition(t.name, p))
+                rp.error_code = int16_t(kerr::unknown_topic_or_partition);
+            else if (subscribed.contains(rt.name))
+                rp.error_code = int16_t(kerr::group_subscribed_to_topic);
+            else
+                doomed.push_back({rt.name, p});
         }
     }
     if (auto d = _groups.offsets().delete_offsets(req.group_id, doomed); !d) {
@@ -300,7 +321,8 @@ bool request_handler::offset_delete(const request_header& h, bytes_view body, by
 
 // ---------------- DescribeLogDirs ----------------
 
-bool request_handler::describe_log_dirs(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_log_dirs(const request_header& h, bytes_view body,
+                                        byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_describe_log_dirs);
     describe_log_dirs_response resp;
     auto& dir = resp.results.emplace_back();
@@ -319,7 +341,8 @@ bool request_handler::describe_log_dirs(const request_header& h, bytes_view body
             auto plog = _logs.partition(name, p);
             if (!plog) continue; // Kafka leaves out partitions it does not host
             int64_t size = 0;
-            for (auto& s : plog->segments()) size += int64_t(s.size_bytes);
+            for (auto& s : plog->segments())
+                size += int64_t(s.size_bytes);
             rt.partitions.push_back({p, size, 0, false});
         }
         if (!rt.partitions.empty()) dir.topics.push_back(std::move(rt));
@@ -327,11 +350,13 @@ bool request_handler::describe_log_dirs(const request_header& h, bytes_view body
     if (req.all_topics) {
         for (auto& t : _logs.topics()) {
             std::vector<int32_t> parts(size_t(t.partitions));
-            for (int32_t i = 0; i < t.partitions; ++i) parts[size_t(i)] = i;
+            for (int32_t i = 0; i < t.partitions; ++i)
+                parts[size_t(i)] = i;
             describe(t.name, parts);
         }
     } else {
-        for (auto& t : req.topics) describe(std::string(t.name), t.partitions);
+        for (auto& t : req.topics)
+            describe(std::string(t.name), t.partitions);
     }
     respond_admin(out, h, resp);
     return true;
@@ -371,7 +396,8 @@ bool request_handler::elect_leaders(const request_header& h, bytes_view body, by
 
 // ---------------- DescribeProducers ----------------
 
-bool request_handler::describe_producers(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_producers(const request_header& h, bytes_view body,
+                                         byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_describe_producers);
     describe_producers_response resp;
     for (auto& t : req.topics) {
@@ -386,7 +412,8 @@ bool request_handler::describe_producers(const request_header& h, bytes_view bod
                 continue;
             }
             for (auto& st : plog->producers())
-                rp.producers.push_back({st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1, -1});
+                rp.producers.push_back(
+                    {st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1, -1});
         }
     }
     respond_admin(out, h, resp);
@@ -427,8 +454,9 @@ std::vector<config_entry_out> request_handler::describe_topic_configs(
     return out;
 }
 
-void request_handler::describe_broker_configs(const describe_configs_request::resource& r, bool docs,
-                                              bool synonyms, describe_configs_response::result_entry& rr) {
+void request_handler::describe_broker_configs(const describe_configs_request::resource& r,
+                                              bool docs, bool synonyms,
+                                              describe_configs_response::result_entry& rr) {
     if (!r.name.empty() && r.name != std::to_string(_opts.node_id)) {
         rr.error_code = int16_t(kerr::invalid_request);
         rr.error_message = fmt::format("broker {} is not this broker ({})", r.name, _opts.node_id);
@@ -481,7 +509,8 @@ void request_handler::describe_broker_configs(const describe_configs_request::re
         e.config_type = kafka_config_type(k->type);
         if (docs) e.documentation = std::string(k->doc);
         if (synonyms) {
-            if (auto it = dyn.find(k->name); it != dyn.end()) e.synonyms.push_back({e.name, it->second, dyn_source});
+            if (auto it = dyn.find(k->name); it != dyn.end())
+                e.synonyms.push_back({e.name, it->second, dyn_source});
             if (auto it = stat.find(k->name); it != stat.end())
                 e.synonyms.push_back({e.name, it->second, k_source_static_broker});
             e.synonyms.push_back({e.name, std::string(k->default_value), k_source_default});
@@ -490,14 +519,16 @@ void request_handler::describe_broker_configs(const describe_configs_request::re
     }
 }
 
-void request_handler::alter_broker_configs(const alter_configs_request::resource& r, bool incremental,
-                                           bool validate_only, alter_configs_response::resource& rr) {
+void request_handler::alter_broker_configs(const alter_configs_request::resource& r,
+                                           bool incremental, bool validate_only,
+                                           alter_configs_response::resource& rr) {
     auto error = [&](kerr code, std::string msg) {
         rr.error_code = int16_t(code);
         rr.error_message = std::move(msg);
     };
     if (!r.name.empty() && r.name != std::to_string(_opts.node_id)) {
-        error(kerr::invalid_request, fmt::format("broker {} is not this broker ({})", r.name, _opts.node_id));
+        error(kerr::invalid_request,
+              fmt::format("broker {} is not this broker ({})", r.name, _opts.node_id));
         return;
     }
     // AlterConfigs replaces the whole dynamic set; IncrementalAlterConfigs edits it.
@@ -506,14 +537,25 @@ void request_handler::alter_broker_configs(const alter_configs_request::resource
         auto* syn = synonym_of_broker(c.name);
         if (!syn) {
             static constexpr std::string_view read_only[] = {
-                "broker.id", "node.id", "listeners", "advertised.listeners", "log.dirs", "num.partitions",
-                "auto.create.topics.enable", "default.replication.factor", "offsets.topic.replication.factor",
-                "transaction.state.log.replication.factor", "socket.request.max.bytes",
+                "broker.id",
+                "node.id",
+                "listeners",
+                "advertised.listeners",
+                "log.dirs",
+                "num.partitions",
+                "auto.create.topics.enable",
+                "default.replication.factor",
+                "offsets.topic.replication.factor",
+                "transaction.state.log.replication.factor",
+                "socket.request.max.bytes",
                 "remote.log.storage.system.enable"};
-            bool ro = std::find(std::begin(read_only), std::end(read_only), c.name) != std::end(read_only);
-            error(kerr::invalid_config,
-                  ro ? fmt::format("broker config {} cannot be changed at run time (set it in floe.yaml)", c.name)
-                     : fmt::format("unknown or read-only broker config '{}'", c.name));
+            bool ro = std::find(std::begin(read_only), std::end(read_only), c.name)
+                      != std::end(read_only);
+            error(
+                kerr::invalid_config,
+                ro ? fmt::format(
+                    "broker config {} cannot be changed at run time (set it in floe.yaml)", c.name)
+                   : fmt::format("unknown or read-only broker config '{}'", c.name));
             return;
         }
         auto key = std::string(syn->topic);
@@ -522,7 +564,9 @@ void request_handler::alter_broker_configs(const alter_configs_request::resource
             continue;
         }
         if (incremental && (c.op == 2 || c.op == 3)) {
-            error(kerr::invalid_config, fmt::format("broker config {} is not a list: APPEND/SUBTRACT do not apply", c.name));
+            error(kerr::invalid_config,
+                  fmt::format("broker config {} is not a list: APPEND/SUBTRACT do not apply",
+                              c.name));
             return;
         }
         if (incremental && c.op != 0) {

@@ -15,8 +15,8 @@ size_t fetch_session_cache::size() const {
     return _sessions.size();
 }
 
-fetch_session_cache::part* fetch_session_cache::find(session& s, std::string_view name, const uuid& id,
-                                                     int32_t index) {
+fetch_session_cache::part* fetch_session_cache::find(session& s, std::string_view name,
+                                                     const uuid& id, int32_t index) {
     for (auto& p : s.parts)
         if (p.index == index && p.topic_id == id && p.name == name) return &p;
     return nullptr;
@@ -26,8 +26,9 @@ void fetch_session_cache::evict_locked(std::chrono::steady_clock::time_point now
     for (auto it = _sessions.begin(); it != _sessions.end();)
         it = now - it->second->used > _opts.idle_eviction ? _sessions.erase(it) : std::next(it);
     while (_sessions.size() >= std::max<size_t>(_opts.max_sessions, 1)) {
-        auto oldest = std::min_element(_sessions.begin(), _sessions.end(),
-                                       [](auto& a, auto& b) { return a.second->used < b.second->used; });
+        auto oldest = std::min_element(_sessions.begin(), _sessions.end(), [](auto& a, auto& b) {
+            return a.second->used < b.second->used;
+        });
         _sessions.erase(oldest);
     }
 }
@@ -50,14 +51,15 @@ fetch_session_cache::context fetch_session_cache::begin(fetch_request& req, int1
     std::lock_guard g(_mu);
     if (full) {
         if (req.session_id != 0) _sessions.erase(req.session_id); // close (and maybe reopen)
-        if (req.session_epoch == k_final_epoch) return ctx;        // sessionless full fetch
+        if (req.session_epoch == k_final_epoch) return ctx;       // sessionless full fetch
         evict_locked(now);
         auto s = std::make_shared<session>();
         s->used = now;
         for (auto& t : req.topics)
             for (auto& p : t.partitions)
-                s->parts.push_back({v13 ? std::string() : std::string(t.name), v13 ? t.topic_id : uuid{},
-                                    p.index, p.fetch_offset, p.log_start_offset, p.max_bytes});
+                s->parts.push_back({v13 ? std::string() : std::string(t.name),
+                                    v13 ? t.topic_id : uuid{}, p.index, p.fetch_offset,
+                                    p.log_start_offset, p.max_bytes});
         ctx.session_id = new_id_locked();
         _sessions[ctx.session_id] = std::move(s);
         return ctx;
@@ -88,7 +90,8 @@ fetch_session_cache::context fetch_session_cache::begin(fetch_request& req, int1
                 have->log_start_offset = p.log_start_offset;
                 have->max_bytes = p.max_bytes;
             } else {
-                s.parts.push_back({std::move(name), id, p.index, p.fetch_offset, p.log_start_offset, p.max_bytes});
+                s.parts.push_back({std::move(name), id, p.index, p.fetch_offset, p.log_start_offset,
+                                   p.max_bytes});
             }
         }
     for (auto& f : req.forgotten)
@@ -101,9 +104,10 @@ fetch_session_cache::context fetch_session_cache::begin(fetch_request& req, int1
     ctx.incremental = true;
     req.topics.clear();
     for (auto& p : s.parts) {
-        auto t = std::find_if(req.topics.begin(), req.topics.end(), [&](const fetch_request::topic& x) {
-            return v13 ? x.topic_id == p.topic_id : x.name == p.name;
-        });
+        auto t =
+            std::find_if(req.topics.begin(), req.topics.end(), [&](const fetch_request::topic& x) {
+                return v13 ? x.topic_id == p.topic_id : x.name == p.name;
+            });
         if (t == req.topics.end()) {
             auto& nt = req.topics.emplace_back();
             nt.name = ctx.names.emplace_back(p.name);
@@ -124,12 +128,14 @@ bool fetch_session_cache::include(const context& ctx, std::string_view topic, co
     // Sessions key partitions as the client named them: by id from v13, else by name.
     part* p = nullptr;
     for (auto& q : it->second->parts)
-        if (q.index == hdr.index && (q.topic_id.is_nil() ? q.name == topic : q.topic_id == topic_id)) {
+        if (q.index == hdr.index
+            && (q.topic_id.is_nil() ? q.name == topic : q.topic_id == topic_id)) {
             p = &q;
             break;
         }
     if (!p) return true;
-    bool changed = p->high_watermark != hdr.high_watermark || p->last_stable != hdr.last_stable_offset
+    bool changed = p->high_watermark != hdr.high_watermark
+                   || p->last_stable != hdr.last_stable_offset
                    || p->log_start != hdr.log_start_offset;
     p->high_watermark = hdr.high_watermark;
     p->last_stable = hdr.last_stable_offset;

@@ -25,8 +25,9 @@ namespace floe::kafka {
 class fetch_session_cache {
 public:
     struct options {
-        size_t max_sessions = 1000;                         ///< max.incremental.fetch.session.cache.slots
-        std::chrono::milliseconds idle_eviction{120'000};   ///< min.incremental.fetch.session.eviction.ms
+        size_t max_sessions = 1000; ///< max.incremental.fetch.session.cache.slots
+        std::chrono::milliseconds idle_eviction{
+            120'000}; ///< min.incremental.fetch.session.eviction.ms
     };
     fetch_session_cache() : fetch_session_cache(options{}) {}
     explicit fetch_session_cache(options o) : _opts(o) {}
@@ -34,8 +35,8 @@ public:
     /// How one Fetch is answered. Owns the topic names the rewritten request points to, so it
     /// must outlive the request's use.
     struct context {
-        int16_t error = 0;       ///< top-level error: answer nothing else
-        int32_t session_id = 0;  ///< for the answer (0: no session)
+        int16_t error = 0;      ///< top-level error: answer nothing else
+        int32_t session_id = 0; ///< for the answer (0: no session)
         bool incremental = false;
         std::deque<std::string> names; ///< storage for fetch_request::topic::name views
     };

@@ -11,13 +11,15 @@ result<int32_t> read_items(kreader& r, Vec& out, Fn&& fn, size_t min_elem = 1) {
     int32_t n = FLOE_TRY(r.array_len(min_elem));
     if (n <= 0) return n;
     out.reserve(size_t(n));
-    for (int32_t i = 0; i < n; ++i) FLOE_TRY(fn(out.emplace_back()));
+    for (int32_t i = 0; i < n; ++i)
+        FLOE_TRY(fn(out.emplace_back()));
     return n;
 }
 
 result<void> read_int32s(kreader& r, std::vector<int32_t>& out) {
     FLOE_TRY(read_items(
-        r, out, [&](int32_t& x) -> result<void> {
+        r, out,
+        [&](int32_t& x) -> result<void> {
             x = FLOE_TRY(r.i32());
             return {};
         },
@@ -55,7 +57,8 @@ result<create_partitions_request> decode_create_partitions(kreader& r, int16_t) 
         t.assignment_count = std::max(na, 0);
         for (int32_t i = 0; i < na; ++i) {
             int32_t nb = FLOE_TRY(r.array_len(4));
-            for (int32_t k = 0; k < nb; ++k) FLOE_TRY(r.i32());
+            for (int32_t k = 0; k < nb; ++k)
+                FLOE_TRY(r.i32());
             FLOE_TRY(r.tags());
         }
         FLOE_TRY(r.tags());
@@ -265,13 +268,26 @@ void encode(kwriter& w, int16_t, const describe_producers_response& r) {
 
 result<void> decode_any_admin(int16_t api, int16_t v, kreader& r) {
     switch (api_key(api)) {
-    case api_key::create_partitions: FLOE_TRY(decode_create_partitions(r, v)); return {};
-    case api_key::delete_records: FLOE_TRY(decode_delete_records(r, v)); return {};
-    case api_key::offset_delete: FLOE_TRY(decode_offset_delete(r, v)); return {};
-    case api_key::describe_log_dirs: FLOE_TRY(decode_describe_log_dirs(r, v)); return {};
-    case api_key::elect_leaders: FLOE_TRY(decode_elect_leaders(r, v)); return {};
-    case api_key::describe_producers: FLOE_TRY(decode_describe_producers(r, v)); return {};
-    default: break;
+    case api_key::create_partitions:
+        FLOE_TRY(decode_create_partitions(r, v));
+        return {};
+    case api_key::delete_records:
+        FLOE_TRY(decode_delete_records(r, v));
+        return {};
+    case api_key::offset_delete:
+        FLOE_TRY(decode_offset_delete(r, v));
+        return {};
+    case api_key::describe_log_dirs:
+        FLOE_TRY(decode_describe_log_dirs(r, v));
+        return {};
+    case api_key::elect_leaders:
+        FLOE_TRY(decode_elect_leaders(r, v));
+        return {};
+    case api_key::describe_producers:
+        FLOE_TRY(decode_describe_producers(r, v));
+        return {};
+    default:
+        break;
     }
     return fail(errc::unsupported, "api key {}", api);
 }
