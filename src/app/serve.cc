@@ -100,7 +100,8 @@ int serve(const config::settings& s) {
     // knows their coarse types): a bad one stops start-up naming the setting.
     for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true))
         if (auto ok = log::validate_topic_config(k, v); !ok) {
-            spdlog::error("invalid value for 'floe.topic-defaults.{}': {}", k, ok.error().message());
+            spdlog::error("invalid value for 'floe.topic-defaults.{}': {}", k,
+                          ok.error().message());
             return 2;
         }
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");

@@ -179,7 +179,8 @@ registry::registry() {
     // Kafka topic configs Floe accepts and reports without acting on them (the log module
     // validates each again against Kafka's rules; see src/log/README.md).
     auto stored = [&](std::string n, setting_type t, std::string dflt, int64_t lo, int64_t hi) {
-        auto s = def(p + n, t, std::move(dflt), "Kafka topic config, stored and reported; no effect in Floe");
+        auto s = def(p + n, t, std::move(dflt),
+                     "Kafka topic config, stored and reported; no effect in Floe");
         if (t == st::integer) s = bounded(std::move(s), lo, hi);
         if (s.default_text.empty()) s = optional(std::move(s));
         d.push_back(std::move(s));

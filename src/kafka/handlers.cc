@@ -549,7 +549,8 @@ bool request_handler::metadata(const request_header& h, bytes_view body, byte_bu
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     // No authorizer: every operation is allowed (Kafka answers the same).
-    if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = k_cluster_all_ops;
+    if (req.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = k_cluster_all_ops;
     auto add = [&](const log::topic_info& t) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
@@ -748,7 +749,8 @@ bool request_handler::describe_configs(const request_header& h, bytes_view body,
             rr.configs = describe_topic_configs(*info, r.all_keys ? nullptr : &r.keys,
                                                 req.include_documentation, req.include_synonyms);
         } else if (r.type == int8_t(resource_type::broker)) {
-            describe_broker_configs(r, req.include_documentation, req.include_synonyms, rr); // admin_handlers.cc
+            // admin_handlers.cc
+            describe_broker_configs(r, req.include_documentation, req.include_synonyms, rr);
         } else {
             rr.error_code = int16_t(kerr::invalid_request);
             rr.error_message = fmt::format("resource type {} not supported", r.type);
@@ -959,7 +961,8 @@ bool request_handler::describe_groups(const request_header& h, bytes_view body, 
     describe_groups_response resp;
     for (auto g : req.groups) {
         resp.groups.push_back(_groups.describe(g));
-        if (req.include_authorized_operations) resp.groups.back().authorized_operations = k_group_all_ops;
+        if (req.include_authorized_operations)
+            resp.groups.back().authorized_operations = k_group_all_ops;
     }
     respond(out, h, resp);
     return true;
@@ -1013,7 +1016,8 @@ bool request_handler::describe_cluster(const request_header& h, bytes_view body,
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     resp.brokers.push_back({_opts.node_id, _host, _port});
-    if (req.include_cluster_authorized_operations) resp.cluster_authorized_operations = k_cluster_all_ops;
+    if (req.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = k_cluster_all_ops;
     respond(out, h, resp);
     return true;
 }

@@ -22,10 +22,13 @@ using opt_sv = std::optional<std::string_view>;
 /// configured: every operation that applies to the resource type. `k_ops_not_requested` is
 /// Kafka's answer when the client did not ask.
 constexpr int32_t k_ops_not_requested = INT32_MIN;
-constexpr int32_t k_topic_all_ops = (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8)
-                                    | (1 << 10) | (1 << 11); // read write create delete alter describe (alter/describe)_configs
-constexpr int32_t k_cluster_all_ops = (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10)
-                                      | (1 << 11) | (1 << 12); // create alter describe cluster_action configs idempotent_write
+// Topic: read, write, create, delete, alter, describe, describe_configs, alter_configs.
+constexpr int32_t k_topic_all_ops =
+    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
+// Cluster: create, alter, describe, cluster_action, describe_configs, alter_configs,
+// idempotent_write.
+constexpr int32_t k_cluster_all_ops =
+    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 constexpr int32_t k_group_all_ops = (1 << 3) | (1 << 6) | (1 << 8); // read delete describe
 
 
@@ -223,7 +226,7 @@ struct config_entry_out {
     int8_t source = 5; ///< DEFAULT_CONFIG
     bool is_default = true;
     bool is_sensitive = false;
-    int8_t config_type = 0; ///< Kafka ConfigType: 1 boolean, 2 string, 3 int, 5 long, 6 double, 7 list
+    int8_t config_type = 0; ///< ConfigType: 1 boolean, 2 string, 3 int, 5 long, 6 double, 7 list
     std::optional<std::string> documentation;
     std::vector<config_synonym> synonyms; ///< DescribeConfigs v1+ with include_synonyms
 };

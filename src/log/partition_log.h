@@ -189,8 +189,9 @@ struct partition_log_options {
 /// `.index` (segment summary + sparse entries: relative offset, position, one per
 /// index.interval.bytes) and `.timeindex` (max timestamp before a position, relative offset,
 /// position), both CRC'd and written when the segment is sealed; `offloaded` (the
-/// offloaded-up-to marker), `log_start` (the DeleteRecords floor, when ever moved), `producers.snapshot` (idempotence state, written on close; the log
-/// after it is replayed on open).
+/// offloaded-up-to marker), `log_start` (the DeleteRecords floor, once it has moved),
+/// `producers.snapshot` (idempotence state, written on close; the log after it is replayed on
+/// open).
 ///
 /// Threads: every method is thread-safe. One mutex (`impl::mu`) serialises appends, rolls,
 /// retention and index updates; reads hold it only to pick segments and positions from in-memory
