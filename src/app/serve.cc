@@ -113,6 +113,14 @@ int serve(const config::settings& s) {
     // Components start in dependency order: the remote tier (catalog, warehouse), then the
     // broker (which opens and recovers the local log and serves offsets below it from the
     // remote tier), the storage worker, and last the admin plane, so /readyz sees them all.
+    // Topic defaults are checked by Kafka's rules for each config (the settings registry only
+    // knows their coarse types): a bad one stops start-up naming the setting.
+    for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true))
+        if (auto ok = log::validate_topic_config(k, v); !ok) {
+            spdlog::error("invalid value for 'floe.topic-defaults.{}': {}", k,
+                          ok.error().message());
+            return 2;
+        }
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
     auto catalog_uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");
@@ -171,6 +179,12 @@ int serve(const config::settings& s) {
     }
     running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
     auto* logs = broker.logs();
+    // DeleteRecords moves a partition's log start in the local log; the remote tier hides what
+    // lies below it from every reader (Fetch, ListOffsets, HTTP lookups).
+    remote.set_records_floor([logs](const std::string& topic, int32_t partition) -> int64_t {
+        auto p = logs->partition(topic, partition);
+        return p ? p->records_start()() : 0;
+    });
     spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
     spdlog::info("kafka listener on {} port {} (advertised as {})", s.get_address("floe.kafka.listen").host,
                  broker.port(), s.get_string("floe.kafka.advertised-listener"));

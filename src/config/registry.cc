@@ -167,6 +167,41 @@ registry::registry() {
     d.push_back(choice(p + "compression.type", "producer",
                        {"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
                        "Compression kept on disk; producer keeps what the client sent"));
+    d.push_back(bounded(def(p + "flush.messages", st::integer, "9223372036854775807",
+                            "fsync a partition after this many messages"),
+                        1, INT64_MAX));
+    d.push_back(bounded(def(p + "flush.ms", st::integer, "9223372036854775807",
+                            "fsync a partition after this many ms"),
+                        0, INT64_MAX));
+    d.push_back(bounded(def(p + "index.interval.bytes", st::integer, "4096",
+                            "Bytes between offset index entries"),
+                        0, INT32_MAX));
+    // Kafka topic configs Floe accepts and reports without acting on them (the log module
+    // validates each again against Kafka's rules; see src/log/README.md).
+    auto stored = [&](std::string n, setting_type t, std::string dflt, int64_t lo, int64_t hi) {
+        auto s = def(p + n, t, std::move(dflt),
+                     "Kafka topic config, stored and reported; no effect in Floe");
+        if (t == st::integer) s = bounded(std::move(s), lo, hi);
+        if (s.default_text.empty()) s = optional(std::move(s));
+        d.push_back(std::move(s));
+    };
+    stored("delete.retention.ms", st::integer, "86400000", 0, INT64_MAX);
+    stored("file.delete.delay.ms", st::integer, "60000", 0, INT64_MAX);
+    stored("follower.replication.throttled.replicas", st::string, "", 0, 0);
+    stored("leader.replication.throttled.replicas", st::string, "", 0, 0);
+    stored("max.compaction.lag.ms", st::integer, "9223372036854775807", 1, INT64_MAX);
+    stored("message.downconversion.enable", st::boolean, "true", 0, 0);
+    stored("message.format.version", st::string, "3.0-IV1", 0, 0);
+    stored("message.timestamp.after.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
+    stored("message.timestamp.before.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
+    stored("message.timestamp.difference.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
+    stored("min.cleanable.dirty.ratio", st::string, "0.5", 0, 0);
+    stored("min.compaction.lag.ms", st::integer, "0", 0, INT64_MAX);
+    stored("min.insync.replicas", st::integer, "1", 1, INT32_MAX);
+    stored("preallocate", st::boolean, "false", 0, 0);
+    stored("segment.index.bytes", st::integer, "10485760", 4, INT32_MAX);
+    stored("segment.jitter.ms", st::integer, "0", 0, INT64_MAX);
+    stored("unclean.leader.election.enable", st::boolean, "false", 0, 0);
 }
 
 const registry& registry::instance() {

@@ -20,7 +20,7 @@ namespace floe::kafka {
 
 namespace {
 
-enum : uint8_t { rec_commit = 1, rec_delete_group = 2 };
+enum : uint8_t { rec_commit = 1, rec_delete_group = 2, rec_delete_offset = 3 };
 
 void put_str(byte_buffer& b, std::string_view s) {
     kwriter w(b, false);
@@ -93,6 +93,13 @@ result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::
             }
             std::string topic(FLOE_TRY(k.str()));
             int32_t part = FLOE_TRY(k.i32());
+            if (type == rec_delete_offset) { // OffsetDelete
+                if (auto g = s->_groups.find(group); g != s->_groups.end()) {
+                    g->second.erase({topic, part});
+                    if (g->second.empty()) s->_groups.erase(g);
+                }
+                return {};
+            }
             committed c;
             c.offset = FLOE_TRY(k.i64());
             c.leader_epoch = FLOE_TRY(k.i32());
@@ -208,6 +215,24 @@ result<void> offset_store::delete_group(std::string_view group) {
     std::lock_guard lk(_mu);
     FLOE_TRY(append_record(payload));
     if (auto it = _groups.find(group); it != _groups.end()) _groups.erase(it);
+    return {};
+}
+
+result<void> offset_store::delete_offsets(std::string_view group, std::span<const key> keys) {
+    byte_buffer payload;
+    for (auto& k : keys) {
+        payload.push_back(rec_delete_offset);
+        put_str(payload, group);
+        put_str(payload, k.first);
+        kwriter(payload, false).i32(k.second);
+    }
+    if (payload.empty()) return {};
+    std::lock_guard lk(_mu);
+    FLOE_TRY(append_record(payload));
+    if (auto g = _groups.find(group); g != _groups.end()) {
+        for (auto& k : keys) g->second.erase(k);
+        if (g->second.empty()) _groups.erase(g);
+    }
     return {};
 }
 

@@ -40,6 +40,8 @@ public:
     std::vector<std::string> groups() const;
     bool has_group(std::string_view group) const;
     result<void> delete_group(std::string_view group);
+    /// OffsetDelete: forgets the group's committed offsets of `keys` (fsynced first).
+    result<void> delete_offsets(std::string_view group, std::span<const key> keys);
 
 private:
     offset_store() = default;

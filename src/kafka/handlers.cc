@@ -1,6 +1,7 @@
 #include "kafka/handlers.h"
 
 #include "base/metrics.h"
+#include "kafka/fetch_sessions.h"
 #include "kafka/messages.h"
 #include "log/remote_tier.h"
 
@@ -24,10 +25,6 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-constexpr int8_t k_source_topic = 1;         // DYNAMIC_TOPIC_CONFIG
-constexpr int8_t k_source_static_broker = 4; // STATIC_BROKER_CONFIG
-constexpr int8_t k_source_default = 5;       // DEFAULT_CONFIG
 
 asio::awaitable<void> sleep_for(clock::duration d) {
     asio::steady_timer t(co_await asio::this_coro::executor, d);
@@ -61,17 +58,6 @@ int16_t kerr_of(log::append_status s) {
     case append_status::invalid_producer_epoch: return int16_t(kerr::invalid_producer_epoch);
     }
     return int16_t(kerr::unknown_server_error);
-}
-
-int8_t kafka_config_type(log::config_type t) {
-    switch (t) {
-    case log::config_type::boolean: return 1;
-    case log::config_type::string: return 2;
-    case log::config_type::int_: return 3;
-    case log::config_type::long_: return 5;
-    case log::config_type::list: return 7;
-    }
-    return 0;
 }
 
 /// Completion of an acks=all wait, signalled from the log's flusher thread onto the
@@ -243,8 +229,8 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::delete_groups: co_return delete_groups(h, b, out);
     case api_key::init_producer_id: co_return init_producer_id(h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(h, b, out);
+    default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
     }
-    co_return false;
 }
 
 #define DECODE_OR_CLOSE(var, fn)                                                                 \
@@ -383,6 +369,16 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
     }
     auto& req = *dec;
     const int16_t v = h.api_version;
+    // KIP-227: an incremental request becomes the session's whole partition set (fetch_sessions.h).
+    auto session = _sessions.begin(req, v);
+    if (session.error != 0) {
+        size_t start = begin_response(out, h);
+        kwriter w(out, h.flexible);
+        encode_fetch_response_start(w, v, session.error, 0);
+        encode_fetch_response_end(w, v);
+        finish_response(out, start);
+        co_return true;
+    }
     struct part_read {
         fetch_partition_header hdr;
         log::read_result data;
@@ -486,9 +482,17 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
             co_await sleep_for(std::min<clock::duration>(deadline - clock::now(), 5ms));
         if (clock::now() >= deadline && _appends.load(std::memory_order_acquire) == seen) break;
     }
+    if (session.session_id != 0) { // an incremental answer lists only partitions with news
+        for (auto& tr : reads)
+            std::erase_if(tr.parts, [&](const part_read& pr) {
+                return !_sessions.include(session, tr.name, tr.id, pr.hdr,
+                                          !pr.remote.empty() || pr.data.total_bytes > 0);
+            });
+        std::erase_if(reads, [](const topic_read& tr) { return tr.parts.empty(); });
+    }
     size_t start = begin_response(out, h);
     kwriter w(out, h.flexible);
-    encode_fetch_response_start(w, v, 0, reads.size());
+    encode_fetch_response_start(w, v, 0, reads.size(), session.session_id);
     size_t spliced = 0;
     for (auto& tr : reads) {
         encode_fetch_topic_start(w, v, tr.name, tr.id, tr.parts.size());
@@ -544,10 +548,14 @@ bool request_handler::metadata(const request_header& h, bytes_view body, byte_bu
     resp.brokers.push_back({_opts.node_id, _host, _port});
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
+    // No authorizer: every operation is allowed (Kafka answers the same).
+    if (req.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = k_cluster_all_ops;
     auto add = [&](const log::topic_info& t) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
         rt.topic_id = t.id;
+        if (req.include_topic_authorized_operations) rt.authorized_operations = k_topic_all_ops;
         for (int32_t i = 0; i < t.partitions; ++i)
             rt.partitions.push_back({0, i, _opts.node_id, 0});
     };
@@ -635,7 +643,8 @@ bool request_handler::list_offsets(const request_header& h, bytes_view body, byt
                 auto l = plog->offset_for_timestamp(p.timestamp);
                 if (!l) rp.error_code = kerr_of(l.error());
                 else if (*l) {
-                    rp.offset = (*l)->offset();
+                    // Never below the log start (DeleteRecords may have moved it into a segment).
+                    rp.offset = std::max((*l)->offset(), offs.log_start());
                     rp.timestamp = (*l)->timestamp_ms;
                 }
             }
@@ -646,31 +655,6 @@ bool request_handler::list_offsets(const request_header& h, bytes_view body, byt
 }
 
 // ---------------- Topics ----------------
-
-std::vector<config_entry_out> request_handler::describe_topic_configs(
-    const log::topic_info& t, const std::vector<std::string_view>* keys, bool docs) {
-    std::vector<config_entry_out> out;
-    auto& defaults = _logs.topic_defaults();
-    for (auto& k : log::topic_config_keys()) {
-        if (keys && std::find(keys->begin(), keys->end(), k.name) == keys->end()) continue;
-        config_entry_out e;
-        e.name = std::string(k.name);
-        e.value = log::topic_config_value(t.config, k.name);
-        if (t.overrides.contains(k.name)) {
-            e.source = k_source_topic;
-            e.is_default = false;
-        } else if (defaults.contains(k.name)) {
-            e.source = k_source_static_broker;
-            e.is_default = false;
-        } else {
-            e.source = k_source_default;
-        }
-        e.config_type = kafka_config_type(k.type);
-        if (docs) e.documentation = std::string(k.doc);
-        out.push_back(std::move(e));
-    }
-    return out;
-}
 
 bool request_handler::create_topics(const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_create_topics);
@@ -774,20 +758,10 @@ bool request_handler::describe_configs(const request_header& h, bytes_view body,
                 continue;
             }
             rr.configs = describe_topic_configs(*info, r.all_keys ? nullptr : &r.keys,
-                                                req.include_documentation);
+                                                req.include_documentation, req.include_synonyms);
         } else if (r.type == int8_t(resource_type::broker)) {
-            // Broker settings live in floe.yaml; the topic defaults are what clients care about.
-            for (auto& [k, val] : _logs.topic_defaults()) {
-                if (!r.all_keys && std::find(r.keys.begin(), r.keys.end(), k) == r.keys.end())
-                    continue;
-                config_entry_out e;
-                e.name = k;
-                e.value = val;
-                e.read_only = true;
-                e.source = k_source_static_broker;
-                e.is_default = false;
-                rr.configs.push_back(std::move(e));
-            }
+            // admin_handlers.cc
+            describe_broker_configs(r, req.include_documentation, req.include_synonyms, rr);
         } else {
             rr.error_code = int16_t(kerr::invalid_request);
             rr.error_message = fmt::format("resource type {} not supported", r.type);
@@ -809,9 +783,13 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
         auto& rr = resp.resources.emplace_back();
         rr.type = r.type;
         rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::broker)) {
+            alter_broker_configs(r, incremental, req.validate_only, rr); // admin_handlers.cc
+            continue;
+        }
         if (r.type != int8_t(resource_type::topic)) {
             rr.error_code = int16_t(kerr::invalid_request);
-            rr.error_message = "only topic configs can be altered";
+            rr.error_message = fmt::format("resource type {} cannot be altered", r.type);
             continue;
         }
         result<log::topic_info> done = fail(errc::internal, "unset");
@@ -992,7 +970,11 @@ bool request_handler::list_groups(const request_header& h, bytes_view body, byte
 bool request_handler::describe_groups(const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_groups);
     describe_groups_response resp;
-    for (auto g : req.groups) resp.groups.push_back(_groups.describe(g));
+    for (auto g : req.groups) {
+        resp.groups.push_back(_groups.describe(g));
+        if (req.include_authorized_operations)
+            resp.groups.back().authorized_operations = k_group_all_ops;
+    }
     respond(out, h, resp);
     return true;
 }
@@ -1045,6 +1027,8 @@ bool request_handler::describe_cluster(const request_header& h, bytes_view body,
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     resp.brokers.push_back({_opts.node_id, _host, _port});
+    if (req.include_cluster_authorized_operations)
+        resp.cluster_authorized_operations = k_cluster_all_ops;
     respond(out, h, resp);
     return true;
 }

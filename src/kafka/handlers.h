@@ -1,7 +1,9 @@
 #pragma once
 
 #include "kafka/broker.h"
+#include "kafka/fetch_sessions.h"
 #include "kafka/groups.h"
+#include "kafka/messages.h"
 #include "kafka/protocol.h"
 #include "kafka/record_batch.h"
 #include "log/log_manager.h"
@@ -95,9 +97,23 @@ private:
     bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
     bool describe_cluster(const request_header& h, bytes_view body, byte_buffer& out);
 
+    // ---- admin_handlers.cc: admin APIs and configs ----
+    /// APIs not dispatched in handlers.cc (CreatePartitions, DeleteRecords, OffsetDelete,
+    /// DescribeLogDirs, ElectLeaders, DescribeProducers); false for anything else.
+    bool dispatch_admin(const request_header& h, bytes_view body, byte_buffer& out);
+    bool create_partitions(const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_records(const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_delete(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_log_dirs(const request_header& h, bytes_view body, byte_buffer& out);
+    bool elect_leaders(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_producers(const request_header& h, bytes_view body, byte_buffer& out);
     std::vector<config_entry_out> describe_topic_configs(const log::topic_info& t,
                                                          const std::vector<std::string_view>* keys,
-                                                         bool docs);
+                                                         bool docs, bool synonyms = false);
+    void describe_broker_configs(const describe_configs_request::resource& r, bool docs,
+                                 bool synonyms, describe_configs_response::result_entry& out);
+    void alter_broker_configs(const alter_configs_request::resource& r, bool incremental,
+                              bool validate_only, alter_configs_response::resource& out);
 
     /// The remote tier's first offset of a partition (nullopt when it holds none or is
     /// unreachable: the local tier then answers alone).
@@ -113,6 +129,7 @@ private:
     log::log_manager& _logs;
     group_coordinator& _groups;
     producer_id_allocator& _pids;
+    fetch_session_cache _sessions; ///< KIP-227 incremental fetch sessions
     /// Bumped on every append, so long-polling fetches re-read only when something changed.
     std::atomic<uint64_t> _appends{0};
 };

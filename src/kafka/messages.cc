@@ -1,10 +1,10 @@
 #include "kafka/messages.h"
 
+#include "kafka/messages_admin.h"
+
 namespace floe::kafka {
 
 namespace {
-
-constexpr int32_t k_unknown_ops = int32_t(0x80000000u);
 
 /// Decodes an array whose elements are read by `fn(i)`, reserving at most what the bytes left
 /// could hold. A null array decodes as empty.
@@ -71,8 +71,8 @@ result<metadata_request> decode_metadata(kreader& r, int16_t v) {
         }
     }
     if (v >= 4) m.allow_auto_topic_creation = FLOE_TRY(r.boolean());
-    if (v >= 8 && v <= 10) FLOE_TRY(r.boolean());
-    if (v >= 8) FLOE_TRY(r.boolean());
+    if (v >= 8 && v <= 10) m.include_cluster_authorized_operations = FLOE_TRY(r.boolean());
+    if (v >= 8) m.include_topic_authorized_operations = FLOE_TRY(r.boolean());
     FLOE_TRY(r.tags());
     return m;
 }
@@ -107,10 +107,10 @@ void encode(kwriter& w, int16_t v, const metadata_response& r) {
             if (v >= 5) w.array_len(0);
             w.tags();
         }
-        if (v >= 8) w.i32(k_unknown_ops);
+        if (v >= 8) w.i32(t.authorized_operations);
         w.tags();
     }
-    if (v >= 8 && v <= 10) w.i32(k_unknown_ops);
+    if (v >= 8 && v <= 10) w.i32(r.cluster_authorized_operations);
     w.tags();
 }
 
@@ -189,25 +189,27 @@ result<fetch_request> decode_fetch(kreader& r, int16_t v) {
         return {};
     }));
     if (v >= 7) {
-        int32_t n = FLOE_TRY(r.array_len());
-        for (int32_t i = 0; i < n; ++i) {
-            if (v >= 13) FLOE_TRY(r.id());
-            else FLOE_TRY(r.str());
+        FLOE_TRY(read_array(r, f.forgotten, [&](fetch_request::forgotten_topic& t) -> result<void> {
+            if (v >= 13) t.topic_id = FLOE_TRY(r.id());
+            else t.name = FLOE_TRY(r.str());
             int32_t np = FLOE_TRY(r.array_len(4));
-            for (int32_t k = 0; k < np; ++k) FLOE_TRY(r.i32());
+            if (np > 0) t.partitions.reserve(size_t(np));
+            for (int32_t k = 0; k < np; ++k) t.partitions.push_back(FLOE_TRY(r.i32()));
             FLOE_TRY(r.tags());
-        }
+            return {};
+        }));
     }
     if (v >= 11) FLOE_TRY(r.str()); // rack id
     FLOE_TRY(r.tags());
     return f;
 }
 
-void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics) {
+void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
+                                 int32_t session_id) {
     if (v >= 1) w.i32(0);
     if (v >= 7) {
         w.i16(error_code);
-        w.i32(0); // session id: Floe keeps no incremental fetch sessions
+        w.i32(session_id); // 0: no incremental fetch session (fetch_sessions.h)
     }
     w.array_len(topics);
 }
@@ -411,7 +413,15 @@ void encode(kwriter& w, int16_t v, const describe_configs_response& r) {
             if (v == 0) w.boolean(c.is_default);
             if (v >= 1) w.i8(c.source);
             w.boolean(c.is_sensitive);
-            if (v >= 1) w.array_len(0); // synonyms
+            if (v >= 1) {
+                w.array_len(c.synonyms.size());
+                for (auto& sy : c.synonyms) {
+                    w.str(sy.name);
+                    w.nstr(view(sy.value));
+                    w.i8(sy.source);
+                    w.tags();
+                }
+            }
             if (v >= 3) {
                 w.i8(c.config_type);
                 w.nstr(view(c.documentation));
@@ -780,7 +790,7 @@ void encode(kwriter& w, int16_t v, const list_groups_response& r) {
 result<describe_groups_request> decode_describe_groups(kreader& r, int16_t v) {
     describe_groups_request d;
     d.groups = FLOE_TRY(read_string_array(r));
-    if (v >= 3) FLOE_TRY(r.boolean());
+    if (v >= 3) d.include_authorized_operations = FLOE_TRY(r.boolean());
     FLOE_TRY(r.tags());
     return d;
 }
@@ -804,7 +814,7 @@ void encode(kwriter& w, int16_t v, const describe_groups_response& r) {
             w.bytes(m.assignment);
             w.tags();
         }
-        if (v >= 3) w.i32(k_unknown_ops);
+        if (v >= 3) w.i32(g.authorized_operations);
         w.tags();
     }
     w.tags();
@@ -854,7 +864,7 @@ void encode(kwriter& w, int16_t, const init_producer_id_response& r) {
 
 result<describe_cluster_request> decode_describe_cluster(kreader& r, int16_t v) {
     describe_cluster_request d;
-    FLOE_TRY(r.boolean());
+    d.include_cluster_authorized_operations = FLOE_TRY(r.boolean());
     if (v >= 1) d.endpoint_type = FLOE_TRY(r.i8());
     FLOE_TRY(r.tags());
     return d;
@@ -875,7 +885,7 @@ void encode(kwriter& w, int16_t v, const describe_cluster_response& r) {
         w.nstr(std::nullopt);
         w.tags();
     }
-    w.i32(k_unknown_ops);
+    w.i32(r.cluster_authorized_operations);
     w.tags();
 }
 
@@ -914,8 +924,8 @@ result<void> decode_any(int16_t api, int16_t v, bool flexible, bytes_view body) 
     case api_key::delete_groups: FLOE_TRY(decode_delete_groups(r, v)); return {};
     case api_key::init_producer_id: FLOE_TRY(decode_init_producer_id(r, v)); return {};
     case api_key::describe_cluster: FLOE_TRY(decode_describe_cluster(r, v)); return {};
+    default: return decode_any_admin(api, v, r);
     }
-    return fail(errc::unsupported, "api key {}", api);
 }
 
 } // namespace floe::kafka

@@ -8,6 +8,7 @@
 
 #include "kafka/protocol.h"
 
+#include <climits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,20 @@
 namespace floe::kafka {
 
 using opt_sv = std::optional<std::string_view>;
+
+/// Kafka's authorized-operations bitfields (bit n = AclOperation n) when no authorizer is
+/// configured: every operation that applies to the resource type. `k_ops_not_requested` is
+/// Kafka's answer when the client did not ask.
+constexpr int32_t k_ops_not_requested = INT32_MIN;
+// Topic: read, write, create, delete, alter, describe, describe_configs, alter_configs.
+constexpr int32_t k_topic_all_ops =
+    (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
+// Cluster: create, alter, describe, cluster_action, describe_configs, alter_configs,
+// idempotent_write.
+constexpr int32_t k_cluster_all_ops =
+    (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
+constexpr int32_t k_group_all_ops = (1 << 3) | (1 << 6) | (1 << 8); // read delete describe
+
 
 // ---------------- ApiVersions ----------------
 struct api_versions_response {
@@ -32,6 +47,8 @@ struct metadata_request {
     };
     std::vector<topic> topics;
     bool allow_auto_topic_creation = true;
+    bool include_cluster_authorized_operations = false; ///< v8-10
+    bool include_topic_authorized_operations = false;   ///< v8+
 };
 result<metadata_request> decode_metadata(kreader& r, int16_t v);
 
@@ -55,8 +72,10 @@ struct metadata_response {
         std::string name;
         uuid topic_id;
         std::vector<partition> partitions;
+        int32_t authorized_operations = k_ops_not_requested;
     };
     std::vector<topic> topics;
+    int32_t cluster_authorized_operations = k_ops_not_requested;
 };
 void encode(kwriter& w, int16_t v, const metadata_response& r);
 
@@ -114,6 +133,12 @@ struct fetch_request {
         std::vector<partition> partitions;
     };
     std::vector<topic> topics;
+    struct forgotten_topic {
+        std::string_view name; ///< v7-12
+        uuid topic_id;         ///< v13+
+        std::vector<int32_t> partitions;
+    };
+    std::vector<forgotten_topic> forgotten; ///< v7+: partitions leaving an incremental session
 };
 result<fetch_request> decode_fetch(kreader& r, int16_t v);
 
@@ -126,7 +151,8 @@ struct fetch_partition_header {
     int64_t last_stable_offset = -1;
     int64_t log_start_offset = -1;
 };
-void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics);
+void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
+                                 int32_t session_id = 0);
 void encode_fetch_topic_start(kwriter& w, int16_t v, std::string_view name, const uuid& id,
                               size_t partitions);
 /// Writes the partition fields up to and including the records length prefix; the caller then
@@ -188,6 +214,11 @@ struct create_topics_request {
 };
 result<create_topics_request> decode_create_topics(kreader& r, int16_t v);
 
+struct config_synonym {
+    std::string name;
+    std::optional<std::string> value;
+    int8_t source = 5;
+};
 struct config_entry_out {
     std::string name;
     std::optional<std::string> value;
@@ -195,8 +226,9 @@ struct config_entry_out {
     int8_t source = 5; ///< DEFAULT_CONFIG
     bool is_default = true;
     bool is_sensitive = false;
-    int8_t config_type = 0; ///< Kafka ConfigType: 1 boolean, 2 string, 3 int, 5 long, 7 list
+    int8_t config_type = 0; ///< ConfigType: 1 boolean, 2 string, 3 int, 5 long, 6 double, 7 list
     std::optional<std::string> documentation;
+    std::vector<config_synonym> synonyms; ///< DescribeConfigs v1+ with include_synonyms
 };
 struct create_topics_response {
     struct topic {
@@ -491,6 +523,7 @@ void encode(kwriter& w, int16_t v, const list_groups_response& r);
 
 struct describe_groups_request {
     std::vector<std::string_view> groups;
+    bool include_authorized_operations = false;
 };
 result<describe_groups_request> decode_describe_groups(kreader& r, int16_t v);
 struct describe_groups_response {
@@ -509,6 +542,7 @@ struct describe_groups_response {
         std::string protocol_type;
         std::string protocol_data;
         std::vector<member> members;
+        int32_t authorized_operations = k_ops_not_requested;
     };
     std::vector<group> groups;
 };
@@ -544,6 +578,7 @@ void encode(kwriter& w, int16_t v, const init_producer_id_response& r);
 
 // ---------------- DescribeCluster ----------------
 struct describe_cluster_request {
+    bool include_cluster_authorized_operations = false;
     int8_t endpoint_type = 1;
 };
 result<describe_cluster_request> decode_describe_cluster(kreader& r, int16_t v);
@@ -552,6 +587,7 @@ struct describe_cluster_response {
     std::string cluster_id;
     int32_t controller_id = 0;
     std::vector<broker_endpoint> brokers;
+    int32_t cluster_authorized_operations = k_ops_not_requested;
 };
 void encode(kwriter& w, int16_t v, const describe_cluster_response& r);
 

@@ -23,12 +23,18 @@ constexpr api_range k_apis[] = {
     {api_key::api_versions, 0, 3, 3},
     {api_key::create_topics, 2, 7, 5},
     {api_key::delete_topics, 1, 6, 4},
+    {api_key::delete_records, 0, 2, 2},
     {api_key::init_producer_id, 0, 4, 2},
     {api_key::describe_configs, 1, 4, 4},
     {api_key::alter_configs, 0, 2, 2},
+    {api_key::describe_log_dirs, 0, 4, 2},
+    {api_key::create_partitions, 0, 3, 2},
     {api_key::delete_groups, 0, 2, 2},
+    {api_key::elect_leaders, 0, 2, 2},
     {api_key::incremental_alter_configs, 0, 1, 1},
+    {api_key::offset_delete, 0, 0, 1},
     {api_key::describe_cluster, 0, 1, 0},
+    {api_key::describe_producers, 0, 0, 0},
 };
 } // namespace
 
@@ -64,6 +70,12 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::delete_groups: return "DeleteGroups";
     case api_key::incremental_alter_configs: return "IncrementalAlterConfigs";
     case api_key::describe_cluster: return "DescribeCluster";
+    case api_key::delete_records: return "DeleteRecords";
+    case api_key::describe_log_dirs: return "DescribeLogDirs";
+    case api_key::create_partitions: return "CreatePartitions";
+    case api_key::elect_leaders: return "ElectLeaders";
+    case api_key::offset_delete: return "OffsetDelete";
+    case api_key::describe_producers: return "DescribeProducers";
     }
     return "Unknown";
 }

@@ -32,12 +32,18 @@ enum class api_key : int16_t {
     api_versions = 18,
     create_topics = 19,
     delete_topics = 20,
+    delete_records = 21,
     init_producer_id = 22,
     describe_configs = 32,
     alter_configs = 33,
+    describe_log_dirs = 35,
+    create_partitions = 37,
     delete_groups = 42,
+    elect_leaders = 43,
     incremental_alter_configs = 44,
+    offset_delete = 47,
     describe_cluster = 60,
+    describe_producers = 61,
 };
 
 /// Kafka protocol error codes used by Floe (only at the protocol edge).
@@ -95,6 +101,10 @@ enum class kerr : int16_t {
     fenced_instance_id = 82,
     invalid_record = 87,
     inconsistent_topic_id = 103,
+    fetch_session_id_not_found = 70,
+    invalid_fetch_session_epoch = 71,
+    election_not_needed = 84,
+    group_subscribed_to_topic = 86,
 };
 
 /// Version range Floe advertises for one API.

@@ -41,6 +41,14 @@ struct log_manager::impl final : flush_scheduler {
     std::map<std::string, topic_entry, std::less<>> topics;
     std::unordered_map<uuid, std::string> by_id;
     bool closed = false;
+    config_map dynamic_defaults; // broker-level topic defaults set at run time (AlterConfigs)
+
+    // floe.topic-defaults.* overlaid with the dynamic defaults. Requires mu.
+    config_map defaults() const {
+        config_map m = opts.topic_defaults;
+        for (auto& [k, v] : dynamic_defaults) m[k] = v;
+        return m;
+    }
 
     // Group commit: partitions asking for an fsync, served by `flushers` (several, so fsyncs of
     // different partitions overlap; one partition's waiters share each of its fsyncs).
@@ -98,6 +106,10 @@ struct log_manager::impl final : flush_scheduler {
             arr.push_back(std::move(o));
         }
         j["topics"] = std::move(arr);
+        if (!dynamic_defaults.empty()) {
+            j["dynamic_defaults"] = nlohmann::json::object();
+            for (auto& [k, v] : dynamic_defaults) j["dynamic_defaults"][k] = v;
+        }
         auto text = j.dump(1);
         return write_file_atomic(root / "topics.json", as_bytes(text));
     }
@@ -214,13 +226,17 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
     if (store) {
         try {
             auto j = nlohmann::json::parse(as_chars(*store));
+            if (j.contains("dynamic_defaults"))
+                for (auto& [k, v] : j.at("dynamic_defaults").items())
+                    I->dynamic_defaults[k] = v.get<std::string>();
+            FLOE_TRY_CTX(resolve_topic_config(I->defaults(), {}), "dynamic topic defaults");
             for (auto& o : j.at("topics")) {
                 topic_info t;
                 t.name = o.at("name").get<std::string>();
                 t.id = FLOE_TRY(uuid::parse(o.at("id").get<std::string>()));
                 t.partitions = o.at("partitions").get<int32_t>();
                 for (auto& [k, v] : o.at("configs").items()) t.overrides[k] = v.get<std::string>();
-                t.config = FLOE_TRY_CTX(resolve_topic_config(I->opts.topic_defaults, t.overrides),
+                t.config = FLOE_TRY_CTX(resolve_topic_config(I->defaults(), t.overrides),
                                         "topic {}", t.name);
                 I->by_id[t.id] = t.name;
                 auto name = t.name; // (the move below would empty t.name before the lookup)
@@ -286,8 +302,8 @@ result<topic_info> log_manager::create_topic(std::string_view name, int32_t part
     t.name = std::string(name);
     t.partitions = partitions;
     t.overrides = overrides;
-    t.config = FLOE_TRY(resolve_topic_config(I.opts.topic_defaults, overrides));
     std::unique_lock g(I.mu);
+    t.config = FLOE_TRY(resolve_topic_config(I.defaults(), overrides));
     if (I.closed) return fail(errc::shutting_down, "log manager closed");
     if (I.topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
     // Checked under the same lock as the insert below, so two concurrent creates of colliding
@@ -380,10 +396,10 @@ result<topic_info> log_manager::alter_topic_config(std::string_view name,
                                                    const config_map& overrides,
                                                    bool validate_only) {
     auto& I = *_impl;
-    auto cfg = FLOE_TRY(resolve_topic_config(I.opts.topic_defaults, overrides));
     std::unique_lock g(I.mu);
     auto it = I.topics.find(name);
     if (it == I.topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+    auto cfg = FLOE_TRY(resolve_topic_config(I.defaults(), overrides));
     auto& e = it->second;
     topic_info next = e.info;
     next.overrides = overrides;
@@ -446,6 +462,43 @@ result<topic_info> log_manager::incremental_alter_topic_config(std::string_view 
         }
     }
     return alter_topic_config(name, overrides, validate_only);
+}
+
+config_map log_manager::dynamic_topic_defaults() const {
+    std::shared_lock g(_impl->mu);
+    return _impl->dynamic_defaults;
+}
+
+result<void> log_manager::set_dynamic_topic_defaults(const config_map& defaults,
+                                                     bool validate_only) {
+    auto& I = *_impl;
+    std::unique_lock g(I.mu);
+    auto old = I.dynamic_defaults;
+    I.dynamic_defaults = defaults;
+    // Every topic must still resolve; nothing changes unless all do.
+    std::vector<std::pair<topic_entry*, topic_config>> next;
+    for (auto& [n, t] : I.topics) {
+        auto c = resolve_topic_config(I.defaults(), t.info.overrides);
+        if (!c) {
+            I.dynamic_defaults = old;
+            return fail(c.error().code(), "{} (topic {})", c.error().message(), n);
+        }
+        next.push_back({&t, *c});
+    }
+    if (auto c = resolve_topic_config(I.defaults(), {}); !c || validate_only) {
+        I.dynamic_defaults = old;
+        if (!c) return fail(std::move(c).error());
+        return {};
+    }
+    if (auto s = I.save_store(); !s) {
+        I.dynamic_defaults = old;
+        return fail(std::move(s).error());
+    }
+    for (auto& [t, c] : next) {
+        t->info.config = c;
+        for (auto& p : t->parts) p->update_config(c);
+    }
+    return {};
 }
 
 std::optional<topic_info> log_manager::topic(std::string_view name) const {

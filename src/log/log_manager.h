@@ -123,7 +123,15 @@ public:
     result<void> close();
 
     const log_manager_options& options() const noexcept;
+    /// floe.topic-defaults.* as configured at start-up (STATIC_BROKER_CONFIG).
     const config_map& topic_defaults() const noexcept;
+    /// Broker-level topic defaults changed at run time (AlterConfigs on the broker resource;
+    /// DYNAMIC_DEFAULT_BROKER_CONFIG): they override topic_defaults(), topic overrides override
+    /// them. Persisted in topics.json.
+    config_map dynamic_topic_defaults() const;
+    /// Replaces the dynamic defaults (Kafka topic config names) and re-resolves every topic.
+    /// Fails like resolve_topic_config, changing nothing, if any value is invalid.
+    result<void> set_dynamic_topic_defaults(const config_map& defaults, bool validate_only = false);
 
     struct impl;
 

@@ -341,6 +341,7 @@ struct partition_log::impl {
     std::vector<std::pair<int64_t, std::function<void(result<void>)>>> waiters;
     int64_t durable_end = 0;
     int64_t offloaded = 0;
+    int64_t floor = 0; // DeleteRecords: no reader sees offsets below this
     int64_t unflushed_msgs = 0;
     int64_t last_flush_ms = 0;
     bool flush_requested = false;
@@ -351,7 +352,7 @@ struct partition_log::impl {
 
     segment& active() { return *segs.back(); }
     const segment& active() const { return *segs.back(); }
-    int64_t log_start() const { return segs.front()->base; }
+    int64_t log_start() const { return std::max(segs.front()->base, floor); }
     int64_t log_end() const { return segs.back()->next; }
 };
 
@@ -568,6 +569,17 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         auto [ptr, err] = std::from_chars(txt.data(), txt.data() + txt.size(), v);
         if (err == std::errc() && ptr == txt.data() + txt.size() && v >= 0) I.offloaded = v;
         else spdlog::warn("log {}: ignoring unreadable offloaded marker", name);
+    }
+    // DeleteRecords floor. A torn tail cut below it (records acknowledged with acks=1 but never
+    // fsynced) leaves the floor at the log end, so new appends start at or above it.
+    if (auto fb = read_file(dir / "log_start")) {
+        auto txt = as_chars(*fb);
+        while (!txt.empty() && (txt.back() == '\n' || txt.back() == ' ')) txt.remove_suffix(1);
+        int64_t v = 0;
+        auto [ptr, err] = std::from_chars(txt.data(), txt.data() + txt.size(), v);
+        if (err == std::errc() && ptr == txt.data() + txt.size() && v >= 0)
+            I.floor = std::min(v, I.log_end());
+        else spdlog::warn("log {}: ignoring unreadable log_start marker", name);
     }
     return p;
 }
@@ -1074,6 +1086,28 @@ kafka_offset partition_log::log_start_offset() const {
     std::lock_guard g(_impl->mu);
     return kafka_offset(_impl->log_start());
 }
+kafka_offset partition_log::records_start() const {
+    std::lock_guard g(_impl->mu);
+    return kafka_offset(_impl->floor);
+}
+
+result<kafka_offset> partition_log::delete_records_before(kafka_offset offset) {
+    auto& I = *_impl;
+    std::lock_guard g(I.mu);
+    if (I.closed) return fail(errc::shutting_down, "partition closed");
+    if (offset() < 0 || offset() > I.log_end())
+        return fail(errc::out_of_range, "offset {} outside [0, {}] of {}-{}", offset(), I.log_end(),
+                    tp().topic, tp().partition);
+    if (offset() > I.floor) {
+        auto txt = fmt::format("{}\n", offset());
+        FLOE_TRY(write_file_atomic(_opts.dir / "log_start", as_bytes(txt)));
+        I.floor = offset();
+        spdlog::info("log {}-{}: log start moved to {} (DeleteRecords)", tp().topic, tp().partition,
+                     offset());
+    }
+    return kafka_offset(I.log_start());
+}
+
 kafka_offset partition_log::log_end_offset() const {
     std::lock_guard g(_impl->mu);
     return kafka_offset(_impl->log_end());
@@ -1140,7 +1174,8 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
             int64_t age_ts = s.max_ts >= 0 ? s.max_ts : s.created_ms;
             bool by_time = limit_ms >= 0 && now - age_ts > limit_ms;
             bool by_size = limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
-            if (!by_time && !by_size) break;
+            bool deleted = s.next <= I.floor; // every record below the DeleteRecords floor
+            if (!by_time && !by_size && !deleted) break;
             // Not offloaded yet, or the remote tier does not confirm it holds the segment.
             if (I.cfg.remote_storage_enable
                 && (s.next > I.offloaded || !remote_covers || s.next > (*remote_covers)()))

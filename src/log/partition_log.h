@@ -189,8 +189,9 @@ struct partition_log_options {
 /// `.index` (segment summary + sparse entries: relative offset, position, one per
 /// index.interval.bytes) and `.timeindex` (max timestamp before a position, relative offset,
 /// position), both CRC'd and written when the segment is sealed; `offloaded` (the
-/// offloaded-up-to marker), `producers.snapshot` (idempotence state, written on close; the log
-/// after it is replayed on open).
+/// offloaded-up-to marker), `log_start` (the DeleteRecords floor, once it has moved),
+/// `producers.snapshot` (idempotence state, written on close; the log after it is replayed on
+/// open).
 ///
 /// Threads: every method is thread-safe. One mutex (`impl::mu`) serialises appends, rolls,
 /// retention and index updates; reads hold it only to pick segments and positions from in-memory
@@ -228,7 +229,17 @@ public:
     std::optional<timestamp_lookup> max_timestamp() const;
 
     partition_offsets offsets() const;
+    /// The first offset readers may see: the local tier's first segment, or the DeleteRecords
+    /// floor when that is higher.
     kafka_offset log_start_offset() const;
+    /// DeleteRecords (KIP-107): records below `offset` are gone for every reader, in both tiers
+    /// (remote readers clamp to records_start()). Persisted (`log_start` file) before returning;
+    /// never moves backwards. Local segments wholly below it are removed by apply_retention
+    /// (tiered topics: once offloaded; the table keeps its rows as history until remote
+    /// retention). errc::out_of_range when `offset` > log end. Returns the new log start.
+    result<kafka_offset> delete_records_before(kafka_offset offset);
+    /// The DeleteRecords floor (0 when never moved): what the remote tier may serve from.
+    kafka_offset records_start() const;
     kafka_offset log_end_offset() const;
 
     /// fsyncs everything appended so far (data, then indexes). Blocking.

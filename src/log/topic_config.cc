@@ -1,33 +1,78 @@
 #include "log/topic_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <climits>
+#include <cmath>
 
 namespace floe::log {
 
 namespace {
 
-// Kafka's names, types and defaults (as text). flush.*/index.interval.bytes are Kafka topic
-// configs too; the rest of Kafka's topic configs are not accepted (unknown key).
+// Kafka's topic configs (3.7): names, types, defaults as text, Kafka's bounds. `honoured`
+// false: accepted, validated, persisted and reported, but without effect in Floe (the README
+// lists them and why).
+constexpr int64_t i32max = INT32_MAX;
 constexpr topic_config_key keys[] = {
-    {"cleanup.policy", config_type::list, "delete", "Only 'delete' is supported."},
+    {"cleanup.policy", config_type::list, "delete",
+     "Only 'delete' is supported (compacted topics are not yet)."},
     {"compression.type", config_type::string, "producer",
      "Batches are kept as the producer compressed them."},
+    {"delete.retention.ms", config_type::long_, "86400000",
+     "How long tombstones are kept on compacted topics.", 0, INT64_MAX, false},
+    {"file.delete.delay.ms", config_type::long_, "60000",
+     "Delay before a deleted segment file is removed.", 0, INT64_MAX, false},
     {"flush.messages", config_type::long_, "9223372036854775807",
-     "fsync after this many messages."},
-    {"flush.ms", config_type::long_, "9223372036854775807", "fsync after this many ms."},
-    {"index.interval.bytes", config_type::int_, "4096", "Bytes between offset index entries."},
+     "fsync after this many messages.", 1, INT64_MAX},
+    {"flush.ms", config_type::long_, "9223372036854775807", "fsync after this many ms.", 0,
+     INT64_MAX},
+    {"follower.replication.throttled.replicas", config_type::list, "",
+     "Replicas throttled on followers (single replica: no effect).", 0, 0, false},
+    {"index.interval.bytes", config_type::int_, "4096", "Bytes between offset index entries.", 0,
+     i32max},
+    {"leader.replication.throttled.replicas", config_type::list, "",
+     "Replicas throttled on the leader (single replica: no effect).", 0, 0, false},
     {"local.retention.bytes", config_type::long_, "-2",
-     "Local bytes kept when tiering is on; -2 = retention.bytes."},
+     "Local bytes kept when tiering is on; -2 = retention.bytes.", -2, INT64_MAX},
     {"local.retention.ms", config_type::long_, "-2",
-     "Local time kept when tiering is on; -2 = retention.ms."},
-    {"max.message.bytes", config_type::int_, "1048588", "Largest record batch accepted."},
+     "Local time kept when tiering is on; -2 = retention.ms.", -2, INT64_MAX},
+    {"max.compaction.lag.ms", config_type::long_, "9223372036854775807",
+     "Longest a record stays uncompacted (compaction is not supported).", 1, INT64_MAX, false},
+    {"max.message.bytes", config_type::int_, "1048588", "Largest record batch accepted.", 0,
+     i32max},
+    {"message.downconversion.enable", config_type::boolean, "true",
+     "Down-conversion for old fetch versions (Floe serves v2 batches only).", 0, 0, false},
+    {"message.format.version", config_type::string, "3.0-IV1",
+     "Ignored by Kafka 3.x brokers too: batches are always v2.", 0, 0, false},
+    {"message.timestamp.after.max.ms", config_type::long_, "9223372036854775807",
+     "Largest allowed lead of a record timestamp over the broker clock.", 0, INT64_MAX, false},
+    {"message.timestamp.before.max.ms", config_type::long_, "9223372036854775807",
+     "Largest allowed lag of a record timestamp behind the broker clock.", 0, INT64_MAX, false},
+    {"message.timestamp.difference.max.ms", config_type::long_, "9223372036854775807",
+     "Deprecated in Kafka 3.6 for the before/after pair.", 0, INT64_MAX, false},
     {"message.timestamp.type", config_type::string, "CreateTime", "CreateTime or LogAppendTime."},
+    {"min.cleanable.dirty.ratio", config_type::double_, "0.5",
+     "Compaction trigger ratio (compaction is not supported).", 0, 1, false},
+    {"min.compaction.lag.ms", config_type::long_, "0",
+     "Shortest a record stays uncompacted (compaction is not supported).", 0, INT64_MAX, false},
+    {"min.insync.replicas", config_type::int_, "1",
+     "Replicas that must acknowledge acks=all (one replica always does).", 1, i32max, false},
+    {"preallocate", config_type::boolean, "false", "Preallocate segment files.", 0, 0, false},
     {"remote.storage.enable", config_type::boolean, "false", "Offload sealed segments to Iceberg."},
-    {"retention.bytes", config_type::long_, "-1", "Bytes kept per partition; -1 = unlimited."},
-    {"retention.ms", config_type::long_, "604800000", "Time data is kept; -1 = forever."},
-    {"segment.bytes", config_type::int_, "1073741824", "Segment file size before a roll."},
-    {"segment.ms", config_type::long_, "604800000", "Segment age before a roll."},
+    {"retention.bytes", config_type::long_, "-1", "Bytes kept per partition; -1 = unlimited.", -1,
+     INT64_MAX},
+    {"retention.ms", config_type::long_, "604800000", "Time data is kept; -1 = forever.", -1,
+     INT64_MAX},
+    {"segment.bytes", config_type::int_, "1073741824", "Segment file size before a roll.", 14,
+     i32max},
+    {"segment.index.bytes", config_type::int_, "10485760",
+     "Offset index size limit (Floe's sparse indexes are sized by content).", 4, i32max, false},
+    {"segment.jitter.ms", config_type::long_, "0", "Random jitter subtracted from segment.ms.", 0,
+     INT64_MAX, false},
+    {"segment.ms", config_type::long_, "604800000", "Segment age before a roll.", 1, INT64_MAX},
+    {"unclean.leader.election.enable", config_type::boolean, "false",
+     "Single replica: there is never another leader to elect.", 0, 0, false},
 };
 
 result<int64_t> parse_long(std::string_view key, std::string_view v) {
@@ -45,10 +90,93 @@ result<int64_t> parse_ranged(std::string_view key, std::string_view v, int64_t l
     return n;
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(uint8_t(a[i])) != std::tolower(uint8_t(b[i]))) return false;
+    return true;
+}
+
 result<bool> parse_bool(std::string_view key, std::string_view v) {
-    if (v == "true" || v == "TRUE" || v == "True") return true;
-    if (v == "false" || v == "FALSE" || v == "False") return false;
+    if (iequals(v, "true")) return true;
+    if (iequals(v, "false")) return false;
     return fail(errc::invalid_argument, "config {}: '{}' is not a boolean", key, v);
+}
+
+result<double> parse_double(std::string_view key, std::string_view v, double lo, double hi) {
+    double out = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (ec != std::errc() || p != v.data() + v.size() || v.empty() || !std::isfinite(out))
+        return fail(errc::invalid_argument, "config {}: '{}' is not a number", key, v);
+    if (out < lo || out > hi)
+        return fail(errc::invalid_argument, "config {}: {} outside [{}, {}]", key, v, lo, hi);
+    return out;
+}
+
+// Kafka's throttled-replicas validator: empty, "*", or "partition:broker" pairs.
+result<void> check_throttled_replicas(std::string_view key, std::string_view v) {
+    if (v.empty() || v == "*") return {};
+    size_t at = 0;
+    while (at <= v.size()) {
+        size_t c = std::min(v.find(',', at), v.size());
+        auto item = v.substr(at, c - at);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        auto colon = item.find(':');
+        auto digits = [](std::string_view d) {
+            return !d.empty() && std::all_of(d.begin(), d.end(), [](char x) { return x >= '0' && x <= '9'; });
+        };
+        if (colon == std::string_view::npos || !digits(item.substr(0, colon))
+            || !digits(item.substr(colon + 1)))
+            return fail(errc::invalid_argument,
+                        "config {}: '{}' must be '*' or a list of partition:broker pairs", key, v);
+        at = c + 1;
+    }
+    return {};
+}
+
+// A Kafka release or inter-broker protocol version: 0.8.0, 2.8, 3.0-IV1, 3.7-IV4.
+result<void> check_format_version(std::string_view key, std::string_view v) {
+    auto bad = [&] {
+        return fail(errc::invalid_argument, "config {}: '{}' is not a Kafka version such as 3.0-IV1",
+                    key, v);
+    };
+    auto iv = v.find("-IV");
+    auto ver = v.substr(0, iv);
+    if (iv != std::string_view::npos) {
+        auto n = v.substr(iv + 3);
+        if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return bad();
+    }
+    int parts = 0;
+    size_t at = 0;
+    while (at <= ver.size()) {
+        size_t d = std::min(ver.find('.', at), ver.size());
+        auto n = ver.substr(at, d - at);
+        if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return bad();
+        ++parts;
+        at = d + 1;
+    }
+    if (parts < 2 || parts > 4) return bad();
+    return {};
+}
+
+// Validates (and normalises) a config Floe stores without acting on it, by its key's type.
+result<std::string> check_stored(const topic_config_key& k, std::string_view v) {
+    switch (k.type) {
+    case config_type::boolean: return std::string(FLOE_TRY(parse_bool(k.name, v)) ? "true" : "false");
+    case config_type::int_:
+    case config_type::long_: return std::to_string(FLOE_TRY(parse_ranged(k.name, v, k.min, k.max)));
+    case config_type::double_:
+        FLOE_TRY(parse_double(k.name, v, double(k.min), double(k.max)));
+        return std::string(v);
+    case config_type::list: FLOE_TRY(check_throttled_replicas(k.name, v)); return std::string(v);
+    case config_type::string:
+        if (k.name == "message.format.version") FLOE_TRY(check_format_version(k.name, v));
+        return std::string(v);
+    }
+    return std::string(v);
 }
 
 // Applies one validated key/value to `cfg`.
@@ -71,7 +199,9 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
         cfg.index_interval_bytes = int32_t(FLOE_TRY(parse_ranged(key, v, 0, INT32_MAX)));
     else if (key == "cleanup.policy") {
         if (v == "compact" || v == "compact,delete" || v == "delete,compact")
-            return fail(errc::unsupported, "config cleanup.policy: '{}' not supported (only delete)",
+            return fail(errc::unsupported,
+                        "config cleanup.policy: '{}' is not supported yet (compacted topics are "
+                        "not implemented; only delete)",
                         v);
         if (v != "delete")
             return fail(errc::invalid_argument, "config cleanup.policy: invalid value '{}'", v);
@@ -89,6 +219,12 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
         for (auto o : ok) found |= (o == v);
         if (!found) return fail(errc::invalid_argument, "config compression.type: invalid '{}'", v);
         cfg.compression_type = std::string(v);
+    } else if (auto* k = find_topic_config_key(key); k && !k->honoured) {
+        auto norm = FLOE_TRY(check_stored(*k, v));
+        if (norm == k->default_value) {
+            if (auto it = cfg.stored.find(k->name); it != cfg.stored.end()) cfg.stored.erase(it);
+        }
+        else cfg.stored[std::string(k->name)] = std::move(norm);
     } else {
         return fail(errc::invalid_argument, "unknown topic config '{}'", key);
     }
@@ -145,6 +281,10 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
         return std::string(c.message_timestamp_type == timestamp_type::log_append_time
                                ? "LogAppendTime"
                                : "CreateTime");
+    if (auto* k = find_topic_config_key(key); k && !k->honoured) {
+        auto it = c.stored.find(key);
+        return it != c.stored.end() ? it->second : std::string(k->default_value);
+    }
     return std::nullopt;
 }
 

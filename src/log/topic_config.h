@@ -2,6 +2,7 @@
 
 #include "base/result.h"
 
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -30,6 +31,9 @@ struct topic_config {
     int64_t flush_messages = INT64_MAX;                 ///< flush.messages
     int64_t flush_ms = INT64_MAX;                       ///< flush.ms
     int32_t index_interval_bytes = 4096;                ///< index.interval.bytes
+    /// Configs Floe accepts, validates and reports but does not act on (see the README's list),
+    /// as their normalised text, keyed by name; a key absent here has its Kafka default.
+    std::map<std::string, std::string, std::less<>> stored;
 
     /// The retention that applies to local segments: local.* when tiering is on (-2 meaning
     /// "same as retention.*"), else retention.*.
@@ -38,17 +42,21 @@ struct topic_config {
 };
 
 /// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).
-enum class config_type : uint8_t { boolean, string, int_, long_, list };
+enum class config_type : uint8_t { boolean, string, int_, long_, list, double_ };
 
-/// One known topic config key: name, type, Kafka default as text, and a one-line doc.
+/// One known topic config key: name, type, Kafka default as text, a one-line doc, bounds for
+/// numbers (Kafka's validators), and whether Floe acts on it (`honoured`) or only stores it.
 struct topic_config_key {
     std::string_view name;
     config_type type;
     std::string_view default_value;
     std::string_view doc;
+    int64_t min = INT64_MIN;
+    int64_t max = INT64_MAX;
+    bool honoured = true;
 };
 
-/// Every topic config key Floe accepts, in a stable order (DescribeConfigs lists these).
+/// Every topic config Kafka 3.7 defines, in a stable order (DescribeConfigs lists these).
 std::span<const topic_config_key> topic_config_keys() noexcept;
 const topic_config_key* find_topic_config_key(std::string_view name) noexcept;
 

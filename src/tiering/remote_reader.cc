@@ -35,6 +35,20 @@ auto& tiered_reads() {
 remote_reader::remote_reader(lake::iceberg_lake& lake, size_t cache_bytes)
     : _lake(lake), _cache_limit(cache_bytes), _cache(cache_bytes) {}
 
+void remote_reader::set_records_floor(floor_fn f) {
+    std::lock_guard g(_mu);
+    _floor = std::move(f);
+}
+
+int64_t remote_reader::floor_of(const std::string& topic, int32_t partition) {
+    floor_fn f;
+    {
+        std::lock_guard g(_mu);
+        f = _floor;
+    }
+    return f ? f(topic, partition) : 0;
+}
+
 lake::table_reader& remote_reader::reader_for(const std::string& topic) {
     std::lock_guard g(_mu);
     auto& r = _readers[topic];
@@ -84,7 +98,7 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
                                                        int64_t offset, int64_t limit, size_t max_bytes) {
     read_result out;
     out.next_offset = offset;
-    if (offset >= limit) return out;
+    if (offset >= limit || offset < floor_of(topic, partition)) return out;
     auto& r = reader_for(topic);
     auto key = stream_key_for(topic, partition);
     auto files = FLOE_TRY(r.files_for_offsets(key, offset, limit));
@@ -167,7 +181,9 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
             found = FLOE_TRY_CTX(of->reader->find_by_key(key, &st), "key lookup in {}", f.uri);
         }
         total += st;
-        std::erase_if(found, [&](auto& m) { return m.stream_key != stream_key_for(topic, m.partition); });
+        std::erase_if(found, [&](const parquet::message_record& m) {
+            return m.stream_key != stream_key_for(topic, m.partition) || m.offset < floor_of(topic, m.partition);
+        });
         if (found.empty()) continue;
         if (all) {
             for (auto& m : found) out.push_back(std::move(m));
@@ -186,6 +202,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
 result<std::vector<parquet::message_record>> remote_reader::read_rows(const std::string& topic, int32_t partition,
                                                                     int64_t offset, int64_t below, size_t limit) {
     std::vector<parquet::message_record> out;
+    offset = std::max(offset, floor_of(topic, partition));
     if (offset >= below || limit == 0) return out;
     auto& r = reader_for(topic);
     auto key = stream_key_for(topic, partition);
@@ -226,11 +243,12 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_time(const s
     auto files = FLOE_TRY(r.files_for_time(key, from_ts, to_ts));
     std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
     std::vector<parquet::message_record> out;
+    const int64_t floor = floor_of(topic, partition);
     for (auto& f : files) {
         if (f.min_offset >= below_offset || out.size() >= limit) break;
         auto rows = FLOE_TRY(rows_of(r, f));
         for (auto& row : *rows) {
-            if (row.stream_key != key) continue;
+            if (row.stream_key != key || row.offset < floor) continue;
             if (row.offset >= below_offset || out.size() >= limit) break;
             auto ts = kafka_ts(row);
             if (ts >= from_ts && ts <= to_ts) out.push_back(row);
@@ -242,6 +260,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_time(const s
 
 result<std::optional<int64_t>> remote_reader::start_offset(const std::string& topic, int32_t partition) {
     auto start = FLOE_TRY(reader_for(topic).start_offset(stream_key_for(topic, partition)));
+    if (start) start = std::max(*start, floor_of(topic, partition));
     std::lock_guard g(_mu);
     _starts[{topic, partition}] = {start, std::chrono::steady_clock::now()};
     return start;
@@ -265,11 +284,12 @@ result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp
     auto key = stream_key_for(topic, partition);
     auto files = FLOE_TRY(r.files_for_time(key, ts, INT64_MAX));
     std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
+    const int64_t floor = floor_of(topic, partition);
     for (auto& f : files) {
         if (f.min_offset >= limit) break;
         auto rows = FLOE_TRY(rows_of(r, f));
         for (auto& row : *rows)
-            if (row.stream_key == key && row.offset < limit && kafka_ts(row) >= ts) {
+            if (row.stream_key == key && row.offset >= floor && row.offset < limit && kafka_ts(row) >= ts) {
                 tiered_reads().with({"list_offsets"}).inc();
                 return std::optional<ts_hit>(ts_hit{row.offset, kafka_ts(row)});
             }

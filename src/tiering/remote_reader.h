@@ -6,6 +6,7 @@
 #include "log/remote_tier.h"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,12 @@ public:
                                                               int64_t from_ts, int64_t to_ts, int64_t below_offset,
                                                               size_t limit);
 
+    /// The DeleteRecords floor of a partition (log::partition_log::records_start): no method
+    /// returns a record below it, and start_offset() is never below it. `floe serve` sets it from
+    /// the local log once the broker is up; unset, nothing is hidden.
+    using floor_fn = std::function<int64_t(const std::string& topic, int32_t partition)>;
+    void set_records_floor(floor_fn f);
+
     struct cache_stats {
         uint64_t hits = 0, misses = 0;
         size_t bytes = 0, files = 0;
@@ -94,6 +101,8 @@ private:
         std::chrono::steady_clock::time_point at;
     };
     std::map<std::pair<std::string, int32_t>, known_start> _starts;
+    floor_fn _floor;
+    int64_t floor_of(const std::string& topic, int32_t partition);
     static constexpr size_t max_open_files = 64;
     lru_cache<std::string, std::shared_ptr<open_file>> _open{max_open_files}; ///< by URI, one each
 };

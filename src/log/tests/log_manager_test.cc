@@ -407,3 +407,33 @@ TEST(log_manager, topic_names_of_249_characters_work_across_restarts) {
     EXPECT_EQ(shortened.size(), log_manager::max_file_name_bytes);
     EXPECT_TRUE(shortened.ends_with("~-100000." + hex));
 }
+
+TEST(log_manager, added_partitions_and_dynamic_defaults_persist) {
+    temp_dir tmp;
+    {
+        auto m = open_mgr(tmp.path);
+        ASSERT_TRUE(m->create_topic("grow", 2, {{"retention.ms", "1000"}}));
+        ASSERT_TRUE(m->create_topic("plain", 1));
+        auto g = m->create_partitions("grow", 4);
+        ASSERT_TRUE(g) << g.error();
+        EXPECT_EQ(g->partitions, 4);
+        EXPECT_TRUE(m->partition("grow", 3));
+        EXPECT_EQ(m->create_partitions("grow", 4).error().code(), errc::invalid_argument);
+        EXPECT_EQ(m->create_partitions("nope", 4).error().code(), errc::not_found);
+        // Dynamic defaults: topics without an override follow; overrides win; bad values change nothing.
+        ASSERT_TRUE(m->set_dynamic_topic_defaults({{"retention.ms", "5000"}, {"delete.retention.ms", "7"}}));
+        EXPECT_EQ(m->topic("plain")->config.retention_ms, 5000);
+        EXPECT_EQ(m->partition("plain", 0)->config().retention_ms, 5000);
+        EXPECT_EQ(m->topic("grow")->config.retention_ms, 1000);
+        EXPECT_FALSE(m->set_dynamic_topic_defaults({{"segment.bytes", "1"}}));
+        EXPECT_TRUE(m->set_dynamic_topic_defaults({{"retention.ms", "1"}}, /*validate_only=*/true));
+        EXPECT_EQ(m->topic("plain")->config.retention_ms, 5000);
+        ASSERT_TRUE(m->close());
+    }
+    auto m = open_mgr(tmp.path);
+    EXPECT_EQ(m->topic("grow")->partitions, 4);
+    EXPECT_TRUE(m->partition("grow", 3));
+    EXPECT_EQ(m->topic("plain")->config.retention_ms, 5000);
+    EXPECT_EQ(m->dynamic_topic_defaults().at("delete.retention.ms"), "7");
+    EXPECT_EQ(*topic_config_value(m->topic("plain")->config, "delete.retention.ms"), "7");
+}

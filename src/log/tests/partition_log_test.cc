@@ -529,3 +529,43 @@ TEST_F(partition_log_test, read_slices_describe_exactly_the_batches_they_hold) {
         }
     }
 }
+
+TEST_F(partition_log_test, delete_records_moves_the_log_start_durably_and_retention_drops_segments) {
+    cfg.segment_bytes = 4000;
+    auto l = open_log();
+    // Offsets 0..179 in several segments, timestamps recent (time retention keeps them).
+    for (int i = 0; i < 60; ++i) put(*l, 3, clock.now_ms() + i, 80);
+    auto before = l->segments().size();
+    ASSERT_GT(before, 3u);
+    EXPECT_EQ(l->records_start()(), 0);
+    EXPECT_EQ(l->delete_records_before(kafka_offset(100))->value(), 100);
+    EXPECT_EQ(l->log_start_offset()(), 100);
+    EXPECT_EQ(l->offsets().log_start(), 100);
+    EXPECT_EQ(l->records_start()(), 100);
+    EXPECT_EQ(l->read(kafka_offset(99)).error().code(), errc::out_of_range);
+    auto r = l->read(kafka_offset(100));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_FALSE(r->slices.empty());
+    // Never backwards; never past the log end.
+    EXPECT_EQ(l->delete_records_before(kafka_offset(50))->value(), 100);
+    EXPECT_EQ(l->delete_records_before(kafka_offset(181)).error().code(), errc::out_of_range);
+    // Appends report the new log start; retention removes whole segments below it.
+    auto b = make_batch(1, 10, clock.now_ms());
+    EXPECT_EQ(l->append(b)->log_start_offset(), 100);
+    auto gone = l->apply_retention();
+    ASSERT_TRUE(gone) << gone.error();
+    EXPECT_FALSE(gone->empty());
+    for (auto& s : *gone) EXPECT_LE(s.next_offset(), 100);
+    EXPECT_LE(l->segments().front().base_offset(), 100);
+    EXPECT_EQ(l->log_start_offset()(), 100);
+    // Survives a reopen.
+    l->close();
+    l.reset();
+    l = open_log();
+    EXPECT_EQ(l->log_start_offset()(), 100);
+    EXPECT_EQ(l->records_start()(), 100);
+    EXPECT_EQ(read_all(*l, 100).front().base_offset, 99); // the batch holding 100 starts at 99
+    // Up to the log end: an empty readable range, appends continue after it.
+    EXPECT_EQ(l->delete_records_before(l->log_end_offset())->value(), 181);
+    EXPECT_EQ(put(*l, 2, clock.now_ms()), 181);
+}

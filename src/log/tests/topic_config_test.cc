@@ -45,3 +45,63 @@ TEST(topic_config, rejects_bad_values_naming_the_key) {
     EXPECT_FALSE(validate_topic_config("compression.type", "brotli"));
     EXPECT_TRUE(validate_topic_config("compression.type", "zstd"));
 }
+
+TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
+    // Kafka 3.7's topic configs, each with a valid non-default value.
+    config_map all{{"cleanup.policy", "delete"},
+                   {"compression.type", "lz4"},
+                   {"delete.retention.ms", "1000"},
+                   {"file.delete.delay.ms", "5"},
+                   {"flush.messages", "10"},
+                   {"flush.ms", "10"},
+                   {"follower.replication.throttled.replicas", "0:0,1:0"},
+                   {"index.interval.bytes", "100"},
+                   {"leader.replication.throttled.replicas", "*"},
+                   {"local.retention.bytes", "5"},
+                   {"local.retention.ms", "5"},
+                   {"max.compaction.lag.ms", "5"},
+                   {"max.message.bytes", "5"},
+                   {"message.downconversion.enable", "FALSE"},
+                   {"message.format.version", "2.8-IV1"},
+                   {"message.timestamp.after.max.ms", "5"},
+                   {"message.timestamp.before.max.ms", "5"},
+                   {"message.timestamp.difference.max.ms", "5"},
+                   {"message.timestamp.type", "LogAppendTime"},
+                   {"min.cleanable.dirty.ratio", "0.75"},
+                   {"min.compaction.lag.ms", "5"},
+                   {"min.insync.replicas", "2"},
+                   {"preallocate", "true"},
+                   {"remote.storage.enable", "true"},
+                   {"retention.bytes", "5"},
+                   {"retention.ms", "5"},
+                   {"segment.bytes", "5000"},
+                   {"segment.index.bytes", "4096"},
+                   {"segment.jitter.ms", "5"},
+                   {"segment.ms", "5"},
+                   {"unclean.leader.election.enable", "true"}};
+    EXPECT_EQ(topic_config_keys().size(), all.size());
+    auto c = resolve_topic_config({}, all);
+    ASSERT_TRUE(c) << c.error();
+    for (auto& [k, v] : all) {
+        ASSERT_TRUE(find_topic_config_key(k)) << k;
+        auto got = topic_config_value(*c, k);
+        ASSERT_TRUE(got) << k;
+        EXPECT_EQ(*got, k == "message.downconversion.enable" ? "false" : v) << k; // booleans normalised
+    }
+    EXPECT_EQ(c->segment_bytes, 5000); // honoured ones land in the typed fields
+    // Type and range checks as Kafka's validators.
+    for (auto [k, v] : {std::pair{"delete.retention.ms", "-1"}, {"delete.retention.ms", "1h"},
+                        {"min.cleanable.dirty.ratio", "1.01"}, {"min.cleanable.dirty.ratio", "x"},
+                        {"min.insync.replicas", "0"}, {"segment.index.bytes", "3"},
+                        {"preallocate", "1"}, {"message.format.version", "three"},
+                        {"message.format.version", "3"}, {"leader.replication.throttled.replicas", "0-1"},
+                        {"max.compaction.lag.ms", "0"}})
+        EXPECT_FALSE(validate_topic_config(k, v)) << k << "=" << v;
+    auto compact = validate_topic_config("cleanup.policy", "compact");
+    EXPECT_EQ(compact.error().code(), errc::unsupported);
+    EXPECT_NE(compact.error().message().find("not supported yet"), std::string::npos);
+    // A stored value equal to the default is not kept as a difference.
+    auto d = resolve_topic_config({}, {{"preallocate", "false"}});
+    ASSERT_TRUE(d);
+    EXPECT_TRUE(d->stored.empty());
+}
