@@ -552,7 +552,7 @@ TEST_F(partition_log_test, delete_records_moves_the_log_start_durably_and_retent
     // Appends report the new log start; retention removes whole segments below it.
     auto b = make_batch(1, 10, clock.now_ms());
     EXPECT_EQ(l->append(b)->log_start_offset(), 100);
-    auto gone = l->apply_retention();
+    auto gone = l->apply_retention(std::nullopt);
     ASSERT_TRUE(gone) << gone.error();
     EXPECT_FALSE(gone->empty());
     for (auto& s : *gone) EXPECT_LE(s.next_offset(), 100);
