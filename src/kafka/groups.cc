@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 namespace floe::kafka {
 
@@ -41,12 +43,14 @@ result<void> write_all(int fd, const uint8_t* p, size_t n) {
 }
 
 byte_buffer frame_record(const byte_buffer& payload) {
-    byte_buffer out;
-    out.reserve(payload.size() + 8);
-    byte_writer w(out);
-    w.put_be<uint32_t>(uint32_t(payload.size()));
-    w.put_be<uint32_t>(crc32c(payload));
-    w.put_bytes(payload);
+    // Header written with memcpy into a sized buffer: growing an empty vector by 4 bytes here
+    // trips a false -Wstringop-overflow in g++ 12 once inlined.
+    byte_buffer out(8);
+    uint32_t len = std::byteswap(uint32_t(payload.size()));
+    uint32_t crc = std::byteswap(crc32c(payload));
+    std::memcpy(out.data(), &len, 4);
+    std::memcpy(out.data() + 4, &crc, 4);
+    out.insert(out.end(), payload.begin(), payload.end());
     return out;
 }
 
@@ -242,6 +246,26 @@ sync_group_response sync_error(int16_t err) {
     sync_group_response r;
     r.error_code = err;
     return r;
+}
+
+/// The partitions of a "consumer" protocol assignment (version, [topic, [partition]], user
+/// data: the layout every Kafka consumer client uses), or nullopt if the bytes are not one.
+std::optional<std::set<std::pair<std::string, int32_t>>> consumer_assignment(bytes_view bytes) {
+    kreader r(bytes, false);
+    auto parse = [&]() -> result<std::set<std::pair<std::string, int32_t>>> {
+        std::set<std::pair<std::string, int32_t>> out;
+        FLOE_TRY(r.i16()); // version
+        int32_t topics = FLOE_TRY(r.array_len(4));
+        for (int32_t t = 0; t < topics; ++t) {
+            std::string topic(FLOE_TRY(r.str()));
+            int32_t parts = FLOE_TRY(r.array_len(4));
+            for (int32_t p = 0; p < parts; ++p) out.emplace(topic, FLOE_TRY(r.i32()));
+        }
+        return out;
+    };
+    auto got = parse();
+    if (!got) return std::nullopt;
+    return std::move(*got);
 }
 
 } // namespace
@@ -725,7 +749,8 @@ leave_group_response group_coordinator::leave(const leave_group_request& req, in
 
 int16_t group_coordinator::validate_commit(std::string_view group_id, std::string_view member_id,
                                            int32_t generation,
-                                           std::optional<std::string_view> instance_id) {
+                                           std::optional<std::string_view> instance_id,
+                                           std::span<const topic_partition> partitions) {
     std::lock_guard lk(_mu);
     group* g = find(group_id);
     if (generation < 0 && member_id.empty()) {
@@ -735,10 +760,28 @@ int16_t group_coordinator::validate_commit(std::string_view group_id, std::strin
     }
     member* m = nullptr;
     if (int16_t err = check_member(g, member_id, instance_id, m)) return err;
+    if (generation == g->generation - 1 && generation >= 0) {
+        // A member of the new generation committing under the previous one: it sent the commit
+        // before it saw its JoinGroup answer (librdkafka pipelines OffsetCommit behind its
+        // JoinGroup on one connection, and a connection's requests are served in order, so the
+        // commit is judged only after the join completed). Refusing it makes librdkafka drop
+        // its assignment as lost and re-read what it had processed. The previous generation's
+        // ownership holds until the leader's assignment is handed out, and afterwards for the
+        // partitions the member keeps (cooperative rebalancing), so the commit is accepted
+        // while CompletingRebalance, or when the member still owns every partition in it.
+        if (g->state == st_completing) return 0;
+        if (g->state == st_stable && g->protocol_type == "consumer" && !partitions.empty()) {
+            auto owned = consumer_assignment(m->assignment);
+            if (owned && std::all_of(partitions.begin(), partitions.end(), [&](auto& p) {
+                    return owned->contains({std::string(p.first), p.second});
+                }))
+                return 0;
+        }
+    }
     if (generation != g->generation) return int16_t(kerr::illegal_generation);
     // As Kafka: commits are accepted while Stable and while PreparingRebalance (members commit
-    // what they processed before rejoining, e.g. on revocation); only between the join answer
-    // and the assignment (CompletingRebalance) is the generation's ownership in flux.
+    // what they processed before rejoining, e.g. on revocation); between the join answer and
+    // the assignment (CompletingRebalance) a commit under the new generation is premature.
     if (g->state == st_completing) return int16_t(kerr::rebalance_in_progress);
     return 0;
 }

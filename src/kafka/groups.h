@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -123,10 +124,14 @@ public:
     leave_group_response leave(const leave_group_request& req, int16_t version,
                                clock::time_point now);
 
-    /// Checks that an OffsetCommit may proceed for this member/generation; 0 if so.
+    using topic_partition = std::pair<std::string_view, int32_t>;
+    /// Checks that an OffsetCommit of `partitions` may proceed for this member/generation; 0 if
+    /// so. A commit under the generation just before the current one is accepted while the
+    /// group completes its rebalance, or for partitions the member still owns (see groups.cc).
     int16_t validate_commit(std::string_view group, std::string_view member_id,
                             int32_t generation,
-                            std::optional<std::string_view> instance_id = std::nullopt);
+                            std::optional<std::string_view> instance_id = std::nullopt,
+                            std::span<const topic_partition> partitions = {});
 
     list_groups_response list(const list_groups_request& req);
     describe_groups_response::group describe(std::string_view group);

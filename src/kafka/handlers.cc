@@ -967,8 +967,11 @@ bool request_handler::leave_group(const request_header& h, bytes_view body, byte
 bool request_handler::offset_commit(const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_commit);
     offset_commit_response resp;
+    std::vector<group_coordinator::topic_partition> committing;
+    for (auto& t : req.topics)
+        for (auto& p : t.partitions) committing.emplace_back(t.name, p.index);
     int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
-                                          req.group_instance_id);
+                                          req.group_instance_id, committing);
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();

@@ -436,6 +436,62 @@ TEST(KafkaGroups, LeaveAnswersTheLeaversWaitingJoin) {
     EXPECT_EQ(b.generation, 2);
 }
 
+/// A "consumer" protocol assignment: version 0, one topic, these partitions, no user data.
+byte_buffer consumer_assignment(std::string_view topic, std::vector<int32_t> parts) {
+    byte_buffer b;
+    kwriter w(b, false);
+    w.i16(0);
+    w.i32(1);
+    w.str(topic);
+    w.i32(int32_t(parts.size()));
+    for (auto p : parts) w.i32(p);
+    w.i32(-1);
+    return b;
+}
+
+// A commit sent under generation N before the member saw its generation N+1 JoinGroup answer
+// is judged after that answer (requests on a connection are served in order): it is valid
+// while N+1 completes, and afterwards for partitions the member still owns.
+TEST(KafkaGroups, PreviousGenerationCommitAcceptedWhileOwnershipHolds) {
+    tmpdir d;
+    auto store = offset_store::open(d.p).value();
+    group_coordinator gc(*store, {});
+    auto t0 = clk::now();
+    client a(gc, "ca"), b(gc, "cb");
+    a.join(t0);
+    b.join(t0);
+    gc.tick(t0 + 1s);
+    client& lead = a.leader() ? a : b;
+    client& other = a.leader() ? b : a;
+    std::vector<std::pair<std::string, byte_buffer>> asg = {
+        {lead.id, consumer_assignment("t", {0, 1})}, {other.id, consumer_assignment("t", {2, 3})}};
+    EXPECT_FALSE(other.sync(t0 + 1s));
+    ASSERT_TRUE(lead.sync(t0 + 1s, asg));
+    // other rejoins with new metadata: generation 2.
+    other.md = {4};
+    EXPECT_FALSE(other.join(t0 + 2s));
+    ASSERT_TRUE(lead.join(t0 + 2s));
+    ASSERT_TRUE(other.joined);
+    std::vector<group_coordinator::topic_partition> p2 = {{"t", 2}}, p0 = {{"t", 0}};
+    // CompletingRebalance: a generation 1 commit still stands; a generation 2 one is early.
+    EXPECT_EQ(gc.validate_commit("g", other.id, 1, std::nullopt, p2), 0);
+    EXPECT_EQ(gc.validate_commit("g", other.id, 2, std::nullopt, p2),
+              int16_t(kerr::rebalance_in_progress));
+    // Stable: other keeps partition 2 but gave partition 3 away.
+    asg = {{lead.id, consumer_assignment("t", {0, 1, 3})}, {other.id, consumer_assignment("t", {2})}};
+    EXPECT_FALSE(other.sync(t0 + 2s));
+    ASSERT_TRUE(lead.sync(t0 + 2s, asg));
+    std::vector<group_coordinator::topic_partition> p3 = {{"t", 3}}, p23 = {{"t", 2}, {"t", 3}};
+    EXPECT_EQ(gc.validate_commit("g", other.id, 1, std::nullopt, p2), 0);
+    EXPECT_EQ(gc.validate_commit("g", other.id, 1, std::nullopt, p3),
+              int16_t(kerr::illegal_generation));
+    EXPECT_EQ(gc.validate_commit("g", other.id, 1, std::nullopt, p23),
+              int16_t(kerr::illegal_generation));
+    EXPECT_EQ(gc.validate_commit("g", other.id, 0, std::nullopt, p2),
+              int16_t(kerr::illegal_generation));
+    EXPECT_EQ(gc.validate_commit("g", other.id, 2, std::nullopt, p3), 0);
+}
+
 TEST(KafkaGroups, OffsetsSurviveReopenAndTornTail) {
     tmpdir d;
     {
