@@ -853,8 +853,10 @@ namespace {
 /// An answer the group coordinator hands from whichever thread completes a rebalance to a
 /// JoinGroup/SyncGroup waiting on its connection's strand: the value is stored under a mutex,
 /// and the wait is woken by cancelling its timer on the strand (asio timers are not
-/// thread-safe). Shared by the waiting request and the coordinator's callback, so a callback
-/// running after the request gave up still finds it alive.
+/// thread-safe). Owned by the waiting request (and by the posted wake-up while it is queued);
+/// the coordinator's callback holds it weakly, so a callback kept by the coordinator after the
+/// request is gone (io threads stopped) neither keeps a timer alive past its io_context nor
+/// touches freed memory.
 template<typename T>
 struct group_answer : std::enable_shared_from_this<group_answer<T>> {
     explicit group_answer(asio::any_io_executor e) : ex(std::move(e)), timer(ex) {}
@@ -864,7 +866,9 @@ struct group_answer : std::enable_shared_from_this<group_answer<T>> {
     std::optional<T> value;
 
     std::function<void(T)> callback() {
-        return [self = this->shared_from_this()](T v) {
+        return [weak = this->weak_from_this()](T v) {
+            auto self = weak.lock();
+            if (!self) return;
             {
                 std::lock_guard lk(self->mu);
                 self->value = std::move(v);
