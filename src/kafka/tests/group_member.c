@@ -25,6 +25,10 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_requested = 0;
+/* From the strategy name, not rd_kafka_rebalance_protocol(): fewer calls into the group
+ * thread from the rebalance callback, which also runs inside rd_kafka_consumer_close. */
+static int cooperative = 0;
+static int closing = 0;
 
 static void on_signal(int sig) {
     (void)sig;
@@ -54,7 +58,6 @@ static void print_assignment(rd_kafka_t* rk) {
 static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                       rd_kafka_topic_partition_list_t* parts, void* opaque) {
     (void)opaque;
-    int cooperative = strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
     if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
         if (cooperative) {
             rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts);
@@ -77,7 +80,7 @@ static void rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
             rd_kafka_assign(rk, NULL);
         }
     }
-    print_assignment(rk);
+    if (!closing) print_assignment(rk);
 }
 
 int main(int argc, char** argv) {
@@ -94,6 +97,7 @@ int main(int argc, char** argv) {
     set(conf, "bootstrap.servers", argv[1]);
     set(conf, "group.id", argv[2]);
     set(conf, "partition.assignment.strategy", argv[4]);
+    cooperative = strstr(argv[4], "cooperative") != NULL;
     set(conf, "session.timeout.ms", argv[5]);
     set(conf, "heartbeat.interval.ms", "500");
     set(conf, "enable.auto.commit", "false");
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
         rd_kafka_message_destroy(m);
     }
     if (rc == 0) {
+        closing = 1;
         rd_kafka_consumer_close(rk);
         printf("CLOSED\n");
     }

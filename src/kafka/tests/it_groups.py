@@ -320,6 +320,32 @@ def static_membership(make, work):
     expect(ms[2].assignment_events() == events['s2'], 's2 saw a rebalance after the takeover')
     expect(generations(b, group) == gens, 'no new generation after the takeover')
     print(f'static takeover: old instance fenced after {time.time() - t0:.2f} s ({fatal[0]})')
+
+    # LeaveGroup v3 by instance id (what an admin's "remove members" sends): inst-2 leaves,
+    # an unknown instance gets UNKNOWN_MEMBER_ID; the group rebalances and inst-2's process,
+    # told it is unknown, joins again as a new member.
+    def s16(x):
+        return struct.pack('>h', len(x)) + x
+    body = s16(group.encode()) + struct.pack('>i', 2) + s16(b'') + s16(b'inst-2') + s16(b'') + s16(b'inst-x')
+    frame = struct.pack('>hhi', 13, 3, 7) + s16(b'raw') + body
+    with socket.create_connection(('127.0.0.1', b.port)) as sock:
+        sock.sendall(struct.pack('>i', len(frame)) + frame)
+        d = recv_frame(sock)
+    corr, _, err, n = struct.unpack('>iihi', d[:14])
+    i, results = 14, {}
+    for _ in range(n):
+        ln = struct.unpack('>h', d[i:i + 2])[0]
+        i += 2 + ln
+        ln = struct.unpack('>h', d[i:i + 2])[0]
+        inst = d[i + 2:i + 2 + ln].decode()
+        i += 2 + ln
+        results[inst] = struct.unpack('>h', d[i:i + 2])[0]
+        i += 2
+    expect(corr == 7 and err == 0 and results == {'inst-2': 0, 'inst-x': 25},
+           f'LeaveGroup v3 by instance id: error {err}, members {results}')
+    t0 = time.time()
+    wait_settled([twin, s1, ms[2]], range(nparts), t0, 15, 'after inst-2 was removed')
+    expect(generations(b, group) > gens, 'removing a member by instance id rebalances the group')
     for m in (twin, s1, ms[2]):
         m.term()
 
