@@ -544,12 +544,7 @@ group_coordinator::join_result group_coordinator::join(const join_group_request&
         }
     } else if (!req.member_id.empty()) {
         member* found = nullptr;
-        int16_t err = check_member(&g, req.member_id,
-                                   req.group_instance_id ? std::optional<std::string_view>(
-                                                               *req.group_instance_id)
-                                                         : std::nullopt,
-                                   found);
-        if (err) {
+        if (int16_t err = check_member(&g, req.member_id, req.group_instance_id, found)) {
             r.error_code = err;
             return out;
         }
