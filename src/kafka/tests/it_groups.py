@@ -437,7 +437,8 @@ def consumer_protocol(make, work):
 
     # librdkafka: 2.0.x (Debian 12) has no group.protocol setting at all, so a consumer asking
     # for KIP-848 fails at configuration time; newer versions are not installed here.
-    ver = run([KCAT, '-V'], check=False).stdout + run([KCAT, '-V'], check=False).stderr
+    kv = run([KCAT, '-V'], check=False)
+    ver = kv.stdout + kv.stderr
     m = re.search(r'librdkafka (\d+)\.(\d+)', ver)
     if m and (int(m.group(1)), int(m.group(2))) < (2, 4):
         r = kcat(b, '-G', 'g-848', 't', '-X', 'group.protocol=consumer', check=False, timeout=10)
