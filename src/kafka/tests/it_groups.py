@@ -8,6 +8,7 @@ coop_group         cooperative-sticky group of 8 over 16 partitions: members joi
                    every partition ends up held exactly once, and every record produced during
                    the run is reported by exactly one member (members commit each record
                    synchronously before reporting it). Prints the settle times.
+eager_group        the same with the eager range assignor.
 static_membership  KIP-345: a static member restarted within its session keeps its assignment
                    with no rebalance; a second process with the same group.instance.id takes
                    over and the old one gets the fatal FENCED_INSTANCE_ID.
@@ -194,18 +195,18 @@ def wait_reported(members, want, bound, what):
 
 
 # ---------------------------------------------------------------- coop_group
-def coop_group(make, work):
+def coop_group(make, work, strategy='cooperative-sticky'):
     nparts, nmembers, bound = 16, 8, 15.0
     b = make(['--partitions', str(nparts)])
     b.start()
-    topic, group = 'coop', 'g-coop'
+    topic, group = 'coop', f'g-{strategy}'
     kcat(b, '-P', '-t', topic, input=''.join(f'seq-{i}\n' for i in range(200)))
     prod = Producer(b, topic, 200)
     prod.running.set()
     everyone, live, figures = [], [], []
     for i in range(nmembers):
         t0 = time.time()
-        m = Member(b, work, f'm{i}', group, topic, 'cooperative-sticky', 6000)
+        m = Member(b, work, f'm{i}', group, topic, strategy, 6000)
         everyone.append(m)
         live.append(m)
         took = wait_settled(live, range(nparts), t0, bound, f'join of member {i + 1}')
@@ -254,7 +255,7 @@ def coop_group(make, work):
     for m in live:
         m.term()
     joins = [t for k, _, t in figures if k == 'join']
-    print(f'FIGURE coop_group 8 members cooperative-sticky 16 partitions: join max {max(joins):.2f} s '
+    print(f'FIGURE {strategy} group of 8 members over 16 partitions: join max {max(joins):.2f} s '
           f'(mean {sum(joins) / len(joins):.2f} s), clean leave {figures[-2][2]:.2f} s, '
           f'kill -9 {figures[-1][2]:.2f} s (session.timeout.ms=6000); '
           f'{prod.next} records, each reported once')
@@ -450,5 +451,7 @@ def consumer_protocol(make, work):
 
 
 if __name__ == '__main__':
-    main({'coop_group': coop_group, 'static_membership': static_membership,
-          'consumer_protocol': consumer_protocol}, sys.argv)
+    main({'coop_group': coop_group,
+          'eager_group': lambda make, work: coop_group(make, work, 'range'),
+          'static_membership': static_membership, 'consumer_protocol': consumer_protocol},
+         sys.argv)
