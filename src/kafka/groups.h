@@ -107,7 +107,8 @@ public:
     join_result join(const join_group_request& req, std::string_view client_id,
                      std::string_view client_host, clock::time_point now, join_callback cb);
     /// Withdraws a waiting JoinGroup (the request gave up). True if it was still waiting;
-    /// false if its callback has already been called (or is being called).
+    /// false if its callback has already been called (callbacks run under the same mutex, so
+    /// the answer is in the caller's hands by then).
     bool cancel_join(std::string_view group, std::string_view member_id, uint64_t ticket,
                      clock::time_point now);
 
