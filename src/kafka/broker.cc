@@ -49,6 +49,29 @@ int32_t read_size(const uint8_t* p) {
     return int32_t(std::byteswap(v));
 }
 
+/// KIP-848's ConsumerGroupHeartbeat. Not served and not advertised: Floe runs the classic
+/// JoinGroup/SyncGroup protocol only.
+constexpr int16_t k_consumer_group_heartbeat = 68;
+
+/// A client that sends ConsumerGroupHeartbeat anyway (group.protocol=consumer without looking
+/// at ApiVersions) gets an answer in that API's own flexible layout, so it can read the
+/// UNSUPPORTED_VERSION and the hint instead of failing to parse a bare error code.
+void encode_consumer_group_heartbeat_unsupported(byte_buffer& out, request_header h) {
+    h.flexible = true; // every version of this API is flexible: response header v1
+    size_t start = begin_response(out, h);
+    kwriter w(out, true);
+    w.i32(0); // throttle_time_ms
+    w.i16(int16_t(kerr::unsupported_version));
+    w.nstr("Floe does not support the consumer group protocol of KIP-848; "
+           "set group.protocol=classic on the consumer");
+    w.nstr(std::nullopt); // member_id
+    w.i32(-1);            // member_epoch
+    w.i32(0);             // heartbeat_interval_ms
+    w.i8(-1);             // assignment: null
+    w.tags();
+    finish_response(out, start);
+}
+
 } // namespace
 
 struct broker::impl {
@@ -234,13 +257,17 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
                               api_name(hdr->api_key), hdr->api_version);
                 request_header h = *hdr;
                 h.flexible = false;
-                size_t start = begin_response(out, h);
-                kwriter w(out, false);
-                if (h.api_key == int16_t(api_key::api_versions))
-                    encode(w, 0, api_versions_response{int16_t(kerr::unsupported_version)});
-                else
-                    w.i16(int16_t(kerr::unsupported_version));
-                finish_response(out, start);
+                if (h.api_key == k_consumer_group_heartbeat) {
+                    encode_consumer_group_heartbeat_unsupported(out, h);
+                } else {
+                    size_t start = begin_response(out, h);
+                    kwriter w(out, false);
+                    if (h.api_key == int16_t(api_key::api_versions))
+                        encode(w, 0, api_versions_response{int16_t(kerr::unsupported_version)});
+                    else
+                        w.i16(int16_t(kerr::unsupported_version));
+                    finish_response(out, start);
+                }
             } else {
                 if (request_handler::may_wait(*hdr, body) && !out.empty())
                     if (!co_await flush()) co_return;

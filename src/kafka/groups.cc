@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 namespace floe::kafka {
 
@@ -41,12 +43,14 @@ result<void> write_all(int fd, const uint8_t* p, size_t n) {
 }
 
 byte_buffer frame_record(const byte_buffer& payload) {
-    byte_buffer out;
-    out.reserve(payload.size() + 8);
-    byte_writer w(out);
-    w.put_be<uint32_t>(uint32_t(payload.size()));
-    w.put_be<uint32_t>(crc32c(payload));
-    w.put_bytes(payload);
+    // Header written with memcpy into a sized buffer: growing an empty vector by 4 bytes here
+    // trips a false -Wstringop-overflow in g++ 12 once inlined.
+    byte_buffer out(8);
+    uint32_t len = std::byteswap(uint32_t(payload.size()));
+    uint32_t crc = std::byteswap(crc32c(payload));
+    std::memcpy(out.data(), &len, 4);
+    std::memcpy(out.data() + 4, &crc, 4);
+    out.insert(out.end(), payload.begin(), payload.end());
     return out;
 }
 
@@ -239,8 +243,57 @@ result<void> offset_store::delete_offsets(std::string_view group, std::span<cons
 // ====================== group_coordinator ======================
 
 namespace {
+
 enum group_state : int { st_empty, st_preparing, st_completing, st_stable, st_dead };
+
+using protocol_list = std::vector<std::pair<std::string, byte_buffer>>;
+
+bool same_protocols(const protocol_list& have, const join_group_request& req) {
+    if (have.size() != req.protocols.size()) return false;
+    for (size_t i = 0; i < have.size(); ++i) {
+        auto& p = req.protocols[i];
+        if (have[i].first != p.name) return false;
+        if (!std::equal(have[i].second.begin(), have[i].second.end(), p.metadata.begin(),
+                        p.metadata.end()))
+            return false;
+    }
+    return true;
 }
+
+join_group_response join_error(int16_t err, std::string_view member_id) {
+    join_group_response r;
+    r.error_code = err;
+    r.member_id = std::string(member_id);
+    return r;
+}
+
+sync_group_response sync_error(int16_t err) {
+    sync_group_response r;
+    r.error_code = err;
+    return r;
+}
+
+/// The partitions of a "consumer" protocol assignment (version, [topic, [partition]], user
+/// data: the layout every Kafka consumer client uses), or nullopt if the bytes are not one.
+std::optional<std::set<std::pair<std::string, int32_t>>> consumer_assignment(bytes_view bytes) {
+    kreader r(bytes, false);
+    auto parse = [&]() -> result<std::set<std::pair<std::string, int32_t>>> {
+        std::set<std::pair<std::string, int32_t>> out;
+        FLOE_TRY(r.i16()); // version
+        int32_t topics = FLOE_TRY(r.array_len(4));
+        for (int32_t t = 0; t < topics; ++t) {
+            std::string topic(FLOE_TRY(r.str()));
+            int32_t parts = FLOE_TRY(r.array_len(4));
+            for (int32_t p = 0; p < parts; ++p) out.emplace(topic, FLOE_TRY(r.i32()));
+        }
+        return out;
+    };
+    auto got = parse();
+    if (!got) return std::nullopt;
+    return std::move(*got);
+}
+
+} // namespace
 
 std::string_view group_state_name(int s) noexcept {
     switch (s) {
@@ -258,13 +311,34 @@ struct group_coordinator::member {
     std::string client_id;
     std::string client_host;
     std::string protocol_type;
-    std::vector<std::pair<std::string, byte_buffer>> protocols;
+    protocol_list protocols;
     int32_t session_timeout_ms = 10000;
     int32_t rebalance_timeout_ms = 60000;
     clock::time_point last_seen;
-    bool joined = false; ///< rejoined during the current PreparingRebalance
-    std::optional<join_group_response> join_answer;
+    /// The JoinGroup in flight (empty: none) and its ticket.
+    join_callback join_waiter;
+    uint64_t join_ticket = 0;
+    /// The SyncGroup waiting for the leader's assignment (empty: none) and its ticket.
+    sync_callback sync_waiter;
+    uint64_t sync_ticket = 0;
     byte_buffer assignment;
+
+    bool supports(std::string_view protocol) const {
+        return std::any_of(protocols.begin(), protocols.end(),
+                           [&](auto& p) { return p.first == protocol; });
+    }
+    /// A member with a request in flight is waiting for us, not silent: it does not expire.
+    bool waiting() const { return bool(join_waiter) || bool(sync_waiter); }
+    void answer_join(join_group_response r) {
+        auto cb = std::move(join_waiter);
+        join_waiter = nullptr;
+        cb(std::move(r));
+    }
+    void answer_sync(sync_group_response r) {
+        auto cb = std::move(sync_waiter);
+        sync_waiter = nullptr;
+        cb(std::move(r));
+    }
 };
 
 struct group_coordinator::group {
@@ -283,6 +357,11 @@ struct group_coordinator::group {
             if (m->id == id) return m.get();
         return nullptr;
     }
+    member* find_instance(std::string_view instance_id) {
+        for (auto& m : members)
+            if (m->instance_id && *m->instance_id == instance_id) return m.get();
+        return nullptr;
+    }
 };
 
 group_coordinator::group_coordinator(offset_store& offsets, options opts)
@@ -295,6 +374,37 @@ group_coordinator::group* group_coordinator::find(std::string_view name) {
     return it == _groups.end() ? nullptr : it->second.get();
 }
 
+int16_t group_coordinator::check_member(group* g, std::string_view member_id,
+                                        std::optional<std::string_view> instance_id,
+                                        member*& out) {
+    out = nullptr;
+    if (!g) return int16_t(kerr::unknown_member_id);
+    if (instance_id) {
+        member* s = g->find_instance(*instance_id);
+        if (!s) return int16_t(kerr::unknown_member_id);
+        // Another process took this instance id over: this one is fenced for good.
+        if (s->id != member_id) return int16_t(kerr::fenced_instance_id);
+        out = s;
+        return 0;
+    }
+    out = g->find(member_id);
+    return out ? 0 : int16_t(kerr::unknown_member_id);
+}
+
+uint64_t group_coordinator::park_join(member& m, join_callback cb) {
+    if (m.join_waiter) m.answer_join(join_error(int16_t(kerr::rebalance_in_progress), m.id));
+    m.join_waiter = std::move(cb);
+    m.join_ticket = ++_tickets;
+    return m.join_ticket;
+}
+
+uint64_t group_coordinator::park_sync(member& m, sync_callback cb) {
+    if (m.sync_waiter) m.answer_sync(sync_error(int16_t(kerr::rebalance_in_progress)));
+    m.sync_waiter = std::move(cb);
+    m.sync_ticket = ++_tickets;
+    return m.sync_ticket;
+}
+
 void group_coordinator::prepare_rebalance(group& g, clock::time_point now) {
     if (g.state == st_preparing) return;
     bool was_empty = g.state == st_empty;
@@ -302,21 +412,48 @@ void group_coordinator::prepare_rebalance(group& g, clock::time_point now) {
     int32_t max_rebalance = 0;
     for (auto& m : g.members) {
         max_rebalance = std::max(max_rebalance, m->rebalance_timeout_ms);
-        m->joined = false;
-        m->join_answer.reset();
+        // The generation they wait to be assigned in is over: they must rejoin. JoinGroups in
+        // flight stay: those members count as joined for the next generation.
+        if (m->sync_waiter) m->answer_sync(sync_error(int16_t(kerr::rebalance_in_progress)));
     }
     g.rebalance_deadline = now + std::chrono::milliseconds(std::max(max_rebalance, 1000));
     // A new group waits a moment so members starting together land in one generation.
     g.initial_deadline = was_empty ? now + _opts.initial_rebalance_delay : now;
 }
 
+join_group_response group_coordinator::join_answer(const group& g, const member& m,
+                                                   bool with_members) const {
+    join_group_response r;
+    r.generation_id = g.generation;
+    r.protocol_type = g.protocol_type;
+    r.protocol_name = g.protocol_name;
+    r.leader = g.leader;
+    r.member_id = m.id;
+    if (with_members) {
+        for (auto& o : g.members) {
+            join_group_response::member jm;
+            jm.member_id = o->id;
+            jm.group_instance_id = o->instance_id;
+            for (auto& [name, md] : o->protocols)
+                if (name == g.protocol_name) jm.metadata = md;
+            r.members.push_back(std::move(jm));
+        }
+    }
+    return r;
+}
+
 void group_coordinator::maybe_complete(group& g, clock::time_point now) {
     if (g.state != st_preparing) return;
     bool all_joined = std::all_of(g.members.begin(), g.members.end(),
-                                  [](auto& m) { return m->joined; });
+                                  [](auto& m) { return bool(m->join_waiter); });
     if (!((all_joined && now >= g.initial_deadline) || now >= g.rebalance_deadline)) return;
-    // Members that did not rejoin in time are out.
-    std::erase_if(g.members, [](auto& m) { return !m->joined; });
+    // Members that did not rejoin in time are out (nothing of theirs is waiting: a SyncGroup
+    // was answered when the rebalance began).
+    std::erase_if(g.members, [&](auto& m) {
+        if (m->join_waiter) return false;
+        spdlog::info("group {}: member {} did not rejoin in time", g.name, m->id);
+        return true;
+    });
     ++g.generation;
     if (g.members.empty()) {
         g.state = st_empty;
@@ -324,53 +461,42 @@ void group_coordinator::maybe_complete(group& g, clock::time_point now) {
         g.protocol_name.clear();
         return;
     }
-    // Pick the first protocol of the leader's preference list that every member supports.
+    // Pick the first protocol of the leader's preference list that every member supports
+    // (join() refuses members that share none with the rest).
     if (!g.find(g.leader)) g.leader = g.members.front()->id;
     auto* leader = g.find(g.leader);
     g.protocol_name.clear();
     for (auto& [name, _] : leader->protocols) {
-        bool all = std::all_of(g.members.begin(), g.members.end(), [&](auto& m) {
-            return std::any_of(m->protocols.begin(), m->protocols.end(),
-                               [&](auto& p) { return p.first == name; });
-        });
-        if (all) {
+        if (std::all_of(g.members.begin(), g.members.end(),
+                        [&](auto& m) { return m->supports(name); })) {
             g.protocol_name = name;
             break;
         }
     }
     g.state = st_completing;
     for (auto& m : g.members) {
-        m->joined = false;
         m->assignment.clear();
-        join_group_response r;
-        r.generation_id = g.generation;
-        r.protocol_type = g.protocol_type;
-        r.protocol_name = g.protocol_name;
-        r.leader = g.leader;
-        r.member_id = m->id;
-        if (m->id == g.leader) {
-            for (auto& o : g.members) {
-                join_group_response::member jm;
-                jm.member_id = o->id;
-                jm.group_instance_id = o->instance_id;
-                for (auto& [name, md] : o->protocols)
-                    if (name == g.protocol_name) jm.metadata = md;
-                r.members.push_back(std::move(jm));
-            }
-        }
-        m->join_answer = std::move(r);
+        m->last_seen = now; // the session restarts with the answer
+        m->answer_join(join_answer(g, *m, m->id == g.leader));
     }
     spdlog::info("group {}: generation {} with {} members, leader {}, protocol {}", g.name,
                  g.generation, g.members.size(), g.leader, g.protocol_name);
 }
 
-void group_coordinator::remove_member(group& g, std::string id, clock::time_point now) {
-    std::erase_if(g.members, [&](auto& m) { return m->id == id; });
+void group_coordinator::remove_member(group& g, std::string id, clock::time_point now,
+                                      int16_t err) {
+    auto it = std::find_if(g.members.begin(), g.members.end(),
+                           [&](auto& m) { return m->id == id; });
+    if (it == g.members.end()) return;
+    if ((*it)->join_waiter) (*it)->answer_join(join_error(err, id));
+    if ((*it)->sync_waiter) (*it)->answer_sync(sync_error(err));
+    g.members.erase(it);
     if (g.leader == id) g.leader.clear();
     if (g.members.empty()) {
         if (g.state != st_empty) ++g.generation;
         g.state = st_empty;
         g.leader.clear();
+        g.protocol_name.clear();
         return;
     }
     if (g.state == st_preparing) maybe_complete(g, now);
@@ -380,7 +506,7 @@ void group_coordinator::remove_member(group& g, std::string id, clock::time_poin
 group_coordinator::join_result group_coordinator::join(const join_group_request& req,
                                                        std::string_view client_id,
                                                        std::string_view client_host,
-                                                       clock::time_point now) {
+                                                       clock::time_point now, join_callback cb) {
     join_result out;
     auto& r = out.response;
     r.member_id = std::string(req.member_id);
@@ -409,147 +535,201 @@ group_coordinator::join_result group_coordinator::join(const join_group_request&
         r.error_code = int16_t(kerr::inconsistent_group_protocol);
         return out;
     }
-    // Static membership: a known instance id takes over its old member.
-    member* m = nullptr;
-    if (req.group_instance_id) {
-        for (auto& x : g.members)
-            if (x->instance_id && *x->instance_id == *req.group_instance_id) m = x.get();
-        if (m && !req.member_id.empty() && m->id != req.member_id) {
-            r.error_code = int16_t(kerr::fenced_instance_id);
-            return out;
-        }
+    // The member must share a protocol with every other member.
+    bool fits = std::any_of(req.protocols.begin(), req.protocols.end(), [&](auto& p) {
+        return std::all_of(g.members.begin(), g.members.end(), [&](auto& o) {
+            bool self = req.group_instance_id && o->instance_id == *req.group_instance_id;
+            return self || o->id == req.member_id || o->supports(p.name);
+        });
+    });
+    if (!fits) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
     }
-    if (!m && !req.member_id.empty()) {
-        m = g.find(req.member_id);
-        if (!m) {
-            r.error_code = int16_t(kerr::unknown_member_id);
+
+    member* m = nullptr;
+    bool changed = false;
+    // Set when a static member comes back under a new member id: the leader id to report.
+    std::optional<std::string> static_rejoin_leader;
+    if (req.group_instance_id && req.member_id.empty()) {
+        if (member* s = g.find_instance(*req.group_instance_id)) {
+            // A restart (or a second process) with this instance id: it takes the member over
+            // and the old member id is fenced.
+            std::string old_id = s->id;
+            if (s->join_waiter)
+                s->answer_join(join_error(int16_t(kerr::fenced_instance_id), old_id));
+            if (s->sync_waiter) s->answer_sync(sync_error(int16_t(kerr::fenced_instance_id)));
+            static_rejoin_leader = g.leader;
+            s->id = fmt::format("{}-{}", client_id.empty() ? "member" : client_id,
+                                uuid::random().to_string());
+            if (g.leader == old_id) g.leader = s->id;
+            spdlog::info("group {}: static member {} rejoins as {} (was {})", g.name,
+                         *req.group_instance_id, s->id, old_id);
+            m = s;
+        }
+    } else if (!req.member_id.empty()) {
+        member* found = nullptr;
+        if (int16_t err = check_member(&g, req.member_id, req.group_instance_id, found)) {
+            r.error_code = err;
             return out;
         }
+        m = found;
+        changed = !same_protocols(m->protocols, req);
     }
     if (!m) {
         auto nm = std::make_unique<member>();
         nm->id = fmt::format("{}-{}", client_id.empty() ? "member" : client_id,
                              uuid::random().to_string());
+        nm->instance_id = req.group_instance_id ? std::optional<std::string>(*req.group_instance_id)
+                                                : std::nullopt;
         m = nm.get();
         g.members.push_back(std::move(nm));
+        changed = true;
     }
-    m->instance_id = req.group_instance_id ? std::optional<std::string>(*req.group_instance_id)
-                                           : std::nullopt;
     m->client_id = std::string(client_id);
     m->client_host = std::string(client_host);
     m->protocol_type = std::string(req.protocol_type);
-    // A member rejoining a stable group with unchanged protocols (e.g. after a lost response)
-    // still triggers a rebalance here: simpler, and clients handle it.
     m->protocols.clear();
     for (auto& p : req.protocols)
-        m->protocols.emplace_back(std::string(p.name), byte_buffer(p.metadata.begin(), p.metadata.end()));
+        m->protocols.emplace_back(std::string(p.name),
+                                  byte_buffer(p.metadata.begin(), p.metadata.end()));
     m->session_timeout_ms = req.session_timeout_ms;
     m->rebalance_timeout_ms = req.rebalance_timeout_ms > 0 ? req.rebalance_timeout_ms
                                                           : req.session_timeout_ms;
     m->last_seen = now;
     g.protocol_type = std::string(req.protocol_type);
-    prepare_rebalance(g, now);
-    m->joined = true;
-    m->join_answer.reset();
+
+    if (static_rejoin_leader) {
+        // As Kafka: in a Stable group whose protocol still fits, the member is answered with
+        // the current generation and fetches its old assignment with SyncGroup; no rebalance.
+        // It is told the old leader id, so it does not take itself for the leader and compute
+        // an assignment a Stable group would not hand out.
+        if (g.state == st_stable && m->supports(g.protocol_name)) {
+            r = join_answer(g, *m, false);
+            r.leader = *static_rejoin_leader;
+            return out;
+        }
+        prepare_rebalance(g, now);
+    } else {
+        switch (g.state) {
+        case st_completing:
+            // Same protocols: a resent JoinGroup (lost answer); answer it again.
+            if (!changed) {
+                r = join_answer(g, *m, m->id == g.leader);
+                return out;
+            }
+            prepare_rebalance(g, now);
+            break;
+        case st_stable:
+            // The leader rejoining or changed metadata (e.g. cooperative owned partitions)
+            // starts a rebalance; anyone else with unchanged metadata gets the current state.
+            if (!changed && m->id != g.leader) {
+                r = join_answer(g, *m, false);
+                return out;
+            }
+            prepare_rebalance(g, now);
+            break;
+        default: prepare_rebalance(g, now); break;
+        }
+    }
+    // Wait with the others. This join may be the last one the generation waited for: then the
+    // answer arrives here at once.
+    std::optional<join_group_response> at_once;
+    park_join(*m, [&at_once](join_group_response a) { at_once = std::move(a); });
     maybe_complete(g, now);
-    if (m->join_answer) {
-        out.response = std::move(*m->join_answer);
-        m->join_answer.reset();
+    if (at_once) {
+        r = std::move(*at_once);
         return out;
     }
+    m->join_waiter = std::move(cb);
     out.pending = true;
-    out.response.member_id = m->id;
+    out.ticket = m->join_ticket;
+    r.member_id = m->id;
     return out;
 }
 
-group_coordinator::join_result group_coordinator::poll_join(std::string_view group_id,
-                                                            std::string_view member_id,
-                                                            clock::time_point now) {
-    join_result out;
+bool group_coordinator::cancel_join(std::string_view group_id, std::string_view member_id,
+                                    uint64_t ticket, clock::time_point now) {
     std::lock_guard lk(_mu);
     group* g = find(group_id);
     member* m = g ? g->find(member_id) : nullptr;
-    if (!m) {
-        out.response.error_code = int16_t(kerr::unknown_member_id);
-        out.response.member_id = std::string(member_id);
-        return out;
-    }
+    if (!m || !m->join_waiter || m->join_ticket != ticket) return false;
+    m->join_waiter = nullptr;
     m->last_seen = now;
-    maybe_complete(*g, now);
-    if (m->join_answer) {
-        out.response = std::move(*m->join_answer);
-        m->join_answer.reset();
-        return out;
-    }
-    out.pending = true;
-    return out;
+    return true;
 }
 
 group_coordinator::sync_result group_coordinator::sync(const sync_group_request& req,
-                                                       clock::time_point now) {
+                                                       clock::time_point now, sync_callback cb) {
     sync_result out;
-    {
-        std::lock_guard lk(_mu);
-        group* g = find(req.group_id);
-        member* m = g ? g->find(req.member_id) : nullptr;
-        if (!m) {
-            out.response.error_code = int16_t(kerr::unknown_member_id);
-            return out;
-        }
-        m->last_seen = now;
-        if (req.generation_id != g->generation) {
-            out.response.error_code = int16_t(kerr::illegal_generation);
-            return out;
-        }
-        if (g->state == st_preparing) {
-            out.response.error_code = int16_t(kerr::rebalance_in_progress);
-            return out;
-        }
-        if (g->state == st_completing && m->id == g->leader) {
+    auto& r = out.response;
+    std::lock_guard lk(_mu);
+    group* g = find(req.group_id);
+    member* m = nullptr;
+    if (int16_t err = check_member(g, req.member_id, req.group_instance_id, m)) {
+        r.error_code = err;
+        return out;
+    }
+    m->last_seen = now;
+    if (req.generation_id != g->generation) {
+        r.error_code = int16_t(kerr::illegal_generation);
+        return out;
+    }
+    if ((req.protocol_type && *req.protocol_type != g->protocol_type)
+        || (req.protocol_name && *req.protocol_name != g->protocol_name)) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
+    }
+    auto answer = [&](const member& x) {
+        sync_group_response a;
+        a.protocol_type = g->protocol_type;
+        a.protocol_name = g->protocol_name;
+        a.assignment = x.assignment;
+        return a;
+    };
+    switch (g->state) {
+    case st_preparing: r.error_code = int16_t(kerr::rebalance_in_progress); return out;
+    case st_stable: r = answer(*m); return out;
+    case st_completing:
+        if (m->id == g->leader) {
+            // The leader's assignment: members it left out get an empty one.
+            for (auto& x : g->members) x->assignment.clear();
             for (auto& a : req.assignments)
                 if (auto* t = g->find(a.member_id))
                     t->assignment.assign(a.assignment.begin(), a.assignment.end());
             g->state = st_stable;
+            for (auto& x : g->members)
+                if (x->sync_waiter) x->answer_sync(answer(*x));
+            spdlog::info("group {}: generation {} stable", g->name, g->generation);
+            r = answer(*m);
+            return out;
         }
+        out.ticket = park_sync(*m, std::move(cb));
+        out.pending = true;
+        return out;
+    default: r.error_code = int16_t(kerr::unknown_member_id); return out;
     }
-    return poll_sync(req.group_id, req.member_id, req.generation_id, now);
 }
 
-group_coordinator::sync_result group_coordinator::poll_sync(std::string_view group_id,
-                                                            std::string_view member_id,
-                                                            int32_t generation,
-                                                            clock::time_point now) {
-    sync_result out;
+bool group_coordinator::cancel_sync(std::string_view group_id, std::string_view member_id,
+                                    uint64_t ticket, clock::time_point now) {
     std::lock_guard lk(_mu);
     group* g = find(group_id);
     member* m = g ? g->find(member_id) : nullptr;
-    if (!m) {
-        out.response.error_code = int16_t(kerr::unknown_member_id);
-        return out;
-    }
+    if (!m || !m->sync_waiter || m->sync_ticket != ticket) return false;
+    m->sync_waiter = nullptr;
     m->last_seen = now;
-    if (g->generation != generation || g->state == st_preparing) {
-        out.response.error_code = int16_t(kerr::rebalance_in_progress);
-        return out;
-    }
-    if (g->state == st_stable) {
-        out.response.protocol_type = g->protocol_type;
-        out.response.protocol_name = g->protocol_name;
-        out.response.assignment = m->assignment;
-        return out;
-    }
-    out.pending = true;
-    return out;
+    return true;
 }
 
 int16_t group_coordinator::heartbeat(const heartbeat_request& req, clock::time_point now) {
     std::lock_guard lk(_mu);
     group* g = find(req.group_id);
-    member* m = g ? g->find(req.member_id) : nullptr;
-    if (!m) return int16_t(kerr::unknown_member_id);
+    member* m = nullptr;
+    if (int16_t err = check_member(g, req.member_id, req.group_instance_id, m)) return err;
     m->last_seen = now;
-    if (g->state == st_preparing) return int16_t(kerr::rebalance_in_progress);
     if (req.generation_id != g->generation) return int16_t(kerr::illegal_generation);
+    if (g->state == st_preparing) return int16_t(kerr::rebalance_in_progress);
     return 0;
 }
 
@@ -563,16 +743,23 @@ leave_group_response group_coordinator::leave(const leave_group_request& req, in
         rm.member_id = std::string(lm.member_id);
         if (lm.group_instance_id) rm.group_instance_id = std::string(*lm.group_instance_id);
         member* m = nullptr;
-        if (g) {
-            if (!lm.member_id.empty()) m = g->find(lm.member_id);
-            else if (lm.group_instance_id)
-                for (auto& x : g->members)
-                    if (x->instance_id == rm.group_instance_id) m = x.get();
+        if (!g) {
+            rm.error_code = int16_t(kerr::unknown_member_id);
+        } else if (lm.group_instance_id) {
+            // v3+: by instance id; a member id, when given, must be the instance's current one.
+            m = g->find_instance(*lm.group_instance_id);
+            if (!m) rm.error_code = int16_t(kerr::unknown_member_id);
+            else if (!lm.member_id.empty() && m->id != lm.member_id) {
+                rm.error_code = int16_t(kerr::fenced_instance_id);
+                m = nullptr;
+            }
+        } else {
+            m = g->find(lm.member_id);
+            if (!m) rm.error_code = int16_t(kerr::unknown_member_id);
         }
-        if (!m) rm.error_code = int16_t(kerr::unknown_member_id);
-        else {
+        if (m) {
             spdlog::info("group {}: member {} leaves", g->name, m->id);
-            remove_member(*g, m->id, now);
+            remove_member(*g, m->id, now, int16_t(kerr::unknown_member_id));
         }
         out.members.push_back(std::move(rm));
     }
@@ -581,7 +768,9 @@ leave_group_response group_coordinator::leave(const leave_group_request& req, in
 }
 
 int16_t group_coordinator::validate_commit(std::string_view group_id, std::string_view member_id,
-                                           int32_t generation) {
+                                           int32_t generation,
+                                           std::optional<std::string_view> instance_id,
+                                           std::span<const topic_partition> partitions) {
     std::lock_guard lk(_mu);
     group* g = find(group_id);
     if (generation < 0 && member_id.empty()) {
@@ -589,12 +778,30 @@ int16_t group_coordinator::validate_commit(std::string_view group_id, std::strin
         if (g && !g->members.empty()) return int16_t(kerr::unknown_member_id);
         return 0;
     }
-    member* m = g ? g->find(member_id) : nullptr;
-    if (!m) return int16_t(kerr::unknown_member_id);
+    member* m = nullptr;
+    if (int16_t err = check_member(g, member_id, instance_id, m)) return err;
+    if (generation == g->generation - 1 && generation >= 0) {
+        // A member of the new generation committing under the previous one: it sent the commit
+        // before it saw its JoinGroup answer (librdkafka pipelines OffsetCommit behind its
+        // JoinGroup on one connection, and a connection's requests are served in order, so the
+        // commit is judged only after the join completed). Refusing it makes librdkafka drop
+        // its assignment as lost and re-read what it had processed. The previous generation's
+        // ownership holds until the leader's assignment is handed out, and afterwards for the
+        // partitions the member keeps (cooperative rebalancing), so the commit is accepted
+        // while CompletingRebalance, or when the member still owns every partition in it.
+        if (g->state == st_completing) return 0;
+        if (g->state == st_stable && g->protocol_type == "consumer" && !partitions.empty()) {
+            auto owned = consumer_assignment(m->assignment);
+            if (owned && std::all_of(partitions.begin(), partitions.end(), [&](auto& p) {
+                    return owned->contains({std::string(p.first), p.second});
+                }))
+                return 0;
+        }
+    }
     if (generation != g->generation) return int16_t(kerr::illegal_generation);
     // As Kafka: commits are accepted while Stable and while PreparingRebalance (members commit
-    // what they processed before rejoining, e.g. on revocation); only between the join answer
-    // and the assignment (CompletingRebalance) is the generation's ownership in flux.
+    // what they processed before rejoining, e.g. on revocation); between the join answer and
+    // the assignment (CompletingRebalance) a commit under the new generation is premature.
     if (g->state == st_completing) return int16_t(kerr::rebalance_in_progress);
     return 0;
 }
@@ -661,15 +868,16 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
 void group_coordinator::tick(clock::time_point now) {
     std::lock_guard lk(_mu);
     for (auto& [name, g] : _groups) {
-        // Expire members whose session ran out. Members waiting in JoinGroup/SyncGroup refresh
-        // last_seen by polling, so only silent members expire.
+        // Expire members whose session ran out. Members with a JoinGroup or SyncGroup in
+        // flight are waiting for us, not silent (the rebalance timeout bounds those).
         std::vector<std::string> expired;
         for (auto& m : g->members)
-            if (now - m->last_seen > std::chrono::milliseconds(m->session_timeout_ms))
+            if (!m->waiting()
+                && now - m->last_seen > std::chrono::milliseconds(m->session_timeout_ms))
                 expired.push_back(m->id);
         for (auto& id : expired) {
             spdlog::info("group {}: member {} session expired", name, id);
-            remove_member(*g, id, now);
+            remove_member(*g, id, now, int16_t(kerr::unknown_member_id));
         }
         maybe_complete(*g, now);
     }

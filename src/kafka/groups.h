@@ -7,10 +7,12 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,15 +53,34 @@ private:
     std::map<std::string, std::map<key, committed>, std::less<>> _groups;
 };
 
-/// Classic (JoinGroup/SyncGroup) consumer group coordinator for a single broker.
+/// Classic (JoinGroup/SyncGroup) consumer group coordinator for a single broker, with static
+/// membership (KIP-345).
 ///
 /// State machine per group: Empty -> PreparingRebalance (a member joins or leaves or times
-/// out) -> CompletingRebalance (every known member rejoined, or the rebalance timeout passed;
-/// generation bumped, leader chosen) -> Stable (the leader's SyncGroup delivered assignments).
-/// Requests never block inside the coordinator: JoinGroup and SyncGroup return `pending` and
-/// the connection polls (`poll_join` / `poll_sync`) until an answer is ready. Time moves through
-/// `tick(now)`, called by the broker's timer and by polling connections: it completes
-/// rebalances and expires members whose session timed out.
+/// out) -> CompletingRebalance (every known member has a JoinGroup in flight, or the
+/// rebalance timeout passed; generation bumped, leader chosen) -> Stable (the leader's
+/// SyncGroup delivered assignments).
+///
+/// Waiting requests: JoinGroup and SyncGroup that cannot be answered at once leave a
+/// callback with the member (one of each at most; a newer request replaces and answers an
+/// older one). The coordinator calls every such callback exactly once, with the answer
+/// computed for that very request (generation formed, assignment delivered, or an error:
+/// rebalance restarted, member removed or fenced), unless the caller withdrew it first with
+/// `cancel_join` / `cancel_sync` (which returns false when the answer was already given). A
+/// member whose JoinGroup is in flight counts as joined for the generation being prepared,
+/// whenever the rebalance began; members waiting in JoinGroup or SyncGroup do not expire.
+/// Callbacks run under the coordinator's mutex, on whichever thread completes the
+/// rebalance: they must only hand the answer over (e.g. post it to the connection's strand)
+/// and never call back into the coordinator.
+///
+/// Static members: a JoinGroup with a known `group.instance.id` and no member id replaces
+/// the old member id (the old one is fenced: FENCED_INSTANCE_ID on its next request) and,
+/// when the group is Stable and its protocol still fits, is answered at once with the
+/// current generation, so the member gets its old assignment from SyncGroup without a
+/// rebalance.
+///
+/// Time moves through `tick(now)` (the broker's timer): it completes rebalances whose
+/// deadline passed and expires members whose session timed out.
 ///
 /// Thread-safe: one mutex guards everything; callers run on any io thread.
 class group_coordinator {
@@ -75,31 +96,45 @@ public:
     group_coordinator(offset_store& offsets, options opts);
     ~group_coordinator();
 
+    using join_callback = std::function<void(join_group_response)>;
+    using sync_callback = std::function<void(sync_group_response)>;
+
+    /// Either an answer now (`pending` false: the callback was dropped unused), or `pending`
+    /// with the member id and the ticket that identifies the kept callback.
     struct join_result {
         bool pending = false;
         join_group_response response;
+        uint64_t ticket = 0;
     };
     join_result join(const join_group_request& req, std::string_view client_id,
-                     std::string_view client_host, clock::time_point now);
-    /// The answer for a member waiting in JoinGroup, or pending.
-    join_result poll_join(std::string_view group, std::string_view member_id,
-                          clock::time_point now);
+                     std::string_view client_host, clock::time_point now, join_callback cb);
+    /// Withdraws a waiting JoinGroup (the request gave up). True if it was still waiting;
+    /// false if its callback has already been called (callbacks run under the same mutex, so
+    /// the answer is in the caller's hands by then).
+    bool cancel_join(std::string_view group, std::string_view member_id, uint64_t ticket,
+                     clock::time_point now);
 
     struct sync_result {
         bool pending = false;
         sync_group_response response;
+        uint64_t ticket = 0;
     };
-    sync_result sync(const sync_group_request& req, clock::time_point now);
-    sync_result poll_sync(std::string_view group, std::string_view member_id, int32_t generation,
-                          clock::time_point now);
+    sync_result sync(const sync_group_request& req, clock::time_point now, sync_callback cb);
+    bool cancel_sync(std::string_view group, std::string_view member_id, uint64_t ticket,
+                     clock::time_point now);
 
     int16_t heartbeat(const heartbeat_request& req, clock::time_point now);
     leave_group_response leave(const leave_group_request& req, int16_t version,
                                clock::time_point now);
 
-    /// Checks that an OffsetCommit may proceed for this member/generation; 0 if so.
+    using topic_partition = std::pair<std::string_view, int32_t>;
+    /// Checks that an OffsetCommit of `partitions` may proceed for this member/generation; 0 if
+    /// so. A commit under the generation just before the current one is accepted while the
+    /// group completes its rebalance, or for partitions the member still owns (see groups.cc).
     int16_t validate_commit(std::string_view group, std::string_view member_id,
-                            int32_t generation);
+                            int32_t generation,
+                            std::optional<std::string_view> instance_id = std::nullopt,
+                            std::span<const topic_partition> partitions = {});
 
     list_groups_response list(const list_groups_request& req);
     describe_groups_response::group describe(std::string_view group);
@@ -114,16 +149,24 @@ private:
     struct member;
     struct group;
     group* find(std::string_view name);
+    /// 0, or the error for a request naming this member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID).
+    int16_t check_member(group* g, std::string_view member_id,
+                         std::optional<std::string_view> instance_id, member*& out);
     void prepare_rebalance(group& g, clock::time_point now);
     void maybe_complete(group& g, clock::time_point now);
+    join_group_response join_answer(const group& g, const member& m, bool with_members) const;
+    /// Stores `cb` as the member's waiting JoinGroup (answering an older one, if any).
+    uint64_t park_join(member& m, join_callback cb);
+    uint64_t park_sync(member& m, sync_callback cb);
+    /// Removes the member, answering its waiting requests with `err`.
     /// `id` by value: the member (and its id string) is destroyed on the way.
-    void remove_member(group& g, std::string id, clock::time_point now);
+    void remove_member(group& g, std::string id, clock::time_point now, int16_t err);
 
     offset_store& _offsets;
     options _opts;
     std::mutex _mu;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
-    uint64_t _member_seq = 0;
+    uint64_t _tickets = 0;
 };
 
 std::string_view group_state_name(int state) noexcept;

@@ -837,6 +837,53 @@ bool request_handler::find_coordinator(const request_header& h, bytes_view body,
     return true;
 }
 
+namespace {
+
+/// An answer the group coordinator hands from whichever thread completes a rebalance to a
+/// JoinGroup/SyncGroup waiting on its connection's strand: the value is stored under a mutex,
+/// and the wait is woken by cancelling its timer on the strand (asio timers are not
+/// thread-safe). Owned by the waiting request (and by the posted wake-up while it is queued);
+/// the coordinator's callback holds it weakly, so a callback kept by the coordinator after the
+/// request is gone (io threads stopped) neither keeps a timer alive past its io_context nor
+/// touches freed memory.
+template<typename T>
+struct group_answer : std::enable_shared_from_this<group_answer<T>> {
+    explicit group_answer(asio::any_io_executor e) : ex(std::move(e)), timer(ex) {}
+    asio::any_io_executor ex;
+    asio::steady_timer timer;
+    std::mutex mu;
+    std::optional<T> value;
+
+    std::function<void(T)> callback() {
+        return [weak = this->weak_from_this()](T v) {
+            auto self = weak.lock();
+            if (!self) return;
+            {
+                std::lock_guard lk(self->mu);
+                self->value = std::move(v);
+            }
+            asio::post(self->ex, [self] { self->timer.cancel(); });
+        };
+    }
+    bool ready() {
+        std::lock_guard lk(mu);
+        return value.has_value();
+    }
+    std::optional<T> take() {
+        std::lock_guard lk(mu);
+        return std::exchange(value, std::nullopt);
+    }
+    /// Waits until the answer arrives or `deadline` passes. The cancel a callback posts runs
+    /// on this strand only once this coroutine is suspended, so it cannot be missed.
+    asio::awaitable<std::optional<T>> wait(clock::time_point deadline) {
+        timer.expires_at(deadline);
+        while (!ready() && clock::now() < deadline) co_await timer.async_wait(use_tuple);
+        co_return take();
+    }
+};
+
+} // namespace
+
 asio::awaitable<bool> request_handler::join_group(const connection_info& c,
                                                   const request_header& h, bytes_view body,
                                                   byte_buffer& out) {
@@ -844,20 +891,26 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
     auto dec = decode_join_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
-    auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now());
-    // Bounded: the coordinator completes or drops the rebalance by its rebalance timeout.
-    auto give_up = clock::now() + std::chrono::milliseconds(std::max(req.rebalance_timeout_ms, 1000))
-                   + 5s;
-    std::string member = r.response.member_id;
-    while (r.pending && clock::now() < give_up) {
-        co_await sleep_for(10ms);
-        _groups.tick(clock::now());
-        r = _groups.poll_join(req.group_id, member, clock::now());
-    }
+    auto answer = std::make_shared<group_answer<join_group_response>>(
+        co_await asio::this_coro::executor);
+    auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now(),
+                          answer->callback());
     if (r.pending) {
-        r.response = {};
-        r.response.error_code = int16_t(kerr::rebalance_in_progress);
-        r.response.member_id = member;
+        // Bounded: the coordinator completes the rebalance by its rebalance timeout.
+        auto deadline = clock::now()
+                        + std::chrono::milliseconds(std::max(req.rebalance_timeout_ms, 1000)) + 5s;
+        auto got = co_await answer->wait(deadline);
+        // Gave up: withdraw the request, unless its answer was given meanwhile.
+        if (!got && !_groups.cancel_join(req.group_id, r.response.member_id, r.ticket, clock::now()))
+            got = answer->take();
+        std::string member = r.response.member_id;
+        if (got) {
+            r.response = std::move(*got);
+        } else {
+            r.response = {};
+            r.response.error_code = int16_t(kerr::rebalance_in_progress);
+            r.response.member_id = member;
+        }
     }
     respond(out, h, r.response);
     co_return true;
@@ -869,15 +922,20 @@ asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes
     auto dec = decode_sync_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
-    auto r = _groups.sync(req, clock::now());
-    auto give_up = clock::now() + 60s;
-    while (r.pending && clock::now() < give_up) {
-        co_await sleep_for(10ms);
-        r = _groups.poll_sync(req.group_id, req.member_id, req.generation_id, clock::now());
-    }
+    auto answer = std::make_shared<group_answer<sync_group_response>>(
+        co_await asio::this_coro::executor);
+    auto r = _groups.sync(req, clock::now(), answer->callback());
     if (r.pending) {
-        r.response = {};
-        r.response.error_code = int16_t(kerr::rebalance_in_progress);
+        // The leader's SyncGroup, a new rebalance or the leader's session expiry answers it.
+        auto got = co_await answer->wait(clock::now() + 60s);
+        if (!got && !_groups.cancel_sync(req.group_id, req.member_id, r.ticket, clock::now()))
+            got = answer->take();
+        if (got) {
+            r.response = std::move(*got);
+        } else {
+            r.response = {};
+            r.response.error_code = int16_t(kerr::rebalance_in_progress);
+        }
     }
     respond(out, h, r.response);
     co_return true;
@@ -902,7 +960,11 @@ bool request_handler::leave_group(const request_header& h, bytes_view body, byte
 bool request_handler::offset_commit(const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_commit);
     offset_commit_response resp;
-    int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id);
+    std::vector<group_coordinator::topic_partition> committing;
+    for (auto& t : req.topics)
+        for (auto& p : t.partitions) committing.emplace_back(t.name, p.index);
+    int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                          req.group_instance_id, committing);
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
