@@ -9,7 +9,7 @@
 // librdkafka 2.0: a Fetch answer holding that much alone used to cause one per answer).
 //
 //   floe-bench-fetch --brokers 127.0.0.1:9092 --topic t --records 2000000 --partitions 1
-//                    --fetch-mib 1,4,16,64 [--rounds 3] [--label text] [-X key=value ...]
+//                    --fetch-mib 1,4,16,64 [--rounds 3] [--label text] [--verbose] [-X key=value ...]
 //
 // The topic must already hold the records (bench/fetch/run.sh produces them with
 // floe-bench-kafka --no-consume).
@@ -39,6 +39,7 @@ struct options {
     std::vector<size_t> fetch_mib{1, 4, 16, 64};
     int rounds = 3;
     std::string label; ///< printed on every line (e.g. which client settings)
+    bool verbose = false; ///< print librdkafka's pause lines as they come
     std::vector<std::pair<std::string, std::string>> extra; ///< -X key=value, applied last
 };
 
@@ -61,6 +62,7 @@ options parse(int argc, char** argv) {
         else if (a == "--partitions") o.partitions = std::stoi(next());
         else if (a == "--rounds") o.rounds = std::stoi(next());
         else if (a == "--label") o.label = next();
+        else if (a == "--verbose") o.verbose = true;
         else if (a == "--fetch-mib") {
             o.fetch_mib.clear();
             std::string list = next();
@@ -86,12 +88,16 @@ options parse(int argc, char** argv) {
 struct fetch_log {
     std::atomic<size_t> requests{0}; ///< "Fetch topic ... at offset": one per partition per request
     std::atomic<size_t> pauses{0};   ///< "not fetchable: queued.min.messages / .kbytes exceeded"
+    bool verbose = false;
 };
 
 void on_log(const rd_kafka_t* rk, int level, const char*, const char* buf) {
     auto* fl = static_cast<fetch_log*>(rd_kafka_opaque(rk));
     if (std::strstr(buf, "Fetch topic ")) fl->requests.fetch_add(1, std::memory_order_relaxed);
-    else if (std::strstr(buf, "not fetchable: queued.")) fl->pauses.fetch_add(1, std::memory_order_relaxed);
+    else if (std::strstr(buf, "not fetchable: queued.")) {
+        fl->pauses.fetch_add(1, std::memory_order_relaxed);
+        if (fl->verbose) std::fprintf(stderr, "librdkafka: %s\n", buf);
+    }
     else if (level <= 3) std::fprintf(stderr, "librdkafka: %s\n", buf);
 }
 
@@ -120,6 +126,7 @@ run_result consume(const options& o, size_t mib) {
     set("log_level", "7");
     for (auto& [k, v] : o.extra) set(k, v);
     fetch_log fl;
+    fl.verbose = o.verbose;
     rd_kafka_conf_set_opaque(conf, &fl);
     rd_kafka_conf_set_log_cb(conf, on_log);
     auto* ck = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
