@@ -14,10 +14,11 @@ bench_cleanup() {
 trap bench_cleanup EXIT
 port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # start_floe KAFKA_PORT HTTP_PORT DATA_DIR [--set k=v ...]: floe serve (FLOE_BIN, default the
-# build's), logging to $work/floe.log; returns once it says it is up (at most 20 s).
+# build's), logging to $work/floe.log; returns once it says it is up (at most 20 s). floe reads
+# every FLOE_* variable as a setting and refuses unknown ones, so the harnesses' own are unset.
 start_floe() {
   local kport="$1" hport="$2" data="$3"; shift 3
-  "${FLOE_BIN:-$build/bin/floe}" serve --set floe.data-dir="$data" --set floe.kafka.listen=127.0.0.1:$kport \
+  env -u FLOE_BIN -u FLOE_BENCH_BROKER "${FLOE_BIN:-$build/bin/floe}" serve --set floe.data-dir="$data" --set floe.kafka.listen=127.0.0.1:$kport \
     --set floe.http.listen=127.0.0.1:$hport "$@" >"$work/floe.log" 2>&1 &
   bench_pids+=($!)
   for _ in $(seq 1 200); do grep -q "floe is up" "$work/floe.log" && return 0; sleep 0.1; done

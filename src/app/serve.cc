@@ -170,6 +170,8 @@ int serve(const config::settings& s) {
     bo.topic_defaults = s.topic_defaults(/*overridden_only=*/true);
     bo.io_threads = static_cast<size_t>(s.get_int("floe.kafka.io-threads"));
     bo.max_request_bytes = static_cast<size_t>(s.get_size("floe.kafka.socket-request-max-bytes"));
+    bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
+    bo.fetch_max_records = static_cast<size_t>(s.get_int("floe.kafka.fetch-max-records"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
     bo.remote = &remote;
     kafka::broker broker(bo);

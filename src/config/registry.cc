@@ -79,6 +79,17 @@ registry::registry() {
                             "Largest Kafka request accepted (socket.request.max.bytes); larger "
                             "requests close the connection"),
                         1024, 2 * gib));
+    // Why a broker caps Fetch answers below what clients ask: librdkafka stops fetching for
+    // about a second whenever one answer leaves its pre-fetch queue at queued.min.messages
+    // (100000) records or queued.max.messages.kbytes (64 MiB); the defaults stay well under both.
+    d.push_back(bounded(def("floe.kafka.fetch-max-bytes", st::size, "16MiB",
+                            "Most record bytes in one Fetch answer, whatever the client asks (the "
+                            "broker's fetch.max.bytes); whole batches, the first one even if larger"),
+                        1024, 2 * gib));
+    d.push_back(bounded(def("floe.kafka.fetch-max-records", st::integer, "32768",
+                            "Most records in one Fetch answer, whatever its byte budget: whole "
+                            "batches, so the last one may go past it; the first one is always sent"),
+                        1, 1 << 30));
     d.push_back(bounded(def("floe.log.flush-interval", st::duration, "0",
                             "Background fsync of unflushed local-log data this often; 0: fsync "
                             "only for acks=all produce requests and on shutdown"),

@@ -29,6 +29,10 @@ struct broker_options {
 
     size_t io_threads = 0;                     ///< 0 = hardware concurrency (at least 2)
     size_t max_request_bytes = 100u << 20;     ///< socket.request.max.bytes
+    /// Caps on one Fetch answer, whatever the client asks [floe.kafka.fetch-max-bytes,
+    /// floe.kafka.fetch-max-records]: whole batches, the first always sent (KIP-74).
+    size_t fetch_max_bytes = 16u << 20;
+    size_t fetch_max_records = 32768;
     int32_t node_id = 0;
     std::string cluster_id = "floe";
     int64_t flush_interval_ms = 0;             ///< log.flush.interval.ms (0: acks=all and close only)

@@ -392,11 +392,13 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
     };
     std::vector<topic_read> reads;
     auto deadline = clock::now() + std::chrono::milliseconds(std::max(req.max_wait_ms, 0));
-    size_t max_total = size_t(std::max(req.max_bytes, 0));
+    // The broker's own caps apply over the client's: see floe.kafka.fetch-max-bytes/-records.
+    size_t max_total = std::min(size_t(std::max(req.max_bytes, 0)), _opts.fetch_max_bytes);
     for (;;) {
         uint64_t seen = _appends.load(std::memory_order_acquire);
         reads.clear();
         size_t total = 0;
+        uint64_t records = 0; ///< records at or above the fetch offsets so far in this answer
         bool any_error = false;
         for (auto& t : req.topics) {
             auto& tr = reads.emplace_back();
@@ -423,6 +425,13 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 ro.max_bytes = std::min<size_t>(size_t(std::max(p.max_bytes, 0)),
                                                 max_total > total ? max_total - total : 0);
                 ro.min_one_batch = total == 0;
+                // Offsets are contiguous, so the record cap is an offset bound (whole batches: one
+                // starting below it is sent whole).
+                uint64_t records_left =
+                    _opts.fetch_max_records > records ? _opts.fetch_max_records - records : 0;
+                int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
+                ro.max_offset = kafka_offset(
+                    p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
@@ -432,12 +441,14 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 // to a second old spares the catalog a query per partition per Fetch.
                 if (tiered) remote_start = earliest_remote(info->name, p.index, p.fetch_offset >= local_start);
                 if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
-                    auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset, local_start,
-                                                 ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
                     auto offs = plog->offsets();
                     pr.hdr.high_watermark = offs.high_watermark();
                     pr.hdr.last_stable_offset = offs.last_stable();
                     pr.hdr.log_start_offset = *remote_start;
+                    if (records_left == 0) continue; // the answer is full: next Fetch
+                    auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset,
+                                                 std::min(local_start, (*ro.max_offset)()),
+                                                 ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
                     if (!rr) {
                         spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info->name, p.index,
                                      p.fetch_offset, rr.error().message());
@@ -447,6 +458,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                     }
                     if (rr->records > 0) {
                         total += rr->batches.size();
+                        records += rr->records;
                         pr.records = rr->records;
                         pr.remote = std::move(rr->batches);
                         continue;
@@ -471,6 +483,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 for (auto& sl : rr->slices)
                     if (sl.last_offset() >= p.fetch_offset)
                         pr.records += uint64_t(sl.last_offset() - std::max(sl.first_offset(), p.fetch_offset) + 1);
+                records += pr.records;
                 pr.data = std::move(*rr);
             }
         }

@@ -929,11 +929,14 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
                                    [](int64_t o, const index_entry& e) { return o < e.offset; });
         if (ie != s.index.begin()) start_hint = (ie - 1)->position;
         // For the end: the last index entry within the byte budget counted from start_hint
-        // (refined below once the exact start is known) and below max_off.
+        // (refined below once the exact start is known) and below max_off. The index is sorted
+        // by position and by offset alike, so both bounds are binary searches (a record cap far
+        // below a large byte budget must not walk back over thousands of entries).
         uint64_t budget_end = start_hint + opts.max_bytes;
         auto je = std::upper_bound(s.index.begin(), s.index.end(), budget_end,
                                    [](uint64_t p, const index_entry& e) { return p < e.position; });
-        while (je != s.index.begin() && (je - 1)->offset >= max_off) --je;
+        je = std::min(je, std::lower_bound(s.index.begin(), s.index.end(), max_off,
+                                           [](const index_entry& e, int64_t o) { return e.offset < o; }));
         if (je != s.index.begin()) {
             end_hint = (je - 1)->position;
             end_hint_offset = (je - 1)->offset;

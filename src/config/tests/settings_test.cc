@@ -174,6 +174,22 @@ TEST_F(SettingsTest, BadSizesAndDurations) {
     EXPECT_EQ(ok->get_duration("floe.storage.worker.tick-interval"), std::chrono::milliseconds(500));
 }
 
+// The broker's caps on one Fetch answer (kept under librdkafka's pre-fetch queue limits).
+TEST_F(SettingsTest, FetchAnswerCaps) {
+    auto s = load_with(std::nullopt, {}, {});
+    ASSERT_TRUE(s) << s.error();
+    EXPECT_EQ(s->get_size("floe.kafka.fetch-max-bytes"), 16ll << 20);
+    EXPECT_EQ(s->get_int("floe.kafka.fetch-max-records"), 32768);
+    expect_error(load_with(std::nullopt, {}, {"floe.kafka.fetch-max-records=0"}),
+                 {"floe.kafka.fetch-max-records", "outside 1.."});
+    expect_error(load_with(std::nullopt, {"FLOE_KAFKA_FETCH_MAX_BYTES=512B"}, {}),
+                 {"floe.kafka.fetch-max-bytes", "env FLOE_KAFKA_FETCH_MAX_BYTES", "outside 1KiB..2GiB"});
+    auto big = load_with(std::nullopt, {}, {"floe.kafka.fetch-max-bytes=64MiB", "floe.kafka.fetch-max-records=1000000"});
+    ASSERT_TRUE(big) << big.error();
+    EXPECT_EQ(big->get_size("floe.kafka.fetch-max-bytes"), 64ll << 20);
+    EXPECT_EQ(big->get_int("floe.kafka.fetch-max-records"), 1000000);
+}
+
 TEST_F(SettingsTest, FileProblems) {
     expect_error(load_with(std::nullopt, {}, {"no-equals-sign"}), {"must be key=value"});
     auto missing = load_with((_dir / "nope.yaml").string(), {}, {});
