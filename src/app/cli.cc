@@ -33,7 +33,8 @@ void add_settings_options(CLI::App* cmd, settings_options& o) {
 
 std::string usage_help() {
     return "\nSettings on the command line:\n"
-           "  floe [--config PATH] [--set key=value]... COMMAND [--config PATH] [--set key=value]...\n"
+           "  floe [--config PATH] [--set key=value]... COMMAND [--config PATH] [--set "
+           "key=value]...\n"
            "  --config and --set are accepted before or after the command name; repeat --set for\n"
            "  several settings (later ones win). For example:\n"
            "    floe serve --set floe.kafka.listen=127.0.0.1:19092 --set floe.data-dir=/tmp/floe\n"
@@ -44,9 +45,10 @@ std::string usage_help() {
 std::string settings_help() {
     std::string out = "\nSettings (floe.yaml, FLOE_* environment variables, or --set key=value):\n";
     for (auto& d : config::registry::instance().all()) {
-        std::string dflt = d.default_text.empty()
-                               ? (d.derived_from.empty() ? "unset" : "derived from " + d.derived_from)
-                               : d.default_text;
+        std::string dflt =
+            d.default_text.empty()
+                ? (d.derived_from.empty() ? "unset" : "derived from " + d.derived_from)
+                : d.default_text;
         std::string extra;
         if (!d.choices.empty()) extra = fmt::format(" one of: {}.", fmt::join(d.choices, ", "));
         out += fmt::format("  {}  <{}>  default {}\n      {}.{}  env {}\n", d.name,
@@ -63,12 +65,14 @@ std::optional<config::settings> load_settings(const command_line& cl) {
     if (!cl.config_path.empty()) lo.config_path = cl.config_path;
     lo.overrides = cl.sets;
     size_t n = 0;
-    while (environ && environ[n]) ++n;
+    while (environ && environ[n])
+        ++n;
     lo.environment = std::span<char* const>(environ, n);
     auto s = config::load(lo);
     if (!s) {
         std::fprintf(stderr, "floe: invalid settings: %s\n", s.error().message().c_str());
-        std::fprintf(stderr, "floe: fix the setting named above; `floe --help` lists every setting\n");
+        std::fprintf(stderr,
+                     "floe: fix the setting named above; `floe --help` lists every setting\n");
         return std::nullopt;
     }
     return std::move(*s);
@@ -76,16 +80,20 @@ std::optional<config::settings> load_settings(const command_line& cl) {
 
 void print_config(const config::settings& s) {
     size_t width = 0;
-    for (auto& e : s.entries()) width = std::max(width, e.def->name.size());
+    for (auto& e : s.entries())
+        width = std::max(width, e.def->name.size());
     for (auto& e : s.entries()) {
         std::string value;
-        if (!e.text) value = "(unset)";
-        else if (e.def->secret) value = "********";
+        if (!e.text)
+            value = "(unset)";
+        else if (e.def->secret)
+            value = "********";
         else if (e.def->type == config::setting_type::size)
             value = config::format_size(std::stoll(*e.text));
         else if (e.def->type == config::setting_type::duration)
             value = config::format_duration(std::chrono::milliseconds(std::stoll(*e.text)));
-        else value = *e.text;
+        else
+            value = *e.text;
         std::printf("%-*s = %-40s # %s\n", static_cast<int>(width), e.def->name.c_str(),
                     value.c_str(), e.source.describe().c_str());
     }
@@ -96,7 +104,8 @@ constexpr std::string_view commands[] = {"serve", "config", "version"};
 /// Levenshtein distance, for the subcommand suggestion (words of a few letters).
 size_t edit_distance(std::string_view a, std::string_view b) {
     std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
         size_t diag = row[0];
         row[0] = i;
@@ -116,7 +125,8 @@ std::string first_positional(int argc, const char* const* argv) {
         std::string_view a = argv[i];
         if (a == "--") return i + 1 < argc ? argv[i + 1] : "";
         if (a.starts_with("-")) {
-            bool takes_value = a == "--config" || a == "--set" || a == "--log-format" || a == "--log-level";
+            bool takes_value =
+                a == "--config" || a == "--set" || a == "--log-format" || a == "--log-level";
             if (takes_value) ++i;
             continue;
         }
@@ -127,7 +137,8 @@ std::string first_positional(int argc, const char* const* argv) {
 
 } // namespace
 
-std::optional<std::string> nearest_command(std::string_view typed, std::span<const std::string_view> known) {
+std::optional<std::string> nearest_command(std::string_view typed,
+                                           std::span<const std::string_view> known) {
     if (typed.empty()) return std::nullopt;
     std::optional<std::string> best;
     size_t best_d = SIZE_MAX;
@@ -145,12 +156,14 @@ command_line parse_command_line(int argc, const char* const* argv) {
     command_line out;
     // CLI11 would only say "not expected"; a typo of a subcommand gets the nearest one named.
     if (auto word = first_positional(argc, argv);
-        !word.empty() && std::find(std::begin(commands), std::end(commands), word) == std::end(commands)) {
+        !word.empty()
+        && std::find(std::begin(commands), std::end(commands), word) == std::end(commands)) {
         if (auto near = nearest_command(word, commands))
-            std::fprintf(stderr, "floe: unknown command '%s'; did you mean '%s'?\n", word.c_str(), near->c_str());
+            std::fprintf(stderr, "floe: unknown command '%s'; did you mean '%s'?\n", word.c_str(),
+                         near->c_str());
         else
-            std::fprintf(stderr, "floe: unknown command '%s'; commands: %s (see floe --help)\n", word.c_str(),
-                         fmt::format("{}", fmt::join(commands, ", ")).c_str());
+            std::fprintf(stderr, "floe: unknown command '%s'; commands: %s (see floe --help)\n",
+                         word.c_str(), fmt::format("{}", fmt::join(commands, ", ")).c_str());
         out.exit_code = 2;
         return out;
     }
@@ -170,7 +183,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
 
     auto* serve_cmd = app.add_subcommand("serve", "Run the broker, storage worker and admin plane");
     add_settings_options(serve_cmd, serve_opts);
-    auto* config_cmd = app.add_subcommand("config", "Print the effective settings and their sources");
+    auto* config_cmd =
+        app.add_subcommand("config", "Print the effective settings and their sources");
     add_settings_options(config_cmd, config_opts);
     auto* version_cmd = app.add_subcommand("version", "Print the version");
 
@@ -181,9 +195,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
         return out;
     }
     auto& opts = serve_cmd->parsed() ? serve_opts : config_opts;
-    if (!global_opts.config_path.empty() && !opts.config_path.empty() && global_opts.config_path != opts.config_path) {
-        std::fprintf(stderr, "floe: --config given twice (%s and %s); give one\n", global_opts.config_path.c_str(),
-                     opts.config_path.c_str());
+    if (!global_opts.config_path.empty() && !opts.config_path.empty()
+        && global_opts.config_path != opts.config_path) {
+        std::fprintf(stderr, "floe: --config given twice (%s and %s); give one\n",
+                     global_opts.config_path.c_str(), opts.config_path.c_str());
         out.exit_code = 2;
         return out;
     }
