@@ -509,40 +509,56 @@ response lookup_service::records_by_time(const request& r, const std::string& to
     // Timestamps need not grow with offsets (CreateTime), so every partition is read from its
     // first offset at or after the lowest timestamp wanted to its end, keeping the `cap` first
     // by (timestamp, partition, offset): the order is exact, and bounded in memory by `cap`.
-    time_page<record_out> page(cap, *from, *to, after);
-    auto lower = page.lower_timestamp();
     // One record past the budget is read to tell "exactly the budget" from "more than it".
-    size_t scanned = 0, budget = _impl->opts.max_scan_records;
-    for (int32_t p = 0; p < t->partitions && scanned <= budget; ++p) {
-        auto pl = _impl->logs.partition(topic, p);
-        if (!pl) continue;
-        auto local_start = pl->log_start_offset()();
-        if (_impl->remote) {
-            auto cold = _impl->remote->find_by_time(topic, p, lower, *to, local_start, budget - scanned + 1);
-            if (!cold) return from_error(cold.error());
-            scanned += cold->size();
-            for (auto& m : *cold) page.offer(from_remote(m));
+    size_t budget = _impl->opts.max_scan_records;
+    auto read_all = [&](time_page<record_out>& page, size_t& scanned) -> result<bool> {
+        auto lower = page.lower_timestamp();
+        for (int32_t p = 0; p < t->partitions && scanned <= budget; ++p) {
+            auto pl = _impl->logs.partition(topic, p);
+            if (!pl) continue;
+            auto local_start = pl->log_start_offset()();
+            if (_impl->remote) {
+                auto cold = FLOE_TRY(_impl->remote->find_by_time(topic, p, lower, *to, local_start,
+                                                                 budget - scanned + 1));
+                scanned += cold.size();
+                for (auto& m : cold) page.offer(from_remote(m));
+            }
+            auto start = FLOE_TRY(pl->offset_for_timestamp(lower));
+            if (start && scanned <= budget)
+                FLOE_TRY(scan_local(*pl, start->offset(), budget - scanned + 1, [&](record_out&& o) {
+                    ++scanned;
+                    page.offer(std::move(o));
+                    return true;
+                }));
+            // The remote tier was asked for offsets below `local_start`: if local retention
+            // removed (offloaded) segments past it meanwhile, their records may be in neither
+            // answer.
+            if (pl->log_start_offset()() != local_start) return false;
         }
-        auto start = pl->offset_for_timestamp(lower);
-        if (!start) return from_error(start.error());
-        if (!*start || scanned > budget) continue;
-        auto sc = scan_local(*pl, (*start)->offset(), budget - scanned + 1, [&](record_out&& o) {
-            ++scanned;
-            page.offer(std::move(o));
-            return true;
-        });
-        if (!sc) return from_error(sc.error());
+        return true;
+    };
+    std::optional<time_page<record_out>> page;
+    size_t scanned = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        page.emplace(cap, *from, *to, after);
+        scanned = 0;
+        auto complete = read_all(*page, scanned);
+        if (!complete) return from_error(complete.error());
+        if (*complete) break;
+        if (attempt == 4)
+            return response::error(503, "local retention kept moving the start of the local log "
+                                        "during the lookup; retry");
     }
     if (scanned > budget)
         return response::error(400, fmt::format("more than {} records to order from timestamp {} on; "
                                                 "use a later from-ts (or after), or read partitions "
                                                 "by offset",
-                                                budget, lower));
-    bool more = page.more();
+                                                budget, page->lower_timestamp()));
+    bool more = page->more();
     std::vector<std::string> out;
     size_t bytes = 0;
     std::optional<time_position> last;
-    for (auto& f : page.take()) {
+    for (auto& f : page->take()) {
         if (bytes >= _impl->opts.max_response_bytes) {
             more = true;
             break;

@@ -129,6 +129,8 @@ done
 n_expected=$(py "import json,sys; print(len(json.loads(sys.argv[1])))" "$expected")
 check "time pages: every record once, in (timestamp, partition, offset) order ($pages pages)" \
   test "$(py "import json,sys; print(json.loads(sys.argv[1])==json.loads(sys.argv[2]))" "$got" "$expected")" = True
+py "import json,sys; g=[tuple(x) for x in json.loads(sys.argv[1])]; e=[tuple(x) for x in json.loads(sys.argv[2])]
+if g!=e: print('missing', sorted(set(e)-set(g)), 'extra', sorted(set(g)-set(e)), 'dups', len(g)-len(set(g)))" "$got" "$expected"
 check "time pages: limit cut them ($n_expected records, $pages pages)" test "$pages" -ge 3
 check "time pages: both tiers merged" bash -c "grep -q remote <<<'$tiers' && grep -q local <<<'$tiers'"
 r=$(curl -s "$api/topics/timed/records?from-ts=$from&to-ts=$to&limit=1000")
