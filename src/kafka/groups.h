@@ -121,7 +121,6 @@ private:
     options _opts;
     std::mutex _mu;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
-    uint64_t _member_seq = 0;
 };
 
 std::string_view group_state_name(int state) noexcept;
