@@ -25,8 +25,10 @@ $(BUILD)/build.ninja:
 build: bootstrap $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Starts `floe serve` on the embedded defaults (./floe.yaml, data under ./floe-data).
-run: build
+# Starts `floe serve` on the embedded defaults (./floe.yaml, data under ./floe-data). Builds only
+# the floe executable (not the tests and benchmarks), so a first run waits less.
+run: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target floe
 	./$(BUILD)/bin/floe serve
 
 test-unit: build

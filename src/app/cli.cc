@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 extern char** environ;
@@ -23,18 +24,32 @@ struct settings_options {
 
 void add_settings_options(CLI::App* cmd, settings_options& o) {
     cmd->add_option("--config", o.config_path,
-                    "YAML settings file (default: ./floe.yaml when it exists)");
+                    "YAML settings file (default: ./floe.yaml when it exists)")
+        ->type_name("PATH");
     cmd->add_option("--set", o.sets, "Override a setting: --set key=value (repeatable)")
+        ->type_name("KEY=VALUE")
         ->allow_extra_args(false)
         ->take_all();
+}
+
+std::string usage_help() {
+    return "\nSettings on the command line:\n"
+           "  floe [--config PATH] [--set key=value]... COMMAND [--config PATH] [--set "
+           "key=value]...\n"
+           "  --config and --set are accepted before or after the command name; repeat --set for\n"
+           "  several settings (later ones win). For example:\n"
+           "    floe serve --set floe.kafka.listen=127.0.0.1:19092 --set floe.data-dir=/tmp/floe\n"
+           "    floe --config my-floe.yaml config\n"
+           "  `floe COMMAND --help` shows a command's own options.\n";
 }
 
 std::string settings_help() {
     std::string out = "\nSettings (floe.yaml, FLOE_* environment variables, or --set key=value):\n";
     for (auto& d : config::registry::instance().all()) {
-        std::string dflt = d.default_text.empty()
-                               ? (d.derived_from.empty() ? "unset" : "derived from " + d.derived_from)
-                               : d.default_text;
+        std::string dflt =
+            d.default_text.empty()
+                ? (d.derived_from.empty() ? "unset" : "derived from " + d.derived_from)
+                : d.default_text;
         std::string extra;
         if (!d.choices.empty()) extra = fmt::format(" one of: {}.", fmt::join(d.choices, ", "));
         out += fmt::format("  {}  <{}>  default {}\n      {}.{}  env {}\n", d.name,
@@ -46,19 +61,19 @@ std::string settings_help() {
 }
 
 /// Loads settings from every source; prints the error and returns nullopt on failure.
-std::optional<config::settings> load_settings(const settings_options& o,
-                                              const std::vector<std::string>& global_sets) {
+std::optional<config::settings> load_settings(const command_line& cl) {
     config::load_options lo;
-    if (!o.config_path.empty()) lo.config_path = o.config_path;
-    lo.overrides = global_sets;
-    lo.overrides.insert(lo.overrides.end(), o.sets.begin(), o.sets.end());
+    if (!cl.config_path.empty()) lo.config_path = cl.config_path;
+    lo.overrides = cl.sets;
     size_t n = 0;
-    while (environ && environ[n]) ++n;
+    while (environ && environ[n])
+        ++n;
     lo.environment = std::span<char* const>(environ, n);
     auto s = config::load(lo);
     if (!s) {
         std::fprintf(stderr, "floe: invalid settings: %s\n", s.error().message().c_str());
-        std::fprintf(stderr, "floe: fix the setting named above; `floe --help` lists every setting\n");
+        std::fprintf(stderr,
+                     "floe: fix the setting named above; `floe --help` lists every setting\n");
         return std::nullopt;
     }
     return std::move(*s);
@@ -66,38 +81,111 @@ std::optional<config::settings> load_settings(const settings_options& o,
 
 void print_config(const config::settings& s) {
     size_t width = 0;
-    for (auto& e : s.entries()) width = std::max(width, e.def->name.size());
+    for (auto& e : s.entries())
+        width = std::max(width, e.def->name.size());
     for (auto& e : s.entries()) {
         std::string value;
-        if (!e.text) value = "(unset)";
-        else if (e.def->secret) value = "********";
+        if (!e.text)
+            value = "(unset)";
+        else if (e.def->secret)
+            value = "********";
         else if (e.def->type == config::setting_type::size)
             value = config::format_size(std::stoll(*e.text));
         else if (e.def->type == config::setting_type::duration)
             value = config::format_duration(std::chrono::milliseconds(std::stoll(*e.text)));
-        else value = *e.text;
+        else
+            value = *e.text;
         std::printf("%-*s = %-40s # %s\n", static_cast<int>(width), e.def->name.c_str(),
                     value.c_str(), e.source.describe().c_str());
     }
 }
 
+constexpr std::string_view commands[] = {"serve", "config", "tables", "version"};
+
+/// Levenshtein distance, for the subcommand suggestion (words of a few letters).
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+/// The first word that is neither an option nor an option's value: what CLI11 takes as the
+/// subcommand. Empty when there is none.
+std::string first_positional(int argc, const char* const* argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (a == "--") return i + 1 < argc ? argv[i + 1] : "";
+        if (a.starts_with("-")) {
+            bool takes_value =
+                a == "--config" || a == "--set" || a == "--log-format" || a == "--log-level";
+            if (takes_value) ++i;
+            continue;
+        }
+        return std::string(a);
+    }
+    return {};
+}
+
 } // namespace
 
-int run_cli(int argc, char** argv) {
+std::optional<std::string> nearest_command(std::string_view typed,
+                                           std::span<const std::string_view> known) {
+    if (typed.empty()) return std::nullopt;
+    std::optional<std::string> best;
+    size_t best_d = SIZE_MAX;
+    for (auto k : known) {
+        size_t d = k.starts_with(typed) && typed.size() >= 2 ? 0 : edit_distance(typed, k);
+        if (d <= 2 && d < typed.size() && d < best_d) {
+            best = std::string(k);
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+command_line parse_command_line(int argc, const char* const* argv) {
+    command_line out;
+    // CLI11 would only say "not expected"; a typo of a subcommand gets the nearest one named.
+    if (auto word = first_positional(argc, argv);
+        !word.empty()
+        && std::find(std::begin(commands), std::end(commands), word) == std::end(commands)) {
+        if (auto near = nearest_command(word, commands))
+            std::fprintf(stderr, "floe: unknown command '%s'; did you mean '%s'?\n", word.c_str(),
+                         near->c_str());
+        else
+            std::fprintf(stderr, "floe: unknown command '%s'; commands: %s (see floe --help)\n",
+                         word.c_str(), fmt::format("{}", fmt::join(commands, ", ")).c_str());
+        out.exit_code = 2;
+        return out;
+    }
+
     CLI::App app{"Floe: a Kafka-compatible streaming log whose history lands in Apache Iceberg "
                  "tables",
                  "floe"};
     app.require_subcommand(1);
-    app.footer(settings_help());
+    app.footer(usage_help() + settings_help());
     std::string log_format, log_level;
     app.add_option("--log-format", log_format, "Log format: text or json (floe.log.format)")
         ->check(CLI::IsMember({"text", "json"}));
     app.add_option("--log-level", log_level, "Log level (floe.log.level)");
+    // Also accepted before the subcommand name: users type `floe --set k=v serve`.
+    settings_options global_opts, serve_opts, config_opts;
+    add_settings_options(&app, global_opts);
 
-    settings_options serve_opts, config_opts;
     auto* serve_cmd = app.add_subcommand("serve", "Run the broker, storage worker and admin plane");
     add_settings_options(serve_cmd, serve_opts);
-    auto* config_cmd = app.add_subcommand("config", "Print the effective settings and their sources");
+    auto* config_cmd =
+        app.add_subcommand("config", "Print the effective settings and their sources");
     add_settings_options(config_cmd, config_opts);
     auto* version_cmd = app.add_subcommand("version", "Print the version");
     settings_options tables_opts;
@@ -113,25 +201,45 @@ int run_cli(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
+        out.exit_code = app.exit(e) == 0 ? 0 : 2;
+        return out;
     }
+    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
+    if (!global_opts.config_path.empty() && !opts.config_path.empty()
+        && global_opts.config_path != opts.config_path) {
+        std::fprintf(stderr, "floe: --config given twice (%s and %s); give one\n",
+                     global_opts.config_path.c_str(), opts.config_path.c_str());
+        out.exit_code = 2;
+        return out;
+    }
+    out.command = serve_cmd->parsed()    ? "serve"
+                  : config_cmd->parsed() ? "config"
+                  : adopt_cmd->parsed()  ? "tables adopt"
+                                         : "version";
+    (void)version_cmd;
+    out.args = std::move(adopt_names);
+    out.config_path = opts.config_path.empty() ? global_opts.config_path : opts.config_path;
+    if (!log_format.empty()) out.sets.push_back("floe.log.format=" + log_format);
+    if (!log_level.empty()) out.sets.push_back("floe.log.level=" + log_level);
+    out.sets.insert(out.sets.end(), global_opts.sets.begin(), global_opts.sets.end());
+    out.sets.insert(out.sets.end(), opts.sets.begin(), opts.sets.end());
+    return out;
+}
 
-    std::vector<std::string> global_sets;
-    if (!log_format.empty()) global_sets.push_back("floe.log.format=" + log_format);
-    if (!log_level.empty()) global_sets.push_back("floe.log.level=" + log_level);
-
-    if (version_cmd->parsed()) {
+int run_cli(int argc, char** argv) {
+    auto cl = parse_command_line(argc, argv);
+    if (cl.exit_code) return *cl.exit_code;
+    if (cl.command == "version") {
         std::printf("floe %s\n", FLOE_VERSION);
         return 0;
     }
-    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
-    auto s = load_settings(opts, global_sets);
+    auto s = load_settings(cl);
     if (!s) return 2;
-    if (config_cmd->parsed()) {
+    if (cl.command == "config") {
         print_config(*s);
         return 0;
     }
-    if (adopt_cmd->parsed()) return adopt_tables(*s, adopt_names);
+    if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <filesystem>
@@ -70,6 +71,58 @@ http::component_health local_log_health(const std::filesystem::path& data_dir, c
     return {http::health_status::up, what};
 }
 
+/// Creates `dir` when missing and checks that a file can be created in it. A probe file and not
+/// access(2): for root, access says yes even where a write fails (read-only file system).
+result<void> ensure_writable_dir(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(errc::io_error, "cannot create directory {}: {}", dir.string(), ec.message());
+    auto probe = dir / fmt::format(".floe-write-probe-{}", ::getpid());
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return fail(errc::io_error, "directory {} is not writable: {}", dir.string(), std::strerror(errno));
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return {};
+}
+
+/// The other local paths floe writes at start-up: the SQLite catalog's directory and a file://
+/// warehouse. Each failure names the setting to change.
+result<void> check_local_paths(const config::settings& s) {
+    namespace fs = std::filesystem;
+    auto uri = s.get_string("floe.storage.remote.catalog.uri");
+    if (s.get_string("floe.storage.remote.catalog.type") == "sql") {
+        std::optional<std::string> db;
+        if (uri.starts_with("sqlite://")) db = uri.substr(9);
+        else if (uri.starts_with("jdbc:sqlite:")) db = uri.substr(12);
+        else if (uri.find("://") == std::string::npos) db = uri; // a bare path is SQLite too
+        if (db && !db->empty() && *db != ":memory:") {
+            auto dir = fs::absolute(*db).lexically_normal().parent_path();
+            if (auto w = ensure_writable_dir(dir); !w)
+                return fail(errc::io_error,
+                            "floe.storage.remote.catalog.uri={}: {} (the SQLite catalog's directory); "
+                            "set floe.storage.remote.catalog.uri to a path floe can write",
+                            uri, w.error().message());
+        }
+    }
+    auto warehouse = s.get_string("floe.storage.remote.path");
+    if (warehouse.starts_with("file://")) {
+        if (auto w = ensure_writable_dir(fs::absolute(warehouse.substr(7)).lexically_normal()); !w)
+            return fail(errc::io_error,
+                        "floe.storage.remote.path={}: {} (the warehouse); set floe.storage.remote.path "
+                        "to a directory floe can write",
+                        warehouse, w.error().message());
+    }
+    return {};
+}
+
+/// One line for a listener whose address is taken: which setting moves it, and the likely cause.
+std::string address_in_use(const config::settings& s, std::string_view key, const error& e) {
+    return fmt::format("{}={}: address already in use ({}); another floe (or another program) may "
+                       "be running there: stop it, or set {} to a free address",
+                       key, s.get_string(key), e.message(), key);
+}
+
 } // namespace
 
 int serve(const config::settings& s) {
@@ -77,11 +130,15 @@ int serve(const config::settings& s) {
     auto stop_signals = block_stop_signals();
 
     auto data_dir = fs::absolute(s.get_string("floe.data-dir")).lexically_normal();
-    std::error_code ec;
-    fs::create_directories(data_dir, ec);
-    if (ec) {
-        spdlog::error("cannot create data directory {}: {}; check floe.data-dir and its permissions",
-                      data_dir.string(), ec.message());
+    // Where floe writes is checked first, so a directory it cannot write is reported as such
+    // and not as whatever component happens to open a file there first.
+    if (auto w = ensure_writable_dir(data_dir); !w) {
+        spdlog::error("floe.data-dir={}: {}; set floe.data-dir to a directory floe can write",
+                      s.get_string("floe.data-dir"), w.error().message());
+        return 1;
+    }
+    if (auto w = check_local_paths(s); !w) {
+        spdlog::error("{}", w.error().message());
         return 1;
     }
     // One process per data directory, before anything in it is opened: a second floe on the
@@ -103,8 +160,11 @@ int serve(const config::settings& s) {
 
     spdlog::info("floe {} starting", FLOE_VERSION);
     spdlog::info("data directory: {}", data_dir.string());
-    spdlog::info("catalog: {} at {}", s.get_string("floe.storage.remote.catalog.type"),
-                 s.get_string("floe.storage.remote.catalog.uri"));
+    if (s.get_string("floe.storage.remote.catalog.type") == "sql")
+        spdlog::info("catalog: sql at {}", s.get_string("floe.storage.remote.catalog.uri"));
+    else // the uri is not used: do not show the derived SQLite default
+        spdlog::info("catalog: {} (table metadata under the warehouse)",
+                     s.get_string("floe.storage.remote.catalog.type"));
     spdlog::info("warehouse: {} (namespace '{}')", s.get_string("floe.storage.remote.path"),
                  s.get_string("floe.namespace"));
 
@@ -176,7 +236,11 @@ int serve(const config::settings& s) {
     bo.remote = &remote;
     kafka::broker broker(bo);
     if (auto r = broker.start(); !r) {
-        spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen and floe.data-dir", r.error().message());
+        if (r.error().code() == errc::already_exists)
+            spdlog::error("{}", address_in_use(s, "floe.kafka.listen", r.error()));
+        else
+            spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen and floe.data-dir",
+                          r.error().message());
         return 1;
     }
     running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
@@ -266,7 +330,10 @@ int serve(const config::settings& s) {
     http::lookup_service lookups(*logs, &lake, &remote);
     lookups.add_routes(admin);
     if (auto r = admin.start(); !r) {
-        spdlog::error("{}; set floe.http.listen to a free address", r.error().message());
+        if (r.error().code() == errc::already_exists)
+            spdlog::error("{}", address_in_use(s, "floe.http.listen", r.error()));
+        else
+            spdlog::error("{}; set floe.http.listen to a free address", r.error().message());
         return 1;
     }
     running.push_back({"http admin plane", [&admin] { admin.stop(); }});

@@ -65,9 +65,13 @@ private:
             return v;
         }
     }
+    /// A fixed-width value: grow by exactly n, then copy. Not vector::insert of a pointer range,
+    /// whose general path (insert anywhere, reallocate) GCC 12 cannot bound for a few bytes at
+    /// the end of a reserved buffer and reports as an overflow (-Wstringop-overflow).
     void append_raw(const void* p, size_t n) {
-        auto* b = static_cast<const uint8_t*>(p);
-        _out.insert(_out.end(), b, b + n);
+        size_t at = _out.size();
+        _out.resize(at + n);
+        std::memcpy(_out.data() + at, p, n);
     }
     byte_buffer& _out;
 };

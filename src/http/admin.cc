@@ -43,10 +43,18 @@ health_registry::report health_registry::check() const {
                                ready ? "ready" : "not ready", comps)};
 }
 
+namespace {
+metrics::family<metrics::counter>& requests() {
+    static auto& f = metrics::registry::instance().counter_family(
+        "floe_http_requests_total", "HTTP admin requests by endpoint (route pattern).", {"endpoint"});
+    return f;
+}
+} // namespace
+
+void count_request(std::string_view endpoint) { requests().with({std::string(endpoint)}).inc(); }
+
 void add_admin_routes(server& s, const health_registry& health) {
     auto& reg = metrics::registry::instance();
-    static auto& scrapes = reg.counter_family("floe_http_requests_total",
-                                              "HTTP admin requests by endpoint.", {"endpoint"});
     static auto& started = reg.gauge_family("floe_up", "1 while the floe process is serving.");
     started.with({}).set(1);
     static const uint64_t process_collector =
@@ -54,18 +62,18 @@ void add_admin_routes(server& s, const health_registry& health) {
     (void)process_collector;
 
     s.route("GET", "/metrics", [](const request&) {
-        scrapes.with({"/metrics"}).inc();
+        count_request("/metrics");
         response r;
         r.content_type = "text/plain; version=0.0.4; charset=utf-8";
         r.body = metrics::registry::instance().render();
         return r;
     });
     s.route("GET", "/healthz", [](const request&) {
-        scrapes.with({"/healthz"}).inc();
+        count_request("/healthz");
         return response::json(200, R"({"status":"alive"})");
     });
     s.route("GET", "/readyz", [&health](const request&) {
-        scrapes.with({"/readyz"}).inc();
+        count_request("/readyz");
         auto rep = health.check();
         return response::json(rep.ready ? 200 : 503, rep.json);
     });

@@ -38,4 +38,8 @@ private:
 /// /readyz (503 unless every component is up).
 void add_admin_routes(server& s, const health_registry& health);
 
+/// Counts one request in floe_http_requests_total{endpoint}. `endpoint` is a route pattern
+/// ("/v1/topics/{topic}/records"), never a raw path, so topic names do not multiply the series.
+void count_request(std::string_view endpoint);
+
 } // namespace floe::http

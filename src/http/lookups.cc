@@ -2,6 +2,8 @@
 
 #include "base/log.h"
 #include "base/lru_cache.h"
+#include "http/admin.h"
+#include "http/time_order.h"
 #include "lake/iceberg_lake.h"
 #include "log/log_manager.h"
 #include "tiering/batch_records.h"
@@ -126,6 +128,24 @@ result<int64_t> int_param(const request& r, const std::string& name, std::option
     if (ec != std::errc() || p != v->data() + v->size())
         return fail(errc::invalid_argument, "parameter '{}' must be an integer, got '{}'", name, *v);
     return out;
+}
+
+/// A parameter with a fixed set of values: absent gives `dflt`; anything else is a 400 that
+/// lists the accepted values (so `all=maybe` is not quietly read as false).
+result<std::string> choice_param(const request& r, const std::string& name,
+                                 std::initializer_list<std::string_view> accepted, std::string_view dflt) {
+    auto v = r.param(name);
+    if (!v) return std::string(dflt);
+    if (std::find(accepted.begin(), accepted.end(), *v) != accepted.end()) return *v;
+    return fail(errc::invalid_argument, "parameter '{}' must be one of {}; got '{}'", name,
+                fmt::join(accepted, ", "), *v);
+}
+
+/// `encoding`: "base64" forces base64 for keys, values and header values; "auto" (the default)
+/// gives UTF-8 text where valid.
+result<bool> force_base64_param(const request& r) {
+    auto e = FLOE_TRY(choice_param(r, "encoding", {"auto", "base64"}, "auto"));
+    return e == "base64";
 }
 
 record_out from_view(int32_t partition, const tiering::record_view& v, const char* tier) {
@@ -303,22 +323,28 @@ std::vector<std::string> split_path(std::string_view p) {
 } // namespace
 
 void lookup_service::add_routes(server& s) {
-    s.route("GET", "/v1/topics", [this](const request& r) { return topics(r); });
+    s.route("GET", "/v1/topics", [this](const request& r) {
+        count_request("/v1/topics");
+        return topics(r);
+    });
     s.route_prefix("GET", "/v1/topics/", [this](const request& r) {
         auto parts = split_path(r.path); // v1 topics T ...
         if (parts.size() == 4 && parts[3] == "records") {
+            count_request("/v1/topics/{topic}/records");
             if (r.param("key")) return records_by_key(r, parts[2]);
             if (r.param("from-ts") || r.param("to-ts")) return records_by_time(r, parts[2]);
             return response::error(400, "records needs ?key=K or ?from-ts=..&to-ts=.. (or use "
                                         "/partitions/{p}/records?offset=O)");
         }
         if (parts.size() == 6 && parts[3] == "partitions" && parts[5] == "records") {
+            count_request("/v1/topics/{topic}/partitions/{partition}/records");
             int32_t p = 0;
             auto [ptr, ec] = std::from_chars(parts[4].data(), parts[4].data() + parts[4].size(), p);
             if (ec != std::errc() || ptr != parts[4].data() + parts[4].size() || p < 0)
                 return response::error(400, fmt::format("partition '{}' is not a partition number", parts[4]));
             return records_by_offset(r, parts[2], p);
         }
+        count_request("/v1/topics/{unknown}");
         return response::error(404, fmt::format("no such endpoint: {}", r.path));
     });
 }
@@ -367,7 +393,8 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
     if (!limit) return from_error(limit.error());
     if (*offset < 0 || *limit <= 0) return response::error(400, "offset must be >= 0 and limit > 0");
     size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
-    bool b64 = r.param("encoding") == "base64";
+    auto b64 = force_base64_param(r);
+    if (!b64) return from_error(b64.error());
     std::vector<std::string> recs;
     size_t bytes = 0;
     int64_t next = *offset;
@@ -378,7 +405,7 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
         if (!rows) return from_error(rows.error());
         for (auto& m : *rows) {
             if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) break;
-            recs.push_back(render(from_remote(m), b64));
+            recs.push_back(render(from_remote(m), *b64));
             bytes += recs.back().size();
             next = m.offset + 1;
         }
@@ -387,7 +414,7 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
     }
     if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) {
         auto sc = scan_local(*pl, next, cap - recs.size(), [&](record_out&& o) {
-            recs.push_back(render(o, b64));
+            recs.push_back(render(o, *b64));
             bytes += recs.back().size();
             next = o.offset + 1;
             return bytes < _impl->opts.max_response_bytes;
@@ -402,8 +429,11 @@ response lookup_service::records_by_key(const request& r, const std::string& top
     auto t = _impl->logs.topic(topic);
     if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
     auto key = *r.param("key");
-    bool all = r.param("all") == "true";
-    bool b64 = r.param("encoding") == "base64";
+    auto all_param = choice_param(r, "all", {"true", "false"}, "false");
+    if (!all_param) return from_error(all_param.error());
+    bool all = *all_param == "true";
+    auto b64 = force_base64_param(r);
+    if (!b64) return from_error(b64.error());
     auto limit = int_param(r, "limit", int64_t(_impl->opts.max_limit));
     if (!limit || *limit <= 0) return response::error(400, "limit must be a positive integer");
     size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
@@ -453,7 +483,7 @@ response lookup_service::records_by_key(const request& r, const std::string& top
     if (!all && found.empty())
         return response::error(404, fmt::format("no record with key '{}' in topic '{}'", json_escape(key), topic));
     std::vector<std::string> out;
-    for (auto& f : found) out.push_back(render(f, b64));
+    for (auto& f : found) out.push_back(render(f, *b64));
     return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}]}})", json_escape(topic), fmt::join(out, ",")));
 }
 
@@ -468,29 +498,78 @@ response lookup_service::records_by_time(const request& r, const std::string& to
     auto limit = int_param(r, "limit", int64_t(_impl->opts.default_limit));
     if (!limit || *limit <= 0) return response::error(400, "limit must be a positive integer");
     size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
-    bool b64 = r.param("encoding") == "base64";
-    std::vector<record_out> found;
-    for (int32_t p = 0; p < t->partitions && found.size() < cap; ++p) {
-        auto pl = _impl->logs.partition(topic, p);
-        if (!pl) continue;
-        auto local_start = pl->log_start_offset()();
-        if (_impl->remote) {
-            auto cold = _impl->remote->find_by_time(topic, p, *from, *to, local_start, cap - found.size());
-            if (!cold) return from_error(cold.error());
-            for (auto& m : *cold) found.push_back(from_remote(m));
-        }
-        auto start = pl->offset_for_timestamp(*from);
-        if (!start) return from_error(start.error());
-        if (!*start) continue;
-        auto sc = scan_local(*pl, (*start)->offset(), 100'000, [&](record_out&& o) {
-            if (o.timestamp >= *from && o.timestamp <= *to) found.push_back(std::move(o));
-            return found.size() < cap;
-        });
-        if (!sc) return from_error(sc.error());
+    auto b64 = force_base64_param(r);
+    if (!b64) return from_error(b64.error());
+    std::optional<time_position> after;
+    if (auto a = r.param("after")) {
+        auto p = parse_cursor(*a);
+        if (!p) return from_error(p.error());
+        after = *p;
     }
+    // Timestamps need not grow with offsets (CreateTime), so every partition is read from its
+    // first offset at or after the lowest timestamp wanted to its end, keeping the `cap` first
+    // by (timestamp, partition, offset): the order is exact, and bounded in memory by `cap`.
+    // One record past the budget is read to tell "exactly the budget" from "more than it".
+    size_t budget = _impl->opts.max_scan_records;
+    auto read_all = [&](time_page<record_out>& page, size_t& scanned) -> result<bool> {
+        auto lower = page.lower_timestamp();
+        for (int32_t p = 0; p < t->partitions && scanned <= budget; ++p) {
+            auto pl = _impl->logs.partition(topic, p);
+            if (!pl) continue;
+            auto local_start = pl->log_start_offset()();
+            if (_impl->remote) {
+                auto cold = FLOE_TRY(_impl->remote->find_by_time(topic, p, lower, *to, local_start,
+                                                                 budget - scanned + 1));
+                scanned += cold.size();
+                for (auto& m : cold) page.offer(from_remote(m));
+            }
+            auto start = FLOE_TRY(pl->offset_for_timestamp(lower));
+            if (start && scanned <= budget)
+                FLOE_TRY(scan_local(*pl, start->offset(), budget - scanned + 1, [&](record_out&& o) {
+                    ++scanned;
+                    page.offer(std::move(o));
+                    return true;
+                }));
+            // The remote tier was asked for offsets below `local_start`: if local retention
+            // removed (offloaded) segments past it meanwhile, their records may be in neither
+            // answer.
+            if (pl->log_start_offset()() != local_start) return false;
+        }
+        return true;
+    };
+    std::optional<time_page<record_out>> page;
+    size_t scanned = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        page.emplace(cap, *from, *to, after);
+        scanned = 0;
+        auto complete = read_all(*page, scanned);
+        if (!complete) return from_error(complete.error());
+        if (*complete) break;
+        if (attempt == 4)
+            return response::error(503, "local retention kept moving the start of the local log "
+                                        "during the lookup; retry");
+    }
+    if (scanned > budget)
+        return response::error(400, fmt::format("more than {} records to order from timestamp {} on; "
+                                                "use a later from-ts (or after), or read partitions "
+                                                "by offset",
+                                                budget, page->lower_timestamp()));
+    bool more = page->more();
     std::vector<std::string> out;
-    for (auto& f : found) out.push_back(render(f, b64));
-    return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}]}})", json_escape(topic), fmt::join(out, ",")));
+    size_t bytes = 0;
+    std::optional<time_position> last;
+    for (auto& f : page->take()) {
+        if (bytes >= _impl->opts.max_response_bytes) {
+            more = true;
+            break;
+        }
+        out.push_back(render(f, *b64));
+        bytes += out.back().size();
+        last = time_page<record_out>::position(f);
+    }
+    auto next = more && last ? fmt::format(R"("{}")", format_cursor(*last)) : std::string("null");
+    return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}],"next":{}}})", json_escape(topic),
+                                           fmt::join(out, ","), next));
 }
 
 } // namespace floe::http

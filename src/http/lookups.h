@@ -21,15 +21,20 @@ struct lookup_options {
     size_t max_limit = 1000;            ///< larger ?limit values are capped to this
     size_t max_response_bytes = 8u << 20; ///< stop adding records past this body size
     size_t batch_cache_bytes = 64u << 20; ///< decoded local batches kept for lookups of a few records
+    size_t max_scan_records = 1'000'000;  ///< records a time lookup may read to order them (else 400)
 };
 
 /// The /v1 lookup API over both tiers:
 ///   GET /v1/topics
 ///   GET /v1/topics/{topic}/partitions/{p}/records?offset=O&limit=N
 ///   GET /v1/topics/{topic}/records?key=K[&all=true]
-///   GET /v1/topics/{topic}/records?from-ts=T1&to-ts=T2[&limit=N]
+///   GET /v1/topics/{topic}/records?from-ts=T1&to-ts=T2[&limit=N][&after=CURSOR]
+/// Time lookups answer in (timestamp, partition, offset) order across partitions, with "next":
+/// a cursor for `after=` when `limit` (or the response size) cut the answer, else null.
 /// Keys, values and header values are UTF-8 strings when valid, else base64 (`encoding=base64`
-/// forces base64), each with its "*_encoding". Errors are JSON with 400/404/500.
+/// forces base64), each with its "*_encoding". Enumerated parameters (`all`, `encoding`) reject
+/// other values with a 400 listing the accepted ones. Errors are JSON with 400/404/500.
+/// Every request is counted in floe_http_requests_total{endpoint} by its route pattern.
 /// The hot tier is searched by key through an in-memory index (key -> offsets per partition),
 /// caught up incrementally from the log on each lookup; the remote tier through the manifests'
 /// bounds, row-group statistics and bloom filters. Thread-safe.

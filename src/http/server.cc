@@ -269,8 +269,8 @@ result<void> server::start() {
     if (!ec) a.bind(ep, ec);
     if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
     if (ec)
-        return fail(errc::unavailable, "cannot listen for HTTP on {}:{}: {}", _opts.host, _opts.port,
-                    ec.message());
+        return fail(ec == asio::error::address_in_use ? errc::already_exists : errc::unavailable,
+                    "cannot listen for HTTP on {}:{}: {}", _opts.host, _opts.port, ec.message());
     _port = a.local_endpoint().port();
     asio::co_spawn(_impl->io, accept_loop(a, *this, _opts), asio::detached);
     for (size_t i = 0; i < std::max<size_t>(1, _opts.threads); ++i)

@@ -62,7 +62,8 @@ public:
     void route(std::string method, std::string path, handler h);
     void route_prefix(std::string method, std::string prefix, handler h);
 
-    /// Binds and starts serving; fails with errc::unavailable when the address is taken.
+    /// Binds and starts serving; fails with errc::already_exists when the address is taken,
+    /// errc::unavailable when it cannot be bound otherwise.
     result<void> start();
     /// The bound port (after start).
     uint16_t port() const noexcept { return _port; }

@@ -20,6 +20,23 @@ struct pg_result {
     }
 };
 
+/// libpq's messages span lines ("connection to server ... failed: ...\n\tIs the server
+/// running...?\n"); a log line or an HTTP error carries them folded into one line.
+std::string one_line(const char* msg) {
+    std::string out;
+    bool gap = false;
+    for (const char* p = msg ? msg : ""; *p; ++p) {
+        if (*p == '\n' || *p == '\r' || *p == '\t') {
+            gap = true;
+            continue;
+        }
+        if (gap && !out.empty()) out += out.back() == ' ' ? "" : " ";
+        gap = false;
+        out += *p;
+    }
+    return out;
+}
+
 } // namespace
 
 postgres_catalog::postgres_catalog(PGconn* conn, std::string name) : _conn(conn), _name(std::move(name)) {}
@@ -29,7 +46,7 @@ result<std::unique_ptr<postgres_catalog>> postgres_catalog::open(const std::stri
                                                                  std::string catalog_name) {
     PGconn* c = PQconnectdb(conninfo.c_str());
     if (!c || PQstatus(c) != CONNECTION_OK) {
-        std::string msg = c ? PQerrorMessage(c) : "out of memory";
+        std::string msg = c ? one_line(PQerrorMessage(c)) : "out of memory";
         PQfinish(c);
         return fail(errc::unavailable, "connect to postgres catalog: {}", msg);
     }
@@ -39,7 +56,7 @@ result<std::unique_ptr<postgres_catalog>> postgres_catalog::open(const std::stri
         // Two first users may race on CREATE TABLE IF NOT EXISTS: the loser's duplicate errors
         // mean the table is there.
         if (PQresultStatus(r.r) != PGRES_COMMAND_OK && r.state() != "23505" && r.state() != "42P07")
-            return fail(errc::io_error, "postgres catalog: create tables: {}", PQerrorMessage(c));
+            return fail(errc::io_error, "postgres catalog: create tables: {}", one_line(PQerrorMessage(c)));
     }
     return cat;
 }
@@ -60,7 +77,8 @@ result<postgres_catalog::rows> postgres_catalog::exec(const char* sql, std::init
         if (sqlstate) *sqlstate = std::string(r.state());
         bool broken = PQstatus(_conn) != CONNECTION_OK;
         if (broken) PQreset(_conn);
-        return fail(broken ? errc::unavailable : errc::io_error, "postgres catalog: {}", PQerrorMessage(_conn));
+        return fail(broken ? errc::unavailable : errc::io_error, "postgres catalog: {}",
+                    one_line(PQerrorMessage(_conn)));
     }
     if (affected) {
         auto* t = PQcmdTuples(r.r);

@@ -360,7 +360,10 @@ result<void> broker::start() {
     if (ec) {
         m.acceptor.reset();
         (void)m.logs->close();
-        return fail(errc::unavailable, "kafka listener {}: {}", m.opts.listen, ec.message());
+        // already_exists: the address is taken (often another floe), which start-up reports
+        // naming floe.kafka.listen.
+        return fail(ec == asio::error::address_in_use ? errc::already_exists : errc::unavailable,
+                    "kafka listener {}: {}", m.opts.listen, ec.message());
     }
     m.bound_port = m.acceptor->local_endpoint().port();
 

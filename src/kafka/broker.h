@@ -46,8 +46,8 @@ struct broker_options {
 ///
 /// Lifetime: construct, start() once (opens and recovers the log, binds, starts the io
 /// threads), stop() once (closes the listener and connections, then flushes and closes every
-/// segment); the destructor calls stop(). start() errors are values (bad address, port in use,
-/// unreadable data dir). start() sets SIGPIPE to ignored for the process (Fetch answers use
+/// segment); the destructor calls stop(). start() errors are values (bad address, port in use
+/// as errc::already_exists, unreadable data dir). start() sets SIGPIPE to ignored for the process (Fetch answers use
 /// sendfile, which cannot suppress it per call). Thread-safe: start/stop from one controlling thread; everything else
 /// runs on the broker's own io threads.
 class broker {

@@ -167,13 +167,14 @@ TEST_F(ServerTest, SilentClientDoesNotBlockOthers) {
     }
 }
 
-TEST(ServerStart, TakenPortIsUnavailable) {
+// A taken address is already_exists (start-up names floe.http.listen and a possibly running floe).
+TEST(ServerStart, TakenPortIsAlreadyExists) {
     server a({.port = 0});
     ASSERT_TRUE(a.start());
     server b({.port = a.port()});
     auto r = b.start();
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code(), errc::unavailable);
+    EXPECT_EQ(r.error().code(), errc::already_exists);
     EXPECT_NE(r.error().message().find(std::to_string(a.port())), std::string::npos);
 }
 

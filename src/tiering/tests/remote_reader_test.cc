@@ -4,6 +4,7 @@
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -46,7 +47,7 @@ decoded expected(int64_t o) {
     if (o % 7 != 0) d.key = "key-" + std::to_string(o % 100);
     if (o % 11 != 5) d.value = std::string("v\0x", 3) + std::to_string(o);
     for (int k = 0; k < o % 4; ++k)
-        d.headers.emplace_back(k % 2 ? "b" : "a", k == 2 ? std::nullopt : std::optional<std::string>("h" + std::to_string(k)));
+        d.headers.emplace_back(k % 2 ? "b" : "a", k == 2 ? std::nullopt : std::optional<std::string>(fmt::format("h{}", k)));
     return d;
 }
 

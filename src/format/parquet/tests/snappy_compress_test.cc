@@ -4,6 +4,7 @@
 #include "format/parquet/snappy_compress.h"
 #include "format/parquet/tests/message_rows.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <snappy.h>
 
@@ -136,7 +137,7 @@ TEST(snappy_compress, offsets_around_the_copy_forms) {
 TEST(snappy_compress, long_runs_are_split_into_64_byte_copies) {
     snappy_compressor z;
     for (size_t n : {64, 67, 68, 69, 127, 128, 1000, 1 << 20}) {
-        std::string s = "x" + std::string(n, 'y') + "z";
+        std::string s = fmt::format("x{}z", std::string(n, 'y'));
         std::string c = round_trip(z, s);
         auto e = walk(c);
         EXPECT_GE(e.copy1 + e.copy2, (n - 20) / 64) << n;
