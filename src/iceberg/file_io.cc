@@ -145,6 +145,19 @@ result<void> local_file_io::copy(std::string_view from_uri, std::string_view to_
     return fsync_dir(fs::path(to).parent_path().string());
 }
 
+result<uint64_t> file_io::size(std::string_view uri) {
+    auto bytes = FLOE_TRY(read(uri));
+    return bytes.size();
+}
+
+result<void> file_io::read_range(std::string_view uri, uint64_t offset, size_t len, byte_buffer& out) {
+    auto bytes = FLOE_TRY(read(uri));
+    if (offset > bytes.size() || len > bytes.size() - offset)
+        return fail(errc::out_of_range, "{}: {} bytes at {} past its end ({} bytes)", uri, len, offset, bytes.size());
+    out.assign(bytes.begin() + static_cast<ptrdiff_t>(offset), bytes.begin() + static_cast<ptrdiff_t>(offset + len));
+    return {};
+}
+
 result<void> file_io::copy_new(std::string_view from, std::string_view to) {
     auto bytes = FLOE_TRY(read(from));
     return create_new(to, bytes);

@@ -34,6 +34,11 @@ public:
     virtual result<void> remove(std::string_view uri) = 0;
     /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
     virtual result<std::vector<std::string>> list(std::string_view prefix) = 0;
+    /// The object's size in bytes. By default the size of a whole read.
+    virtual result<uint64_t> size(std::string_view uri);
+    /// Replaces `out` with exactly `len` bytes from `offset` (an S3 ranged GET); fails if the
+    /// object is shorter. By default a slice of a whole read.
+    virtual result<void> read_range(std::string_view uri, uint64_t offset, size_t len, byte_buffer& out);
 };
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp
