@@ -7,10 +7,9 @@ lets through) and a bucket signed with that key, then runs a command with the S3
 
 The command sees FLOE_TEST_S3_ENDPOINT, FLOE_TEST_S3_BUCKET, FLOE_TEST_S3_REGION,
 FLOE_TEST_S3_ACCESS_KEY_ID and FLOE_TEST_S3_SECRET_ACCESS_KEY, and FLOE_TEST_S3_PLAIN_ENDPOINT: a second moto without
-signature checking (same bucket name, any key), because moto's own check rejects correctly
-signed requests whose key holds '+', '=' or '&' or whose query holds '/' (boto3's too: it
-rebuilds the canonical request from the decoded URL). moto is stopped when the command ends;
-the script exits with the command's status."""
+signature checking, for STS AssumeRoleWithWebIdentity (an unsigned call). moto runs through
+moto_server_signed.py (see there why). moto is stopped when the command ends; the script exits
+with the command's status."""
 import json
 import os
 import socket
@@ -35,7 +34,8 @@ def start_moto(auth=True):
     if auth:
         env["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
     log = open(os.environ.get("MOTO_LOG", os.devnull), "w")
-    proc = subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(port)], env=env,
+    server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_server_signed.py")
+    proc = subprocess.Popen([sys.executable, server, "-H", "127.0.0.1", "-p", str(port)], env=env,
                             stdout=log, stderr=log)
     endpoint = f"http://127.0.0.1:{port}"
     for _ in range(200):
