@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A loopback stand-in for the EC2 instance metadata service (IMDSv2) and the ECS container
-credentials endpoint, then runs a command with FLOE_TEST_METADATA_ENDPOINT set:
+credentials endpoint, then runs a command with S3TEST_METADATA_ENDPOINT set:
 
     metadata_server.py -- command args...
 
@@ -70,7 +70,7 @@ def main():
     cmd = sys.argv[sys.argv.index("--") + 1:]
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = dict(os.environ, FLOE_TEST_METADATA_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}")
+    env = dict(os.environ, S3TEST_METADATA_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}")
     try:
         return subprocess.call(cmd, env=env)
     finally:

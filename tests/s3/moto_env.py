@@ -5,8 +5,8 @@ lets through) and a bucket signed with that key, then runs a command with the S3
 
     moto_env.py BUCKET -- command args...
 
-The command sees FLOE_TEST_S3_ENDPOINT, FLOE_TEST_S3_BUCKET, FLOE_TEST_S3_REGION,
-FLOE_TEST_S3_ACCESS_KEY_ID and FLOE_TEST_S3_SECRET_ACCESS_KEY, and FLOE_TEST_S3_PLAIN_ENDPOINT: a second moto without
+The command sees (not FLOE_*: floe reads those as settings) S3TEST_ENDPOINT, S3TEST_BUCKET, S3TEST_REGION,
+S3TEST_ACCESS_KEY_ID and S3TEST_SECRET_ACCESS_KEY, and S3TEST_PLAIN_ENDPOINT: a second moto without
 signature checking, for STS AssumeRoleWithWebIdentity (an unsigned call). moto runs through
 moto_server_signed.py (see there why). moto is stopped when the command ends; the script exits
 with the command's status."""
@@ -77,10 +77,10 @@ def main():
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                           aws_access_key_id=key_id, aws_secret_access_key=secret)
         s3.create_bucket(Bucket=bucket)
-        env = dict(os.environ, FLOE_TEST_S3_ENDPOINT=endpoint, FLOE_TEST_S3_BUCKET=bucket,
-                   FLOE_TEST_S3_REGION="us-east-1", FLOE_TEST_S3_ACCESS_KEY_ID=key_id,
-                   FLOE_TEST_S3_SECRET_ACCESS_KEY=secret,
-                   FLOE_TEST_S3_PLAIN_ENDPOINT=plain_endpoint)
+        env = dict(os.environ, S3TEST_ENDPOINT=endpoint, S3TEST_BUCKET=bucket,
+                   S3TEST_REGION="us-east-1", S3TEST_ACCESS_KEY_ID=key_id,
+                   S3TEST_SECRET_ACCESS_KEY=secret,
+                   S3TEST_PLAIN_ENDPOINT=plain_endpoint)
         return subprocess.call(cmd, env=env)
     finally:
         for p in (proc, plain):

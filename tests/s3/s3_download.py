@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Downloads every object under s3://BUCKET/PREFIX into DIR (keys as relative paths), with boto3
-and the FLOE_TEST_S3_* environment of moto_env.py. Prints the number of objects.
+and the S3TEST_* environment of moto_env.py. Prints the number of objects.
 
     s3_download.py BUCKET PREFIX DIR"""
 import os
@@ -12,9 +12,9 @@ import boto3
 def main():
     bucket, prefix, out = sys.argv[1:4]
     e = os.environ
-    s3 = boto3.client("s3", endpoint_url=e["FLOE_TEST_S3_ENDPOINT"], region_name=e["FLOE_TEST_S3_REGION"],
-                      aws_access_key_id=e["FLOE_TEST_S3_ACCESS_KEY_ID"],
-                      aws_secret_access_key=e["FLOE_TEST_S3_SECRET_ACCESS_KEY"])
+    s3 = boto3.client("s3", endpoint_url=e["S3TEST_ENDPOINT"], region_name=e["S3TEST_REGION"],
+                      aws_access_key_id=e["S3TEST_ACCESS_KEY_ID"],
+                      aws_secret_access_key=e["S3TEST_SECRET_ACCESS_KEY"])
     n = 0
     token = None
     while True:

@@ -1,6 +1,6 @@
 // The AWS credential chain, link by link, against local stand-ins: moto's STS for web identity
-// (FLOE_TEST_S3_PLAIN_ENDPOINT, from tests/s3/moto_env.py) and tests/s3/metadata_server.py for
-// IMDSv2 and ECS (FLOE_TEST_METADATA_ENDPOINT). Environment and shared files need no server.
+// (S3TEST_PLAIN_ENDPOINT, from tests/s3/moto_env.py) and tests/s3/metadata_server.py for
+// IMDSv2 and ECS (S3TEST_METADATA_ENDPOINT). Environment and shared files need no server.
 #include "base/uuid.h"
 #include "iceberg/aws_credentials.h"
 
@@ -121,11 +121,11 @@ TEST_F(Credentials, SharedCredentialsFileOverride) {
 }
 
 TEST_F(Credentials, WebIdentityThroughSts) {
-    ASSERT_FALSE(env("FLOE_TEST_S3_PLAIN_ENDPOINT").empty()) << "run through tests/s3/moto_env.py";
+    ASSERT_FALSE(env("S3TEST_PLAIN_ENDPOINT").empty()) << "run through tests/s3/moto_env.py";
     write("token", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln\n");
     e.vars["AWS_ROLE_ARN"] = "arn:aws:iam::123456789012:role/floe";
     e.vars["AWS_WEB_IDENTITY_TOKEN_FILE"] = (dir / "token").string();
-    e.vars["AWS_ENDPOINT_URL_STS"] = env("FLOE_TEST_S3_PLAIN_ENDPOINT");
+    e.vars["AWS_ENDPOINT_URL_STS"] = env("S3TEST_PLAIN_ENDPOINT");
     write(".aws/credentials", "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
     auto chain = make_default_credential_chain(e.options());
     auto c = chain->credentials();
@@ -141,7 +141,7 @@ class MetadataServer : public Credentials {
 protected:
     void SetUp() override {
         Credentials::SetUp();
-        base = env("FLOE_TEST_METADATA_ENDPOINT");
+        base = env("S3TEST_METADATA_ENDPOINT");
         ASSERT_FALSE(base.empty()) << "run through tests/s3/metadata_server.py";
     }
     std::string call(const std::string& method, const std::string& path) {

@@ -1,5 +1,5 @@
 // s3_file_io against a real S3 server (moto with signature checking on), started by
-// tests/s3/moto_env.py, which passes its endpoint, bucket and key in FLOE_TEST_S3_*.
+// tests/s3/moto_env.py, which passes its endpoint, bucket and key in S3TEST_*.
 #include "base/uuid.h"
 #include "iceberg/s3_file_io.h"
 
@@ -18,13 +18,13 @@ std::string env(const char* name) {
     return v ? v : "";
 }
 
-s3_options options(std::string secret = env("FLOE_TEST_S3_SECRET_ACCESS_KEY")) {
+s3_options options(std::string secret = env("S3TEST_SECRET_ACCESS_KEY")) {
     s3_options o;
-    o.endpoint = env("FLOE_TEST_S3_ENDPOINT");
-    o.region = env("FLOE_TEST_S3_REGION");
+    o.endpoint = env("S3TEST_ENDPOINT");
+    o.region = env("S3TEST_REGION");
     o.path_style = true;
     o.credentials = std::make_shared<static_credentials>(
-        aws_credentials{env("FLOE_TEST_S3_ACCESS_KEY_ID"), std::move(secret), ""});
+        aws_credentials{env("S3TEST_ACCESS_KEY_ID"), std::move(secret), ""});
     o.retry_base = std::chrono::milliseconds(1);
     return o;
 }
@@ -33,8 +33,8 @@ s3_options options(std::string secret = env("FLOE_TEST_S3_SECRET_ACCESS_KEY")) {
 class S3FileIo : public ::testing::Test {
 protected:
     void SetUp() override {
-        ASSERT_FALSE(env("FLOE_TEST_S3_ENDPOINT").empty()) << "run through tests/s3/moto_env.py";
-        root = "s3://" + env("FLOE_TEST_S3_BUCKET") + "/" + uuid::random().to_string() + "/";
+        ASSERT_FALSE(env("S3TEST_ENDPOINT").empty()) << "run through tests/s3/moto_env.py";
+        root = "s3://" + env("S3TEST_BUCKET") + "/" + uuid::random().to_string() + "/";
     }
     s3_file_io io{options()};
     std::string root;
@@ -170,7 +170,7 @@ TEST_F(S3FileIo, MissingBucket) {
     auto r = io.check_bucket("no-such-bucket-here");
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("NoSuchBucket"), std::string::npos) << r.error().message();
-    EXPECT_TRUE(io.check_bucket(env("FLOE_TEST_S3_BUCKET")));
+    EXPECT_TRUE(io.check_bucket(env("S3TEST_BUCKET")));
     auto w = io.write("s3://no-such-bucket-here/k", bytes("x"));
     ASSERT_FALSE(w);
     EXPECT_NE(w.error().message().find("404 NoSuchBucket: check the bucket"), std::string::npos)
