@@ -302,7 +302,10 @@ result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_cr
            !(rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST);
     if (rc != CURLE_OK) {
         curl_easy_cleanup(h); // its connection may be half-used; do not reuse it
-        auto code = rc == CURLE_OPERATION_TIMEDOUT ? errc::timeout : errc::unavailable;
+        // Resets, timeouts, refused connections are worth a retry; a bad URL or TLS setup is not.
+        auto code = rc == CURLE_OPERATION_TIMEDOUT ? errc::timeout
+                    : retryable_curl(rc)           ? errc::unavailable
+                                                   : errc::invalid_argument;
         return fail(code, "{} s3://{}/{}: {} ({})", req.op, req.bucket, req.key,
                     errbuf[0] ? errbuf : curl_easy_strerror(rc), static_cast<int>(rc));
     }
@@ -485,6 +488,20 @@ result<std::vector<std::string>> s3_file_io::list(std::string_view prefix) {
     return out;
 }
 
+result<std::vector<std::string>> s3_file_io::list_uploads(std::string_view prefix) {
+    auto loc = FLOE_TRY(parse_s3_uri(prefix));
+    request req{.method = "GET", .bucket = loc.bucket};
+    req.op = fmt::format("ListMultipartUploads prefix '{}'", loc.key);
+    req.query = {{"uploads", ""}, {"prefix", loc.key}};
+    auto r = FLOE_TRY(execute(req));
+    if (r.status != 200) return status_error(req.op, loc.bucket, "", r);
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (auto u = xml_tag(r.body, "Upload", pos))
+        if (auto k = xml_tag(*u, "Key")) out.push_back(fmt::format("s3://{}/{}", loc.bucket, *k));
+    return out;
+}
+
 result<void> s3_file_io::check_bucket(std::string_view bucket) {
     request req{.method = "HEAD", .bucket = std::string(bucket), .head = true};
     req.op = "HEAD bucket";
@@ -495,61 +512,150 @@ result<void> s3_file_io::check_bucket(std::string_view bucket) {
     return status_error(req.op, req.bucket, "", r);
 }
 
-result<void> s3_file_io::write_multipart(std::string_view uri, bytes_view data) {
-    auto loc = FLOE_TRY(parse_s3_uri(uri));
+result<std::string> s3_file_io::start_upload(const s3_location& loc) {
     request init{.method = "POST", .bucket = loc.bucket, .key = loc.key};
     init.query = {{"uploads", ""}};
     init.op = "CreateMultipartUpload";
     auto r = FLOE_TRY(execute(init));
     if (r.status != 200) return status_error(init.op, loc.bucket, loc.key, r);
     auto upload_id = xml_tag(r.body, "UploadId");
-    if (!upload_id) return fail(errc::io_error, "CreateMultipartUpload s3://{}/{}: no UploadId", loc.bucket, loc.key);
-    auto abort = [&] {
-        request a{.method = "DELETE", .bucket = loc.bucket, .key = loc.key};
-        a.query = {{"uploadId", *upload_id}};
-        a.op = "AbortMultipartUpload";
-        auto ar = execute(a);
-        if (!ar || (ar->status != 204 && ar->status != 200 && ar->status != 404))
-            spdlog::warn("s3: could not abort the multipart upload of s3://{}/{} ({}); a lifecycle rule for "
-                         "incomplete uploads removes it", loc.bucket, loc.key,
-                         ar ? fmt::format("{} {}", ar->status, ar->code) : ar.error().message());
-    };
-    std::string complete = "<CompleteMultipartUpload>";
-    uint64_t part_size = std::max<uint64_t>(_opts.multipart_part_size, 1);
-    int part = 0;
-    for (uint64_t off = 0; off < data.size() || part == 0; off += part_size) {
-        ++part;
-        auto n = std::min<uint64_t>(part_size, data.size() - off);
-        // Re-sending a part replaces it: a retried UploadPart cannot publish anything.
-        request p{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data.subspan(off, n)};
-        p.query = {{"partNumber", std::to_string(part)}, {"uploadId", *upload_id}};
-        p.op = fmt::format("UploadPart {}", part);
-        auto pr = execute(p);
-        if (!pr || pr->status != 200) {
-            abort();
-            if (!pr) return std::unexpected(pr.error());
-            return status_error(p.op, loc.bucket, loc.key, *pr);
-        }
-        complete += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", part, pr->etag);
-        if (data.empty()) break;
-    }
-    complete += "</CompleteMultipartUpload>";
-    request c{.method = "POST", .bucket = loc.bucket, .key = loc.key, .body = as_bytes(complete)};
-    c.query = {{"uploadId", *upload_id}};
+    if (!upload_id || upload_id->empty())
+        return fail(errc::io_error, "CreateMultipartUpload s3://{}/{}: no UploadId", loc.bucket, loc.key);
+    return *upload_id;
+}
+
+result<std::string> s3_file_io::upload_part(const s3_location& loc, const std::string& upload_id, int part,
+                                            bytes_view data) {
+    // Re-sending a part replaces it: a retried UploadPart cannot publish anything.
+    request p{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data};
+    p.query = {{"partNumber", std::to_string(part)}, {"uploadId", upload_id}};
+    p.op = fmt::format("UploadPart {}", part);
+    auto r = FLOE_TRY(execute(p));
+    if (r.status != 200) return status_error(p.op, loc.bucket, loc.key, r);
+    if (r.etag.empty()) return fail(errc::io_error, "{} s3://{}/{}: no ETag", p.op, loc.bucket, loc.key);
+    return r.etag;
+}
+
+result<void> s3_file_io::complete_upload(const s3_location& loc, const std::string& upload_id,
+                                         const std::vector<std::string>& etags) {
+    std::string body = "<CompleteMultipartUpload>";
+    for (size_t i = 0; i < etags.size(); ++i)
+        body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
+    body += "</CompleteMultipartUpload>";
+    request c{.method = "POST", .bucket = loc.bucket, .key = loc.key, .body = as_bytes(body)};
+    c.query = {{"uploadId", upload_id}};
     c.op = "CompleteMultipartUpload";
-    auto cr = execute(c);
-    if (cr && cr->status == 200 && cr->body.find("<Error>") != std::string::npos) {
-        cr->status = 500;
-        cr->code = xml_tag(cr->body, "Code").value_or("InternalError");
+    auto r = FLOE_TRY(execute(c));
+    // CompleteMultipartUpload can fail after its 200 status line: the error is then in the body.
+    if (r.status == 200 && r.body.find("<Error>") != std::string::npos) {
+        r.status = 500;
+        r.code = xml_tag(r.body, "Code").value_or("InternalError");
     }
-    if (!cr || cr->status != 200) {
-        // NoSuchUpload after an ambiguous attempt means an earlier Complete succeeded.
-        if (cr && cr->status == 404 && c.ambiguous) return {};
-        abort();
-        if (!cr) return std::unexpected(cr.error());
-        return status_error(c.op, loc.bucket, loc.key, *cr);
+    if (r.status == 200) return {};
+    // NoSuchUpload after an attempt of unknown outcome: that attempt completed the upload.
+    if (r.status == 404 && c.ambiguous) return {};
+    return status_error(c.op, loc.bucket, loc.key, r);
+}
+
+void s3_file_io::abort_upload(const s3_location& loc, const std::string& upload_id) {
+    request a{.method = "DELETE", .bucket = loc.bucket, .key = loc.key};
+    a.query = {{"uploadId", upload_id}};
+    a.op = "AbortMultipartUpload";
+    auto r = execute(a);
+    if (!r || (r->status != 204 && r->status != 200 && r->status != 404))
+        spdlog::warn("s3: could not abort the multipart upload of s3://{}/{} ({}); a lifecycle rule for "
+                     "incomplete multipart uploads removes it",
+                     loc.bucket, loc.key, r ? fmt::format("{} {}", r->status, r->code) : r.error().message());
+}
+
+namespace {
+
+// Parts of `part_size` go up as they fill; memory holds at most one part. The upload starts
+// with the first full part, so a small object is one PUT at close.
+class multipart_writer final : public object_writer {
+public:
+    multipart_writer(s3_file_io& io, s3_location loc, uint64_t part_size, bool always_multipart)
+        : _io(io), _loc(std::move(loc)), _part_size(std::max<uint64_t>(part_size, 1)),
+          _always_multipart(always_multipart) {}
+    ~multipart_writer() override {
+        if (!_upload_id.empty() && !_closed) _io.abort_upload(_loc, _upload_id);
     }
-    return {};
+
+    result<void> write(bytes_view data) override {
+        if (_closed || _failed) return fail(errc::internal, "write to a closed or failed writer of s3://{}/{}", _loc.bucket, _loc.key);
+        _size += data.size();
+        while (!data.empty()) {
+            auto n = std::min<size_t>(data.size(), _part_size - _buf.size());
+            _buf.insert(_buf.end(), data.begin(), data.begin() + static_cast<ptrdiff_t>(n));
+            data = data.subspan(n);
+            if (_buf.size() == _part_size) FLOE_TRY(flush_part());
+        }
+        return {};
+    }
+
+    result<void> close() override {
+        if (_closed || _failed) return fail(errc::internal, "close of a closed or failed writer of s3://{}/{}", _loc.bucket, _loc.key);
+        if (_upload_id.empty() && !_always_multipart) {
+            FLOE_TRY(_io.write(fmt::format("s3://{}/{}", _loc.bucket, _loc.key), _buf));
+            _closed = true;
+            return {};
+        }
+        if (!_buf.empty() || _etags.empty()) FLOE_TRY(flush_part());
+        auto done = _io.complete_upload(_loc, _upload_id, _etags);
+        if (!done) {
+            _failed = true;
+            return done;
+        }
+        _closed = true;
+        _buf = {};
+        return {};
+    }
+
+    uint64_t size() const override { return _size; }
+
+private:
+    result<void> flush_part() {
+        if (_upload_id.empty()) {
+            auto id = _io.start_upload(_loc);
+            if (!id) {
+                _failed = true;
+                return std::unexpected(id.error());
+            }
+            _upload_id = std::move(*id);
+        }
+        auto etag = _io.upload_part(_loc, _upload_id, static_cast<int>(_etags.size() + 1), _buf);
+        if (!etag) {
+            _failed = true; // the destructor aborts the upload
+            return std::unexpected(etag.error());
+        }
+        _etags.push_back(std::move(*etag));
+        _buf.clear();
+        return {};
+    }
+
+    s3_file_io& _io;
+    s3_location _loc;
+    uint64_t _part_size;
+    bool _always_multipart;
+    byte_buffer _buf;
+    std::string _upload_id;
+    std::vector<std::string> _etags;
+    uint64_t _size = 0;
+    bool _closed = false, _failed = false;
+};
+
+} // namespace
+
+result<std::unique_ptr<object_writer>> s3_file_io::open_writer(std::string_view uri) {
+    auto loc = FLOE_TRY(parse_s3_uri(uri));
+    return std::make_unique<multipart_writer>(*this, std::move(loc), _opts.multipart_part_size, false);
+}
+
+result<void> s3_file_io::write_multipart(std::string_view uri, bytes_view data) {
+    auto loc = FLOE_TRY(parse_s3_uri(uri));
+    multipart_writer w(*this, std::move(loc), _opts.multipart_part_size, true);
+    FLOE_TRY(w.write(data));
+    return w.close();
 }
 
 } // namespace floe::iceberg

@@ -57,6 +57,13 @@ struct s3_options {
     int list_page_size = 1000;   ///< max-keys of each ListObjectsV2 page
 };
 
+/// An s3://bucket/key URI split; fails unless it is one.
+struct s3_location {
+    std::string bucket;
+    std::string key;
+};
+result<s3_location> parse_s3_uri(std::string_view uri);
+
 /// One S3 request's outcome beyond the body, for callers and tests.
 struct s3_object_info {
     uint64_t size = 0;
@@ -86,6 +93,20 @@ public:
     result<void> check_bucket(std::string_view bucket);
     /// A multipart upload of `data` whatever its size (write() uses it above the part size).
     result<void> write_multipart(std::string_view uri, bytes_view data);
+    /// Uploads a part each time `multipart_part_size` bytes are buffered; close() completes the
+    /// upload (or puts a small object whole); an unclosed or failed writer aborts its upload.
+    result<std::unique_ptr<object_writer>> open_writer(std::string_view uri) override;
+
+    /// URIs of multipart uploads in progress under `prefix` (ListMultipartUploads, first 1000):
+    /// what a crashed or failed writer leaves behind until aborted.
+    result<std::vector<std::string>> list_uploads(std::string_view prefix);
+
+    // Multipart steps (public for the writer; each retried like any request).
+    result<std::string> start_upload(const s3_location& loc);
+    result<std::string> upload_part(const s3_location& loc, const std::string& upload_id, int part, bytes_view data);
+    result<void> complete_upload(const s3_location& loc, const std::string& upload_id,
+                                 const std::vector<std::string>& etags);
+    void abort_upload(const s3_location& loc, const std::string& upload_id);
 
     const s3_options& options() const noexcept { return _opts; }
 
@@ -104,11 +125,5 @@ private:
     std::vector<void*> _idle; // CURL* kept for reuse
 };
 
-/// An s3://bucket/key URI split; fails unless it is one.
-struct s3_location {
-    std::string bucket;
-    std::string key;
-};
-result<s3_location> parse_s3_uri(std::string_view uri);
 
 } // namespace floe::iceberg

@@ -156,6 +156,51 @@ TEST_F(S3FileIo, MultipartUpload) {
     EXPECT_EQ(mp.read(uri).value(), data);
 }
 
+TEST_F(S3FileIo, StreamingWriterUploadsPartsAsTheyFill) {
+    auto o = options();
+    o.multipart_part_size = 5ull << 20;
+    s3_file_io mp(o);
+    auto uri = root + "streamed.parquet";
+    auto w = mp.open_writer(uri).value();
+    byte_buffer all;
+    for (int i = 0; i < 11; ++i) { // 11 x 1 MiB + a tail: parts of 5, 5 and 1 MiB + tail
+        byte_buffer chunk((1u << 20) + static_cast<size_t>(i), static_cast<uint8_t>(i));
+        ASSERT_TRUE(w->write(chunk));
+        all.insert(all.end(), chunk.begin(), chunk.end());
+    }
+    EXPECT_FALSE(mp.exists(uri).value()) << "nothing is visible before close";
+    EXPECT_EQ(mp.list_uploads(root).value(), std::vector<std::string>{uri}) << "the upload started with part 1";
+    auto closed = w->close();
+    ASSERT_TRUE(closed) << closed.error().message();
+    EXPECT_EQ(w->size(), all.size());
+    EXPECT_EQ(mp.read(uri).value(), all);
+    EXPECT_TRUE(mp.list_uploads(root).value().empty());
+}
+
+TEST_F(S3FileIo, UnclosedWriterAbortsItsUpload) {
+    auto o = options();
+    o.multipart_part_size = 5ull << 20;
+    s3_file_io mp(o);
+    auto uri = root + "abandoned.parquet";
+    {
+        auto w = mp.open_writer(uri).value();
+        ASSERT_TRUE(w->write(byte_buffer(6u << 20, 1)));
+        EXPECT_EQ(mp.list_uploads(root).value().size(), 1u);
+    } // a failed batch drops its writer
+    EXPECT_TRUE(mp.list_uploads(root).value().empty()) << "the upload was aborted";
+    EXPECT_FALSE(mp.exists(uri).value());
+}
+
+TEST_F(S3FileIo, SmallStreamedObjectIsOnePut) {
+    auto uri = root + "small";
+    auto w = io.open_writer(uri).value();
+    ASSERT_TRUE(w->write(bytes("abc")));
+    ASSERT_TRUE(w->write(bytes("def")));
+    ASSERT_TRUE(w->close());
+    EXPECT_EQ(io.read(uri).value(), bytes("abcdef"));
+    EXPECT_TRUE(io.list_uploads(root).value().empty());
+}
+
 TEST_F(S3FileIo, WrongSecretNamesTheCheck) {
     s3_file_io bad(options("not-the-secret"));
     auto r = bad.write(root + "k", bytes("x"));
