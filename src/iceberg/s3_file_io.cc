@@ -1,5 +1,6 @@
 #include "iceberg/s3_file_io.h"
 
+#include "base/metrics.h"
 #include "base/random.h"
 
 #include <curl/curl.h>
@@ -118,6 +119,39 @@ bool retryable_status(long status, std::string_view code) {
            code == "ConditionalRequestConflict" || status == 429;
 }
 
+// Every HTTP request to S3, counted the way the bill counts them: by API, with retries.
+struct s3_metrics {
+    metrics::family<metrics::counter>& requests;
+    metrics::family<metrics::counter>& errors;
+    metrics::family<metrics::counter>& retries;
+    metrics::family<metrics::counter>& bytes;
+    metrics::family<metrics::histogram>& duration;
+    static s3_metrics& get() {
+        auto& r = metrics::registry::instance();
+        static s3_metrics m{
+            r.counter_family("floe_s3_requests_total", "HTTP requests sent to S3 (each attempt), by S3 API.",
+                             {"operation"}),
+            r.counter_family("floe_s3_errors_total",
+                             "S3 requests that failed (transport error or HTTP status outside what the operation "
+                             "expects; 404 on HEAD/DELETE and 412 on a conditional PUT are answers, not errors), by "
+                             "S3 API and error code.",
+                             {"operation", "code"}),
+            r.counter_family("floe_s3_retries_total", "S3 requests sent again after a retryable failure, by S3 API.",
+                             {"operation"}),
+            r.counter_family("floe_s3_bytes_total", "Bytes of S3 request and response bodies.", {"direction"}),
+            r.histogram_family("floe_s3_request_duration_seconds", "S3 request latency (each attempt), by S3 API.",
+                               {"operation"}),
+        };
+        return m;
+    }
+};
+
+bool answer_not_error(std::string_view api, long status) {
+    if (status < 300) return true;
+    if (status == 404 && (api == "HeadObject" || api == "DeleteObject" || api == "GetObject")) return true;
+    return status == 412 && api == "PutObject";
+}
+
 int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
@@ -132,6 +166,7 @@ struct s3_file_io::request {
     std::vector<std::pair<std::string, std::string>> headers; // besides host and x-amz-*
     bytes_view body;
     std::string op;     // "GET", "PUT", "ListObjectsV2": what the error says was done
+    std::string api;    // the S3 API name, for metrics: "GetObject", "UploadPart", ...
     bool head = false;  // no response body
     bool ambiguous = false; // set by execute: an earlier attempt may have taken effect
 };
@@ -322,7 +357,17 @@ result<s3_file_io::response> s3_file_io::execute(request& req) {
                               req.bucket, req.key, _opts.credentials->source());
     for (int attempt = 1;; ++attempt) {
         bool sent = false;
+        auto t0 = std::chrono::steady_clock::now();
         auto r = perform_once(req, creds, sent);
+        auto& m = s3_metrics::get();
+        m.requests.with({req.api}).inc();
+        m.duration.with({req.api}).observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        m.bytes.with({"sent"}).inc(req.body.size());
+        if (r) m.bytes.with({"received"}).inc(r->body.size());
+        if (!r) m.errors.with({req.api, r.error().code() == errc::timeout ? "Timeout" : "Transport"}).inc();
+        else if (!answer_not_error(req.api, r->status))
+            m.errors.with({req.api, r->code.empty() ? std::to_string(r->status) : r->code}).inc();
         bool retry = false;
         std::string why;
         if (!r) {
@@ -339,6 +384,7 @@ result<s3_file_io::response> s3_file_io::execute(request& req) {
             if (!r) return fail(r.error().code(), "{} (after {} attempt(s))", r.error().message(), attempt);
             return r; // the caller turns the status into an error naming the object
         }
+        m.retries.with({req.api}).inc();
         auto cap = std::min<int64_t>(_opts.retry_cap.count(), _opts.retry_base.count() << std::min(attempt, 16));
         auto sleep_ms = static_cast<int64_t>(os_random64() % static_cast<uint64_t>(cap + 1));
         spdlog::debug("s3: {} s3://{}/{} attempt {} failed ({}); retrying in {} ms", req.op, req.bucket, req.key,
@@ -368,6 +414,7 @@ std::unexpected<error> status_error(const std::string& op, const std::string& bu
 result<byte_buffer> s3_file_io::read(std::string_view uri) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     request req{.method = "GET", .bucket = loc.bucket, .key = loc.key};
+    req.api = "GetObject";
     auto r = FLOE_TRY(execute(req));
     if (r.status != 200) return status_error(req.op, loc.bucket, loc.key, r);
     return byte_buffer(r.body.begin(), r.body.end());
@@ -378,6 +425,7 @@ result<void> s3_file_io::read_range(std::string_view uri, uint64_t offset, size_
     out.clear();
     if (len == 0) return {};
     request req{.method = "GET", .bucket = loc.bucket, .key = loc.key};
+    req.api = "GetObject";
     req.headers.emplace_back("range", fmt::format("bytes={}-{}", offset, offset + len - 1));
     req.op = fmt::format("GET (bytes {}-{})", offset, offset + len - 1);
     auto r = FLOE_TRY(execute(req));
@@ -397,6 +445,7 @@ result<void> s3_file_io::read_range(std::string_view uri, uint64_t offset, size_
 result<uint64_t> s3_file_io::size(std::string_view uri) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     request req{.method = "HEAD", .bucket = loc.bucket, .key = loc.key, .head = true};
+    req.api = "HeadObject";
     auto r = FLOE_TRY(execute(req));
     if (r.status != 200) return status_error(req.op, loc.bucket, loc.key, r);
     if (!r.content_length) return fail(errc::io_error, "HEAD s3://{}/{}: no Content-Length", loc.bucket, loc.key);
@@ -406,6 +455,7 @@ result<uint64_t> s3_file_io::size(std::string_view uri) {
 result<bool> s3_file_io::exists(std::string_view uri) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     request req{.method = "HEAD", .bucket = loc.bucket, .key = loc.key, .head = true};
+    req.api = "HeadObject";
     auto r = FLOE_TRY(execute(req));
     if (r.status == 404) return false;
     if (r.status != 200) return status_error(req.op, loc.bucket, loc.key, r);
@@ -417,6 +467,7 @@ result<void> s3_file_io::write(std::string_view uri, bytes_view data) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     // A whole-object PUT is idempotent: retrying it can only write the same bytes again.
     request req{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data};
+    req.api = "PutObject";
     auto r = FLOE_TRY(execute(req));
     if (r.status != 200) return status_error(req.op, loc.bucket, loc.key, r);
     return {};
@@ -425,6 +476,7 @@ result<void> s3_file_io::write(std::string_view uri, bytes_view data) {
 result<void> s3_file_io::create_new(std::string_view uri, bytes_view data) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     request req{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data};
+    req.api = "PutObject";
     req.headers.emplace_back("if-none-match", "*");
     req.op = "PUT (If-None-Match: *)";
     auto r = FLOE_TRY(execute(req));
@@ -444,6 +496,7 @@ result<void> s3_file_io::copy(std::string_view from, std::string_view to) {
     auto src = FLOE_TRY(parse_s3_uri(from));
     auto dst = FLOE_TRY(parse_s3_uri(to));
     request req{.method = "PUT", .bucket = dst.bucket, .key = dst.key};
+    req.api = "CopyObject";
     req.headers.emplace_back("x-amz-copy-source", "/" + uri_encode(src.bucket, false) + "/" + uri_encode(src.key, true));
     req.op = fmt::format("CopyObject from {}", from);
     auto r = FLOE_TRY(execute(req));
@@ -459,6 +512,7 @@ result<void> s3_file_io::copy(std::string_view from, std::string_view to) {
 result<void> s3_file_io::remove(std::string_view uri) {
     auto loc = FLOE_TRY(parse_s3_uri(uri));
     request req{.method = "DELETE", .bucket = loc.bucket, .key = loc.key};
+    req.api = "DeleteObject";
     auto r = FLOE_TRY(execute(req));
     if (r.status == 204 || r.status == 200 || r.status == 404) return {};
     return status_error(req.op, loc.bucket, loc.key, r);
@@ -470,6 +524,7 @@ result<std::vector<std::string>> s3_file_io::list(std::string_view prefix) {
     std::string token;
     for (;;) {
         request req{.method = "GET", .bucket = loc.bucket};
+        req.api = "ListObjectsV2";
         req.op = fmt::format("ListObjectsV2 prefix '{}'", loc.key);
         req.query = {{"list-type", "2"}, {"prefix", loc.key}, {"max-keys", std::to_string(_opts.list_page_size)}};
         if (!token.empty()) req.query.emplace_back("continuation-token", token);
@@ -491,6 +546,7 @@ result<std::vector<std::string>> s3_file_io::list(std::string_view prefix) {
 result<std::vector<std::string>> s3_file_io::list_uploads(std::string_view prefix) {
     auto loc = FLOE_TRY(parse_s3_uri(prefix));
     request req{.method = "GET", .bucket = loc.bucket};
+    req.api = "ListMultipartUploads";
     req.op = fmt::format("ListMultipartUploads prefix '{}'", loc.key);
     req.query = {{"uploads", ""}, {"prefix", loc.key}};
     auto r = FLOE_TRY(execute(req));
@@ -504,6 +560,7 @@ result<std::vector<std::string>> s3_file_io::list_uploads(std::string_view prefi
 
 result<void> s3_file_io::check_bucket(std::string_view bucket) {
     request req{.method = "HEAD", .bucket = std::string(bucket), .head = true};
+    req.api = "HeadBucket";
     req.op = "HEAD bucket";
     auto r = FLOE_TRY(execute(req));
     if (r.status == 200) return {};
@@ -514,6 +571,7 @@ result<void> s3_file_io::check_bucket(std::string_view bucket) {
 
 result<std::string> s3_file_io::start_upload(const s3_location& loc) {
     request init{.method = "POST", .bucket = loc.bucket, .key = loc.key};
+    init.api = "CreateMultipartUpload";
     init.query = {{"uploads", ""}};
     init.op = "CreateMultipartUpload";
     auto r = FLOE_TRY(execute(init));
@@ -528,6 +586,7 @@ result<std::string> s3_file_io::upload_part(const s3_location& loc, const std::s
                                             bytes_view data) {
     // Re-sending a part replaces it: a retried UploadPart cannot publish anything.
     request p{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data};
+    p.api = "UploadPart";
     p.query = {{"partNumber", std::to_string(part)}, {"uploadId", upload_id}};
     p.op = fmt::format("UploadPart {}", part);
     auto r = FLOE_TRY(execute(p));
@@ -543,6 +602,7 @@ result<void> s3_file_io::complete_upload(const s3_location& loc, const std::stri
         body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
     body += "</CompleteMultipartUpload>";
     request c{.method = "POST", .bucket = loc.bucket, .key = loc.key, .body = as_bytes(body)};
+    c.api = "CompleteMultipartUpload";
     c.query = {{"uploadId", upload_id}};
     c.op = "CompleteMultipartUpload";
     auto r = FLOE_TRY(execute(c));
@@ -559,6 +619,7 @@ result<void> s3_file_io::complete_upload(const s3_location& loc, const std::stri
 
 void s3_file_io::abort_upload(const s3_location& loc, const std::string& upload_id) {
     request a{.method = "DELETE", .bucket = loc.bucket, .key = loc.key};
+    a.api = "AbortMultipartUpload";
     a.query = {{"uploadId", upload_id}};
     a.op = "AbortMultipartUpload";
     auto r = execute(a);

@@ -1,5 +1,6 @@
 // s3_file_io against a real S3 server (moto with signature checking on), started by
 // tests/s3/moto_env.py, which passes its endpoint, bucket and key in S3TEST_*.
+#include "base/metrics.h"
 #include "base/uuid.h"
 #include "iceberg/s3_file_io.h"
 
@@ -199,6 +200,33 @@ TEST_F(S3FileIo, SmallStreamedObjectIsOnePut) {
     ASSERT_TRUE(w->close());
     EXPECT_EQ(io.read(uri).value(), bytes("abcdef"));
     EXPECT_TRUE(io.list_uploads(root).value().empty());
+}
+
+// The value of one sample line of /metrics, 0 if absent.
+double sample(const std::string& line_prefix) {
+    auto text = metrics::registry::instance().render();
+    auto at = text.find("\n" + line_prefix + " ");
+    if (at == std::string::npos) return 0;
+    return std::stod(text.substr(at + line_prefix.size() + 2));
+}
+
+TEST_F(S3FileIo, RequestsAreCountedByApi) {
+    auto puts = sample(R"(floe_s3_requests_total{operation="PutObject"})");
+    auto gets = sample(R"(floe_s3_requests_total{operation="GetObject"})");
+    auto sent = sample(R"(floe_s3_bytes_total{direction="sent"})");
+    auto conflicts = sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})");
+    ASSERT_TRUE(io.write(root + "m1", bytes("12345")));
+    ASSERT_TRUE(io.create_new(root + "m2", bytes("x")));
+    EXPECT_FALSE(io.create_new(root + "m2", bytes("x")));
+    ASSERT_TRUE(io.read(root + "m1"));
+    EXPECT_EQ(sample(R"(floe_s3_requests_total{operation="PutObject"})"), puts + 3);
+    EXPECT_EQ(sample(R"(floe_s3_requests_total{operation="GetObject"})"), gets + 1);
+    EXPECT_EQ(sample(R"(floe_s3_bytes_total{direction="sent"})"), sent + 7);
+    EXPECT_EQ(sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})"), conflicts)
+        << "a lost create_new is an answer, not an error";
+    s3_file_io bad(options("not-the-secret"));
+    EXPECT_FALSE(bad.read(root + "m1"));
+    EXPECT_GE(sample(R"(floe_s3_errors_total{operation="GetObject",code="SignatureDoesNotMatch"})"), 1);
 }
 
 TEST_F(S3FileIo, WrongSecretNamesTheCheck) {
