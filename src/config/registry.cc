@@ -121,7 +121,7 @@ registry::registry() {
                             "exponential backoff and jitter"),
                         1, 100));
     d.push_back(bounded(def("floe.storage.remote.s3.multipart-part-size", st::size, "16MB",
-                            "Objects larger than this are uploaded in parts of this size (S3 needs 5MB or more)"),
+                            "Objects larger than this are uploaded in parts of this size (S3 needs 5MiB or more)"),
                         5 * mib, 5 * gib));
     d.push_back(bounded(def("floe.storage.remote.iceberg.row-group-size", st::size, "128MB",
                             "Cut a Parquet row group once its encoded (compressed) pages reach this size"),

@@ -168,7 +168,10 @@ struct s3_file_io::request {
     std::string op;     // "GET", "PUT", "ListObjectsV2": what the error says was done
     std::string api;    // the S3 API name, for metrics: "GetObject", "UploadPart", ...
     bool head = false;  // no response body
-    bool ambiguous = false; // set by execute: an earlier attempt may have taken effect
+    // Conditional requests go on a new connection: on a reused one that dies before any
+    // answer, curl re-sends by itself, and a create_new could not know its first send landed.
+    bool fresh_connection = false;
+    bool retried = false; // set by execute: an earlier attempt may have taken effect
 };
 
 struct s3_file_io::response {
@@ -262,8 +265,7 @@ void s3_file_io::give_back(void* handle) {
     else curl_easy_cleanup(static_cast<CURL*>(handle));
 }
 
-result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_credentials& creds, bool& sent) {
-    sent = false;
+result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_credentials& creds) {
     // Path and host: path-style puts the bucket in the path, virtual-hosted in the host.
     std::string host = _host, path;
     auto key_path = uri_encode(req.key, true);
@@ -306,6 +308,7 @@ result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_cr
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl.list);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (req.fresh_connection) curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(_opts.request_timeout.count()));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(_opts.connect_timeout.count()));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -330,11 +333,6 @@ result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_cr
     }
     auto rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
-    curl_off_t uploaded = 0;
-    curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &uploaded);
-    // A request that may have reached the server: its outcome is unknown, not "not done".
-    sent = rc == CURLE_OK || uploaded > 0 || resp.status != 0 ||
-           !(rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST);
     if (rc != CURLE_OK) {
         curl_easy_cleanup(h); // its connection may be half-used; do not reuse it
         // Resets, timeouts, refused connections are worth a retry; a bad URL or TLS setup is not.
@@ -356,9 +354,8 @@ result<s3_file_io::response> s3_file_io::execute(request& req) {
     auto creds = FLOE_TRY_CTX(_opts.credentials->credentials(), "{} s3://{}/{}: credentials from {}", req.op,
                               req.bucket, req.key, _opts.credentials->source());
     for (int attempt = 1;; ++attempt) {
-        bool sent = false;
         auto t0 = std::chrono::steady_clock::now();
-        auto r = perform_once(req, creds, sent);
+        auto r = perform_once(req, creds);
         auto& m = s3_metrics::get();
         m.requests.with({req.api}).inc();
         m.duration.with({req.api}).observe(
@@ -379,12 +376,12 @@ result<s3_file_io::response> s3_file_io::execute(request& req) {
         } else {
             return r;
         }
-        if (retry && (sent || (r && r->status >= 500))) req.ambiguous = true;
         if (!retry || attempt >= _opts.max_attempts) {
             if (!r) return fail(r.error().code(), "{} (after {} attempt(s))", r.error().message(), attempt);
             return r; // the caller turns the status into an error naming the object
         }
         m.retries.with({req.api}).inc();
+        req.retried = true;
         auto cap = std::min<int64_t>(_opts.retry_cap.count(), _opts.retry_base.count() << std::min(attempt, 16));
         auto sleep_ms = static_cast<int64_t>(os_random64() % static_cast<uint64_t>(cap + 1));
         spdlog::debug("s3: {} s3://{}/{} attempt {} failed ({}); retrying in {} ms", req.op, req.bucket, req.key,
@@ -478,13 +475,14 @@ result<void> s3_file_io::create_new(std::string_view uri, bytes_view data) {
     request req{.method = "PUT", .bucket = loc.bucket, .key = loc.key, .body = data};
     req.api = "PutObject";
     req.headers.emplace_back("if-none-match", "*");
+    req.fresh_connection = true;
     req.op = "PUT (If-None-Match: *)";
     auto r = FLOE_TRY(execute(req));
     if (r.status == 200) return {};
-    if (r.status == 412 && req.ambiguous) {
+    if (r.status == 412 && req.retried) {
         // An earlier attempt may have created the object and lost its answer: the object is
         // ours if it holds exactly our bytes (a rival writer's metadata differs at least in
-        // its uuid-named manifest list).
+        // its snapshot ids).
         auto have = read(uri);
         if (have && have->size() == data.size() && std::equal(have->begin(), have->end(), data.begin())) return {};
     }
@@ -596,7 +594,8 @@ result<std::string> s3_file_io::upload_part(const s3_location& loc, const std::s
 }
 
 result<void> s3_file_io::complete_upload(const s3_location& loc, const std::string& upload_id,
-                                         const std::vector<std::string>& etags) {
+                                         const std::vector<std::string>& etags,
+                                         std::optional<uint64_t> expected_size) {
     std::string body = "<CompleteMultipartUpload>";
     for (size_t i = 0; i < etags.size(); ++i)
         body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
@@ -612,8 +611,12 @@ result<void> s3_file_io::complete_upload(const s3_location& loc, const std::stri
         r.code = xml_tag(r.body, "Code").value_or("InternalError");
     }
     if (r.status == 200) return {};
-    // NoSuchUpload after an attempt of unknown outcome: that attempt completed the upload.
-    if (r.status == 404 && c.ambiguous) return {};
+    // NoSuchUpload: an earlier send (ours after an unknown outcome, or curl's silent re-send on
+    // a dead reused connection) may have completed it; then the object is there with our size.
+    if (r.status == 404 && r.code == "NoSuchUpload" && expected_size) {
+        auto have = size(fmt::format("s3://{}/{}", loc.bucket, loc.key));
+        if (have && *have == *expected_size) return {};
+    }
     return status_error(c.op, loc.bucket, loc.key, r);
 }
 
@@ -662,7 +665,7 @@ public:
             return {};
         }
         if (!_buf.empty() || _etags.empty()) FLOE_TRY(flush_part());
-        auto done = _io.complete_upload(_loc, _upload_id, _etags);
+        auto done = _io.complete_upload(_loc, _upload_id, _etags, _size);
         if (!done) {
             _failed = true;
             return done;

@@ -104,8 +104,9 @@ public:
     // Multipart steps (public for the writer; each retried like any request).
     result<std::string> start_upload(const s3_location& loc);
     result<std::string> upload_part(const s3_location& loc, const std::string& upload_id, int part, bytes_view data);
+    /// `expected_size`: the object's size, to recognise an upload an earlier send completed.
     result<void> complete_upload(const s3_location& loc, const std::string& upload_id,
-                                 const std::vector<std::string>& etags);
+                                 const std::vector<std::string>& etags, std::optional<uint64_t> expected_size);
     void abort_upload(const s3_location& loc, const std::string& upload_id);
 
     const s3_options& options() const noexcept { return _opts; }
@@ -115,7 +116,7 @@ public:
 
 private:
     result<response> execute(request& req);
-    result<response> perform_once(request& req, const aws_credentials& creds, bool& sent);
+    result<response> perform_once(request& req, const aws_credentials& creds);
     void* take_handle();
     void give_back(void* handle);
 
