@@ -270,8 +270,7 @@ result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_cr
     std::string host = _host, path;
     auto key_path = uri_encode(req.key, true);
     if (_opts.path_style) {
-        path = "/" + uri_encode(req.bucket, false) + (req.key.empty() && req.query.empty() ? "" : "/") + key_path;
-        if (path == "/" + uri_encode(req.bucket, false)) path += "/";
+        path = "/" + uri_encode(req.bucket, false) + "/" + key_path;
     } else {
         host = req.bucket + "." + _host;
         path = "/" + key_path;
@@ -326,7 +325,9 @@ result<s3_file_io::response> s3_file_io::perform_once(request& req, const aws_cr
         curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     } else if (req.method == "POST") {
         curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, reinterpret_cast<const char*>(req.body.data()));
+        // Never a null pointer: curl would then read the body from its default source, stdin.
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+                         req.body.empty() ? "" : reinterpret_cast<const char*>(req.body.data()));
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     } else if (req.method != "GET") {
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
