@@ -72,6 +72,22 @@ TEST_F(S3FileIo, KeysWithReservedCharacters) {
     EXPECT_EQ(io.list(root + "dir/").value(), std::vector<std::string>{uri});
 }
 
+TEST_F(S3FileIo, VirtualHostedAddressing) {
+    // The bucket in the host name: curl resolves <bucket>.localhost to loopback.
+    auto o = options();
+    auto ep = env("S3TEST_ENDPOINT");
+    o.endpoint = "http://localhost" + ep.substr(ep.rfind(':'));
+    o.path_style = false;
+    s3_file_io vh(o);
+    auto uri = root + "vhost/a b.txt";
+    auto w = vh.write(uri, bytes("hosted"));
+    ASSERT_TRUE(w) << w.error().message();
+    EXPECT_EQ(io.read(uri).value(), bytes("hosted")) << "the same object as path-style addressing sees";
+    EXPECT_EQ(vh.list(root + "vhost/").value(), std::vector<std::string>{uri});
+    ASSERT_TRUE(vh.create_new(root + "vhost/new", bytes("n")));
+    EXPECT_EQ(vh.create_new(root + "vhost/new", bytes("n")).error().code(), errc::already_exists);
+}
+
 TEST_F(S3FileIo, RangedReads) {
     auto uri = root + "ranged";
     byte_buffer data(100'000);
