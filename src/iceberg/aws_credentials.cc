@@ -63,6 +63,8 @@ result<http_reply> http_call(const std::string& method, const std::string& url,
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    // Off EC2 and ECS the link-local endpoints do not answer: give up on them quickly.
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply.body);
     if (method == "POST" || method == "PUT") {
