@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <sys/resource.h>
 
@@ -151,15 +152,21 @@ int main(int argc, char** argv) {
                 s3 ? "s3:// (local S3 server)" : "file://", records, value_size, double(records) / secs,
                 double(payload) / secs / 1e6, rep.segments_offloaded, double(parquet_bytes) / 1e6,
                 cpu / double(records) * 1e9);
-    if (s3) {
-        std::istringstream lines(s3_requests);
+    // S3 requests by API from a /metrics rendering.
+    auto requests_by_api = [](const std::string& text) {
+        std::map<std::string, double> out;
+        std::istringstream lines(text);
         for (std::string line; std::getline(lines, line);)
             if (line.starts_with("floe_s3_requests_total{")) {
                 auto sp = line.rfind(' ');
-                std::printf("s3       offload %s per million records: %.1f\n", line.substr(0, sp).c_str(),
-                            std::stod(line.substr(sp + 1)) * 1e6 / double(records));
+                out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
             }
-    }
+        return out;
+    };
+    auto offload_requests = requests_by_api(s3_requests);
+    if (s3)
+        for (auto& [name, n] : offload_requests)
+            std::printf("s3       offload %s per million records: %.1f\n", name.c_str(), n * 1e6 / double(records));
     std::printf("peer     Korvet (published): 32,000 msg/s one stream, 115,000 msg/s four streams -> %.1fx one stream\n",
                 double(records) / secs / 32000.0);
 
@@ -181,6 +188,10 @@ int main(int argc, char** argv) {
     double fsecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     std::printf("tiered   read back %zu records as record batches: %.0f records/s, %.1f MB/s (cold cache)\n", got,
                 double(got) / fsecs, double(bytes) / fsecs / 1e6);
+    if (s3)
+        for (auto& [name, n] : requests_by_api(metrics::registry::instance().render()))
+            if (auto d = n - offload_requests[name]; d > 0)
+                std::printf("s3       tiered read %s per million records: %.1f\n", name.c_str(), d * 1e6 / double(records));
     (void)(*logs)->close();
     fs::remove_all(dir);
     return 0;

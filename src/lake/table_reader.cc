@@ -10,7 +10,8 @@ namespace {
 // A data file in object storage read by ranges (S3 ranged GETs): the footer, then only the
 // row groups and columns the reader asks for. The size comes from the manifest when known;
 // the file's last 64 KiB are fetched once, so the magic, footer length and footer (and the
-// whole of a small file) cost one GET instead of three.
+// whole of a small file) cost one GET instead of three; sequential reads fetch 8 MiB windows.
+// One reader (and thread) at a time, as parquet::input_source requires.
 class file_io_source final : public parquet::input_source {
 public:
     file_io_source(iceberg::file_io& io, std::string uri, int64_t size) : _io(io), _uri(std::move(uri)) {
@@ -32,18 +33,38 @@ public:
             out.assign(from, from + static_cast<ptrdiff_t>(len));
             return {};
         }
-        return _io.read_range(_uri, offset, len, out);
+        if (offset >= _window_off && offset + len <= _window_off + _window.size()) {
+            auto from = _window.begin() + static_cast<ptrdiff_t>(offset - _window_off);
+            out.assign(from, from + static_cast<ptrdiff_t>(len));
+            _next = offset + len;
+            return {};
+        }
+        // A read that starts where the last one ended is a sequential scan (the column chunks
+        // of a row group, row group after row group): fetch a whole window, one GET for many
+        // chunks. Point reads (key lookups) keep fetching only what they ask for.
+        bool sequential = offset == _next;
+        _next = offset + len;
+        if (!sequential || len >= readahead_bytes) return _io.read_range(_uri, offset, len, out);
+        auto want = std::min<uint64_t>(readahead_bytes, total - offset);
+        FLOE_TRY(_io.read_range(_uri, offset, static_cast<size_t>(want), _window));
+        _window_off = offset;
+        out.assign(_window.begin(), _window.begin() + static_cast<ptrdiff_t>(len));
+        return {};
     }
     const std::string& name() const override { return _uri; }
 
 private:
     static constexpr uint64_t tail_bytes = 64 * 1024;
+    static constexpr uint64_t readahead_bytes = 8u << 20;
     iceberg::file_io& _io;
     std::string _uri;
     std::optional<uint64_t> _size;
     bool _tail_loaded = false;
     uint64_t _tail_off = 0;
     byte_buffer _tail;
+    uint64_t _next = UINT64_MAX;    // where the last read ended
+    uint64_t _window_off = 0;       // the read-ahead window of a sequential scan
+    byte_buffer _window;
 };
 
 } // namespace
