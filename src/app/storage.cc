@@ -17,7 +17,8 @@ result<remote_storage> make_file_io(const config::settings& s) {
         return out;
     }
     if (!warehouse.starts_with("s3://"))
-        return fail(errc::invalid_argument, "floe.storage.remote.path={}: use file:///... or s3://bucket/prefix",
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.path={}: use file:///... or s3://bucket/prefix",
                     warehouse);
     auto loc = FLOE_TRY_CTX(iceberg::parse_s3_uri(warehouse), "floe.storage.remote.path");
     iceberg::s3_options o;
@@ -25,12 +26,13 @@ result<remote_storage> make_file_io(const config::settings& s) {
     if (o.region.empty()) o.region = iceberg::region_from_environment();
     if (o.region.empty()) o.region = "us-east-1";
     o.endpoint = s.get_optional("floe.storage.remote.s3.endpoint").value_or("");
-    o.path_style = s.get_optional("floe.storage.remote.s3.path-style-access").has_value() &&
-                   s.get_bool("floe.storage.remote.s3.path-style-access");
+    o.path_style = s.get_optional("floe.storage.remote.s3.path-style-access").has_value()
+                   && s.get_bool("floe.storage.remote.s3.path-style-access");
     o.max_connections = static_cast<size_t>(s.get_int("floe.storage.remote.s3.max-connections"));
     o.request_timeout = s.get_duration("floe.storage.remote.s3.request-timeout");
     o.max_attempts = static_cast<int>(s.get_int("floe.storage.remote.s3.max-attempts"));
-    o.multipart_part_size = static_cast<uint64_t>(s.get_size("floe.storage.remote.s3.multipart-part-size"));
+    o.multipart_part_size =
+        static_cast<uint64_t>(s.get_size("floe.storage.remote.s3.multipart-part-size"));
     if (auto id = s.get_optional("floe.storage.remote.s3.access-key-id")) {
         o.credentials = std::make_shared<iceberg::static_credentials>(iceberg::aws_credentials{
             *id, s.get_string("floe.storage.remote.s3.secret-access-key"),

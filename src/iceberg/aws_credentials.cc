@@ -15,7 +15,8 @@ namespace {
 constexpr int64_t refresh_margin_s = 300;
 
 int64_t now_s() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -26,8 +27,10 @@ std::optional<std::string> process_env(const std::string& name) {
 }
 
 std::string trim(std::string_view v) {
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front())))
+        v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back())))
+        v.remove_suffix(1);
     return std::string(v);
 }
 
@@ -57,7 +60,8 @@ result<http_reply> http_call(const std::string& method, const std::string& url,
     CURL* h = curl_easy_init();
     if (!h) return fail(errc::internal, "curl_easy_init failed");
     curl_slist* hl = nullptr;
-    for (auto& x : headers) hl = curl_slist_append(hl, x.c_str());
+    for (auto& x : headers)
+        hl = curl_slist_append(hl, x.c_str());
     http_reply reply;
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
@@ -76,7 +80,8 @@ result<http_reply> http_call(const std::string& method, const std::string& url,
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &reply.status);
     curl_slist_free_all(hl);
     curl_easy_cleanup(h);
-    if (rc != CURLE_OK) return fail(errc::unavailable, "{} {}: {}", method, url, curl_easy_strerror(rc));
+    if (rc != CURLE_OK)
+        return fail(errc::unavailable, "{} {}: {}", method, url, curl_easy_strerror(rc));
     return reply;
 }
 
@@ -90,7 +95,9 @@ std::optional<std::string> xml_text(std::string_view body, std::string_view tag)
     return std::string(body.substr(b, e - b));
 }
 
-std::string form_encode(std::string_view s) { return uri_encode(s, false); }
+std::string form_encode(std::string_view s) {
+    return uri_encode(s, false);
+}
 
 // ---- the links ----
 
@@ -112,7 +119,8 @@ public:
     result<expiring_credentials> fetch() override {
         auto id = _env("AWS_ACCESS_KEY_ID"), secret = _env("AWS_SECRET_ACCESS_KEY");
         if (!id || !secret)
-            return fail(errc::invalid_argument, "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+            return fail(errc::invalid_argument,
+                        "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
         return expiring_credentials{{*id, *secret, _env("AWS_SESSION_TOKEN").value_or("")}, 0};
     }
     std::string name() const override { return "environment (AWS_ACCESS_KEY_ID)"; }
@@ -125,35 +133,48 @@ class web_identity_link final : public link {
 public:
     web_identity_link(env_fn env, std::string region, std::chrono::milliseconds timeout)
         : _env(std::move(env)), _region(std::move(region)), _timeout(timeout) {}
-    bool configured() override { return _env("AWS_ROLE_ARN") && _env("AWS_WEB_IDENTITY_TOKEN_FILE"); }
+    bool configured() override {
+        return _env("AWS_ROLE_ARN") && _env("AWS_WEB_IDENTITY_TOKEN_FILE");
+    }
     result<expiring_credentials> fetch() override {
         auto file = *_env("AWS_WEB_IDENTITY_TOKEN_FILE");
         auto token = read_text(file); // re-read each time: the kubelet rotates it
-        if (!token) return fail(errc::unavailable, "cannot read AWS_WEB_IDENTITY_TOKEN_FILE {}", file);
+        if (!token)
+            return fail(errc::unavailable, "cannot read AWS_WEB_IDENTITY_TOKEN_FILE {}", file);
         auto endpoint = _env("AWS_ENDPOINT_URL_STS")
                             .or_else([&] { return _env("AWS_ENDPOINT_URL"); })
-                            .value_or(fmt::format("https://sts.{}.amazonaws.com", _region.empty() ? "us-east-1" : _region));
-        while (endpoint.ends_with('/')) endpoint.pop_back();
+                            .value_or(fmt::format("https://sts.{}.amazonaws.com",
+                                                  _region.empty() ? "us-east-1" : _region));
+        while (endpoint.ends_with('/'))
+            endpoint.pop_back();
         auto session = _env("AWS_ROLE_SESSION_NAME").value_or("floe-" + std::to_string(now_s()));
-        auto body = fmt::format("Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn={}&RoleSessionName={}"
-                                "&WebIdentityToken={}",
-                                form_encode(*_env("AWS_ROLE_ARN")), form_encode(session), form_encode(trim(*token)));
-        auto r = FLOE_TRY_CTX(http_call("POST", endpoint + "/", {"Content-Type: application/x-www-form-urlencoded"},
-                                        body, _timeout),
+        auto body = fmt::format(
+            "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn={}&RoleSessionName={}"
+            "&WebIdentityToken={}",
+            form_encode(*_env("AWS_ROLE_ARN")), form_encode(session), form_encode(trim(*token)));
+        auto r = FLOE_TRY_CTX(http_call("POST", endpoint + "/",
+                                        {"Content-Type: application/x-www-form-urlencoded"}, body,
+                                        _timeout),
                               "STS AssumeRoleWithWebIdentity");
         if (r.status != 200)
-            return fail(errc::unavailable, "STS AssumeRoleWithWebIdentity for {}: {} {}: check AWS_ROLE_ARN and the "
-                        "role's trust policy", *_env("AWS_ROLE_ARN"), r.status, xml_text(r.body, "Code").value_or(""));
+            return fail(errc::unavailable,
+                        "STS AssumeRoleWithWebIdentity for {}: {} {}: check AWS_ROLE_ARN and the "
+                        "role's trust policy",
+                        *_env("AWS_ROLE_ARN"), r.status, xml_text(r.body, "Code").value_or(""));
         expiring_credentials out;
         out.creds.access_key_id = xml_text(r.body, "AccessKeyId").value_or("");
         out.creds.secret_access_key = xml_text(r.body, "SecretAccessKey").value_or("");
         out.creds.session_token = xml_text(r.body, "SessionToken").value_or("");
         if (out.creds.access_key_id.empty() || out.creds.secret_access_key.empty())
-            return fail(errc::unavailable, "STS AssumeRoleWithWebIdentity: no credentials in the answer");
-        if (auto exp = xml_text(r.body, "Expiration")) out.expires_at = FLOE_TRY(parse_iso8601(*exp));
+            return fail(errc::unavailable,
+                        "STS AssumeRoleWithWebIdentity: no credentials in the answer");
+        if (auto exp = xml_text(r.body, "Expiration"))
+            out.expires_at = FLOE_TRY(parse_iso8601(*exp));
         return out;
     }
-    std::string name() const override { return "web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE)"; }
+    std::string name() const override {
+        return "web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE)";
+    }
 
 private:
     env_fn _env;
@@ -188,7 +209,8 @@ private:
     std::string profile() const { return _env("AWS_PROFILE").value_or("default"); }
     std::optional<aws_credentials> lookup() {
         auto p = profile();
-        auto from = [&](const std::string& path, const std::string& section) -> std::optional<aws_credentials> {
+        auto from = [&](const std::string& path,
+                        const std::string& section) -> std::optional<aws_credentials> {
             auto text = read_text(path);
             if (!text) return std::nullopt;
             auto ini = parse_ini(*text);
@@ -198,18 +220,23 @@ private:
             auto id = kv.find("aws_access_key_id"), secret = kv.find("aws_secret_access_key");
             if (id == kv.end() || secret == kv.end()) return std::nullopt;
             auto token = kv.find("aws_session_token");
-            return aws_credentials{id->second, secret->second, token == kv.end() ? "" : token->second};
+            return aws_credentials{id->second, secret->second,
+                                   token == kv.end() ? "" : token->second};
         };
-        if (auto c = from(home_file(_env, "AWS_SHARED_CREDENTIALS_FILE", "/.aws/credentials"), p)) return c;
+        if (auto c = from(home_file(_env, "AWS_SHARED_CREDENTIALS_FILE", "/.aws/credentials"), p))
+            return c;
         // The config file names profiles "profile NAME", except the default one.
-        return from(home_file(_env, "AWS_CONFIG_FILE", "/.aws/config"), p == "default" ? p : "profile " + p);
+        return from(home_file(_env, "AWS_CONFIG_FILE", "/.aws/config"),
+                    p == "default" ? p : "profile " + p);
     }
     env_fn _env;
 };
 
-result<expiring_credentials> parse_json_credentials(const std::string& body, const std::string& what) {
+result<expiring_credentials> parse_json_credentials(const std::string& body,
+                                                    const std::string& what) {
     auto j = nlohmann::json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return fail(errc::unavailable, "{}: the answer is not JSON", what);
+    if (j.is_discarded() || !j.is_object())
+        return fail(errc::unavailable, "{}: the answer is not JSON", what);
     expiring_credentials out;
     out.creds.access_key_id = j.value("AccessKeyId", "");
     out.creds.secret_access_key = j.value("SecretAccessKey", "");
@@ -223,9 +250,11 @@ result<expiring_credentials> parse_json_credentials(const std::string& body, con
 
 class ecs_link final : public link {
 public:
-    ecs_link(env_fn env, std::chrono::milliseconds timeout) : _env(std::move(env)), _timeout(timeout) {}
+    ecs_link(env_fn env, std::chrono::milliseconds timeout)
+        : _env(std::move(env)), _timeout(timeout) {}
     bool configured() override {
-        return _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI") || _env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        return _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+               || _env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
     }
     result<expiring_credentials> fetch() override {
         auto url = _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
@@ -235,12 +264,17 @@ public:
         std::optional<std::string> token = _env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
         if (auto f = _env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
             token = read_text(*f);
-            if (!token) return fail(errc::unavailable, "cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {}", *f);
+            if (!token)
+                return fail(errc::unavailable,
+                            "cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {}", *f);
         }
         if (token) headers.push_back("Authorization: " + trim(*token));
-        auto r = FLOE_TRY_CTX(http_call("GET", url, headers, "", _timeout), "ECS container credentials");
+        auto r =
+            FLOE_TRY_CTX(http_call("GET", url, headers, "", _timeout), "ECS container credentials");
         if (r.status != 200)
-            return fail(errc::unavailable, "ECS container credentials at {}: HTTP {}: check the task role", url, r.status);
+            return fail(errc::unavailable,
+                        "ECS container credentials at {}: HTTP {}: check the task role", url,
+                        r.status);
         return parse_json_credentials(r.body, "ECS container credentials");
     }
     std::string name() const override { return "ECS container credentials"; }
@@ -252,26 +286,33 @@ private:
 
 class imds_link final : public link {
 public:
-    imds_link(env_fn env, std::chrono::milliseconds timeout) : _env(std::move(env)), _timeout(timeout) {}
+    imds_link(env_fn env, std::chrono::milliseconds timeout)
+        : _env(std::move(env)), _timeout(timeout) {}
     bool configured() override { return _env("AWS_EC2_METADATA_DISABLED").value_or("") != "true"; }
     result<expiring_credentials> fetch() override {
         auto base = _env("AWS_EC2_METADATA_SERVICE_ENDPOINT").value_or("http://169.254.169.254");
-        while (base.ends_with('/')) base.pop_back();
+        while (base.ends_with('/'))
+            base.pop_back();
         // IMDSv2: a session token first, then the role name, then its credentials.
-        auto t = FLOE_TRY_CTX(http_call("PUT", base + "/latest/api/token", {"X-aws-ec2-metadata-token-ttl-seconds: 21600"},
-                                        "", _timeout),
-                              "EC2 instance metadata");
-        if (t.status != 200) return fail(errc::unavailable, "EC2 instance metadata token: HTTP {}", t.status);
+        auto t =
+            FLOE_TRY_CTX(http_call("PUT", base + "/latest/api/token",
+                                   {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, "", _timeout),
+                         "EC2 instance metadata");
+        if (t.status != 200)
+            return fail(errc::unavailable, "EC2 instance metadata token: HTTP {}", t.status);
         std::vector<std::string> h{"X-aws-ec2-metadata-token: " + trim(t.body)};
         auto path = base + "/latest/meta-data/iam/security-credentials/";
         auto role = FLOE_TRY_CTX(http_call("GET", path, h, "", _timeout), "EC2 instance metadata");
         if (role.status != 200 || trim(role.body).empty())
-            return fail(errc::unavailable, "EC2 instance metadata: no IAM role attached to the instance (HTTP {})",
+            return fail(errc::unavailable,
+                        "EC2 instance metadata: no IAM role attached to the instance (HTTP {})",
                         role.status);
         auto name = trim(role.body.substr(0, role.body.find('\n')));
-        auto c = FLOE_TRY_CTX(http_call("GET", path + name, h, "", _timeout), "EC2 instance metadata");
+        auto c =
+            FLOE_TRY_CTX(http_call("GET", path + name, h, "", _timeout), "EC2 instance metadata");
         if (c.status != 200)
-            return fail(errc::unavailable, "EC2 instance metadata credentials of role {}: HTTP {}", name, c.status);
+            return fail(errc::unavailable, "EC2 instance metadata credentials of role {}: HTTP {}",
+                        name, c.status);
         return parse_json_credentials(c.body, "EC2 instance metadata");
     }
     std::string name() const override { return "EC2 instance metadata (IMDSv2)"; }
@@ -304,11 +345,13 @@ public:
         if (!fresh) {
             // Keep using credentials that have not expired yet while the source is down.
             if (_have && (_cached.expires_at == 0 || now_s() < _cached.expires_at)) {
-                spdlog::warn("s3: refreshing credentials from {} failed ({}); the current ones are valid until {}",
+                spdlog::warn("s3: refreshing credentials from {} failed ({}); the current ones are "
+                             "valid until {}",
                              _chosen->name(), fresh.error().message(), _cached.expires_at);
                 return _cached.creds;
             }
-            return fail(fresh.error().code(), "credentials from {}: {}", _chosen->name(), fresh.error().message());
+            return fail(fresh.error().code(), "credentials from {}: {}", _chosen->name(),
+                        fresh.error().message());
         }
         _cached = std::move(*fresh);
         _have = true;
@@ -323,7 +366,8 @@ public:
 private:
     std::string tried() const {
         std::string out;
-        for (auto& l : _links) out += (out.empty() ? "" : ", ") + l->name();
+        for (auto& l : _links)
+            out += (out.empty() ? "" : ", ") + l->name();
         return "tried " + out;
     }
     mutable std::mutex _mu;
@@ -351,7 +395,8 @@ ini_sections parse_ini(std::string_view text) {
         }
         auto eq = line.find('=');
         if (eq == std::string::npos || section.empty()) continue;
-        out[section][trim(std::string_view(line).substr(0, eq))] = trim(std::string_view(line).substr(eq + 1));
+        out[section][trim(std::string_view(line).substr(0, eq))] =
+            trim(std::string_view(line).substr(eq + 1));
     }
     return out;
 }

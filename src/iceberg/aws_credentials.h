@@ -18,14 +18,15 @@ namespace floe::iceberg {
 /// their own.
 struct credential_chain_options {
     std::function<std::optional<std::string>(const std::string&)> getenv; ///< default ::getenv
-    std::string region;                 ///< for the STS endpoint; empty: us-east-1
+    std::string region; ///< for the STS endpoint; empty: us-east-1
     std::chrono::milliseconds http_timeout{5'000};
 };
 
 /// The chain: the first link that is configured (its variables set, its profile present)
 /// provides every credential from then on; instance metadata is the last resort. Fails naming
 /// every link it tried when none is configured.
-std::shared_ptr<credentials_provider> make_default_credential_chain(credential_chain_options opts = {});
+std::shared_ptr<credentials_provider>
+make_default_credential_chain(credential_chain_options opts = {});
 
 /// The region from AWS_REGION, else AWS_DEFAULT_REGION, else the profile's `region`, else "".
 std::string region_from_environment(const credential_chain_options& opts = {});

@@ -46,15 +46,16 @@ struct s3_options {
     /// Bucket in the path (http://host/bucket/key) instead of the host (http://bucket.host/key).
     bool path_style = false;
     std::shared_ptr<credentials_provider> credentials;
-    int max_attempts = 5;                          ///< per request, counting the first
+    int max_attempts = 5;                              ///< per request, counting the first
     std::chrono::milliseconds request_timeout{60'000}; ///< whole request, per attempt
     std::chrono::milliseconds connect_timeout{5'000};
     std::chrono::milliseconds retry_base{100}; ///< backoff: random in [0, base * 2^attempt], capped
     std::chrono::milliseconds retry_cap{5'000};
     /// Writes larger than this go up as a multipart upload of parts this size (>= 5 MiB on S3).
     uint64_t multipart_part_size = 16ull << 20;
-    size_t max_connections = 16; ///< idle easy handles (each keeping its connections) kept for reuse
-    int list_page_size = 1000;   ///< max-keys of each ListObjectsV2 page
+    size_t max_connections =
+        16;                    ///< idle easy handles (each keeping its connections) kept for reuse
+    int list_page_size = 1000; ///< max-keys of each ListObjectsV2 page
 };
 
 /// An s3://bucket/key URI split; fails unless it is one.
@@ -87,7 +88,8 @@ public:
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
     result<uint64_t> size(std::string_view uri) override;
-    result<void> read_range(std::string_view uri, uint64_t offset, size_t len, byte_buffer& out) override;
+    result<void> read_range(std::string_view uri, uint64_t offset, size_t len,
+                            byte_buffer& out) override;
 
     /// HEAD of the bucket: a missing bucket or bad credentials as a clear error (/readyz).
     result<void> check_bucket(std::string_view bucket);
@@ -103,10 +105,12 @@ public:
 
     // Multipart steps (public for the writer; each retried like any request).
     result<std::string> start_upload(const s3_location& loc);
-    result<std::string> upload_part(const s3_location& loc, const std::string& upload_id, int part, bytes_view data);
+    result<std::string> upload_part(const s3_location& loc, const std::string& upload_id, int part,
+                                    bytes_view data);
     /// `expected_size`: the object's size, to recognise an upload an earlier send completed.
     result<void> complete_upload(const s3_location& loc, const std::string& upload_id,
-                                 const std::vector<std::string>& etags, std::optional<uint64_t> expected_size);
+                                 const std::vector<std::string>& etags,
+                                 std::optional<uint64_t> expected_size);
     void abort_upload(const s3_location& loc, const std::string& upload_id);
 
     const s3_options& options() const noexcept { return _opts; }
@@ -125,6 +129,5 @@ private:
     std::mutex _mu;
     std::vector<void*> _idle; // CURL* kept for reuse
 };
-
 
 } // namespace floe::iceberg

@@ -9,6 +9,7 @@
 #include <array>
 #include <cctype>
 #include <ctime>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -30,12 +31,14 @@ std::string hex(const unsigned char* p, size_t n) {
 digest hmac(std::string_view key, std::string_view data) {
     digest out{};
     unsigned int len = 0;
-    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-         data.size(), out.data(), &len);
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+         reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &len);
     return out;
 }
 
-std::string_view as_view(const digest& d) { return {reinterpret_cast<const char*>(d.data()), d.size()}; }
+std::string_view as_view(const digest& d) {
+    return {reinterpret_cast<const char*>(d.data()), d.size()};
+}
 
 std::string trim(std::string_view v) {
     // Header values are trimmed and inner runs of spaces folded to one (SigV4 canonical headers).
@@ -55,7 +58,8 @@ std::string trim(std::string_view v) {
 
 std::string lower(std::string_view s) {
     std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : out)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 
@@ -63,7 +67,8 @@ std::string lower(std::string_view s) {
 std::vector<std::pair<std::string, std::string>> canonical_headers(const sigv4_request& req) {
     std::vector<std::pair<std::string, std::string>> h;
     h.reserve(req.headers.size());
-    for (auto& [k, v] : req.headers) h.emplace_back(lower(k), trim(v));
+    for (auto& [k, v] : req.headers)
+        h.emplace_back(lower(k), trim(v));
     std::sort(h.begin(), h.end());
     return h;
 }
@@ -106,7 +111,8 @@ std::string uri_encode(std::string_view s, bool keep_slash) {
     std::string out;
     out.reserve(s.size());
     for (unsigned char c : s) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~'
+            || (keep_slash && c == '/')) {
             out.push_back(static_cast<char>(c));
         } else {
             out.push_back('%');
@@ -120,7 +126,8 @@ std::string uri_encode(std::string_view s, bool keep_slash) {
 std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query) {
     std::vector<std::pair<std::string, std::string>> q;
     q.reserve(query.size());
-    for (auto& [k, v] : query) q.emplace_back(uri_encode(k, false), uri_encode(v, false));
+    for (auto& [k, v] : query)
+        q.emplace_back(uri_encode(k, false), uri_encode(v, false));
     std::sort(q.begin(), q.end());
     std::string out;
     for (auto& [k, v] : q) {
@@ -134,15 +141,17 @@ std::string canonical_query(const std::vector<std::pair<std::string, std::string
 
 std::string sigv4_canonical_request(const sigv4_request& req) {
     auto h = canonical_headers(req);
-    std::string out = req.method + "\n" + (req.path.empty() ? std::string("/") : req.path) + "\n" +
-                      canonical_query(req.query) + "\n";
-    for (auto& [k, v] : h) out += k + ":" + v + "\n";
-    out += "\n" + signed_header_list(h) + "\n" + req.payload_sha256;
+    auto out = fmt::format("{}\n{}\n{}\n", req.method, req.path.empty() ? "/" : req.path,
+                           canonical_query(req.query));
+    for (auto& [k, v] : h)
+        fmt::format_to(std::back_inserter(out), "{}:{}\n", k, v);
+    fmt::format_to(std::back_inserter(out), "\n{}\n{}", signed_header_list(h), req.payload_sha256);
     return out;
 }
 
-std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds, std::string_view region,
-                                std::string_view service, std::string_view amz_date) {
+std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds,
+                                std::string_view region, std::string_view service,
+                                std::string_view amz_date) {
     auto day = amz_date.substr(0, 8);
     auto scope = fmt::format("{}/{}/{}/aws4_request", day, region, service);
     auto to_sign = fmt::format("AWS4-HMAC-SHA256\n{}\n{}\n{}", amz_date, scope,
@@ -152,8 +161,9 @@ std::string sigv4_authorization(const sigv4_request& req, const aws_credentials&
     k = hmac(as_view(k), service);
     k = hmac(as_view(k), "aws4_request");
     auto sig = hmac(as_view(k), to_sign);
-    return fmt::format("AWS4-HMAC-SHA256 Credential={}/{},SignedHeaders={},Signature={}", creds.access_key_id,
-                       scope, signed_header_list(canonical_headers(req)), hex(sig.data(), sig.size()));
+    return fmt::format("AWS4-HMAC-SHA256 Credential={}/{},SignedHeaders={},Signature={}",
+                       creds.access_key_id, scope, signed_header_list(canonical_headers(req)),
+                       hex(sig.data(), sig.size()));
 }
 
 std::string amz_date(int64_t unix_seconds) {

@@ -28,7 +28,8 @@ struct sigv4_request {
     std::string path;
     std::vector<std::pair<std::string, std::string>> query;
     std::vector<std::pair<std::string, std::string>> headers;
-    std::string payload_sha256; ///< hex SHA-256 of the body (also sent as x-amz-content-sha256 for S3)
+    std::string
+        payload_sha256; ///< hex SHA-256 of the body (also sent as x-amz-content-sha256 for S3)
 };
 
 /// Lower-case hex SHA-256 of `data`.
@@ -47,8 +48,9 @@ std::string canonical_query(const std::vector<std::pair<std::string, std::string
 std::string sigv4_canonical_request(const sigv4_request& req);
 /// The Authorization header value. `amz_date` is "YYYYMMDDTHHMMSSZ" (the x-amz-date header,
 /// which the caller includes in `req.headers`).
-std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds, std::string_view region,
-                                std::string_view service, std::string_view amz_date);
+std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds,
+                                std::string_view region, std::string_view service,
+                                std::string_view amz_date);
 /// "YYYYMMDDTHHMMSSZ" for a Unix time in seconds.
 std::string amz_date(int64_t unix_seconds);
 

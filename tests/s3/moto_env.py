@@ -5,9 +5,9 @@ lets through) and a bucket signed with that key, then runs a command with the S3
 
     moto_env.py BUCKET -- command args...
 
-The command sees (not FLOE_*: floe reads those as settings) S3TEST_ENDPOINT, S3TEST_BUCKET, S3TEST_REGION,
-S3TEST_ACCESS_KEY_ID and S3TEST_SECRET_ACCESS_KEY, and S3TEST_PLAIN_ENDPOINT: a second moto without
-signature checking, for STS AssumeRoleWithWebIdentity (an unsigned call). moto runs through
+The command sees S3TEST_ENDPOINT, S3TEST_BUCKET, S3TEST_REGION, S3TEST_ACCESS_KEY_ID and
+S3TEST_SECRET_ACCESS_KEY (not FLOE_*: floe reads those as settings), and S3TEST_PLAIN_ENDPOINT:
+a second moto without signature checking, for STS AssumeRoleWithWebIdentity (an unsigned call). moto runs through
 moto_server_signed.py (see there why). moto is stopped when the command ends; the script exits
 with the command's status."""
 import json

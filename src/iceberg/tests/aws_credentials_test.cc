@@ -56,7 +56,8 @@ protected:
 TEST_F(Credentials, NothingConfiguredNamesEveryLink) {
     auto c = make_default_credential_chain(e.options())->credentials();
     ASSERT_FALSE(c);
-    for (auto* what : {"environment", "web identity", "shared files", "ECS", "EC2 instance metadata"})
+    for (auto* what :
+         {"environment", "web identity", "shared files", "ECS", "EC2 instance metadata"})
         EXPECT_NE(c.error().message().find(what), std::string::npos) << c.error().message();
 }
 
@@ -64,7 +65,8 @@ TEST_F(Credentials, EnvironmentFirst) {
     e.vars["AWS_ACCESS_KEY_ID"] = "ENVKEY";
     e.vars["AWS_SECRET_ACCESS_KEY"] = "envsecret";
     e.vars["AWS_SESSION_TOKEN"] = "envtoken";
-    write(".aws/credentials", "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
+    write(".aws/credentials",
+          "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
     auto chain = make_default_credential_chain(e.options());
     auto c = chain->credentials();
     ASSERT_TRUE(c) << c.error().message();
@@ -82,9 +84,10 @@ TEST_F(Credentials, EnvironmentWithoutSecretIsAnError) {
 }
 
 TEST_F(Credentials, SharedCredentialsFileProfiles) {
-    write(".aws/credentials", "# comment\n[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = d\n\n"
-                              "[work]\n aws_access_key_id=WORKKEY \naws_secret_access_key = w=1\n"
-                              "aws_session_token = tok\n");
+    write(".aws/credentials",
+          "# comment\n[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = d\n\n"
+          "[work]\n aws_access_key_id=WORKKEY \naws_secret_access_key = w=1\n"
+          "aws_session_token = tok\n");
     auto c = make_default_credential_chain(e.options())->credentials();
     ASSERT_TRUE(c) << c.error().message();
     EXPECT_EQ(c->access_key_id, "DEFKEY");
@@ -114,7 +117,8 @@ TEST_F(Credentials, ConfigFileProfileAndRegion) {
 TEST_F(Credentials, SharedCredentialsFileOverride) {
     e.vars["AWS_SHARED_CREDENTIALS_FILE"] = (dir / "creds").string();
     write("creds", "[default]\naws_access_key_id = OVRKEY\naws_secret_access_key = o\n");
-    write(".aws/credentials", "[default]\naws_access_key_id = HOMEKEY\naws_secret_access_key = h\n");
+    write(".aws/credentials",
+          "[default]\naws_access_key_id = HOMEKEY\naws_secret_access_key = h\n");
     auto c = make_default_credential_chain(e.options())->credentials();
     ASSERT_TRUE(c) << c.error().message();
     EXPECT_EQ(c->access_key_id, "OVRKEY");
@@ -126,7 +130,8 @@ TEST_F(Credentials, WebIdentityThroughSts) {
     e.vars["AWS_ROLE_ARN"] = "arn:aws:iam::123456789012:role/floe";
     e.vars["AWS_WEB_IDENTITY_TOKEN_FILE"] = (dir / "token").string();
     e.vars["AWS_ENDPOINT_URL_STS"] = env("S3TEST_PLAIN_ENDPOINT");
-    write(".aws/credentials", "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
+    write(".aws/credentials",
+          "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = f\n");
     auto chain = make_default_credential_chain(e.options());
     auto c = chain->credentials();
     ASSERT_TRUE(c) << c.error().message();
@@ -150,10 +155,11 @@ protected:
         auto url = base + path;
         curl_easy_setopt(h, CURLOPT_URL, url.c_str());
         if (method == "PUT") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* u) {
-            static_cast<std::string*>(u)->append(p, s * n);
-            return s * n;
-        });
+        curl_easy_setopt(
+            h, CURLOPT_WRITEFUNCTION, +[](char* p, size_t s, size_t n, void* u) {
+                static_cast<std::string*>(u)->append(p, s * n);
+                return s * n;
+            });
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
         curl_easy_perform(h);
         curl_easy_cleanup(h);
@@ -190,7 +196,8 @@ TEST_F(MetadataServer, EcsWithAuthorizationTokenRefreshesBeforeExpiry) {
     EXPECT_TRUE(c1->access_key_id.starts_with("ECS"));
     auto c2 = chain->credentials();
     ASSERT_TRUE(c2);
-    EXPECT_NE(c1->access_key_id, c2->access_key_id) << "credentials about to expire are fetched again";
+    EXPECT_NE(c1->access_key_id, c2->access_key_id)
+        << "credentials about to expire are fetched again";
     call("PUT", "/control/expires?s=3600");
     auto c3 = chain->credentials();
     auto c4 = chain->credentials();
@@ -203,7 +210,8 @@ TEST_F(MetadataServer, EcsWrongTokenIsAClearError) {
     e.vars["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "wrong";
     auto c = make_default_credential_chain(e.options())->credentials();
     ASSERT_FALSE(c);
-    EXPECT_NE(c.error().message().find("ECS container credentials"), std::string::npos) << c.error().message();
+    EXPECT_NE(c.error().message().find("ECS container credentials"), std::string::npos)
+        << c.error().message();
     EXPECT_NE(c.error().message().find("403"), std::string::npos) << c.error().message();
 }
 

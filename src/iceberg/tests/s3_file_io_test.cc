@@ -30,7 +30,6 @@ s3_options options(std::string secret = env("S3TEST_SECRET_ACCESS_KEY")) {
     return o;
 }
 
-
 class S3FileIo : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -41,7 +40,9 @@ protected:
     std::string root;
 };
 
-byte_buffer bytes(std::string_view s) { return byte_buffer(s.begin(), s.end()); }
+byte_buffer bytes(std::string_view s) {
+    return byte_buffer(s.begin(), s.end());
+}
 
 TEST_F(S3FileIo, WriteReadExistsRemove) {
     auto uri = root + "dir/a b~c.txt";
@@ -66,7 +67,7 @@ TEST_F(S3FileIo, WriteReadExistsRemove) {
 }
 
 TEST_F(S3FileIo, KeysWithReservedCharacters) {
-        auto uri = root + "dir/a b+c=d&e%f.txt";
+    auto uri = root + "dir/a b+c=d&e%f.txt";
     ASSERT_TRUE(io.write(uri, bytes("x")));
     EXPECT_EQ(io.read(uri).value(), bytes("x"));
     EXPECT_EQ(io.list(root + "dir/").value(), std::vector<std::string>{uri});
@@ -82,7 +83,8 @@ TEST_F(S3FileIo, VirtualHostedAddressing) {
     auto uri = root + "vhost/a b.txt";
     auto w = vh.write(uri, bytes("hosted"));
     ASSERT_TRUE(w) << w.error().message();
-    EXPECT_EQ(io.read(uri).value(), bytes("hosted")) << "the same object as path-style addressing sees";
+    EXPECT_EQ(io.read(uri).value(), bytes("hosted"))
+        << "the same object as path-style addressing sees";
     EXPECT_EQ(vh.list(root + "vhost/").value(), std::vector<std::string>{uri});
     ASSERT_TRUE(vh.create_new(root + "vhost/new", bytes("n")));
     EXPECT_EQ(vh.create_new(root + "vhost/new", bytes("n")).error().code(), errc::already_exists);
@@ -91,7 +93,8 @@ TEST_F(S3FileIo, VirtualHostedAddressing) {
 TEST_F(S3FileIo, RangedReads) {
     auto uri = root + "ranged";
     byte_buffer data(100'000);
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+    for (size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<uint8_t>(i * 7);
     ASSERT_TRUE(io.write(uri, data));
     byte_buffer out;
     ASSERT_TRUE(io.read_range(uri, 99'992, 8, out));
@@ -119,10 +122,13 @@ TEST_F(S3FileIo, CreateNewRace) {
     for (int i = 0; i < 8; ++i)
         ts.emplace_back([&, i] {
             auto r = io.create_new(uri, bytes(fmt::format("writer {}", i)));
-            if (r) ++wins;
-            else if (r.error().code() == errc::already_exists) ++exists;
+            if (r)
+                ++wins;
+            else if (r.error().code() == errc::already_exists)
+                ++exists;
         });
-    for (auto& t : ts) t.join();
+    for (auto& t : ts)
+        t.join();
     EXPECT_EQ(wins.load(), 1);
     EXPECT_EQ(exists.load(), 7);
 }
@@ -165,7 +171,8 @@ TEST_F(S3FileIo, MultipartUpload) {
     o.multipart_part_size = 5ull << 20; // S3's smallest part
     s3_file_io mp(o);
     byte_buffer data((12ull << 20) + 12345); // three parts, the last short
-    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i * 131) >> 3);
+    for (size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<uint8_t>((i * 131) >> 3);
     auto uri = root + "big.parquet";
     auto w = mp.write(uri, data);
     ASSERT_TRUE(w) << w.error().message();
@@ -186,7 +193,8 @@ TEST_F(S3FileIo, StreamingWriterUploadsPartsAsTheyFill) {
         all.insert(all.end(), chunk.begin(), chunk.end());
     }
     EXPECT_FALSE(mp.exists(uri).value()) << "nothing is visible before close";
-    EXPECT_EQ(mp.list_uploads(root).value(), std::vector<std::string>{uri}) << "the upload started with part 1";
+    EXPECT_EQ(mp.list_uploads(root).value(), std::vector<std::string>{uri})
+        << "the upload started with part 1";
     auto closed = w->close();
     ASSERT_TRUE(closed) << closed.error().message();
     EXPECT_EQ(w->size(), all.size());
@@ -230,7 +238,8 @@ TEST_F(S3FileIo, RequestsAreCountedByApi) {
     auto puts = sample(R"(floe_s3_requests_total{operation="PutObject"})");
     auto gets = sample(R"(floe_s3_requests_total{operation="GetObject"})");
     auto sent = sample(R"(floe_s3_bytes_total{direction="sent"})");
-    auto conflicts = sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})");
+    auto conflicts =
+        sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})");
     ASSERT_TRUE(io.write(root + "m1", bytes("12345")));
     ASSERT_TRUE(io.create_new(root + "m2", bytes("x")));
     EXPECT_FALSE(io.create_new(root + "m2", bytes("x")));
@@ -238,21 +247,25 @@ TEST_F(S3FileIo, RequestsAreCountedByApi) {
     EXPECT_EQ(sample(R"(floe_s3_requests_total{operation="PutObject"})"), puts + 3);
     EXPECT_EQ(sample(R"(floe_s3_requests_total{operation="GetObject"})"), gets + 1);
     EXPECT_EQ(sample(R"(floe_s3_bytes_total{direction="sent"})"), sent + 7);
-    EXPECT_EQ(sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})"), conflicts)
+    EXPECT_EQ(sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})"),
+              conflicts)
         << "a lost create_new is an answer, not an error";
     s3_file_io bad(options("not-the-secret"));
     EXPECT_FALSE(bad.read(root + "m1"));
-    EXPECT_GE(sample(R"(floe_s3_errors_total{operation="GetObject",code="SignatureDoesNotMatch"})"), 1);
+    EXPECT_GE(sample(R"(floe_s3_errors_total{operation="GetObject",code="SignatureDoesNotMatch"})"),
+              1);
 }
 
 TEST_F(S3FileIo, WrongSecretNamesTheCheck) {
     s3_file_io bad(options("not-the-secret"));
     auto r = bad.write(root + "k", bytes("x"));
     ASSERT_FALSE(r);
-    EXPECT_NE(r.error().message().find("PUT " + root + "k: 403 SignatureDoesNotMatch: check the secret access key"),
+    EXPECT_NE(r.error().message().find(
+                  "PUT " + root + "k: 403 SignatureDoesNotMatch: check the secret access key"),
               std::string::npos)
         << r.error().message();
-    EXPECT_EQ(r.error().message().find("not-the-secret"), std::string::npos) << "never the secret itself";
+    EXPECT_EQ(r.error().message().find("not-the-secret"), std::string::npos)
+        << "never the secret itself";
 }
 
 TEST_F(S3FileIo, MissingBucket) {
@@ -274,7 +287,8 @@ TEST_F(S3FileIo, UnreachableEndpointIsRetriedThenUnavailable) {
     auto r = down.read(root + "k");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::unavailable);
-    EXPECT_NE(r.error().message().find("after 3 attempt(s)"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("after 3 attempt(s)"), std::string::npos)
+        << r.error().message();
 }
 
 } // namespace
