@@ -4,7 +4,12 @@
 // then times one storage-worker pass that commits them into an Iceberg table on file:// (zstd
 // Parquet), and a full read back through the tiered read path (rows -> record batches).
 // Prints records/s beside Korvet's published offload figures (32,000 msg/s for one stream).
-//   floe-bench-offload [--records 1000000] [--value-size 100] [--dir /tmp/x]
+// With --s3 the warehouse is s3://$S3TEST_BUCKET/bench-<pid> on the S3 server that
+// tests/s3/moto_env.py started (run.sh runs both); it then also prints this process's CPU per
+// record (the S3 server's own time is not ours) and the S3 requests by API per million records.
+//   floe-bench-offload [--records 1000000] [--value-size 100] [--dir /tmp/x] [--s3]
+#include "base/metrics.h"
+#include "iceberg/s3_file_io.h"
 #include "lake/iceberg_lake.h"
 #include "log/batch_builder.h"
 #include "log/log_manager.h"
@@ -16,17 +21,43 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <sstream>
+#include <sys/resource.h>
 
 using namespace floe;
 namespace fs = std::filesystem;
 
+namespace {
+
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+std::string env_or_empty(const char* n) {
+    const char* v = std::getenv(n);
+    return v ? v : "";
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
     size_t records = 1'000'000, value_size = 100;
+    bool s3 = false;
     uint64_t row_group_rows = 131072;
     fs::path dir = fs::temp_directory_path() / fmt::format("floe-bench-offload-{}", ::getpid());
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--s3") s3 = true;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
+        if (a == "--s3") {
+            --i;
+            continue;
+        }
         if (a == "--records") records = std::stoul(argv[i + 1]);
         else if (a == "--value-size") value_size = std::stoul(argv[i + 1]);
         else if (a == "--row-group-rows") row_group_rows = std::stoull(argv[i + 1]);
@@ -75,8 +106,22 @@ int main(int argc, char** argv) {
     lake::lake_options opts;
     opts.warehouse = "file://" + (dir / "warehouse").string();
     opts.parquet.row_group_rows = row_group_rows; // floe serve's default, floe.storage.remote.iceberg.row-group-rows
-    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                            std::make_shared<iceberg::local_file_io>(), opts);
+    std::shared_ptr<iceberg::file_io> io = std::make_shared<iceberg::local_file_io>();
+    if (s3) {
+        if (env_or_empty("S3TEST_ENDPOINT").empty()) {
+            std::fprintf(stderr, "--s3: run through tests/s3/moto_env.py BUCKET -- floe-bench-offload --s3\n");
+            return 2;
+        }
+        iceberg::s3_options so;
+        so.endpoint = env_or_empty("S3TEST_ENDPOINT");
+        so.region = env_or_empty("S3TEST_REGION");
+        so.path_style = true;
+        so.credentials = std::make_shared<iceberg::static_credentials>(iceberg::aws_credentials{
+            env_or_empty("S3TEST_ACCESS_KEY_ID"), env_or_empty("S3TEST_SECRET_ACCESS_KEY"), ""});
+        io = std::make_shared<iceberg::s3_file_io>(so);
+        opts.warehouse = fmt::format("s3://{}/bench-{}", env_or_empty("S3TEST_BUCKET"), ::getpid());
+    }
+    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)), io, opts);
     tiering::worker_options wo;
     wo.parallelism = 1;
     tiering::storage_worker w(**logs, lake,
@@ -84,19 +129,44 @@ int main(int argc, char** argv) {
                                                                     system_clock_source::instance()),
                               wo);
     auto t0 = std::chrono::steady_clock::now();
+    auto c0 = cpu_seconds();
     auto rep = w.tick();
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = cpu_seconds() - c0;
+    auto s3_requests = metrics::registry::instance().render();
     if (rep.rows_committed != int64_t(records)) {
         std::fprintf(stderr, "offloaded %lld of %zu records\n", (long long)rep.rows_committed, records);
         return 1;
     }
     uint64_t parquet_bytes = 0;
-    for (auto& e : fs::recursive_directory_iterator(dir / "warehouse"))
-        if (e.path().extension() == ".parquet") parquet_bytes += e.file_size();
-    std::printf("offload  1 partition, %zu records of %zuB values: %.0f records/s, %.1f MB/s of payload, "
-                "%zu segment(s), Parquet %.1f MB (zstd)\n",
-                records, value_size, double(records) / secs, double(payload) / secs / 1e6, rep.segments_offloaded,
-                double(parquet_bytes) / 1e6);
+    if (!s3)
+        for (auto& e : fs::recursive_directory_iterator(dir / "warehouse"))
+            if (e.path().extension() == ".parquet") parquet_bytes += e.file_size();
+    if (s3) { // bytes sent to S3: the Parquet files plus the (small) metadata and manifests
+        auto at = s3_requests.find("floe_s3_bytes_total{direction=\"sent\"} ");
+        if (at != std::string::npos)
+            parquet_bytes = std::stoull(s3_requests.substr(s3_requests.find(' ', at) + 1));
+    }
+    std::printf("offload  1 partition to %s, %zu records of %zuB values: %.0f records/s, %.1f MB/s of payload, "
+                "%zu segment(s), Parquet %.1f MB (zstd); this process's CPU %.0f ns/record\n",
+                s3 ? "s3:// (local S3 server)" : "file://", records, value_size, double(records) / secs,
+                double(payload) / secs / 1e6, rep.segments_offloaded, double(parquet_bytes) / 1e6,
+                cpu / double(records) * 1e9);
+    // S3 requests by API from a /metrics rendering.
+    auto requests_by_api = [](const std::string& text) {
+        std::map<std::string, double> out;
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);)
+            if (line.starts_with("floe_s3_requests_total{")) {
+                auto sp = line.rfind(' ');
+                out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
+            }
+        return out;
+    };
+    auto offload_requests = requests_by_api(s3_requests);
+    if (s3)
+        for (auto& [name, n] : offload_requests)
+            std::printf("s3       offload %s per million records: %.1f\n", name.c_str(), n * 1e6 / double(records));
     std::printf("peer     Korvet (published): 32,000 msg/s one stream, 115,000 msg/s four streams -> %.1fx one stream\n",
                 double(records) / secs / 32000.0);
 
@@ -118,6 +188,10 @@ int main(int argc, char** argv) {
     double fsecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     std::printf("tiered   read back %zu records as record batches: %.0f records/s, %.1f MB/s (cold cache)\n", got,
                 double(got) / fsecs, double(bytes) / fsecs / 1e6);
+    if (s3)
+        for (auto& [name, n] : requests_by_api(metrics::registry::instance().render()))
+            if (auto d = n - offload_requests[name]; d > 0)
+                std::printf("s3       tiered read %s per million records: %.1f\n", name.c_str(), d * 1e6 / double(records));
     (void)(*logs)->close();
     fs::remove_all(dir);
     return 0;

@@ -1,5 +1,7 @@
 #include "app/serve.h"
 
+#include "app/storage.h"
+
 #include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
@@ -189,11 +191,21 @@ int serve(const config::settings& s) {
                       "postgresql://) or filesystem");
         return 2;
     }
-    if (!warehouse.starts_with("file://")) {
-        spdlog::error("floe.storage.remote.path={}: only file:// warehouses are supported yet", warehouse);
+    auto storage = make_file_io(s);
+    if (!storage) {
+        spdlog::error("{}", storage.error().message());
         return 2;
     }
-    auto io = std::make_shared<iceberg::local_file_io>();
+    auto io = storage->io;
+    // Unreachable storage is not fatal (produce keeps working; offload retries): it is logged
+    // here and shown by /readyz as the storage entry until it is fixed.
+    if (auto reach = storage->check(); !reach)
+        spdlog::warn("warehouse {} is not usable yet: {}", warehouse, reach.error().message());
+    health.add("storage", [check = storage->check] {
+        auto ok = check();
+        if (!ok) return http::component_health{http::health_status::down, ok.error().message()};
+        return http::component_health{http::health_status::up, *ok};
+    });
     auto cat = iceberg::open_catalog(catalog_type, catalog_uri, "floe", io, warehouse);
     if (!cat) {
         spdlog::error("cannot open the {} catalog at {}: {}; check floe.storage.remote.catalog.uri", catalog_type,

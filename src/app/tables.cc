@@ -1,5 +1,7 @@
 #include "app/tables.h"
 
+#include "app/storage.h"
+
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
 #include "iceberg/table.h"
@@ -16,7 +18,12 @@ int adopt_tables(const config::settings& s, const std::vector<std::string>& name
     auto warehouse = s.get_string("floe.storage.remote.path");
     auto ns = s.get_string("floe.namespace");
     while (warehouse.ends_with("/")) warehouse.pop_back();
-    auto io = std::make_shared<iceberg::local_file_io>();
+    auto storage = make_file_io(s);
+    if (!storage) {
+        std::fprintf(stderr, "floe: %s\n", storage.error().message().c_str());
+        return 2;
+    }
+    auto io = storage->io;
     auto cat = iceberg::open_catalog(type, uri, "floe", io, warehouse);
     if (!cat) {
         std::fprintf(stderr, "floe: cannot open the %s catalog: %s\n", type.c_str(), cat.error().message().c_str());

@@ -107,14 +107,33 @@ registry::registry() {
                                      "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST URI; "
                                      "default sqlite://<data-dir>/catalog.db")),
                         "floe.data-dir"));
-    d.push_back(optional(def("floe.storage.remote.s3.region", st::string, "", "S3 region")));
+    d.push_back(optional(def("floe.storage.remote.s3.region", st::string, "",
+                             "S3 region; default AWS_REGION, AWS_DEFAULT_REGION, else us-east-1")));
     d.push_back(optional(def("floe.storage.remote.s3.endpoint", st::string, "",
                              "S3 endpoint URL for S3-compatible servers")));
     d.push_back(optional(def("floe.storage.remote.s3.path-style-access", st::boolean, "",
                              "Address buckets by path instead of virtual host")));
-    d.push_back(optional(def("floe.storage.remote.s3.access-key-id", st::string, "", "S3 access key id")));
+    d.push_back(optional(def("floe.storage.remote.s3.access-key-id", st::string, "",
+                             "S3 access key id; without it credentials come from the AWS chain (environment, "
+                             "web identity, shared files, ECS, EC2 instance metadata)")));
     d.push_back(optional(def("floe.storage.remote.s3.secret-access-key", st::string, "", "S3 secret key"),
                          true));
+    d.push_back(optional(def("floe.storage.remote.s3.session-token", st::string, "",
+                             "S3 session token for temporary static keys"),
+                         true));
+    d.push_back(bounded(def("floe.storage.remote.s3.max-connections", st::integer, "16",
+                            "Idle HTTP connections to S3 kept for reuse"),
+                        1, 1024));
+    d.push_back(bounded(def("floe.storage.remote.s3.request-timeout", st::duration, "60s",
+                            "Deadline of one S3 request attempt (each retry gets a new one)"),
+                        100, 3'600 * second_ms));
+    d.push_back(bounded(def("floe.storage.remote.s3.max-attempts", st::integer, "5",
+                            "Attempts per S3 request on 5xx, SlowDown, timeouts and resets, with "
+                            "exponential backoff and jitter"),
+                        1, 100));
+    d.push_back(bounded(def("floe.storage.remote.s3.multipart-part-size", st::size, "16MB",
+                            "Objects larger than this are uploaded in parts of this size (S3 needs 5MiB or more)"),
+                        5 * mib, 5 * gib));
     d.push_back(bounded(def("floe.storage.remote.iceberg.row-group-size", st::size, "128MB",
                             "Cut a Parquet row group once its encoded (compressed) pages reach this size"),
                         64 * kib, 2 * gib));

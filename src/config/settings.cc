@@ -125,6 +125,16 @@ result<void> settings::resolve_derived() {
                     "floe.storage.remote.catalog.uri '{}' does not fit catalog type sql: use "
                     "sqlite://<path> or postgresql://...",
                     uri);
+    // Static S3 keys come as a pair; an endpoint is a URL.
+    if (get_optional("floe.storage.remote.s3.access-key-id").has_value()
+        != get_optional("floe.storage.remote.s3.secret-access-key").has_value())
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.s3.access-key-id and floe.storage.remote.s3.secret-access-key must be "
+                    "set together (or neither, to use the AWS credential chain)");
+    if (auto ep = get_optional("floe.storage.remote.s3.endpoint");
+        ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.s3.endpoint '{}' must start with http:// or https://", *ep);
     if (type == "rest" && !uri.starts_with("http://") && !uri.starts_with("https://"))
         return fail(errc::invalid_argument,
                     "floe.storage.remote.catalog.uri '{}' does not fit catalog type rest: use http(s)://",

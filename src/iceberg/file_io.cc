@@ -145,6 +145,50 @@ result<void> local_file_io::copy(std::string_view from_uri, std::string_view to_
     return fsync_dir(fs::path(to).parent_path().string());
 }
 
+result<uint64_t> file_io::size(std::string_view uri) {
+    auto bytes = FLOE_TRY(read(uri));
+    return bytes.size();
+}
+
+result<void> file_io::read_range(std::string_view uri, uint64_t offset, size_t len, byte_buffer& out) {
+    auto bytes = FLOE_TRY(read(uri));
+    if (offset > bytes.size() || len > bytes.size() - offset)
+        return fail(errc::out_of_range, "{}: {} bytes at {} past its end ({} bytes)", uri, len, offset, bytes.size());
+    out.assign(bytes.begin() + static_cast<ptrdiff_t>(offset), bytes.begin() + static_cast<ptrdiff_t>(offset + len));
+    return {};
+}
+
+namespace {
+
+// Buffers the object and writes it whole at close.
+class buffered_writer final : public object_writer {
+public:
+    buffered_writer(file_io& io, std::string uri) : _io(io), _uri(std::move(uri)) {}
+    result<void> write(bytes_view data) override {
+        _buf.insert(_buf.end(), data.begin(), data.end());
+        _size += data.size();
+        return {};
+    }
+    result<void> close() override {
+        FLOE_TRY(_io.write(_uri, _buf));
+        _buf = {};
+        return {};
+    }
+    uint64_t size() const override { return _size; }
+
+private:
+    file_io& _io;
+    std::string _uri;
+    byte_buffer _buf;
+    uint64_t _size = 0;
+};
+
+} // namespace
+
+result<std::unique_ptr<object_writer>> file_io::open_writer(std::string_view uri) {
+    return std::make_unique<buffered_writer>(*this, std::string(uri));
+}
+
 result<void> file_io::copy_new(std::string_view from, std::string_view to) {
     auto bytes = FLOE_TRY(read(from));
     return create_new(to, bytes);

@@ -9,6 +9,19 @@
 
 namespace floe::iceberg {
 
+/// One object written front to back (a data file as it is encoded). Nothing is visible at the
+/// URI until close() succeeds; destroying an unclosed writer abandons the object (an S3
+/// multipart upload is aborted). One owner; not thread-safe.
+class object_writer {
+public:
+    virtual ~object_writer() = default;
+    virtual result<void> write(bytes_view data) = 0;
+    /// Publishes the object (replacing any object at the URI, like file_io::write).
+    virtual result<void> close() = 0;
+    /// Bytes written so far.
+    virtual uint64_t size() const = 0;
+};
+
 /// Object storage as Iceberg uses it: whole-object reads and writes addressed by URI. Shaped so
 /// S3 fits: callers never rename; `write` replaces atomically (S3 PUT), `create_new` fails if
 /// the object exists (S3 If-None-Match: *), and there is no directory to create or sync.
@@ -34,6 +47,14 @@ public:
     virtual result<void> remove(std::string_view uri) = 0;
     /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
     virtual result<std::vector<std::string>> list(std::string_view prefix) = 0;
+    /// The object's size in bytes. By default the size of a whole read.
+    virtual result<uint64_t> size(std::string_view uri);
+    /// Replaces `out` with exactly `len` bytes from `offset` (an S3 ranged GET); fails if the
+    /// object is shorter. By default a slice of a whole read.
+    virtual result<void> read_range(std::string_view uri, uint64_t offset, size_t len, byte_buffer& out);
+    /// A writer for one object. By default the bytes are kept in memory and put by write() at
+    /// close; S3 uploads parts as they fill, so memory stays bounded by the part size.
+    virtual result<std::unique_ptr<object_writer>> open_writer(std::string_view uri);
 };
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp

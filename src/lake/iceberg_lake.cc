@@ -76,12 +76,26 @@ std::string positions_to_json(const position_map& p) {
 
 namespace {
 
+/// The Parquet writer's sink on an object store: bytes go to a file_io object_writer (S3:
+/// parts uploaded as they fill) and close() publishes the object. Destroyed unclosed (a failed
+/// batch), the object_writer abandons the upload.
+class object_sink final : public parquet::output_sink {
+public:
+    object_sink(std::unique_ptr<iceberg::object_writer> w, std::string uri) : _w(std::move(w)), _uri(std::move(uri)) {}
+    result<void> write(bytes_view data) override { return _w->write(data); }
+    result<void> close() override { return _w->close(); }
+    const std::string& name() const override { return _uri; }
+
+private:
+    std::unique_ptr<iceberg::object_writer> _w;
+    std::string _uri;
+};
+
 /// A Parquet file being written for one stream key: a local file for file:// warehouses
-/// (written in place, fsynced on close), a memory buffer put as one object elsewhere.
+/// (written in place, fsynced on close), an object_writer elsewhere (published at close).
 struct open_file {
     std::string uri;
     std::string stream_key;
-    byte_buffer memory; // non-file:// warehouses
     std::unique_ptr<parquet::message_writer> writer;
 };
 
@@ -217,7 +231,7 @@ private:
             if (ec) return fail(errc::io_error, "cannot create directory for {}: {}", path, ec.message());
             sink = FLOE_TRY(parquet::open_file_sink(path, true));
         } else {
-            sink = parquet::make_memory_sink(f->memory, f->uri);
+            sink = std::make_unique<object_sink>(FLOE_TRY(_table.lake().io().open_writer(f->uri)), f->uri);
         }
         auto w = FLOE_TRY(parquet::message_writer::open(std::move(sink), _table.lake().options().parquet));
         f->writer = std::make_unique<parquet::message_writer>(std::move(w));
@@ -229,8 +243,6 @@ private:
     result<void> close_file(open_file& f) {
         auto summary = FLOE_TRY_CTX(f.writer->close(), "closing {}", f.uri);
         f.writer.reset();
-        if (!f.uri.starts_with("file://")) FLOE_TRY(_table.lake().io().write(f.uri, f.memory));
-        f.memory.clear();
         iceberg::data_file df;
         df.file_path = f.uri;
         df.partition = {avro::datum::string(f.stream_key)};

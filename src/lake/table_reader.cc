@@ -5,6 +5,69 @@
 #include <algorithm>
 
 namespace floe::lake {
+namespace {
+
+// A data file in object storage read by ranges (S3 ranged GETs): the footer, then only the
+// row groups and columns the reader asks for. The size comes from the manifest when known;
+// the file's last 64 KiB are fetched once, so the magic, footer length and footer (and the
+// whole of a small file) cost one GET instead of three; sequential reads fetch 8 MiB windows.
+// One reader (and thread) at a time, as parquet::input_source requires.
+class file_io_source final : public parquet::input_source {
+public:
+    file_io_source(iceberg::file_io& io, std::string uri, int64_t size) : _io(io), _uri(std::move(uri)) {
+        if (size >= 0) _size = static_cast<uint64_t>(size);
+    }
+    result<uint64_t> size() override {
+        if (!_size) _size = FLOE_TRY(_io.size(_uri));
+        return *_size;
+    }
+    result<void> read_at(uint64_t offset, size_t len, byte_buffer& out) override {
+        auto total = FLOE_TRY(size());
+        if (!_tail_loaded) {
+            _tail_off = total - std::min<uint64_t>(total, tail_bytes);
+            FLOE_TRY(_io.read_range(_uri, _tail_off, static_cast<size_t>(total - _tail_off), _tail));
+            _tail_loaded = true;
+        }
+        if (offset >= _tail_off && offset + len <= total) {
+            auto from = _tail.begin() + static_cast<ptrdiff_t>(offset - _tail_off);
+            out.assign(from, from + static_cast<ptrdiff_t>(len));
+            return {};
+        }
+        if (offset >= _window_off && offset + len <= _window_off + _window.size()) {
+            auto from = _window.begin() + static_cast<ptrdiff_t>(offset - _window_off);
+            out.assign(from, from + static_cast<ptrdiff_t>(len));
+            _next = offset + len;
+            return {};
+        }
+        // A read that starts where the last one ended is a sequential scan (the column chunks
+        // of a row group, row group after row group): fetch a whole window, one GET for many
+        // chunks. Point reads (key lookups) keep fetching only what they ask for.
+        bool sequential = offset == _next;
+        _next = offset + len;
+        if (!sequential || len >= readahead_bytes) return _io.read_range(_uri, offset, len, out);
+        auto want = std::min<uint64_t>(readahead_bytes, total - offset);
+        FLOE_TRY(_io.read_range(_uri, offset, static_cast<size_t>(want), _window));
+        _window_off = offset;
+        out.assign(_window.begin(), _window.begin() + static_cast<ptrdiff_t>(len));
+        return {};
+    }
+    const std::string& name() const override { return _uri; }
+
+private:
+    static constexpr uint64_t tail_bytes = 64 * 1024;
+    static constexpr uint64_t readahead_bytes = 8u << 20;
+    iceberg::file_io& _io;
+    std::string _uri;
+    std::optional<uint64_t> _size;
+    bool _tail_loaded = false;
+    uint64_t _tail_off = 0;
+    byte_buffer _tail;
+    uint64_t _next = UINT64_MAX;    // where the last read ended
+    uint64_t _window_off = 0;       // the read-ahead window of a sequential scan
+    byte_buffer _window;
+};
+
+} // namespace
 
 table_reader::table_reader(iceberg_lake& lake, std::string topic) : _lake(lake), _topic(std::move(topic)) {}
 
@@ -30,6 +93,7 @@ result<std::vector<planned_file>> table_reader::all_files() {
         f.uri = e.file.file_path;
         if (!e.file.partition.empty()) f.stream_key = std::string(e.file.partition[0].as_string());
         f.record_count = e.file.record_count;
+        f.file_size = e.file.file_size_in_bytes;
         auto bound = [&](const std::map<int32_t, std::string>& m, int32_t id, int64_t dflt) -> int64_t {
             auto it = m.find(id);
             if (it == m.end()) return dflt;
@@ -94,8 +158,8 @@ result<parquet::message_reader> table_reader::open_file(const planned_file& f, b
         auto path = FLOE_TRY(iceberg::local_path(f.uri));
         src = FLOE_TRY_CTX(parquet::open_file_source(path), "opening data file {}", f.uri);
     } else {
-        storage = FLOE_TRY(_lake.io().read(f.uri));
-        src = parquet::make_memory_source(storage, f.uri);
+        storage.clear();
+        src = std::make_unique<file_io_source>(_lake.io(), f.uri, f.file_size);
     }
     return FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "reading data file {}", f.uri);
 }

@@ -16,6 +16,7 @@ struct planned_file {
     std::string uri;
     std::string stream_key;
     int64_t record_count = 0;
+    int64_t file_size = -1; ///< from the manifest; -1 when unknown
     int64_t min_offset = 0, max_offset = -1;    ///< from the manifest's column bounds
     int64_t min_ts = INT64_MIN, max_ts = INT64_MAX;
     std::optional<std::string> min_key, max_key; ///< key column bounds (max may be truncated up)
@@ -41,7 +42,8 @@ public:
     result<std::vector<planned_file>> files();
     /// Smallest offset of the stream in the table, nullopt when it has none.
     result<std::optional<int64_t>> start_offset(const std::string& stream_key);
-    /// Opens one data file for reading: in place for file://, else read whole into `storage`
+    /// Opens one data file for reading: in place for file://, else by ranged reads through the
+    /// lake's file_io (`storage` is kept for callers and left empty)
     /// (which must outlive the reader).
     result<parquet::message_reader> open_file(const planned_file& f, byte_buffer& storage);
     /// Every row of one file, in file order.

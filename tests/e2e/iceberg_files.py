@@ -5,11 +5,13 @@ Avro's Python library. Checks on the way that the Avro schemas carry Iceberg fie
 the snapshot summary carries committed positions.
 
 usage: iceberg_files.py CATALOG_DB NAMESPACE TABLE  -> prints JSON:
+       (with FLOE_S3_MIRROR=s3://bucket/prefix=/dir, s3:// URIs are read from a local download)
        (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text)
   {"metadata": path, "files": [{"path":..., "records":..., "stream_key":...}], "positions": {...},
    "snapshots": N}
 """
 import json
+import os
 import warnings
 import sqlite3
 import sys
@@ -22,6 +24,12 @@ warnings.filterwarnings("ignore")
 
 
 def local(uri):
+    # FLOE_S3_MIRROR="s3://bucket/prefix=/local/dir": objects an S3 test downloaded first.
+    mirror = os.environ.get("FLOE_S3_MIRROR")
+    if mirror and uri.startswith("s3://"):
+        remote, local_dir = mirror.split("=", 1)
+        assert uri.startswith(remote), (uri, remote)
+        return local_dir + uri[len(remote):]
     assert uri.startswith("file://"), uri
     return uri[len("file://"):]
 

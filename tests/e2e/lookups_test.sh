@@ -7,7 +7,17 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
 work="$(mktemp -d)"
 trap 'stop_floe; rm -rf "$work"' EXIT
-start_floe "$work" --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500 \
+# Run under tests/s3/moto_env.py (S3TEST_ENDPOINT set), the warehouse is s3:// on that server:
+# remote lookups are then ranged GETs.
+remote=(); scheme=file://
+if [ -n "${S3TEST_ENDPOINT:-}" ]; then
+  scheme=s3://
+  remote=(--set "floe.storage.remote.path=s3://$S3TEST_BUCKET/wh" --set "floe.storage.remote.s3.endpoint=$S3TEST_ENDPOINT"
+          --set floe.storage.remote.s3.path-style-access=true --set "floe.storage.remote.s3.region=$S3TEST_REGION"
+          --set "floe.storage.remote.s3.access-key-id=$S3TEST_ACCESS_KEY_ID"
+          --set "floe.storage.remote.s3.secret-access-key=$S3TEST_SECRET_ACCESS_KEY")
+fi
+start_floe "$work" "${remote[@]}" --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500 \
   --set floe.storage.worker.tick-interval=200ms --set floe.topic-defaults.local.retention.ms=500 || exit 1
 api="http://127.0.0.1:$HTTP_PORT/v1"
 broker=127.0.0.1:$KAFKA_PORT
@@ -24,7 +34,7 @@ printf '\x00\xff\x01' | kcat -P -b $broker -t lookups -k binkey
 
 jq_() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 topics=$(curl -s "$api/topics")
-check "topics lists the table" contains "$topics" '"location":"file://'
+check "topics lists the table" contains "$topics" "\"location\":\"$scheme"
 check "topics shows remote start 0" contains "$topics" '"remote_start":0'
 
 r=$(curl -s "$api/topics/lookups/partitions/0/records?offset=10&limit=5")

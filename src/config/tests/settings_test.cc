@@ -122,6 +122,27 @@ void expect_error(const result<settings>& r, std::initializer_list<std::string_v
             << "'" << p << "' not in: " << r.error().message();
 }
 
+TEST_F(SettingsTest, S3SettingsValidated) {
+    auto ok = load_with(std::nullopt, {},
+                        {"floe.storage.remote.path=s3://b/wh", "floe.storage.remote.s3.access-key-id=AK",
+                         "floe.storage.remote.s3.secret-access-key=SK", "floe.storage.remote.s3.session-token=T",
+                         "floe.storage.remote.s3.multipart-part-size=8MiB"});
+    ASSERT_TRUE(ok) << ok.error().message();
+    EXPECT_EQ(ok->get_size("floe.storage.remote.s3.multipart-part-size"), 8 << 20);
+    EXPECT_EQ(ok->get_int("floe.storage.remote.s3.max-attempts"), 5);
+    EXPECT_TRUE(registry::instance().find("floe.storage.remote.s3.session-token")->secret);
+    EXPECT_TRUE(registry::instance().find("floe.storage.remote.s3.secret-access-key")->secret);
+    auto half = load_with(std::nullopt, {}, {"floe.storage.remote.s3.access-key-id=AK"});
+    ASSERT_FALSE(half);
+    EXPECT_NE(half.error().message().find("floe.storage.remote.s3.secret-access-key"), std::string::npos);
+    auto ep = load_with(std::nullopt, {}, {"floe.storage.remote.s3.endpoint=localhost:9000"});
+    ASSERT_FALSE(ep);
+    EXPECT_NE(ep.error().message().find("floe.storage.remote.s3.endpoint"), std::string::npos);
+    auto small = load_with(std::nullopt, {}, {"floe.storage.remote.s3.multipart-part-size=1MiB"});
+    ASSERT_FALSE(small);
+    EXPECT_NE(small.error().message().find("multipart-part-size"), std::string::npos);
+}
+
 TEST_F(SettingsTest, UnknownKeyNamesKeyAndSource) {
     expect_error(load_with(std::nullopt, {}, {"floe.kafka.lisen=1.2.3.4:1"}),
                  {"unknown setting 'floe.kafka.lisen'", "--set"});
