@@ -9,6 +9,13 @@
 
 namespace floe::iceberg {
 
+/// An object found by list_info. -1 when the store did not say.
+struct object_info {
+    std::string uri;
+    int64_t size = -1;
+    int64_t modified_ms = -1;
+};
+
 /// Object storage as Iceberg uses it: whole-object reads and writes addressed by URI. Shaped so
 /// S3 fits: callers never rename; `write` replaces atomically (S3 PUT), `create_new` fails if
 /// the object exists (S3 If-None-Match: *), and there is no directory to create or sync.
@@ -34,6 +41,9 @@ public:
     virtual result<void> remove(std::string_view uri) = 0;
     /// URIs of the objects whose URI starts with `prefix` (a "directory" URI ending in '/').
     virtual result<std::vector<std::string>> list(std::string_view prefix) = 0;
+    /// Like list, with each object's size and last-modified time (orphan cleanup needs the
+    /// age). By default list, with both unknown (-1).
+    virtual result<std::vector<object_info>> list_info(std::string_view prefix);
 };
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp
@@ -51,6 +61,7 @@ public:
     result<void> copy_new(std::string_view from, std::string_view to) override;
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
+    result<std::vector<object_info>> list_info(std::string_view prefix) override;
 };
 
 /// The local path of a file:// URI ("file:///a/b", "file:/a/b") or an absolute path; fails for
