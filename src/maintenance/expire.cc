@@ -157,7 +157,6 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
         kept.clear();
         for (auto& s : m.snapshots) (plan.retained.count(s.snapshot_id) ? kept : expired).push_back(s);
         if (!apply(m, plan)) return false;
-        committed = m;
         return true;
     };
     if (opts.dry_run) {
@@ -166,14 +165,13 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
         committed = loaded.metadata;
         report.metadata_location = loaded.metadata_location;
     } else {
-        auto r = FLOE_TRY_CTX(iceberg::commit_metadata(cat, io, t, choose, opts.commit), "expiring snapshots of {}.{}",
-                              t.ns, t.name);
-        if (r) report.metadata_location = r->metadata_location;
-        else {
-            auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
-            committed = std::move(loaded.metadata);
-            report.metadata_location = loaded.metadata_location;
-        }
+        FLOE_TRY_CTX(iceberg::commit_metadata(cat, io, t, choose, opts.commit), "expiring snapshots of {}.{}", t.ns,
+                     t.name);
+        // The metadata-log as committed (or as a later commit left it): what it no longer
+        // names may go.
+        auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
+        committed = std::move(loaded.metadata);
+        report.metadata_location = loaded.metadata_location;
     }
     report.snapshots_expired = expired.size();
     deletions del;

@@ -237,6 +237,20 @@ TEST_F(maintenance_test, expire_deletes_metadata_files_beyond_previous_versions_
         EXPECT_GE(iceberg::metadata_version(f), oldest) << f << " is older than the metadata-log";
     }
     EXPECT_EQ(rows().size(), 60u);
+    // An expiry that commits moves the metadata-log on by one: the file that falls off goes too.
+    opts.max_age_override_ms = 0;
+    opts.now_ms = system_clock_source::instance().now_ms();
+    auto r2 = expire_snapshots(*_cat, *_io, ident, opts);
+    ASSERT_TRUE(r2) << r2.error();
+    EXPECT_EQ(r2->snapshots_expired, 5u) << "six snapshots, the current one kept";
+    auto last = load();
+    const int64_t oldest_kept = iceberg::metadata_version(last.metadata.metadata_log.front().metadata_file);
+    for (auto& f : files_on_disk()) {
+        if (f.ends_with(".metadata.json")) {
+            EXPECT_GE(iceberg::metadata_version(f), oldest_kept) << f << " fell off the metadata-log";
+        }
+    }
+    EXPECT_EQ(rows().size(), 60u);
 }
 
 TEST_F(maintenance_test, orphans_older_than_the_margin_go_and_the_rest_stay) {
