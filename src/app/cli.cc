@@ -1,5 +1,6 @@
 #include "app/cli.h"
 
+#include "app/maintain.h"
 #include "app/serve.h"
 #include "app/tables.h"
 #include "base/log.h"
@@ -109,6 +110,19 @@ int run_cli(int argc, char** argv) {
                  "know (another catalog wrote it); stop every other writer first");
     adopt_cmd->add_option("names", adopt_names, "Topics, or <namespace>.<table> names")->required();
     add_settings_options(adopt_cmd, tables_opts);
+    settings_options maintain_opts;
+    maintain_request maintain_req;
+    std::string maintain_table, maintain_older;
+    auto* maintain_cmd = app.add_subcommand(
+        "maintain", "Table maintenance on demand: compact small files, expire snapshots, delete orphan files (refused while a live "
+                    "floe serve on the same data directory holds the storage lease)");
+    maintain_cmd->add_option("--table", maintain_table, "A topic or <namespace>.<table> (default: every table)");
+    maintain_cmd->add_flag("--dry-run", maintain_req.dry_run, "Print the plan, change nothing");
+    maintain_cmd->add_option("--older-than", maintain_older,
+                             "Snapshot age for expire and safety margin for orphans (e.g. 1h, 3d)");
+    maintain_cmd->add_option("actions", maintain_req.actions, "compact, expire, orphans (default: all three, in that order)")
+        ->check(CLI::IsMember({"compact", "expire", "orphans"}));
+    add_settings_options(maintain_cmd, maintain_opts);
 
     try {
         app.parse(argc, argv);
@@ -124,7 +138,10 @@ int run_cli(int argc, char** argv) {
         std::printf("floe %s\n", FLOE_VERSION);
         return 0;
     }
-    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
+    auto& opts = serve_cmd->parsed()      ? serve_opts
+                 : adopt_cmd->parsed()    ? tables_opts
+                 : maintain_cmd->parsed() ? maintain_opts
+                                          : config_opts;
     auto s = load_settings(opts, global_sets);
     if (!s) return 2;
     if (config_cmd->parsed()) {
@@ -132,6 +149,14 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (adopt_cmd->parsed()) return adopt_tables(*s, adopt_names);
+    if (maintain_cmd->parsed()) {
+        if (!maintain_table.empty()) maintain_req.table = maintain_table;
+        if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
+        auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
+        auto lvl = parse_log_level(s->get_string("floe.log.level"));
+        init_logging(*fmt_, *lvl);
+        return maintain(*s, maintain_req);
+    }
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);
