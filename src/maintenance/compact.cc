@@ -89,37 +89,41 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
         std::vector<std::string> uris;
         for (auto& f : g.files) uris.push_back(f.uri);
         auto rewrite = FLOE_TRY(table->begin_rewrite(uris));
-        std::vector<parquet::message_record> rows;
+        // File by file in offset order, rows straight into the writer: a group's files hold
+        // disjoint offset ranges (an offload never adds a row below a committed position), so
+        // this is offset order without holding the group in memory; the writer refuses a row
+        // out of order, so overlapping files stop the compaction instead of mixing them.
         int64_t bytes_in = 0;
+        std::vector<parquet::message_header_view> headers;
         for (auto& f : g.files) {
             lake::planned_file pf;
             pf.uri = f.uri;
             pf.stream_key = g.stream;
             pf.record_count = f.records;
-            auto part = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
-            rows.insert(rows.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+            auto rows = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
             bytes_in += f.size;
-        }
-        std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
-        std::vector<parquet::message_header_view> headers;
-        for (auto& r : rows) {
-            parquet::message_row row;
-            row.stream_key = r.stream_key;
-            row.segment_id = r.segment_id;
-            row.message_id = r.message_id;
-            row.message_ts = r.message_ts;
-            row.kafka_timestamp = r.kafka_timestamp;
-            if (r.key) row.key = std::string_view(*r.key);
-            if (r.value) row.value = std::string_view(*r.value);
-            headers.clear();
-            if (r.headers) {
-                for (auto& h : *r.headers)
-                    headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-                row.headers = std::span<const parquet::message_header_view>(headers);
+            for (auto& r : rows) {
+                parquet::message_row row;
+                row.stream_key = r.stream_key;
+                row.segment_id = r.segment_id;
+                row.message_id = r.message_id;
+                row.message_ts = r.message_ts;
+                row.kafka_timestamp = r.kafka_timestamp;
+                if (r.key) row.key = std::string_view(*r.key);
+                if (r.value) row.value = std::string_view(*r.value);
+                headers.clear();
+                if (r.headers) {
+                    for (auto& h : *r.headers)
+                        headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+                    row.headers = std::span<const parquet::message_header_view>(headers);
+                }
+                row.partition = r.partition;
+                row.offset = r.offset;
+                if (auto added = rewrite->add(row); !added) {
+                    for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+                    return std::unexpected(std::move(added).error().with_context("compacting {} ({})", g.stream, f.uri));
+                }
             }
-            row.partition = r.partition;
-            row.offset = r.offset;
-            FLOE_TRY_CTX(rewrite->add(row), "compacting {}", g.stream);
         }
         auto committed = rewrite->commit({});
         if (!committed) {
