@@ -9,6 +9,7 @@
 #include "format/parquet/compression.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
+#include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 #include "maintenance/runner.h"
 #include "tiering/lease.h"
@@ -175,7 +176,7 @@ int maintain(const config::settings& s, const maintain_request& req) {
         for (auto& n : *names) tables.push_back({ns, n});
     }
     std::vector<std::string> actions = req.actions;
-    if (actions.empty()) actions = {"compact", "expire", "orphans"};
+    if (actions.empty()) actions = {"compact", "manifests", "expire", "orphans"};
 
     std::vector<step_row> rows;
     int rc = 0;
@@ -220,6 +221,18 @@ int maintain(const config::settings& s, const maintain_request& req) {
                                              human_bytes(r->bytes_read), req.dry_run ? std::string("?") : std::to_string(r->files_written),
                                              human_bytes(r->bytes_written), r->rows,
                                              r->conflicts ? fmt::format(", {} groups skipped (concurrent change)", r->conflicts) : "");
+                }
+            } else if (action == "manifests") {
+                maintenance::manifest_rewrite_options o;
+                o.min_count = 2;  // on demand: merge whenever there is something to merge
+                o.dry_run = req.dry_run;
+                auto r = maintenance::rewrite_manifests(*catalog, *io, t, o);
+                if (!r) {
+                    row.ok = false;
+                    row.detail = r.error().message();
+                } else {
+                    row.detail = fmt::format("{} manifests ({} small) -> {}{}", r->manifests_before, r->small_manifests,
+                                             r->manifests_after, r->committed || req.dry_run ? "" : " (nothing to merge)");
                 }
             } else if (action == "expire") {
                 maintenance::expire_options o;

@@ -16,7 +16,7 @@ struct maintain_request {
     std::optional<std::string> table;       ///< a topic or <namespace>.<table>; all tables when unset
     bool dry_run = false;
     std::optional<std::string> older_than;  ///< duration text: snapshot age (expire), margin (orphans)
-    std::vector<std::string> actions;       ///< compact, expire, orphans; empty: all, in that order
+    std::vector<std::string> actions;       ///< compact, manifests, expire, orphans; empty: all, in that order
 };
 
 /// `floe maintain`: runs table maintenance on demand against the configured catalog and

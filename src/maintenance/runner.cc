@@ -21,6 +21,7 @@ struct maintenance_metrics {
     metrics::family<metrics::counter>& files_compacted;
     metrics::family<metrics::counter>& files_written;
     metrics::family<metrics::counter>& rows_rewritten;
+    metrics::family<metrics::counter>& manifest_rewrites;
     metrics::family<metrics::counter>& snapshots_expired;
     metrics::family<metrics::counter>& files_deleted;
     metrics::family<metrics::counter>& bytes_deleted;
@@ -39,6 +40,7 @@ struct maintenance_metrics {
                              {"table"}),
             r.counter_family("floe_maintenance_files_written_total", "Data files written by compaction.", {"table"}),
             r.counter_family("floe_maintenance_rows_rewritten_total", "Rows rewritten by compaction.", {"table"}),
+            r.counter_family("floe_maintenance_manifest_rewrites_total", "Manifest rewrites committed.", {"table"}),
             r.counter_family("floe_maintenance_snapshots_expired_total", "Snapshots removed by expiry.", {"table"}),
             r.counter_family("floe_maintenance_files_deleted_total",
                              "Files deleted by expiry and orphan cleanup.", {"table", "kind"}),
@@ -76,6 +78,12 @@ result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic,
             m.files_compacted.with(label).inc(r.compaction.files_rewritten);
             m.files_written.with(label).inc(r.compaction.files_written);
             m.rows_rewritten.with(label).inc(static_cast<uint64_t>(r.compaction.rows));
+        }
+        if (o.manifests) {
+            manifest_rewrite_options mo;
+            mo.commit = lake.options().commit;
+            r.manifests = FLOE_TRY(rewrite_manifests(lake.catalog(), lake.io(), t, mo));
+            if (r.manifests.committed) m.manifest_rewrites.with(label).inc();
         }
         if (o.expire) {
             expire_options eo;

@@ -3,6 +3,7 @@
 #include "lake/iceberg_lake.h"
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
+#include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 
 #include <cstdint>
@@ -23,7 +24,7 @@ struct table_health {
 result<table_health> measure(lake::iceberg_lake& lake, const iceberg::table_ident& t, int64_t small_file_size);
 
 struct run_options {
-    bool compact = true, expire = true, orphans = true;
+    bool compact = true, manifests = true, expire = true, orphans = true;
     compact_options compaction;
     expiry_defaults expiry;
     int64_t orphan_older_than_ms = default_orphan_margin_ms;
@@ -31,13 +32,15 @@ struct run_options {
 
 struct run_report {
     compact_report compaction;
+    manifest_rewrite_report manifests;
     expire_report expiry;
     orphan_report orphans;
     table_health health;
 };
 
-/// One scheduled pass over the table of `topic`: compaction, then snapshot expiry (so the files
-/// compaction replaced can go), then orphan cleanup; then the table's gauges are refreshed.
+/// One scheduled pass over the table of `topic`: compaction, manifest rewrite (when the table
+/// has commit.manifest.min-count-to-merge small manifests), then snapshot expiry (so the files
+/// both replaced can go), then orphan cleanup; then the table's gauges are refreshed.
 /// Updates the metrics floe_maintenance_* (gauges per table, counters of work done). The
 /// caller holds the storage worker's lease.
 result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o);

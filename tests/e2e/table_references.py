@@ -9,7 +9,7 @@ the data files those manifests list as live (status 0 or 1).
 
 usage: table_references.py CATALOG_DB NAMESPACE TABLE TABLE_DIR
 prints JSON {"referenced": N, "on_disk": N, "unreferenced": [...], "missing": [...],
-             "snapshots": N, "data_files": N}
+             "snapshots": N, "data_files": N, "current_manifests": N}
 """
 import json
 import os
@@ -57,6 +57,8 @@ def main():
         if v is not None:
             refs.add(os.path.join(meta_dir, f"v{v}.metadata.json"))
     data = set()
+    current = [s for s in meta.get("snapshots", []) if s["snapshot-id"] == meta.get("current-snapshot-id")]
+    current_manifests = len(read_avro(local(current[0]["manifest-list"]))) if current else 0
     for s in meta.get("snapshots", []):
         refs.add(local(s["manifest-list"]))
         for m in read_avro(local(s["manifest-list"])):
@@ -72,7 +74,8 @@ def main():
     print(json.dumps({"referenced": len(refs), "on_disk": len(disk), "unreferenced": sorted(disk - refs),
                       "missing": sorted(p for p in refs - disk if os.path.basename(p) != "version-hint.text"
                                         and not re.match(r"^v\d+\.metadata\.json$", os.path.basename(p))),
-                      "snapshots": len(meta.get("snapshots", [])), "data_files": len(data)}))
+                      "snapshots": len(meta.get("snapshots", [])), "data_files": len(data),
+                      "current_manifests": current_manifests}))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #include "maintenance/compact.h"
 #include "maintenance/expire.h"
+#include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
 #include "maintenance/table_files.h"
 
@@ -451,6 +452,55 @@ TEST_F(maintenance_test, compaction_beside_concurrent_offload_loses_and_duplicat
     auto pos = lake::positions_from_summary(load().metadata.current_snapshot()->summary);
     ASSERT_TRUE(pos);
     EXPECT_EQ(pos->at("orders-0"), appended * 20);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+TEST_F(maintenance_test, manifest_rewrite_merges_small_manifests_and_changes_no_file) {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    auto before = load();
+    auto live_before = iceberg::live_files(*_io, before.metadata);
+    ASSERT_TRUE(live_before);
+    manifest_rewrite_options o;
+    o.min_count = 2;
+    o.dry_run = true;
+    auto plan = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->manifests_before, 8u);
+    EXPECT_EQ(plan->manifests_after, 1u);
+    EXPECT_FALSE(plan->committed);
+    EXPECT_EQ(load().metadata_location, before.metadata_location);
+    o.dry_run = false;
+    auto r = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_TRUE(r->committed);
+    EXPECT_EQ(r->manifests_after, 1u);
+    auto after = load();
+    auto* cur = after.metadata.current_snapshot();
+    EXPECT_EQ(cur->operation(), "replace");
+    EXPECT_EQ(cur->summary.at(lake::positions_summary_key),
+              before.metadata.current_snapshot()->summary.at(lake::positions_summary_key));
+    EXPECT_EQ(cur->summary.at("total-data-files"), "8");
+    auto live_after = iceberg::live_files(*_io, after.metadata);
+    ASSERT_TRUE(live_after);
+    ASSERT_EQ(live_after->size(), live_before->size());
+    std::map<std::string, std::pair<int64_t, int64_t>> ids;  // path -> (snapshot id, sequence number)
+    for (auto& e : *live_before) ids[e.file.file_path] = {*e.snapshot_id, *e.sequence_number};
+    for (auto& e : *live_after) {
+        ASSERT_TRUE(ids.count(e.file.file_path)) << e.file.file_path;
+        EXPECT_EQ(e.status, iceberg::entry_status::existing);
+        EXPECT_EQ(std::make_pair(*e.snapshot_id, *e.sequence_number), ids[e.file.file_path])
+            << "a rewritten manifest keeps each file's snapshot id and data sequence number";
+    }
+    EXPECT_EQ(rows().size(), 80u);
+    // Once merged there is nothing left to merge: no commit.
+    auto again = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->committed);
 }
 
 } // namespace
