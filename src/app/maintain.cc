@@ -17,8 +17,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -117,7 +115,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
     // A live `floe serve` on this data directory renews the storage worker's lease every tick;
     // maintenance runs only while it can hold that lease itself, so the two never race.
     const std::filesystem::path data_dir = s.get_string("floe.data-dir");
-    tiering::file_lease lease(data_dir / "tiering" / "lease", fmt::format("maintain-{}@{}", ::getpid(), data_dir.string()),
+    // One owner name per data directory, as floe serve's: a run killed with the lease held does
+    // not lock the next run out for a lease duration.
+    tiering::file_lease lease(data_dir / "tiering" / "lease", fmt::format("maintain@{}", data_dir.string()),
                               s.get_duration("floe.storage.worker.lease-duration"), system_clock_source::instance());
     auto renew = [&]() -> bool {
         if (req.dry_run) return true;  // a plan changes nothing
