@@ -114,13 +114,15 @@ int run_cli(int argc, char** argv) {
     maintain_request maintain_req;
     std::string maintain_table, maintain_older;
     auto* maintain_cmd = app.add_subcommand(
-        "maintain", "Table maintenance on demand: compact small files, merge manifests, expire snapshots, delete orphan files (refused while a live "
-                    "floe serve on the same data directory holds the storage lease)");
+        "maintain", "Table maintenance on demand: compact small files, merge manifests, expire snapshots, delete "
+                    "orphan files (refused while a live floe serve on the same data directory holds the storage "
+                    "lease)");
     maintain_cmd->add_option("--table", maintain_table, "A topic or <namespace>.<table> (default: every table)");
     maintain_cmd->add_flag("--dry-run", maintain_req.dry_run, "Print the plan, change nothing");
     maintain_cmd->add_option("--older-than", maintain_older,
                              "Snapshot age for expire and safety margin for orphans (e.g. 1h, 3d)");
-    maintain_cmd->add_option("actions", maintain_req.actions, "compact, manifests, expire, orphans (default: all, in that order)")
+    maintain_cmd
+        ->add_option("actions", maintain_req.actions, "compact, manifests, expire, orphans (default: all, in that order)")
         ->check(CLI::IsMember({"compact", "manifests", "expire", "orphans"}));
     add_settings_options(maintain_cmd, maintain_opts);
 

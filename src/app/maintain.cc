@@ -148,7 +148,8 @@ int maintain(const config::settings& s, const maintain_request& req) {
     auto io = std::make_shared<iceberg::local_file_io>();
     auto cat = iceberg::open_catalog(type, uri, "floe", io, warehouse);
     if (!cat) {
-        std::fprintf(stderr, "floe maintain: cannot open the %s catalog: %s\n", type.c_str(), cat.error().message().c_str());
+        std::fprintf(stderr, "floe maintain: cannot open the %s catalog: %s\n", type.c_str(),
+                     cat.error().message().c_str());
         return 1;
     }
     std::shared_ptr<iceberg::catalog> catalog(std::move(*cat));
@@ -165,7 +166,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
     std::vector<iceberg::table_ident> tables;
     if (req.table) {
         auto& name = *req.table;
-        tables.push_back({ns, name.starts_with(ns + ".") ? name.substr(ns.size() + 1) : lake::table_name_for_topic(name)});
+        // "<namespace>.<table>" names the table; anything else is a topic.
+        tables.push_back(
+            {ns, name.starts_with(ns + ".") ? name.substr(ns.size() + 1) : lake::table_name_for_topic(name)});
     } else {
         auto names = catalog->list_tables(ns);
         if (!names) {
@@ -204,7 +207,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
                 o.target_file_size = static_cast<int64_t>(lo.parquet.target_file_size);
                 o.dry_run = req.dry_run;
                 o.progress = [&](size_t n, size_t total) {
-                    if (n == total || n % 10 == 0) std::fprintf(stderr, "  %s.%s: %zu/%zu groups compacted\n", t.ns.c_str(), t.name.c_str(), n, total);
+                    if (n == total || n % 10 == 0)
+                        std::fprintf(stderr, "  %s.%s: %zu/%zu groups compacted\n", t.ns.c_str(), t.name.c_str(), n,
+                                     total);
                     if (n % 10 == 0) (void)renew();
                 };
                 if (topic == loaded->metadata.properties.end()) {
@@ -215,12 +220,14 @@ int maintain(const config::settings& s, const maintain_request& req) {
                     row.detail = r.error().message();
                 } else {
                     row.rows = r->rows;
+                    auto written = req.dry_run ? std::string("?") : std::to_string(r->files_written);
+                    auto skipped =
+                        r->conflicts ? fmt::format(", {} groups skipped (concurrent change)", r->conflicts) : "";
                     row.detail = fmt::format("{} of {} data files small; {} groups: {} files ({}) -> {} files ({}), {} "
                                              "rows{}",
                                              r->small_files, r->data_files_before, r->groups, r->files_rewritten,
-                                             human_bytes(r->bytes_read), req.dry_run ? std::string("?") : std::to_string(r->files_written),
-                                             human_bytes(r->bytes_written), r->rows,
-                                             r->conflicts ? fmt::format(", {} groups skipped (concurrent change)", r->conflicts) : "");
+                                             human_bytes(r->bytes_read), written, human_bytes(r->bytes_written),
+                                             r->rows, skipped);
                 }
             } else if (action == "manifests") {
                 maintenance::manifest_rewrite_options o;
@@ -231,8 +238,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
                     row.ok = false;
                     row.detail = r.error().message();
                 } else {
-                    row.detail = fmt::format("{} manifests ({} small) -> {}{}", r->manifests_before, r->small_manifests,
-                                             r->manifests_after, r->committed || req.dry_run ? "" : " (nothing to merge)");
+                    row.detail = fmt::format("{} manifests ({} small) -> {}{}", r->manifests_before,
+                                             r->small_manifests, r->manifests_after,
+                                             r->committed || req.dry_run ? "" : " (nothing to merge)");
                 }
             } else if (action == "expire") {
                 maintenance::expire_options o;
@@ -262,7 +270,8 @@ int maintain(const config::settings& s, const maintain_request& req) {
                     row.ok = false;
                     row.detail = r.error().message();
                 } else {
-                    row.detail = fmt::format("{} orphans ({}) older than {}; {} unreferenced files younger, {} referenced",
+                    row.detail = fmt::format("{} orphans ({}) older than {}; {} unreferenced files younger, {} "
+                                             "referenced",
                                              r->orphans, human_bytes(r->orphan_bytes),
                                              config::format_duration(std::chrono::milliseconds(o.older_than_ms)),
                                              r->too_young, r->referenced);

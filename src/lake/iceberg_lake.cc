@@ -219,7 +219,8 @@ private:
             return out;
         }
         // The same rows, in other files: positions move neither way.
-        req.prepare = [](const iceberg::table_metadata& base, std::map<std::string, std::string>& summary) -> result<void> {
+        req.prepare = [](const iceberg::table_metadata& base,
+                         std::map<std::string, std::string>& summary) -> result<void> {
             if (auto* s = base.current_snapshot())
                 if (auto it = s->summary.find(positions_summary_key); it != s->summary.end())
                     summary[positions_summary_key] = it->second;

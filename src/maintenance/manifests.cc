@@ -33,9 +33,9 @@ result<manifest_rewrite_report> rewrite_manifests(iceberg::catalog& cat, iceberg
     manifest_rewrite_report report;
     auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
     const int64_t target = property_long(loaded.metadata, manifest_target_size_property, default_manifest_target_size);
-    const int64_t min_count = opts.min_count > 0
-                                  ? opts.min_count
-                                  : property_long(loaded.metadata, manifest_min_merge_property, default_manifest_min_merge);
+    const int64_t min_count =
+        opts.min_count > 0 ? opts.min_count
+                           : property_long(loaded.metadata, manifest_min_merge_property, default_manifest_min_merge);
     auto manifests = FLOE_TRY(current_manifests(io, loaded.metadata));
     report.manifests_before = report.manifests_after = manifests.size();
     for (auto& mf : manifests)

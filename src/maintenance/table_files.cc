@@ -37,7 +37,8 @@ result<referenced_files> referenced_by(iceberg::file_io& io, const iceberg::tabl
     auto dir = metadata_dir(m.location);
     auto add_version = [&](const std::string& uri) {
         out.metadata_files.insert(uri);
-        if (auto v = iceberg::metadata_version(uri)) out.metadata_files.insert(fmt::format("{}v{}.metadata.json", dir, v));
+        if (auto v = iceberg::metadata_version(uri))
+            out.metadata_files.insert(fmt::format("{}v{}.metadata.json", dir, v));
     };
     add_version(metadata_location);
     for (auto& e : m.metadata_log) add_version(e.metadata_file);
