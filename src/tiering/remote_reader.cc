@@ -98,13 +98,14 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
         return {};
     };
     // A planned file may be gone when it is opened (compaction replaced it, expiry deleted it):
-    // the plan is made again, once, from the catalog's current metadata and the next offset.
-    bool replanned = false;
+    // the plan is made again from the catalog's current metadata and the next offset (a few
+    // times at most: each new plan names the files of the newest version).
+    int replans = 0;
     for (size_t i = 0; i < files.size(); ++i) {
         auto& f = files[i];
         auto rows = rows_of(r, f);
-        if (!rows && rows.error().code() == errc::not_found && !replanned) {
-            replanned = true;
+        if (!rows && rows.error().code() == errc::not_found && replans < 3) {
+            ++replans;
             files = FLOE_TRY(r.files_for_offsets(key, out.next_offset, limit));
             i = size_t(-1);  // from the first file of the new plan
             continue;

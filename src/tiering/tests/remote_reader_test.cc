@@ -276,6 +276,7 @@ TEST_F(RemoteReaderTest, FetchReplansWhenAPlannedFileIsGone) {
             ASSERT_TRUE((*rw)->commit({}));
             for (auto& u : uris) ASSERT_TRUE(_lake->io().remove(u));  // what expiry does next
             ++rewrites;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     });
     struct join_at_exit {
