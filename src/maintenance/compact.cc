@@ -18,6 +18,7 @@ struct candidate {
     int64_t size = 0;
     int64_t records = 0;
     int64_t min_offset = 0;
+    bool small = false;
 };
 
 int64_t lower_offset(const iceberg::data_file& f) {
@@ -45,12 +46,15 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             || f.partition[0].type() != avro::datum::kind::string)
             continue;
         auto stream = f.partition[0].as_string();
-        if (!lake::is_stream_key_of(topic, stream) || f.file_size_in_bytes >= small) continue;
-        ++report.small_files;
-        by_stream[std::string(stream)].push_back({f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f)});
+        if (!lake::is_stream_key_of(topic, stream)) continue;
+        const bool is_small = f.file_size_in_bytes < small;
+        report.small_files += is_small;
+        by_stream[std::string(stream)].push_back(
+            {f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f), is_small});
     }
-    // Bin-packing in offset order: consecutive small files until the target is reached, so each
-    // new file holds a contiguous offset range (readers prune by offset bounds).
+    // Bin-packing in offset order: runs of consecutive small files until the target is reached.
+    // A file that is not small ends a run, so a new file never spans another file's offsets
+    // (sequential readers take files by their lowest offset and skip what they passed).
     struct group {
         std::string stream;
         std::vector<candidate> files;
@@ -66,6 +70,10 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             bytes = 0;
         };
         for (auto& f : files) {
+            if (!f.small) {
+                flush();
+                continue;
+            }
             if (!g.files.empty() && bytes + f.size > opts.target_file_size) flush();
             g.files.push_back(f);
             bytes += f.size;

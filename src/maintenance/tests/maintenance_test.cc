@@ -505,3 +505,52 @@ TEST_F(maintenance_test, manifest_rewrite_merges_small_manifests_and_changes_no_
 
 } // namespace
 } // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+TEST_F(maintenance_test, compaction_never_spans_a_file_it_does_not_rewrite) {
+    // small, small, BIG, small, small: the two runs are compacted apart, the big file stays.
+    ASSERT_TRUE(append_range("orders-0", 0, 20));
+    ASSERT_TRUE(append_range("orders-0", 20, 40));
+    ASSERT_TRUE(append_range("orders-0", 40, 4040));
+    ASSERT_TRUE(append_range("orders-0", 4040, 4060));
+    ASSERT_TRUE(append_range("orders-0", 4060, 4080));
+    auto live = iceberg::live_files(*_io, load().metadata);
+    ASSERT_TRUE(live);
+    int64_t small_size = 0, big = 0;
+    std::string big_path;
+    for (auto& e : *live) {
+        if (e.file.record_count == 4000) {
+            big = e.file.file_size_in_bytes;
+            big_path = e.file.file_path;
+        } else {
+            small_size = std::max(small_size, e.file.file_size_in_bytes);
+        }
+    }
+    ASSERT_GT(big, small_size * 2);
+    compact_options o;
+    o.small_file_size = small_size + 1;
+    o.target_file_size = big * 10;
+    auto r = compact(*_lake, "orders", o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->groups, 2u);
+    EXPECT_EQ(r->files_rewritten, 4u);
+    auto after = iceberg::live_files(*_io, load().metadata);
+    ASSERT_TRUE(after);
+    ASSERT_EQ(after->size(), 3u);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    bool big_kept = false;
+    for (auto& e : *after) {
+        big_kept |= e.file.file_path == big_path;
+        ranges.emplace_back(*iceberg::deserialize_long(e.file.lower_bounds.at(iceberg::field_ids::offset)),
+                            *iceberg::deserialize_long(e.file.upper_bounds.at(iceberg::field_ids::offset)));
+    }
+    EXPECT_TRUE(big_kept);
+    std::sort(ranges.begin(), ranges.end());
+    EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 39}, {40, 4039}, {4040, 4079}}));
+    EXPECT_EQ(rows().size(), 4080u);
+}
+
+} // namespace
+} // namespace floe::maintenance
