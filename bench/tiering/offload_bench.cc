@@ -4,15 +4,19 @@
 // then times one storage-worker pass that commits them into an Iceberg table on file:// (zstd
 // Parquet), and a full read back through the tiered read path (rows -> record batches).
 // Prints records/s beside Korvet's published offload figures (32,000 msg/s for one stream).
+// With --compact, segments of --segment-records records make one small file each, and the
+// table is then compacted (one thread: read + rewrite) and its rows/s printed beside offload's.
 // With --s3 the warehouse is s3://$S3TEST_BUCKET/bench-<pid> on the S3 server that
 // tests/s3/moto_env.py started (run.sh runs both); it then also prints this process's CPU per
 // record (the S3 server's own time is not ours) and the S3 requests by API per million records.
-//   floe-bench-offload [--records 1000000] [--value-size 100] [--dir /tmp/x] [--s3]
+//   floe-bench-offload [--records 1000000] [--value-size 100] [--segment-records 1000000]
+//                      [--compact] [--dir /tmp/x] [--s3]
 #include "base/metrics.h"
 #include "iceberg/s3_file_io.h"
 #include "lake/iceberg_lake.h"
 #include "log/batch_builder.h"
 #include "log/log_manager.h"
+#include "maintenance/compact.h"
 #include "testkit/datagen.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
@@ -49,6 +53,8 @@ int main(int argc, char** argv) {
     size_t records = 1'000'000, value_size = 100;
     bool s3 = false;
     uint64_t row_group_rows = 131072;
+    size_t segment_records = 1'000'000;
+    bool compact = false;
     fs::path dir = fs::temp_directory_path() / fmt::format("floe-bench-offload-{}", ::getpid());
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--s3") s3 = true;
@@ -62,7 +68,10 @@ int main(int argc, char** argv) {
         else if (a == "--value-size") value_size = std::stoul(argv[i + 1]);
         else if (a == "--row-group-rows") row_group_rows = std::stoull(argv[i + 1]);
         else if (a == "--dir") dir = argv[i + 1];
+        else if (a == "--segment-records") segment_records = std::max<size_t>(500, std::stoul(argv[i + 1]) / 500 * 500);
     }
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--compact") compact = true;
     fs::remove_all(dir);
     spdlog::set_level(spdlog::level::warn);
     log::log_manager_options lo;
@@ -98,7 +107,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "append failed\n");
             return 1;
         }
-        if (i % 1'000'000 == 0) (void)p->roll();
+        if (i % segment_records == 0) (void)p->roll();
     }
     (void)p->roll();
 
@@ -192,6 +201,22 @@ int main(int argc, char** argv) {
         for (auto& [name, n] : requests_by_api(metrics::registry::instance().render()))
             if (auto d = n - offload_requests[name]; d > 0)
                 std::printf("s3       tiered read %s per million records: %.1f\n", name.c_str(), d * 1e6 / double(records));
+    if (compact) {
+        maintenance::compact_options co;
+        co.target_file_size = static_cast<int64_t>(opts.parquet.target_file_size);
+        auto c0 = std::chrono::steady_clock::now();
+        auto cr = maintenance::compact(lake, "bench", co);
+        double csecs = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+        if (!cr) {
+            std::fprintf(stderr, "compaction failed: %s\n", cr.error().to_string().c_str());
+            return 1;
+        }
+        std::printf("compact  %zu small files (%.1f MB) -> %zu file(s) (%.1f MB): %lld rows in %.2f s, %.0f rows/s "
+                    "(one thread, read + rewrite) vs offload %.0f records/s above\n",
+                    cr->files_rewritten, double(cr->bytes_read) / 1e6, cr->files_written,
+                    double(cr->bytes_written) / 1e6, (long long)cr->rows, csecs, double(cr->rows) / csecs,
+                    double(records) / secs);
+    }
     (void)(*logs)->close();
     fs::remove_all(dir);
     return 0;

@@ -1,5 +1,6 @@
 #include "app/cli.h"
 
+#include "app/maintain.h"
 #include "app/serve.h"
 #include "app/tables.h"
 #include "base/log.h"
@@ -100,7 +101,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "version"};
 
 /// Levenshtein distance, for the subcommand suggestion (words of a few letters).
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -197,6 +198,21 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  "know (another catalog wrote it); stop every other writer first");
     adopt_cmd->add_option("names", adopt_names, "Topics, or <namespace>.<table> names")->required();
     add_settings_options(adopt_cmd, tables_opts);
+    settings_options maintain_opts;
+    maintain_request maintain_req;
+    std::string maintain_table, maintain_older;
+    auto* maintain_cmd = app.add_subcommand(
+        "maintain", "Table maintenance on demand: compact small files, merge manifests, expire snapshots, delete "
+                    "orphan files (refused while a live floe serve on the same data directory holds the storage "
+                    "lease)");
+    maintain_cmd->add_option("--table", maintain_table, "A topic or <namespace>.<table> (default: every table)");
+    maintain_cmd->add_flag("--dry-run", maintain_req.dry_run, "Print the plan, change nothing");
+    maintain_cmd->add_option("--older-than", maintain_older,
+                             "Snapshot age for expire and safety margin for orphans (e.g. 1h, 3d)");
+    maintain_cmd
+        ->add_option("actions", maintain_req.actions, "compact, manifests, expire, orphans (default: all, in that order)")
+        ->check(CLI::IsMember({"compact", "manifests", "expire", "orphans"}));
+    add_settings_options(maintain_cmd, maintain_opts);
 
     try {
         app.parse(argc, argv);
@@ -204,7 +220,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
         out.exit_code = app.exit(e) == 0 ? 0 : 2;
         return out;
     }
-    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
+    auto& opts = serve_cmd->parsed()      ? serve_opts
+                 : adopt_cmd->parsed()    ? tables_opts
+                 : maintain_cmd->parsed() ? maintain_opts
+                                          : config_opts;
     if (!global_opts.config_path.empty() && !opts.config_path.empty()
         && global_opts.config_path != opts.config_path) {
         std::fprintf(stderr, "floe: --config given twice (%s and %s); give one\n",
@@ -215,9 +234,13 @@ command_line parse_command_line(int argc, const char* const* argv) {
     out.command = serve_cmd->parsed()    ? "serve"
                   : config_cmd->parsed() ? "config"
                   : adopt_cmd->parsed()  ? "tables adopt"
+                  : maintain_cmd->parsed() ? "maintain"
                                          : "version";
     (void)version_cmd;
     out.args = std::move(adopt_names);
+    if (!maintain_table.empty()) maintain_req.table = maintain_table;
+    if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
+    out.maintain = std::move(maintain_req);
     out.config_path = opts.config_path.empty() ? global_opts.config_path : opts.config_path;
     if (!log_format.empty()) out.sets.push_back("floe.log.format=" + log_format);
     if (!log_level.empty()) out.sets.push_back("floe.log.level=" + log_level);
@@ -240,6 +263,12 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
+    if (cl.command == "maintain") {
+        auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
+        auto lvl = parse_log_level(s->get_string("floe.log.level"));
+        init_logging(*fmt_, *lvl);
+        return maintain(*s, cl.maintain);
+    }
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/maintain.h"
+
 #include <optional>
 #include <span>
 #include <string>
@@ -12,8 +14,9 @@ namespace floe::app {
 /// accepted both before and after the subcommand name (`floe --set k=v serve` and
 /// `floe serve --set k=v`); those before it apply first, so the later ones win.
 struct command_line {
-    std::string command;     ///< "serve", "config", "tables adopt" or "version"
+    std::string command;     ///< "serve", "config", "tables adopt", "maintain" or "version"
     std::vector<std::string> args; ///< the subcommand's positional arguments (table names)
+    maintain_request maintain;     ///< `floe maintain`'s options
     std::string config_path; ///< --config; empty: ./floe.yaml when it exists
     std::vector<std::string>
         sets; ///< "key=value" from --set (and --log-format/--log-level), in order

@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include "app/maintain.h"
 #include "app/storage.h"
 
 #include "base/file_lock.h"
@@ -312,11 +313,15 @@ int serve(const config::settings& s) {
     });
     health.add("local-log", [data_dir, logs] { return local_log_health(data_dir, *logs); });
 
+    // Declared before the worker, which calls it, so it is destroyed after the worker stops.
+    auto maintainer = make_scheduled_maintainer(s, lake);
     std::unique_ptr<tiering::storage_worker> worker;
     if (s.get_bool("floe.storage.worker.enabled")) {
         tiering::worker_options wo;
         wo.tick_interval = s.get_duration("floe.storage.worker.tick-interval");
         wo.parallelism = static_cast<size_t>(s.get_int("floe.storage.worker.parallelism"));
+        wo.maintainer = maintainer.get();
+        wo.maintenance_interval = s.get_duration("floe.maintenance.interval");
         // The same broker (same data dir) restarting after a crash takes its own lease back at
         // once instead of waiting out the lease of its previous life.
         auto owner = fmt::format("broker-0@{}", data_dir.string());

@@ -157,6 +157,25 @@ registry::registry() {
     d.push_back(bounded(def("floe.storage.worker.lease-duration", st::duration, "2m",
                             "How long the storage worker's lease lasts without renewal"),
                         second_ms, day_ms));
+    d.push_back(def("floe.maintenance.enabled", st::boolean, "true",
+                    "Let the storage worker compact, expire snapshots and delete orphan files of every tiered "
+                    "topic's table on a schedule (floe maintain runs the same on demand)"));
+    d.push_back(bounded(def("floe.maintenance.interval", st::duration, "1h",
+                            "How often the storage worker maintains each table (the first run comes one interval "
+                            "after start)"),
+                        second_ms, 30 * day_ms));
+    d.push_back(bounded(def("floe.maintenance.snapshot-max-age", st::duration, "5d",
+                            "Snapshots older than this are expired, unless the table property "
+                            "history.expire.max-snapshot-age-ms says otherwise"),
+                        0, 3650 * day_ms));
+    d.push_back(bounded(def("floe.maintenance.min-snapshots-to-keep", st::integer, "1",
+                            "Snapshots kept whatever their age, unless the table property "
+                            "history.expire.min-snapshots-to-keep says otherwise"),
+                        1, 1000000));
+    d.push_back(bounded(def("floe.maintenance.orphan-older-than", st::duration, "3d",
+                            "Unreferenced files younger than this are never deleted (a writer may still be about "
+                            "to commit them)"),
+                        60 * second_ms, 3650 * day_ms));
     d.push_back(def("floe.auto-create-topics", st::boolean, "true",
                     "Create a topic when a client produces to or asks for an unknown one"));
     d.push_back(bounded(def("floe.default-partitions", st::integer, "1",

@@ -235,4 +235,25 @@ result<std::vector<std::string>> local_file_io::list(std::string_view prefix) {
     return out;
 }
 
+result<std::vector<object_info>> file_io::list_info(std::string_view prefix) {
+    std::vector<object_info> out;
+    for (auto& uri : FLOE_TRY(list(prefix))) out.push_back({std::move(uri), -1, -1});
+    return out;
+}
+
+result<std::vector<object_info>> local_file_io::list_info(std::string_view prefix) {
+    std::vector<object_info> out;
+    for (auto& uri : FLOE_TRY(list(prefix))) {
+        auto path = FLOE_TRY(local_path(uri));
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT) continue;  // removed since the listing
+            return fail(errc::io_error, "stat {}: {}", path, std::strerror(errno));
+        }
+        auto ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
+        out.push_back({std::move(uri), static_cast<int64_t>(st.st_size), ms});
+    }
+    return out;
+}
+
 } // namespace floe::iceberg

@@ -22,6 +22,13 @@ public:
     virtual uint64_t size() const = 0;
 };
 
+/// An object found by list_info. -1 when the store did not say.
+struct object_info {
+    std::string uri;
+    int64_t size = -1;
+    int64_t modified_ms = -1;
+};
+
 /// Object storage as Iceberg uses it: whole-object reads and writes addressed by URI. Shaped so
 /// S3 fits: callers never rename; `write` replaces atomically (S3 PUT), `create_new` fails if
 /// the object exists (S3 If-None-Match: *), and there is no directory to create or sync.
@@ -55,6 +62,9 @@ public:
     /// A writer for one object. By default the bytes are kept in memory and put by write() at
     /// close; S3 uploads parts as they fill, so memory stays bounded by the part size.
     virtual result<std::unique_ptr<object_writer>> open_writer(std::string_view uri);
+    /// Like list, with each object's size and last-modified time (orphan cleanup needs the
+    /// age). By default list, with both unknown (-1).
+    virtual result<std::vector<object_info>> list_info(std::string_view prefix);
 };
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp
@@ -72,6 +82,7 @@ public:
     result<void> copy_new(std::string_view from, std::string_view to) override;
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
+    result<std::vector<object_info>> list_info(std::string_view prefix) override;
 };
 
 /// The local path of a file:// URI ("file:///a/b", "file:/a/b") or an absolute path; fails for

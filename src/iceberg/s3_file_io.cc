@@ -3,6 +3,9 @@
 #include "base/metrics.h"
 #include "base/random.h"
 
+#include <cstdio>
+#include <ctime>
+#include <charconv>
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
 
@@ -577,9 +580,34 @@ result<void> s3_file_io::remove(std::string_view uri) {
     return status_error(req.op, loc.bucket, loc.key, r);
 }
 
+namespace {
+
+/// "2026-12-01T16:20:00.000Z" (S3's LastModified) in ms since the epoch; -1 if unreadable.
+int64_t iso8601_ms(std::string_view t) {
+    std::tm tm{};
+    int ms = 0;
+    std::string text(t);
+    int n = std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                        &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms);
+    if (n < 6) return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    auto secs = ::timegm(&tm);
+    if (secs < 0) return -1;
+    return int64_t(secs) * 1000 + (n == 7 ? ms : 0);
+}
+
+} // namespace
+
 result<std::vector<std::string>> s3_file_io::list(std::string_view prefix) {
-    auto loc = FLOE_TRY(parse_s3_uri(prefix));
     std::vector<std::string> out;
+    for (auto& o : FLOE_TRY(list_info(prefix))) out.push_back(std::move(o.uri));
+    return out;
+}
+
+result<std::vector<object_info>> s3_file_io::list_info(std::string_view prefix) {
+    auto loc = FLOE_TRY(parse_s3_uri(prefix));
+    std::vector<object_info> out;
     std::string token;
     for (;;) {
         request req{.method = "GET", .bucket = loc.bucket};
@@ -593,9 +621,17 @@ result<std::vector<std::string>> s3_file_io::list(std::string_view prefix) {
         if (r.status != 200) return status_error(req.op, loc.bucket, "", r);
         size_t pos = 0;
         while (auto c = xml_tag(r.body, "Contents", pos)) {
-            size_t kp = 0;
-            if (auto k = xml_tag(*c, "Key", kp))
-                out.push_back(fmt::format("s3://{}/{}", loc.bucket, *k));
+            auto k = xml_tag(*c, "Key");
+            if (!k) continue;
+            object_info o;
+            o.uri = fmt::format("s3://{}/{}", loc.bucket, *k);
+            if (auto size = xml_tag(*c, "Size")) {
+                int64_t v = 0;
+                auto res = std::from_chars(size->data(), size->data() + size->size(), v);
+                if (res.ec == std::errc()) o.size = v;
+            }
+            if (auto modified = xml_tag(*c, "LastModified")) o.modified_ms = iso8601_ms(*modified);
+            out.push_back(std::move(o));
         }
         if (xml_tag(r.body, "IsTruncated").value_or("false") != "true") break;
         auto next = xml_tag(r.body, "NextContinuationToken");

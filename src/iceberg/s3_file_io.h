@@ -87,6 +87,8 @@ public:
     result<void> copy(std::string_view from, std::string_view to) override;
     result<void> remove(std::string_view uri) override;
     result<std::vector<std::string>> list(std::string_view prefix) override;
+    /// ListObjectsV2 with each object's Size and LastModified (what orphan cleanup ages by).
+    result<std::vector<object_info>> list_info(std::string_view prefix) override;
     result<uint64_t> size(std::string_view uri) override;
     result<void> read_range(std::string_view uri, uint64_t offset, size_t len,
                             byte_buffer& out) override;

@@ -427,11 +427,6 @@ result<removal> remove_files(file_io& io, const table_metadata& base, std::vecto
 
 } // namespace
 
-result<commit_result> append_files(catalog& cat, file_io& io, const table_ident& t,
-                                   append_request req, const commit_options& o) {
-    return commit_changes(cat, io, t, change_request{"append", std::move(req.files), {}, std::move(req.prepare)}, o);
-}
-
 namespace {
 
 int64_t property_long(const table_metadata& m, const char* key, int64_t fallback) {
@@ -453,7 +448,115 @@ bool property_bool(const table_metadata& m, const char* key, bool fallback) {
     return fallback;
 }
 
+// The metadata-log keeps write.metadata.previous-versions-max entries (at least one); returns
+// the entries falling off it (their files may be deleted once the new version is committed).
+std::vector<metadata_log_entry> trim_metadata_log(table_metadata& next) {
+    auto keep_versions = static_cast<size_t>(
+        std::max<int64_t>(1, property_long(next, "write.metadata.previous-versions-max", 100)));
+    std::vector<metadata_log_entry> dropped;
+    if (next.metadata_log.size() > keep_versions) {
+        auto cut = next.metadata_log.begin() + static_cast<ptrdiff_t>(next.metadata_log.size() - keep_versions);
+        dropped.assign(std::make_move_iterator(next.metadata_log.begin()), std::make_move_iterator(cut));
+        next.metadata_log.erase(next.metadata_log.begin(), cut);
+    }
+    return dropped;
+}
+
+// Writes `json` as version `version` (`meta_uri`) and makes it current with the catalog's
+// compare-and-swap from `base_location`. Returns success when committed; an error value of code
+// conflict or unavailable when the caller should reload and retry (the attempt's files are
+// cleaned up then); a failed result<> when the commit must stop (an outcome that stays unknown
+// leaves every file in place).
+result<result<void>> publish_version(catalog& cat, file_io& io, const table_ident& t, const std::string& base_location,
+                                     const std::string& location, int64_t version, const std::string& meta_uri,
+                                     const std::string& json, attempt_files& written,
+                                     const std::function<void(std::string_view)>& step) {
+    result<void> swapped;
+    // A catalog that swaps a pointer copies its file to v<N> after the swap. That name must
+    // be free: taken while the catalog still points at the base, it was written by another
+    // catalog or writer, and committing would overwrite its history (refused, never retried).
+    if (!cat.commit_by_create()) {
+        auto versioned = fmt::format("{}v{}.metadata.json", metadata_dir(location), version);
+        auto taken = io.exists(versioned);
+        if (!taken) {
+            written.cleanup(io);
+            return std::unexpected(std::move(taken).error());
+        }
+        if (*taken) {
+            auto now_at = cat.metadata_location(t);
+            if (!now_at || !*now_at || **now_at == base_location) {
+                written.cleanup(io);
+                if (!now_at) return std::unexpected(std::move(now_at).error());
+                return foreign_metadata(
+                    t, location,
+                    fmt::format("{} already exists but the catalog still points at {}: another catalog "
+                                "or writer committed to this location",
+                                base_name(versioned), base_name(base_location)));
+            }
+            swapped = fail(errc::conflict, "{} moved on to {}", base_location, **now_at);
+        }
+    }
+    if (!swapped) {
+        // A writer of this catalog committed version N meanwhile: retried below.
+    } else if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
+        if (!cat.commit_by_create() || r.error().code() != errc::already_exists) {
+            written.cleanup(io);
+            return std::unexpected(r.error());
+        }
+        // Another writer created this version first: the filesystem catalog's conflict.
+        swapped = fail(errc::conflict, "{} was created by a concurrent commit", meta_uri);
+    } else {
+        step("metadata");
+        if (!cat.commit_by_create()) {
+            written.uris.push_back(meta_uri);
+            swapped = cat.swap(t, base_location, meta_uri);
+        }
+    }
+    if (swapped) return swapped;
+    auto code = swapped.error().code();
+    if (code != errc::conflict) {
+        // The outcome may be unknown (a connection lost after the UPDATE ran): look before
+        // deleting anything, the catalog may already point at our metadata.
+        auto now_at = cat.metadata_location(t);
+        if (now_at && *now_at == meta_uri) return result<void>{};
+        if (!now_at) {
+            // Still unknown: leave every file in place (orphans at worst, never a table
+            // pointing at a deleted file).
+            return std::unexpected(std::move(swapped).error().with_context(
+                "commit to {}.{}: outcome unknown", t.ns, t.name));
+        }
+    }
+    written.cleanup(io);
+    if (code != errc::conflict && code != errc::unavailable)
+        return std::unexpected(std::move(swapped).error().with_context("commit to {}.{}", t.ns, t.name));
+    return swapped;
+}
+
+// After the swap: the commit is done whatever happens here. Path copies for path-based
+// readers, and the metadata files that fell off the metadata-log when the table asks for it.
+void after_commit(file_io& io, const table_ident& t, const table_metadata& next, int64_t version,
+                  const std::string& meta_uri, const std::vector<metadata_log_entry>& dropped_versions) {
+    // A v<N> taken between the check before the swap and this copy means another writer raced
+    // into this location: say so, replace nothing.
+    if (auto r = write_path_copies(io, next.location, version, meta_uri); !r)
+        spdlog::error("table {}.{}: committed {} but could not publish its path copy v{}.metadata.json: {}", t.ns,
+                      t.name, meta_uri, version, r.error().message());
+    if (property_bool(next, "write.metadata.delete-after-commit.enabled", false)) {
+        auto dir = metadata_dir(next.location);
+        for (auto& e : dropped_versions) {
+            (void)io.remove(e.metadata_file);
+            auto copy = fmt::format("{}v{}.metadata.json", dir, metadata_version(e.metadata_file));
+            if (copy != e.metadata_file && copy != meta_uri) (void)io.remove(copy);
+        }
+    }
+}
+
 } // namespace
+
+result<commit_result> append_files(catalog& cat, file_io& io, const table_ident& t,
+                                   append_request req, const commit_options& o) {
+    return commit_changes(cat, io, t, change_request{"append", std::move(req.files), {}, std::move(req.prepare)}, o);
+}
 
 result<commit_result> commit_changes(catalog& cat, file_io& io, const table_ident& t,
                                      change_request req, const commit_options& o) {
@@ -612,16 +715,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         next.refs["main"] = snapshot_ref{snapshot_id, "branch", {}, {}, {}};
         next.snapshot_log.push_back({now, snapshot_id});
         next.metadata_log.push_back({base_updated_ms, base_location});
-        // The metadata-log keeps write.metadata.previous-versions-max entries (at least one);
-        // the files falling off it may be deleted once this version is committed.
-        auto keep_versions = static_cast<size_t>(
-            std::max<int64_t>(1, property_long(next, "write.metadata.previous-versions-max", 100)));
-        std::vector<metadata_log_entry> dropped_versions;
-        if (next.metadata_log.size() > keep_versions) {
-            auto cut = next.metadata_log.begin() + static_cast<ptrdiff_t>(next.metadata_log.size() - keep_versions);
-            dropped_versions.assign(std::make_move_iterator(next.metadata_log.begin()), std::make_move_iterator(cut));
-            next.metadata_log.erase(next.metadata_log.begin(), cut);
-        }
+        auto dropped_versions = trim_metadata_log(next);
         next.last_sequence_number = seq;
         next.last_updated_ms = now;
         // One buffer per committing thread, reused: a long history makes this file large.
@@ -630,88 +724,72 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         int64_t version = metadata_version(base_location) + 1;
         auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
 
-        // After the swap: path copies, old metadata files, and the new version into the cache.
-        auto committed = [&]() -> commit_result {
+        auto swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
+                                                written, step));
+        if (swapped) {
             step("swap");
-            // The commit is done whatever happens here. A v<N> taken between the check above and
-            // this copy means another writer raced into this location: say so, replace nothing.
-            if (auto r = write_path_copies(io, next.location, version, meta_uri); !r)
-                spdlog::error("table {}.{}: committed {} but could not publish its path copy v{}.metadata.json: {}",
-                              t.ns, t.name, meta_uri, version, r.error().message());
-            if (property_bool(next, "write.metadata.delete-after-commit.enabled", false)) {
-                auto dir = metadata_dir(next.location);
-                for (auto& e : dropped_versions) {
-                    (void)io.remove(e.metadata_file);
-                    auto copy = fmt::format("{}v{}.metadata.json", dir, metadata_version(e.metadata_file));
-                    if (copy != e.metadata_file && copy != meta_uri) (void)io.remove(copy);
-                }
-            }
+            after_commit(io, t, next, version, meta_uri, dropped_versions);
             base->metadata_location = meta_uri;
             base->content = metadata_content::of(json);
             base->manifest_list_uri = list_uri;
             base->manifest_list = std::move(list);
             if (o.cache) o.cache->put(std::move(base));
             return commit_result{snapshot_id, seq, meta_uri, attempt};
-        };
-        result<void> swapped;
-        // A catalog that swaps a pointer copies its file to v<N> after the swap. That name must
-        // be free: taken while the catalog still points at the base, it was written by another
-        // catalog or writer, and committing would overwrite its history (refused, never retried).
-        if (!cat.commit_by_create()) {
-            auto versioned = fmt::format("{}v{}.metadata.json", metadata_dir(next.location), version);
-            auto taken = io.exists(versioned);
-            if (!taken) {
-                written.cleanup(io);
-                return std::unexpected(std::move(taken).error());
-            }
-            if (*taken) {
-                auto now_at = cat.metadata_location(t);
-                if (!now_at || !*now_at || **now_at == base_location) {
-                    written.cleanup(io);
-                    if (!now_at) return std::unexpected(std::move(now_at).error());
-                    return foreign_metadata(
-                        t, next.location,
-                        fmt::format("{} already exists but the catalog still points at {}: another catalog "
-                                    "or writer committed to this location",
-                                    base_name(versioned), base_name(base_location)));
-                }
-                swapped = fail(errc::conflict, "{} moved on to {}", base_location, **now_at);
-            }
         }
-        if (!swapped) {
-            // A writer of this catalog committed version N meanwhile: retried below.
-        } else if (auto r = io.create_new(meta_uri, as_bytes(json)); !r) {
-            if (!cat.commit_by_create() || r.error().code() != errc::already_exists) {
-                written.cleanup(io);
-                return std::unexpected(r.error());
-            }
-            // Another writer created this version first: the filesystem catalog's conflict.
-            swapped = fail(errc::conflict, "{} was created by a concurrent commit", meta_uri);
-        } else {
-            step("metadata");
-            if (!cat.commit_by_create()) {
-                written.uris.push_back(meta_uri);
-                swapped = cat.swap(t, base_location, meta_uri);
-            }
-        }
-        if (swapped) return committed();
-        auto code = swapped.error().code();
-        if (code != errc::conflict) {
-            // The outcome may be unknown (a connection lost after the UPDATE ran): look before
-            // deleting anything, the catalog may already point at our metadata.
-            auto now_at = cat.metadata_location(t);
-            if (now_at && *now_at == meta_uri) return committed();
-            if (!now_at) {
-                // Still unknown: leave every file in place (orphans at worst, never a table
-                // pointing at a deleted file).
-                return std::unexpected(std::move(swapped).error().with_context(
-                    "commit to {}.{}: outcome unknown", t.ns, t.name));
-            }
-        }
-        written.cleanup(io);
-        if ((code != errc::conflict && code != errc::unavailable) || attempt >= o.max_attempts)
+        if (attempt >= o.max_attempts)
             return std::unexpected(std::move(swapped).error().with_context(
                 "commit to {}.{} after {} attempts", t.ns, t.name, attempt));
+        backoff(o, attempt);
+    }
+}
+
+result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file_io& io, const table_ident& t,
+                                                              const metadata_update& update,
+                                                              const commit_options& o) {
+    auto step = [&](std::string_view s) {
+        if (o.on_step) o.on_step(s);
+    };
+    for (int attempt = 1;; ++attempt) {
+        auto base = FLOE_TRY(load_for_commit(cat, io, t, o.cache));
+        const std::string base_location = base->metadata_location;
+        auto& next = base->metadata;
+        const int64_t base_updated_ms = next.last_updated_ms;
+        auto changed = update(next);
+        if (!changed || !*changed) {
+            // Unchanged or abandoned: `base` was edited in place, so it does not go back to the cache.
+            if (!changed) return std::unexpected(std::move(changed).error());
+            return std::nullopt;
+        }
+        const int64_t now = std::max(o.clock->now_ms(), base_updated_ms);
+        next.metadata_log.push_back({base_updated_ms, base_location});
+        auto dropped_versions = trim_metadata_log(next);
+        next.last_updated_ms = now;
+        // Snapshots removed by the update drop out of the serialised-snapshot cache, so the
+        // ones kept still line up with their positions (and are not encoded again).
+        {
+            std::set<int64_t> kept;
+            for (auto& sn : next.snapshots) kept.insert(sn.snapshot_id);
+            std::erase_if(base->snapshot_json.texts, [&](auto& e) { return !kept.count(e.first); });
+        }
+        // The current snapshot's manifest list, if cached, is still the one it names.
+        thread_local std::string json;
+        to_json_text(next, base->snapshot_json, json);
+        const int64_t version = metadata_version(base_location) + 1;
+        auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
+        attempt_files written;
+        auto swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
+                                                written, step));
+        if (swapped) {
+            step("swap");
+            after_commit(io, t, next, version, meta_uri, dropped_versions);
+            base->metadata_location = meta_uri;
+            base->content = metadata_content::of(json);
+            if (o.cache) o.cache->put(std::move(base));
+            return metadata_commit_result{meta_uri, attempt};
+        }
+        if (attempt >= o.max_attempts)
+            return std::unexpected(std::move(swapped).error().with_context(
+                "metadata commit to {}.{} after {} attempts", t.ns, t.name, attempt));
         backoff(o, attempt);
     }
 }

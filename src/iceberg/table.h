@@ -127,6 +127,23 @@ struct change_request {
 result<commit_result> commit_changes(catalog& cat, file_io& io, const table_ident& t,
                                      change_request req, const commit_options& opts = {});
 
+/// A change to the table's metadata that adds no snapshot (snapshot expiry, refs, properties).
+/// Runs at each attempt on the version the catalog points at, edits it in place and returns
+/// true, or false when there is nothing to change.
+using metadata_update = std::function<result<bool>(table_metadata& m)>;
+
+struct metadata_commit_result {
+    std::string metadata_location;
+    int attempts = 0;
+};
+
+/// Commits a metadata update with the same protocol as commit_changes (a new metadata file,
+/// the metadata-log and its trimming, the catalog's compare-and-swap with reload and retry on
+/// conflict, v<N> and version-hint.text after the swap). nullopt when `update` changed nothing.
+result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file_io& io, const table_ident& t,
+                                                              const metadata_update& update,
+                                                              const commit_options& opts = {});
+
 /// Every live data file of the current snapshot (manifest list → manifests, sequence numbers
 /// inherited).
 result<std::vector<manifest_entry>> live_files(file_io& io, const table_metadata& m);

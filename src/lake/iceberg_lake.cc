@@ -113,6 +113,7 @@ public:
     }
 
     result<std::unique_ptr<append>> begin_append() override;
+    result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) override;
     result<size_t> expire_before(int64_t cutoff_ms) override;
     const std::string& table_name() const override { return _ident.name; }
     std::string location() const override { return _location; }
@@ -130,6 +131,9 @@ private:
 class iceberg_append final : public append {
 public:
     iceberg_append(iceberg_table& table, position_map base) : _table(table), _base(std::move(base)) {}
+    /// A rewrite: no position filter, commit replaces `replaced`.
+    iceberg_append(iceberg_table& table, std::vector<std::string> replaced)
+        : _table(table), _replaced(std::move(replaced)) {}
 
     ~iceberg_append() override {
         if (!_committed && !_written.empty()) {
@@ -173,6 +177,7 @@ public:
         }
         commit_result out;
         out.skipped_rows = _skipped;
+        if (_replaced) return commit_rewrite(std::move(out));
         if (_files.empty() && !moves) {
             _committed = true;
             return out; // nothing to add, no position to move
@@ -218,6 +223,37 @@ public:
     std::vector<std::string> written_files() const override { return _written; }
 
 private:
+    result<commit_result> commit_rewrite(commit_result out) {
+        iceberg::change_request req;
+        req.operation = "replace";
+        req.add = _files;
+        req.remove = *_replaced;
+        if (req.add.empty() && req.remove.empty()) {
+            _committed = true;
+            return out;
+        }
+        // The same rows, in other files: positions move neither way.
+        req.prepare = [](const iceberg::table_metadata& base,
+                         std::map<std::string, std::string>& summary) -> result<void> {
+            if (auto* s = base.current_snapshot())
+                if (auto it = s->summary.find(positions_summary_key); it != s->summary.end())
+                    summary[positions_summary_key] = it->second;
+            return {};
+        };
+        auto res = FLOE_TRY_CTX(iceberg::commit_changes(_table.lake().catalog(), _table.lake().io(), _table.ident(),
+                                                        std::move(req), _table.lake().options().commit),
+                                "rewriting {} file(s) of {}.{} into {}", _replaced->size(), _table.ident().ns,
+                                _table.ident().name, _files.size());
+        _committed = true;
+        out.snapshot_id = res.snapshot_id;
+        out.sequence_number = res.sequence_number;
+        out.attempts = res.attempts;
+        out.added_rows = _rows;
+        out.data_files = _written;
+        out.added_bytes = _bytes;
+        return out;
+    }
+
     result<void> open_new(const std::string& key, int64_t segment_id, std::unique_ptr<open_file>& slot) {
         auto f = std::make_unique<open_file>();
         f->stream_key = key;
@@ -269,6 +305,7 @@ private:
 
     iceberg_table& _table;
     position_map _base;
+    std::optional<std::vector<std::string>> _replaced;
     std::map<std::string, std::unique_ptr<open_file>> _open;
     std::map<std::string, int64_t> _last_offset, _rows_by_stream, _first_offset;
     std::vector<iceberg::data_file> _files;
@@ -281,6 +318,10 @@ private:
 result<std::unique_ptr<append>> iceberg_table::begin_append() {
     auto base = FLOE_TRY(committed_positions());
     return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(base)));
+}
+
+result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::string> replaced) {
+    return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(replaced)));
 }
 
 result<size_t> iceberg_table::expire_before(int64_t cutoff_ms) {

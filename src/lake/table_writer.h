@@ -55,6 +55,13 @@ public:
     virtual result<position_map> committed_positions() = 0;
     /// Starts an append against the current snapshot's positions.
     virtual result<std::unique_ptr<append>> begin_append() = 0;
+    /// Starts a rewrite of live data files (compaction): rows added go into new files written
+    /// exactly as an append writes them (same Parquet layout, rolled at the target file size),
+    /// none is skipped for being below a committed position, and commit({}) replaces `replaced`
+    /// by the new files in one "replace" snapshot that carries the positions forward unchanged.
+    /// The commit fails with errc::not_found when a file of `replaced` is no longer live (a
+    /// concurrent retention or rewrite took it): the only change it conflicts with.
+    virtual result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) = 0;
     /// Deletes whole data files whose newest message_ts is older than `cutoff_ms` (remote
     /// retention), in one delete commit that carries the positions forward. Returns files removed.
     virtual result<size_t> expire_before(int64_t cutoff_ms) = 0;

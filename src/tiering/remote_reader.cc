@@ -111,9 +111,22 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
         open = false;
         return {};
     };
-    for (auto& f : files) {
-        auto rows = FLOE_TRY_CTX(rows_of(r, f), "tiered read of {} at offset {}", key, offset);
-        for (auto& row : *rows) {
+    // A planned file may be gone when it is opened (compaction replaced it, expiry deleted it):
+    // the plan is made again from the catalog's current metadata and the next offset (a few
+    // times at most: each new plan names the files of the newest version).
+    int replans = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+        auto& f = files[i];
+        auto rows = rows_of(r, f);
+        if (!rows && rows.error().code() == errc::not_found && replans < 3) {
+            ++replans;
+            files = FLOE_TRY(r.files_for_offsets(key, out.next_offset, limit));
+            i = size_t(-1);  // from the first file of the new plan
+            continue;
+        }
+        if (!rows)
+            return std::unexpected(std::move(rows).error().with_context("tiered read of {} at offset {}", key, offset));
+        for (auto& row : **rows) {
             if (row.stream_key != key) continue; // another topic's row in a shared table
             if (row.offset < out.next_offset) continue;
             if (row.offset >= limit) break;

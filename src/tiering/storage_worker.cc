@@ -186,6 +186,23 @@ tick_report storage_worker::tick() {
             spdlog::warn("remote retention of {} failed: {}", t.name, expired.error().message());
         }
     }
+    if (_opts.maintainer) {
+        for (auto& t : _logs.topics()) {
+            if (!t.config.remote_storage_enable) continue;
+            {
+                std::lock_guard g(_mu);
+                auto& last = _last_maintenance[t.name];
+                if (last == std::chrono::steady_clock::time_point{}) last = _started;
+                if (now - last < _opts.maintenance_interval) continue;
+                last = now;
+            }
+            // Still the lease holder: a long offload may have outlived it.
+            if (auto still = _lease->acquire(); !still || !*still) break;
+            if (auto r = _opts.maintainer->maintain(t.name); !r)
+                spdlog::warn("storage worker: maintenance of {} failed: {}", t.name, r.error().message());
+            else ++rep.tables_maintained;
+        }
+    }
     return rep;
 }
 

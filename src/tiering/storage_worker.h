@@ -5,6 +5,7 @@
 #include "lake/table_writer.h"
 #include "log/log_manager.h"
 #include "tiering/lease.h"
+#include "tiering/table_maintainer.h"
 
 #include <atomic>
 #include <chrono>
@@ -26,6 +27,10 @@ struct worker_options {
     std::chrono::milliseconds max_backoff{60'000};
     std::chrono::milliseconds remote_retention_interval{60'000};
     clock_source* clock = nullptr;        ///< nullptr: the system clock
+    /// Scheduled table maintenance (nullptr: none); each tiered topic's table is maintained
+    /// every `maintenance_interval`, the first time one interval after the worker starts.
+    table_maintainer* maintainer = nullptr;
+    std::chrono::milliseconds maintenance_interval{3'600'000};
 };
 
 /// What one tick did.
@@ -37,6 +42,7 @@ struct tick_report {
     size_t failures = 0;
     size_t local_segments_deleted = 0;
     size_t remote_files_expired = 0;
+    size_t tables_maintained = 0;
 };
 
 /// Health as the admin plane shows it.
@@ -101,6 +107,8 @@ private:
     mutable std::mutex _mu;
     std::map<std::string, partition_state> _state; ///< by stream key
     std::map<std::string, std::chrono::steady_clock::time_point> _last_remote_retention;
+    std::map<std::string, std::chrono::steady_clock::time_point> _last_maintenance;
+    std::chrono::steady_clock::time_point _started = std::chrono::steady_clock::now();
     std::string _last_error;
     bool _leader = false;
 

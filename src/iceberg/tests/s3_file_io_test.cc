@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -164,6 +165,26 @@ TEST_F(S3FileIo, ListPaginates) {
     EXPECT_EQ(std::set<std::string>(got->begin(), got->end()), want);
     EXPECT_EQ(got->size(), 50u);
     EXPECT_TRUE(small.list(root + "none/").value().empty());
+}
+
+// Orphan cleanup ages objects by what the listing says: sizes and modification times.
+TEST_F(S3FileIo, ListInfoHasSizesAndAges) {
+    auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+    ASSERT_TRUE(io.write(root + "info/a", bytes("12345")));
+    ASSERT_TRUE(io.write(root + "info/b", bytes("")));
+    auto got = io.list_info(root + "info/");
+    ASSERT_TRUE(got) << got.error().message();
+    ASSERT_EQ(got->size(), 2u);
+    std::sort(got->begin(), got->end(), [](auto& x, auto& y) { return x.uri < y.uri; });
+    EXPECT_EQ((*got)[0].uri, root + "info/a");
+    EXPECT_EQ((*got)[0].size, 5);
+    EXPECT_EQ((*got)[1].size, 0);
+    for (auto& o : *got) {
+        // S3 times have second precision (moto: milliseconds); allow a clock step of 2 s.
+        EXPECT_GE(o.modified_ms, before - 2000) << o.uri;
+        EXPECT_LE(o.modified_ms, before + 120000) << o.uri;
+    }
 }
 
 TEST_F(S3FileIo, MultipartUpload) {

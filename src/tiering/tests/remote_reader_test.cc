@@ -3,11 +3,14 @@
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
+#include "lake/table_reader.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 namespace floe::tiering {
 namespace {
@@ -225,6 +228,86 @@ TEST_F(RemoteReaderTest, OffsetForTimestamp) {
     auto beyond = rr.offset_for_timestamp("t", 0, 1'000'000, 3000);
     ASSERT_TRUE(beyond);
     EXPECT_FALSE(*beyond);
+}
+
+} // namespace
+} // namespace floe::tiering
+
+namespace floe::tiering {
+namespace {
+
+// Compaction replaces files and expiry deletes the old ones while consumers read: a fetch that
+// planned a file which is gone by the time it opens it plans again from the current metadata.
+TEST_F(RemoteReaderTest, FetchReplansWhenAPlannedFileIsGone) {
+    auto table = _lake->table_for_topic("t");
+    ASSERT_TRUE(table);
+    std::atomic<bool> stop{false};
+    std::atomic<int> rewrites{0};
+    std::thread rewriter([&] {
+        lake::table_reader tr(*_lake, "t");
+        while (!stop) {
+            auto files = tr.files();
+            ASSERT_TRUE(files) << files.error();
+            std::vector<std::string> uris;
+            for (auto& f : *files) uris.push_back(f.uri);
+            auto rw = (*table)->begin_rewrite(uris);
+            ASSERT_TRUE(rw);
+            for (auto& f : *files) {
+                auto rows = tr.read_file(f);
+                ASSERT_TRUE(rows) << rows.error();
+                std::vector<parquet::message_header_view> hs;
+                for (auto& r : *rows) {
+                    parquet::message_row row;
+                    row.stream_key = r.stream_key;
+                    row.segment_id = r.segment_id;
+                    row.message_id = r.message_id;
+                    row.message_ts = r.message_ts;
+                    row.kafka_timestamp = r.kafka_timestamp;
+                    if (r.key) row.key = *r.key;
+                    if (r.value) row.value = *r.value;
+                    hs.clear();
+                    if (r.headers)
+                        for (auto& h : *r.headers)
+                            hs.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+                    if (r.headers) row.headers = std::span<const parquet::message_header_view>(hs);
+                    row.offset = r.offset;
+                    ASSERT_TRUE((*rw)->add(row));
+                }
+            }
+            ASSERT_TRUE((*rw)->commit({}));
+            for (auto& u : uris) ASSERT_TRUE(_lake->io().remove(u));  // what expiry does next
+            ++rewrites;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    });
+    struct join_at_exit {
+        std::atomic<bool>& stop;
+        std::thread& t;
+        ~join_at_exit() {
+            stop = true;
+            if (t.joinable()) t.join();
+        }
+    } joiner{stop, rewriter};
+    remote_reader rr(*_lake, 1);  // no cache: every read opens its files
+    int reads = 0;
+    for (; reads < 400 && rewrites < 40; ++reads) {
+        int64_t next = 0;
+        size_t got = 0;
+        for (int i = 0; i < 1000 && next < 3000; ++i) {
+            auto r = rr.read("t", 0, next, 3000, 256 << 10);
+            ASSERT_TRUE(r) << r.error() << " (after " << rewrites << " rewrites)";
+            ASSERT_GT(r->records, 0u);
+            auto d = decode_all(r->batches);
+            ASSERT_EQ(d.front().offset, next);
+            got += d.size();
+            next = r->next_offset;
+        }
+        ASSERT_EQ(got, 3000u);
+    }
+    stop = true;
+    rewriter.join();
+    EXPECT_GT(rewrites, 2);
+    EXPECT_GT(reads, 2);
 }
 
 } // namespace

@@ -1,0 +1,158 @@
+#include "maintenance/compact.h"
+
+#include "iceberg/bounds.h"
+#include "iceberg/schema.h"
+#include "lake/table_reader.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+
+namespace floe::maintenance {
+
+namespace {
+
+struct candidate {
+    std::string uri;
+    int64_t size = 0;
+    int64_t records = 0;
+    int64_t min_offset = 0;
+    bool small = false;
+};
+
+int64_t lower_offset(const iceberg::data_file& f) {
+    auto it = f.lower_bounds.find(iceberg::field_ids::offset);
+    if (it == f.lower_bounds.end()) return 0;
+    auto v = iceberg::deserialize_long(it->second);
+    return v ? *v : 0;
+}
+
+} // namespace
+
+result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topic, const compact_options& opts) {
+    compact_report report;
+    const int64_t small = opts.small_file_size > 0 ? opts.small_file_size : opts.target_file_size * 3 / 4;
+    auto table = FLOE_TRY(lake.table_for_topic(topic));
+    iceberg::table_ident ident{lake.options().ns, table->table_name()};
+    auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), ident));
+    auto live = FLOE_TRY(iceberg::live_files(lake.io(), loaded.metadata));
+    report.data_files_before = live.size();
+
+    std::map<std::string, std::vector<candidate>> by_stream;
+    for (auto& e : live) {
+        auto& f = e.file;
+        if (f.content != iceberg::file_content::data || f.partition.empty()
+            || f.partition[0].type() != avro::datum::kind::string)
+            continue;
+        auto stream = f.partition[0].as_string();
+        if (!lake::is_stream_key_of(topic, stream)) continue;
+        const bool is_small = f.file_size_in_bytes < small;
+        report.small_files += is_small;
+        by_stream[std::string(stream)].push_back(
+            {f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f), is_small});
+    }
+    // Bin-packing in offset order: runs of consecutive small files until the target is reached.
+    // A file that is not small ends a run, so a new file never spans another file's offsets
+    // (sequential readers take files by their lowest offset and skip what they passed).
+    struct group {
+        std::string stream;
+        std::vector<candidate> files;
+    };
+    std::vector<group> groups;
+    for (auto& [stream, files] : by_stream) {
+        std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
+        group g{stream, {}};
+        int64_t bytes = 0;
+        auto flush = [&] {
+            if (g.files.size() >= opts.min_input_files) groups.push_back(g);
+            g.files.clear();
+            bytes = 0;
+        };
+        for (auto& f : files) {
+            if (!f.small) {
+                flush();
+                continue;
+            }
+            if (!g.files.empty() && bytes + f.size > opts.target_file_size) flush();
+            g.files.push_back(f);
+            bytes += f.size;
+        }
+        flush();
+    }
+    report.groups = groups.size();
+    if (opts.dry_run) {
+        for (auto& g : groups) {
+            report.files_rewritten += g.files.size();
+            for (auto& f : g.files) {
+                report.rows += f.records;
+                report.bytes_read += f.size;
+            }
+        }
+        return report;
+    }
+    lake::table_reader reader(lake, topic);
+    size_t done = 0;
+    for (auto& g : groups) {
+        std::vector<std::string> uris;
+        for (auto& f : g.files) uris.push_back(f.uri);
+        auto rewrite = FLOE_TRY(table->begin_rewrite(uris));
+        // File by file in offset order, rows straight into the writer: a group's files hold
+        // disjoint offset ranges (an offload never adds a row below a committed position), so
+        // this is offset order without holding the group in memory; the writer refuses a row
+        // out of order, so overlapping files stop the compaction instead of mixing them.
+        int64_t bytes_in = 0;
+        std::vector<parquet::message_header_view> headers;
+        for (auto& f : g.files) {
+            lake::planned_file pf;
+            pf.uri = f.uri;
+            pf.stream_key = g.stream;
+            pf.record_count = f.records;
+            auto rows = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
+            bytes_in += f.size;
+            for (auto& r : rows) {
+                parquet::message_row row;
+                row.stream_key = r.stream_key;
+                row.segment_id = r.segment_id;
+                row.message_id = r.message_id;
+                row.message_ts = r.message_ts;
+                row.kafka_timestamp = r.kafka_timestamp;
+                if (r.key) row.key = std::string_view(*r.key);
+                if (r.value) row.value = std::string_view(*r.value);
+                headers.clear();
+                if (r.headers) {
+                    for (auto& h : *r.headers)
+                        headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+                    row.headers = std::span<const parquet::message_header_view>(headers);
+                }
+                row.partition = r.partition;
+                row.offset = r.offset;
+                if (auto added = rewrite->add(row); !added) {
+                    for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+                    return std::unexpected(std::move(added).error().with_context("compacting {} ({})", g.stream, f.uri));
+                }
+            }
+        }
+        auto committed = rewrite->commit({});
+        if (!committed) {
+            for (auto& f : rewrite->written_files()) (void)lake.io().remove(f);
+            if (committed.error().code() == errc::not_found) {
+                // A concurrent retention or rewrite removed one of these files: nothing lost,
+                // the group is simply not compacted this time.
+                spdlog::info("compaction of {} skipped a group: {}", g.stream, committed.error().message());
+                ++report.conflicts;
+                continue;
+            }
+            return std::unexpected(std::move(committed).error());
+        }
+        report.files_rewritten += g.files.size();
+        report.files_written += committed->data_files.size();
+        report.rows += committed->added_rows;
+        report.bytes_read += bytes_in;
+        report.bytes_written += static_cast<int64_t>(committed->added_bytes);
+        if (opts.progress) opts.progress(++done, groups.size());
+    }
+    return report;
+}
+
+} // namespace floe::maintenance

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "lake/iceberg_lake.h"
+#include "maintenance/compact.h"
+#include "maintenance/expire.h"
+#include "maintenance/manifests.h"
+#include "maintenance/orphans.h"
+
+#include <cstdint>
+#include <string>
+
+namespace floe::maintenance {
+
+/// The health of one table, as /metrics shows it.
+struct table_health {
+    size_t data_files = 0;
+    size_t small_files = 0;  ///< under compact_options' small-file size
+    int64_t data_bytes = 0;
+    size_t snapshots = 0;
+    int64_t metadata_bytes = 0;  ///< the current metadata file
+};
+
+/// Reads the current metadata and its live files.
+result<table_health> measure(lake::iceberg_lake& lake, const iceberg::table_ident& t, int64_t small_file_size);
+
+struct run_options {
+    bool compact = true, manifests = true, expire = true, orphans = true;
+    compact_options compaction;
+    expiry_defaults expiry;
+    int64_t orphan_older_than_ms = default_orphan_margin_ms;
+};
+
+struct run_report {
+    compact_report compaction;
+    manifest_rewrite_report manifests;
+    expire_report expiry;
+    orphan_report orphans;
+    table_health health;
+};
+
+/// One scheduled pass over the table of `topic`: compaction, manifest rewrite (when the table
+/// has commit.manifest.min-count-to-merge small manifests), then snapshot expiry (so the files
+/// both replaced can go), then orphan cleanup; then the table's gauges are refreshed.
+/// Updates the metrics floe_maintenance_* (gauges per table, counters of work done). The
+/// caller holds the storage worker's lease.
+result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o);
+
+} // namespace floe::maintenance

@@ -1,0 +1,556 @@
+#include "maintenance/compact.h"
+#include "maintenance/expire.h"
+#include "maintenance/manifests.h"
+#include "maintenance/orphans.h"
+#include "maintenance/table_files.h"
+
+#include "base/clock.h"
+#include "format/parquet/reader.h"
+#include "iceberg/bounds.h"
+#include "iceberg/manifest.h"
+#include "lake/iceberg_lake.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+namespace floe::maintenance {
+namespace {
+
+namespace fs = std::filesystem;
+
+const iceberg::table_ident ident{"floe", "orders"};
+
+class maintenance_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        _dir = fs::temp_directory_path()
+               / fmt::format("floe-maintenance-test-{}-{}", ::getpid(),
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(_dir);
+        fs::create_directories(_dir);
+        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
+        ASSERT_TRUE(cat) << cat.error();
+        _cat = std::shared_ptr<iceberg::catalog>(std::move(*cat));
+        lake::lake_options o;
+        o.warehouse = "file://" + (_dir / "warehouse").string();
+        o.parquet.row_group_size = 64 << 10;
+        _lake = std::make_unique<lake::iceberg_lake>(_cat, _io, o);
+    }
+    void TearDown() override { fs::remove_all(_dir); }
+
+    result<lake::commit_result> append_range(const std::string& stream, int64_t from, int64_t to, int64_t ts = 1000) {
+        auto t = FLOE_TRY(_lake->table_for_topic("orders"));
+        auto app = FLOE_TRY(t->begin_append());
+        for (int64_t o = from; o < to; ++o) {
+            auto id = std::to_string(o);
+            auto value = fmt::format("value-{}", o);
+            parquet::message_row row;
+            row.stream_key = stream;
+            row.segment_id = from;
+            row.message_id = id;
+            row.message_ts = ts + o;
+            row.kafka_timestamp = ts + o;
+            row.key = id;
+            row.value = value;
+            row.partition = 0;
+            row.offset = o;
+            FLOE_TRY(app->add(row));
+        }
+        return app->commit({{stream, to}});
+    }
+
+    /// (stream, offset) of every row of the live data files, read from the Parquet files.
+    std::multiset<std::pair<std::string, int64_t>> rows() {
+        auto t = iceberg::load_table(*_cat, *_io, ident);
+        EXPECT_TRUE(t) << t.error();
+        auto files = iceberg::live_files(*_io, t->metadata);
+        EXPECT_TRUE(files) << files.error();
+        std::multiset<std::pair<std::string, int64_t>> out;
+        for (auto& e : *files) {
+            auto src = parquet::open_file_source(*iceberg::local_path(e.file.file_path));
+            EXPECT_TRUE(src) << src.error();
+            auto r = parquet::message_reader::open(std::move(*src));
+            EXPECT_TRUE(r) << r.error();
+            std::vector<parquet::message_record> recs;
+            for (;;) {
+                recs.clear();
+                auto more = r->next_row_group(recs);
+                EXPECT_TRUE(more) << more.error();
+                for (auto& m : recs) out.emplace(m.stream_key, m.offset);
+                if (!more || !*more) break;
+            }
+        }
+        return out;
+    }
+
+    /// Every file under the table's location, as URIs.
+    std::set<std::string> files_on_disk() {
+        std::set<std::string> out;
+        for (auto& e : fs::recursive_directory_iterator(_dir / "warehouse" / "floe" / "orders"))
+            if (e.is_regular_file()) out.insert(iceberg::file_uri(e.path().string()));
+        return out;
+    }
+
+    iceberg::loaded_table load() {
+        auto t = iceberg::load_table(*_cat, *_io, ident);
+        EXPECT_TRUE(t) << t.error();
+        return *t;
+    }
+
+    fs::path _dir;
+    std::shared_ptr<iceberg::catalog> _cat;
+    std::shared_ptr<iceberg::file_io> _io = std::make_shared<iceberg::local_file_io>();
+    std::unique_ptr<lake::iceberg_lake> _lake;
+};
+
+iceberg::snapshot snap(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts, bool positions = true) {
+    iceberg::snapshot s;
+    s.snapshot_id = id;
+    s.parent_snapshot_id = parent;
+    s.sequence_number = seq;
+    s.timestamp_ms = ts;
+    s.summary["operation"] = "append";
+    if (positions) s.summary[lake::positions_summary_key] = "{}";
+    return s;
+}
+
+TEST(plan_expiry, age_min_count_refs_and_committed_positions) {
+    iceberg::table_metadata m;
+    const int64_t day = 24 * 3600 * 1000LL, now = 100 * day;
+    for (int64_t i = 1; i <= 5; ++i) m.snapshots.push_back(snap(i, i > 1 ? std::optional<int64_t>(i - 1) : std::nullopt, i, now - (10 - i) * day));
+    m.current_snapshot_id = 5;
+    m.refs["main"] = {5, "branch", {}, {}, {}};
+    // Default: 5 days. Snapshots 5 (5 days old: kept, >= cutoff) and older ones (6..9 days) go.
+    auto p = plan_expiry(m, now);
+    EXPECT_EQ(p.retained, (std::set<int64_t>{5}));
+    EXPECT_EQ(p.expired, (std::vector<int64_t>{1, 2, 3, 4}));
+    // min-snapshots-to-keep keeps ancestors whatever their age.
+    m.properties[min_snapshots_property] = "3";
+    EXPECT_EQ(plan_expiry(m, now).retained, (std::set<int64_t>{3, 4, 5}));
+    m.properties.erase(min_snapshots_property);
+    // The table property and the override.
+    m.properties[max_snapshot_age_property] = std::to_string(8 * day);
+    EXPECT_EQ(plan_expiry(m, now).retained, (std::set<int64_t>{2, 3, 4, 5}));
+    EXPECT_EQ(plan_expiry(m, now, 0).retained, (std::set<int64_t>{5}));
+    // A tag keeps its snapshot until the tag is older than max-ref-age.
+    m.refs["keep"] = {2, "tag", {}, {}, {}};
+    EXPECT_EQ(plan_expiry(m, now, 0).retained, (std::set<int64_t>{2, 5}));
+    m.properties[max_ref_age_property] = std::to_string(day);
+    auto q = plan_expiry(m, now, 0);
+    EXPECT_EQ(q.retained, (std::set<int64_t>{5}));
+    EXPECT_EQ(q.expired_refs, (std::vector<std::string>{"keep"}));
+    // The newest snapshot carrying floe.committed-positions is never expired.
+    m.refs.erase("keep");
+    m.snapshots[4].summary.erase(lake::positions_summary_key);
+    EXPECT_EQ(plan_expiry(m, now, 0).retained, (std::set<int64_t>{4, 5}));
+}
+
+TEST_F(maintenance_test, expire_keeps_reachable_files_and_deletes_the_rest) {
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    // Remote retention removes the first two files (their newest message_ts < 1020).
+    auto table = _lake->table_for_topic("orders");
+    ASSERT_TRUE(table);
+    auto removed = (*table)->expire_before(1020);
+    ASSERT_TRUE(removed) << removed.error();
+    EXPECT_EQ(*removed, 2u);
+    auto before_rows = rows();
+    EXPECT_EQ(before_rows.size(), 40u);
+    auto before = load();
+    ASSERT_EQ(before.metadata.snapshots.size(), 7u);
+    auto retention_snapshot = before.metadata.snapshots.back().snapshot_id;
+
+    expire_options dry;
+    dry.now_ms = system_clock_source::instance().now_ms();
+    dry.max_age_override_ms = 0;
+    dry.dry_run = true;
+    auto plan = expire_snapshots(*_cat, *_io, ident, dry);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->snapshots_expired, 6u);
+    EXPECT_EQ(plan->data_files_deleted, 2u);
+    EXPECT_EQ(load().metadata_location, before.metadata_location) << "a dry run commits nothing";
+    for (auto& f : plan->deleted) EXPECT_TRUE(fs::exists(*iceberg::local_path(f))) << f;
+
+    auto opts = dry;
+    opts.dry_run = false;
+    auto r = expire_snapshots(*_cat, *_io, ident, opts);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->snapshots_before, 7u);
+    EXPECT_EQ(r->snapshots_expired, 6u);
+    EXPECT_EQ(r->data_files_deleted, 2u);
+    EXPECT_EQ(r->manifest_lists_deleted, 6u);
+    EXPECT_GE(r->manifests_deleted, 1u);
+    auto after = load();
+    ASSERT_EQ(after.metadata.snapshots.size(), 1u);
+    EXPECT_EQ(after.metadata.snapshots[0].snapshot_id, retention_snapshot);
+    EXPECT_EQ(after.metadata.snapshot_log.size(), 1u);
+    EXPECT_EQ(after.metadata.current_snapshot_id, retention_snapshot);
+    EXPECT_EQ(iceberg::metadata_version(after.metadata_location), iceberg::metadata_version(before.metadata_location) + 1);
+    EXPECT_TRUE(fs::exists(_dir / "warehouse/floe/orders/metadata" /
+                           fmt::format("v{}.metadata.json", iceberg::metadata_version(after.metadata_location))));
+    EXPECT_TRUE(after.metadata.current_snapshot()->summary.count(lake::positions_summary_key));
+    EXPECT_EQ(rows(), before_rows) << "expiry never changes the live rows";
+    for (auto& f : r->deleted) EXPECT_FALSE(fs::exists(*iceberg::local_path(f))) << f;
+    // Every manifest list, manifest and data file the kept snapshot reaches is still there.
+    auto refs = referenced_by(*_io, after.metadata, after.metadata_location);
+    ASSERT_TRUE(refs) << refs.error();
+    for (auto* set : {&refs->reached.manifest_lists}) for (auto& f : *set) EXPECT_TRUE(fs::exists(*iceberg::local_path(f))) << f;
+    for (auto& [f, n] : refs->reached.manifests) EXPECT_TRUE(fs::exists(*iceberg::local_path(f))) << f;
+    for (auto& [f, n] : refs->reached.data_files) EXPECT_TRUE(fs::exists(*iceberg::local_path(f))) << f;
+    EXPECT_EQ(refs->reached.data_files.size(), 4u);
+    // Appends go on after expiry, from the positions the kept snapshot carries.
+    ASSERT_TRUE(append_range("orders-0", 60, 70));
+    EXPECT_EQ(rows().size(), 50u);
+    // Nothing more to expire with the default ages: no commit.
+    opts.max_age_override_ms.reset();
+    auto again = expire_snapshots(*_cat, *_io, ident, opts);
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ(again->snapshots_expired, 0u);
+}
+
+TEST_F(maintenance_test, expire_deletes_metadata_files_beyond_previous_versions_max) {
+    ASSERT_TRUE(append_range("orders-0", 0, 10));
+    auto t = load();
+    // Keep 3 previous versions from here on.
+    auto set = iceberg::commit_metadata(*_cat, *_io, ident, [](iceberg::table_metadata& m) -> result<bool> {
+        m.properties["write.metadata.previous-versions-max"] = "3";
+        return true;
+    });
+    ASSERT_TRUE(set) << set.error();
+    ASSERT_TRUE(set->has_value());
+    for (int i = 1; i < 6; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    auto before = load();
+    EXPECT_EQ(before.metadata.metadata_log.size(), 3u);
+    expire_options opts;
+    opts.now_ms = system_clock_source::instance().now_ms();
+    auto r = expire_snapshots(*_cat, *_io, ident, opts);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->snapshots_expired, 0u) << "all younger than 5 days";
+    auto after = load();
+    const int64_t oldest = iceberg::metadata_version(before.metadata.metadata_log.front().metadata_file);
+    EXPECT_GT(r->metadata_files_deleted, 0u);
+    for (auto& f : files_on_disk()) {
+        if (!f.ends_with(".metadata.json")) continue;
+        EXPECT_GE(iceberg::metadata_version(f), oldest) << f << " is older than the metadata-log";
+    }
+    EXPECT_EQ(rows().size(), 60u);
+    // An expiry that commits moves the metadata-log on by one: the file that falls off goes too.
+    opts.max_age_override_ms = 0;
+    opts.now_ms = system_clock_source::instance().now_ms();
+    auto r2 = expire_snapshots(*_cat, *_io, ident, opts);
+    ASSERT_TRUE(r2) << r2.error();
+    EXPECT_EQ(r2->snapshots_expired, 5u) << "six snapshots, the current one kept";
+    auto last = load();
+    const int64_t oldest_kept = iceberg::metadata_version(last.metadata.metadata_log.front().metadata_file);
+    for (auto& f : files_on_disk()) {
+        if (f.ends_with(".metadata.json")) {
+            EXPECT_GE(iceberg::metadata_version(f), oldest_kept) << f << " fell off the metadata-log";
+        }
+    }
+    EXPECT_EQ(rows().size(), 60u);
+}
+
+TEST_F(maintenance_test, orphans_older_than_the_margin_go_and_the_rest_stay) {
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    auto table = _lake->table_for_topic("orders");
+    ASSERT_TRUE((*table)->expire_before(1010));
+    expire_options eo;
+    eo.now_ms = system_clock_source::instance().now_ms();
+    eo.max_age_override_ms = 0;
+    ASSERT_TRUE(expire_snapshots(*_cat, *_io, ident, eo));
+    // Strays: an old one in data/, an old one in metadata/, a fresh one (a write in progress).
+    auto base = _dir / "warehouse/floe/orders";
+    auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(24 * 4);
+    for (auto p : {base / "data/stream_key=orders-0/segment-0-dead.parquet", base / "metadata/dead-m0.avro"}) {
+        std::ofstream(p) << "orphan";
+        fs::last_write_time(p, old_time);
+    }
+    auto fresh = base / "data/stream_key=orders-0/segment-9-inflight.parquet";
+    std::ofstream(fresh) << "in flight";
+    // Every referenced file is made old too: age alone never deletes a referenced file.
+    auto before_rows = rows();
+    for (auto& f : files_on_disk())
+        if (f.find("inflight") == std::string::npos) fs::last_write_time(*iceberg::local_path(f), old_time);
+
+    orphan_options oo;
+    oo.now_ms = system_clock_source::instance().now_ms();
+    oo.dry_run = true;
+    auto plan = remove_orphans(*_cat, *_io, ident, oo);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->orphans, 2u);
+    EXPECT_TRUE(fs::exists(base / "metadata/dead-m0.avro"));
+    oo.dry_run = false;
+    auto r = remove_orphans(*_cat, *_io, ident, oo);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->orphans, 2u);
+    EXPECT_EQ(r->too_young, 1u);
+    EXPECT_FALSE(fs::exists(base / "metadata/dead-m0.avro"));
+    EXPECT_FALSE(fs::exists(base / "data/stream_key=orders-0/segment-0-dead.parquet"));
+    EXPECT_TRUE(fs::exists(fresh));
+    fs::remove(fresh);
+    // Now the files on disk are exactly the ones the metadata references.
+    auto t = load();
+    auto refs = referenced_by(*_io, t.metadata, t.metadata_location);
+    ASSERT_TRUE(refs);
+    for (auto& f : files_on_disk()) EXPECT_TRUE(refs->contains(f)) << f;
+    EXPECT_EQ(rows(), before_rows);
+    // --older-than 0 with nothing unreferenced deletes nothing.
+    oo.older_than_ms = 0;
+    auto none = remove_orphans(*_cat, *_io, ident, oo);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->orphans, 0u);
+}
+
+TEST_F(maintenance_test, expiry_beside_concurrent_appends_loses_no_commit) {
+    ASSERT_TRUE(append_range("orders-0", 0, 10));
+    std::atomic<bool> stop{false};
+    std::atomic<int> appended{1};
+    std::thread writer([&] {
+        for (int i = 1; i < 40 && !stop; ++i) {
+            auto r = append_range("orders-0", i * 10, i * 10 + 10);
+            EXPECT_TRUE(r) << r.error();
+            if (!r) return;
+            ++appended;
+        }
+    });
+    expire_options opts;
+    opts.max_age_override_ms = 0;
+    for (int i = 0; i < 10; ++i) {
+        opts.now_ms = system_clock_source::instance().now_ms();
+        auto r = expire_snapshots(*_cat, *_io, ident, opts);
+        ASSERT_TRUE(r) << r.error();
+    }
+    writer.join();
+    auto got = rows();
+    EXPECT_EQ(got.size(), static_cast<size_t>(appended.load()) * 10);
+    for (int64_t o = 0; o < appended * 10; ++o) EXPECT_EQ(got.count({"orders-0", o}), 1u) << o;
+    auto t = load();
+    auto pos = lake::positions_from_summary(t.metadata.current_snapshot()->summary);
+    ASSERT_TRUE(pos);
+    EXPECT_EQ(pos->at("orders-0"), appended * 10);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+TEST_F(maintenance_test, compaction_bin_packs_small_files_in_offset_order_and_keeps_every_row) {
+    // Two streams, 12 small files each.
+    for (int i = 0; i < 12; ++i) {
+        ASSERT_TRUE(append_range("orders-0", i * 50, i * 50 + 50));
+        ASSERT_TRUE(append_range("orders-1", i * 50, i * 50 + 50));
+    }
+    auto before_rows = rows();
+    ASSERT_EQ(before_rows.size(), 1200u);
+    auto before = load();
+    auto live = iceberg::live_files(*_io, before.metadata);
+    ASSERT_TRUE(live);
+    ASSERT_EQ(live->size(), 24u);
+    int64_t one = live->front().file.file_size_in_bytes;
+
+    compact_options o;
+    o.target_file_size = one * 5;  // about five small files per output file
+    o.small_file_size = one * 2;
+    o.dry_run = true;
+    auto plan = compact(*_lake, "orders", o);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->small_files, 24u);
+    EXPECT_GE(plan->groups, 4u);
+    EXPECT_EQ(load().metadata_location, before.metadata_location);
+
+    o.dry_run = false;
+    size_t progress_calls = 0;
+    o.progress = [&](size_t done, size_t total) {
+        ++progress_calls;
+        EXPECT_LE(done, total);
+    };
+    auto r = compact(*_lake, "orders", o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->files_rewritten, 24u);
+    EXPECT_EQ(r->rows, 1200);
+    EXPECT_EQ(progress_calls, r->groups);
+    EXPECT_EQ(rows(), before_rows) << "the same multiset of rows";
+    auto after = load();
+    auto* cur = after.metadata.current_snapshot();
+    EXPECT_EQ(cur->operation(), "replace");
+    EXPECT_EQ(cur->summary.at(lake::positions_summary_key),
+              before.metadata.current_snapshot()->summary.at(lake::positions_summary_key));
+    auto files = iceberg::live_files(*_io, after.metadata);
+    ASSERT_TRUE(files);
+    EXPECT_LT(files->size(), 12u);
+    // Each new file holds a contiguous offset range of one stream, in order, with the offload
+    // writer's stats (offset and message_ts bounds) so retention and reads prune as before.
+    for (auto& e : *files) {
+        auto lo = iceberg::deserialize_long(e.file.lower_bounds.at(iceberg::field_ids::offset));
+        auto hi = iceberg::deserialize_long(e.file.upper_bounds.at(iceberg::field_ids::offset));
+        ASSERT_TRUE(lo && hi);
+        EXPECT_EQ(*hi - *lo + 1, e.file.record_count);
+        EXPECT_TRUE(e.file.upper_bounds.count(iceberg::field_ids::message_ts));
+        // One replace per group: each new file takes the sequence number of the replace that added it.
+        auto* added_by = after.metadata.find_snapshot(*e.snapshot_id);
+        ASSERT_NE(added_by, nullptr);
+        EXPECT_EQ(added_by->operation(), "replace");
+        EXPECT_EQ(*e.sequence_number, added_by->sequence_number);
+    }
+    // Offload goes on from the carried-forward positions: nothing skipped, nothing twice.
+    auto next = append_range("orders-0", 600, 610);
+    ASSERT_TRUE(next) << next.error();
+    EXPECT_EQ(next->added_rows, 10);
+    auto again = append_range("orders-0", 590, 610);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->added_rows, 0) << "a retried offload still skips rows compaction rewrote";
+    EXPECT_EQ(rows().size(), 1210u);
+    // Then expiry and orphan cleanup leave exactly the referenced files.
+    expire_options eo;
+    eo.now_ms = system_clock_source::instance().now_ms();
+    eo.max_age_override_ms = 0;
+    auto ex = expire_snapshots(*_cat, *_io, ident, eo);
+    ASSERT_TRUE(ex) << ex.error();
+    EXPECT_EQ(ex->data_files_deleted, 24u) << "the compacted inputs";
+    orphan_options oo;
+    oo.now_ms = system_clock_source::instance().now_ms() + 1000;
+    oo.older_than_ms = 0;
+    ASSERT_TRUE(remove_orphans(*_cat, *_io, ident, oo));
+    auto t = load();
+    auto refs = referenced_by(*_io, t.metadata, t.metadata_location);
+    ASSERT_TRUE(refs);
+    for (auto& f : files_on_disk()) EXPECT_TRUE(refs->contains(f)) << f;
+    EXPECT_EQ(rows().size(), 1210u);
+}
+
+TEST_F(maintenance_test, compaction_beside_concurrent_offload_loses_and_duplicates_nothing) {
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(append_range("orders-0", i * 20, i * 20 + 20));
+    auto live = iceberg::live_files(*_io, load().metadata);
+    ASSERT_TRUE(live);
+    int64_t one = live->front().file.file_size_in_bytes;
+    std::atomic<int> appended{20};
+    std::thread writer([&] {
+        for (int i = 20; i < 60; ++i) {
+            auto r = append_range("orders-0", i * 20, i * 20 + 20);
+            EXPECT_TRUE(r) << r.error();
+            if (!r) return;
+            ++appended;
+        }
+    });
+    compact_options o;
+    o.target_file_size = one * 4;
+    o.small_file_size = one * 2;
+    for (int i = 0; i < 5; ++i) {
+        auto r = compact(*_lake, "orders", o);
+        ASSERT_TRUE(r) << r.error();
+    }
+    writer.join();
+    auto got = rows();
+    EXPECT_EQ(got.size(), static_cast<size_t>(appended.load()) * 20);
+    for (int64_t off = 0; off < appended * 20; ++off) EXPECT_EQ(got.count({"orders-0", off}), 1u) << off;
+    auto pos = lake::positions_from_summary(load().metadata.current_snapshot()->summary);
+    ASSERT_TRUE(pos);
+    EXPECT_EQ(pos->at("orders-0"), appended * 20);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+TEST_F(maintenance_test, manifest_rewrite_merges_small_manifests_and_changes_no_file) {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    auto before = load();
+    auto live_before = iceberg::live_files(*_io, before.metadata);
+    ASSERT_TRUE(live_before);
+    manifest_rewrite_options o;
+    o.min_count = 2;
+    o.dry_run = true;
+    auto plan = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->manifests_before, 8u);
+    EXPECT_EQ(plan->manifests_after, 1u);
+    EXPECT_FALSE(plan->committed);
+    EXPECT_EQ(load().metadata_location, before.metadata_location);
+    o.dry_run = false;
+    auto r = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_TRUE(r->committed);
+    EXPECT_EQ(r->manifests_after, 1u);
+    auto after = load();
+    auto* cur = after.metadata.current_snapshot();
+    EXPECT_EQ(cur->operation(), "replace");
+    EXPECT_EQ(cur->summary.at(lake::positions_summary_key),
+              before.metadata.current_snapshot()->summary.at(lake::positions_summary_key));
+    EXPECT_EQ(cur->summary.at("total-data-files"), "8");
+    auto live_after = iceberg::live_files(*_io, after.metadata);
+    ASSERT_TRUE(live_after);
+    ASSERT_EQ(live_after->size(), live_before->size());
+    std::map<std::string, std::pair<int64_t, int64_t>> ids;  // path -> (snapshot id, sequence number)
+    for (auto& e : *live_before) ids[e.file.file_path] = {*e.snapshot_id, *e.sequence_number};
+    for (auto& e : *live_after) {
+        ASSERT_TRUE(ids.count(e.file.file_path)) << e.file.file_path;
+        EXPECT_EQ(e.status, iceberg::entry_status::existing);
+        EXPECT_EQ(std::make_pair(*e.snapshot_id, *e.sequence_number), ids[e.file.file_path])
+            << "a rewritten manifest keeps each file's snapshot id and data sequence number";
+    }
+    EXPECT_EQ(rows().size(), 80u);
+    // Once merged there is nothing left to merge: no commit.
+    auto again = rewrite_manifests(*_cat, *_io, ident, o);
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->committed);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+TEST_F(maintenance_test, compaction_never_spans_a_file_it_does_not_rewrite) {
+    // small, small, BIG, small, small: the two runs are compacted apart, the big file stays.
+    ASSERT_TRUE(append_range("orders-0", 0, 20));
+    ASSERT_TRUE(append_range("orders-0", 20, 40));
+    ASSERT_TRUE(append_range("orders-0", 40, 4040));
+    ASSERT_TRUE(append_range("orders-0", 4040, 4060));
+    ASSERT_TRUE(append_range("orders-0", 4060, 4080));
+    auto live = iceberg::live_files(*_io, load().metadata);
+    ASSERT_TRUE(live);
+    int64_t small_size = 0, big = 0;
+    std::string big_path;
+    for (auto& e : *live) {
+        if (e.file.record_count == 4000) {
+            big = e.file.file_size_in_bytes;
+            big_path = e.file.file_path;
+        } else {
+            small_size = std::max(small_size, e.file.file_size_in_bytes);
+        }
+    }
+    ASSERT_GT(big, small_size * 2);
+    compact_options o;
+    o.small_file_size = small_size + 1;
+    o.target_file_size = big * 10;
+    auto r = compact(*_lake, "orders", o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->groups, 2u);
+    EXPECT_EQ(r->files_rewritten, 4u);
+    auto after = iceberg::live_files(*_io, load().metadata);
+    ASSERT_TRUE(after);
+    ASSERT_EQ(after->size(), 3u);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    bool big_kept = false;
+    for (auto& e : *after) {
+        big_kept |= e.file.file_path == big_path;
+        ranges.emplace_back(*iceberg::deserialize_long(e.file.lower_bounds.at(iceberg::field_ids::offset)),
+                            *iceberg::deserialize_long(e.file.upper_bounds.at(iceberg::field_ids::offset)));
+    }
+    EXPECT_TRUE(big_kept);
+    std::sort(ranges.begin(), ranges.end());
+    EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 39}, {40, 4039}, {4040, 4079}}));
+    EXPECT_EQ(rows().size(), 4080u);
+}
+
+} // namespace
+} // namespace floe::maintenance
