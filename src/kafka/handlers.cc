@@ -119,11 +119,13 @@ request_handler::request_handler(const broker_options& opts, std::string adverti
     : _opts(opts), _host(std::move(advertised_host)), _port(advertised_port), _logs(logs),
       _groups(groups), _pids(pids) {}
 
-std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition, bool recent_ok) {
+std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition, bool recent_ok,
+                                                        bool* unavailable) {
     auto r = recent_ok ? _opts.remote->recent_start_offset(topic, partition, std::chrono::seconds(1))
                        : _opts.remote->start_offset(topic, partition);
     if (!r) {
         spdlog::warn("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
+        if (unavailable) *unavailable = true;
         return std::nullopt;
     }
     return *r;
@@ -439,7 +441,20 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 // Below the local start the remote tier must be asked as it is now; at or above
                 // it, the remote start only fills in the answer's log start offset, and a copy up
                 // to a second old spares the catalog a query per partition per Fetch.
-                if (tiered) remote_start = earliest_remote(info->name, p.index, p.fetch_offset >= local_start);
+                bool remote_down = false;
+                if (tiered)
+                    remote_start = earliest_remote(info->name, p.index, p.fetch_offset >= local_start, &remote_down);
+                if (tiered && remote_down && p.fetch_offset < local_start) {
+                    // Below the local start and the remote tier cannot say what it holds: a
+                    // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).
+                    auto offs = plog->offsets();
+                    pr.hdr.high_watermark = offs.high_watermark();
+                    pr.hdr.last_stable_offset = offs.last_stable();
+                    pr.hdr.log_start_offset = offs.log_start();
+                    pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
+                    any_error = true;
+                    continue;
+                }
                 if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
                     auto offs = plog->offsets();
                     pr.hdr.high_watermark = offs.high_watermark();
@@ -632,9 +647,14 @@ bool request_handler::list_offsets(const request_header& h, bytes_view body, byt
             auto offs = plog->offsets();
             auto info = _logs.topic(t.name);
             std::optional<int64_t> remote_start;
+            bool remote_down = false;
             if (_opts.remote && info && info->config.remote_storage_enable)
-                remote_start = earliest_remote(info->name, p.index);
-            if (p.timestamp == -1) {
+                remote_start = earliest_remote(info->name, p.index, false, &remote_down);
+            if (remote_down && p.timestamp != -1 && p.timestamp != -3) {
+                // Earliest or by time depends on the remote tier: retriable, never the local
+                // start (a consumer from the beginning would skip what Iceberg holds).
+                rp.error_code = int16_t(kerr::kafka_storage_error);
+            } else if (p.timestamp == -1) {
                 rp.offset = req.isolation_level == 1 ? offs.last_stable() : offs.high_watermark();
             } else if (p.timestamp == -2) {
                 rp.offset = offs.log_start();

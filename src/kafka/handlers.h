@@ -118,7 +118,10 @@ private:
     /// The remote tier's first offset of a partition (nullopt when it holds none or is
     /// unreachable: the local tier then answers alone).
     /// With `recent_ok`, a value up to a second old will do (see log::remote_tier::recent_start_offset).
-    std::optional<int64_t> earliest_remote(const std::string& topic, int32_t partition, bool recent_ok = false);
+    /// The remote tier's start offset; nullopt when it has none or cannot be asked (then
+    /// `*unavailable`, when given, is set: the answer must not fall back to the local start).
+    std::optional<int64_t> earliest_remote(const std::string& topic, int32_t partition, bool recent_ok = false,
+                                           bool* unavailable = nullptr);
     /// (offset, timestamp) of the first remote record at or after `ts` below `local_start`.
     std::optional<std::pair<int64_t, int64_t>> remote_offset_for_timestamp(const std::string& topic,
                                                                           int32_t partition, int64_t ts,
