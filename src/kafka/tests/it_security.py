@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Integration tests of Floe's Kafka security with kcat (librdkafka) and the `openssl` CLI:
+several listeners at once (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), TLS with and without
+client certificates, SASL PLAIN and SCRAM users made with `floe users`, and refusals (wrong
+password, unknown user, untrusted certificate, plaintext client on a TLS port) that leave
+other clients working.
+Usage: it_security.py <test> <floe binary> <work dir>"""
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import expect, fresh_dir, run  # noqa: E402
+
+KCAT = 'kcat'
+
+
+def openssl(*args):
+    run(['openssl', *args], timeout=60)
+
+
+def make_certs(d):
+    """A CA, a server certificate for 127.0.0.1 (SAN IP), a client certificate from the CA and
+    one from another CA the broker does not trust."""
+    os.makedirs(d, exist_ok=True)
+    p = lambda n: os.path.join(d, n)  # noqa: E731
+    for ca in ['ca', 'rogue-ca']:
+        openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', f'/CN=floe-test-{ca}',
+                '-keyout', p(f'{ca}.key'), '-out', p(f'{ca}.pem'))
+    with open(p('server.ext'), 'w') as f:
+        f.write('subjectAltName=IP:127.0.0.1,DNS:localhost\n')
+    for name, ca, subj, ext in [('server', 'ca', '/CN=127.0.0.1', ['-extfile', p('server.ext')]),
+                                ('client', 'ca', '/CN=alice-cert/O=floe-test', []),
+                                ('rogue', 'rogue-ca', '/CN=mallory', [])]:
+        openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', subj, '-keyout', p(f'{name}.key'),
+                '-out', p(f'{name}.csr'))
+        openssl('x509', '-req', '-in', p(f'{name}.csr'), '-CA', p(f'{ca}.pem'), '-CAkey', p(f'{ca}.key'),
+                '-CAcreateserial', '-days', '2', '-out', p(f'{name}.pem'), *ext)
+    return p
+
+
+class SecBroker:
+    """`floe serve` with several listeners on random loopback ports (retried on collisions)."""
+
+    def __init__(self, binary, work, protocols, sets):
+        self.binary, self.work, self.protocols, self.sets = binary, work, protocols, sets
+        self.data_dir = os.path.join(work, 'data')
+        self.log_path = os.path.join(work, 'broker.log')
+        self.proc, self.ports = None, {}
+
+    def settings(self):
+        return ['--set', f'floe.data-dir={self.data_dir}', *sum((['--set', s] for s in self.sets), [])]
+
+    def start(self):
+        for _ in range(8):
+            ports = {p: random.randint(20000, 60000) for p in self.protocols}
+            listeners = ','.join(f'{p}://127.0.0.1:{port}' for p, port in ports.items())
+            with open(self.log_path, 'a') as log:
+                offset = log.tell()
+                self.proc = subprocess.Popen(
+                    [self.binary, 'serve', '--set', f'floe.kafka.listeners={listeners}',
+                     '--set', 'floe.http.listen=127.0.0.1:0', '--set', 'floe.storage.worker.enabled=false',
+                     *self.settings()], stdout=subprocess.DEVNULL, stderr=log)
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                with open(self.log_path) as f:
+                    f.seek(offset)
+                    if 'floe is up' in f.read():
+                        self.ports = ports
+                        return
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.05)
+            else:
+                raise RuntimeError('floe did not come up in 20 s')
+            if 'Address already in use' not in open(self.log_path).read()[offset:]:
+                raise RuntimeError(f'floe failed to start; see {self.log_path}')
+        raise RuntimeError('could not bind ports after retries')
+
+    def bootstrap(self, protocol):
+        return f'127.0.0.1:{self.ports[protocol]}'
+
+    def log(self):
+        return open(self.log_path).read()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def kcat(bootstrap, props, *args, input=None, check=True, timeout=30):
+    x = sum((['-X', f'{k}={v}'] for k, v in props.items()), [])
+    return run([KCAT, '-b', bootstrap, *x, *args], input=input, check=check, timeout=timeout)
+
+
+def roundtrip(b, protocol, props, topic, n=50):
+    """Produces n records and consumes them back over one listener; returns nothing, fails loudly."""
+    lines = ''.join(f'k{i}:{topic}-{i}\n' for i in range(n))
+    kcat(b.bootstrap(protocol), props, '-P', '-t', topic, '-K:', input=lines)
+    r = kcat(b.bootstrap(protocol), props, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%k:%s\n')
+    got = [l for l in r.stdout.split('\n') if l]
+    expect(got == [l for l in lines.split('\n') if l], f'{protocol} {props.get("sasl.mechanisms", "")}: '
+           f'{len(got)} records back of {n}: {got[:3]}')
+
+
+def refused(b, protocol, props, what):
+    """A metadata request that must fail; returns kcat's stderr."""
+    r = kcat(b.bootstrap(protocol), {**props, 'socket.timeout.ms': '3000', 'reconnect.backoff.max.ms': '200'},
+             '-L', '-m', '4', check=False, timeout=30)
+    expect(r.returncode != 0, f'{what}: expected a refusal, got {r.stdout[:300]}')
+    return r.stderr
+
+
+# ---------------------------------------------------------------- tls
+def tls(binary, work):
+    """PLAINTEXT and SSL side by side; client certificates required on SSL."""
+    c = make_certs(os.path.join(work, 'certs'))
+    b = SecBroker(binary, work, ['PLAINTEXT', 'SSL'],
+                  [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
+                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=required'])
+    try:
+        b.start()
+        ssl = {'security.protocol': 'SSL', 'ssl.ca.location': c('ca.pem'),
+               'ssl.certificate.location': c('client.pem'), 'ssl.key.location': c('client.key')}
+        roundtrip(b, 'SSL', ssl, 'over-tls', n=2000)
+        # Metadata over each listener names that listener.
+        md = json.loads(kcat(b.bootstrap('SSL'), ssl, '-L', '-J').stdout)
+        expect(md['brokers'][0]['name'].endswith(f':{b.ports["SSL"]}'), f'SSL metadata: {md["brokers"]}')
+        md = json.loads(kcat(b.bootstrap('PLAINTEXT'), {}, '-L', '-J').stdout)
+        expect(md['brokers'][0]['name'].endswith(f':{b.ports["PLAINTEXT"]}'), f'plain metadata: {md["brokers"]}')
+        # Records written over TLS read back over PLAINTEXT and the other way round.
+        r = kcat(b.bootstrap('PLAINTEXT'), {}, '-C', '-t', 'over-tls', '-o', 'beginning', '-e', '-q', '-f', '%s\n')
+        expect(len([l for l in r.stdout.split('\n') if l]) == 2000, 'TLS records read over PLAINTEXT')
+        roundtrip(b, 'PLAINTEXT', {}, 'over-plain')
+        # Refusals: no client certificate, an untrusted one, a plaintext client, a client
+        # that does not trust the server's CA.
+        refused(b, 'SSL', {'security.protocol': 'SSL', 'ssl.ca.location': c('ca.pem')}, 'no client certificate')
+        refused(b, 'SSL', {**ssl, 'ssl.certificate.location': c('rogue.pem'), 'ssl.key.location': c('rogue.key')},
+                'untrusted client certificate')
+        refused(b, 'SSL', {}, 'plaintext client on the TLS port')
+        refused(b, 'SSL', {**ssl, 'ssl.ca.location': c('rogue-ca.pem')}, 'client not trusting the server')
+        log = b.log()
+        expect(log.count('TLS handshake with 127.0.0.1 failed') >= 3, 'failed handshakes are logged')
+        # Other clients are unaffected.
+        roundtrip(b, 'SSL', ssl, 'after-refusals')
+        roundtrip(b, 'PLAINTEXT', {}, 'after-refusals-plain')
+        expect(b.proc.poll() is None, 'broker alive')
+    finally:
+        b.stop()
+    # Invalid TLS settings stop start-up naming the key.
+    for sets, key in [([f'floe.tls.key-file={c("server.key")}'], 'floe.tls.cert-file'),
+                      ([f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("client.key")}'],
+                       'floe.tls.key-file'),
+                      ([f'floe.tls.cert-file={c("missing.pem")}', f'floe.tls.key-file={c("server.key")}'],
+                       'floe.tls.cert-file')]:
+        r = run([binary, 'serve', '--set', 'floe.kafka.listeners=SSL://127.0.0.1:0', '--set',
+                 f'floe.data-dir={os.path.join(work, "bad")}', '--set', 'floe.http.listen=127.0.0.1:0',
+                 *sum((['--set', s] for s in sets), [])], check=False, timeout=20)
+        expect(r.returncode == 2 and key in r.stderr, f'{sets}: exit {r.returncode}, {r.stderr[-400:]}')
+    for bad in ['FOO://127.0.0.1:1', 'PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2', '127.0.0.1:9092']:
+        r = run([binary, 'serve', '--set', f'floe.kafka.listeners={bad}', '--set',
+                 f'floe.data-dir={os.path.join(work, "bad")}'], check=False, timeout=20)
+        expect(r.returncode == 2 and 'floe.kafka.listeners' in r.stderr, f'{bad}: {r.stderr[-300:]}')
+
+
+TESTS = {'tls': tls}
+
+if __name__ == '__main__':
+    name, binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    fresh_dir(work)
+    os.makedirs(work, exist_ok=True)
+    TESTS[name](binary, work)
+    print(f'{name}: PASS')
