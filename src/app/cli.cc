@@ -2,6 +2,7 @@
 
 #include "app/serve.h"
 #include "app/tables.h"
+#include "app/users.h"
 #include "base/log.h"
 #include "config/settings.h"
 
@@ -110,6 +111,10 @@ int run_cli(int argc, char** argv) {
     adopt_cmd->add_option("names", adopt_names, "Topics, or <namespace>.<table> names")->required();
     add_settings_options(adopt_cmd, tables_opts);
 
+    settings_options users_opts;
+    users_command users;
+    add_users_command(app, users, [&](CLI::App* c) { add_settings_options(c, users_opts); });
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -124,7 +129,10 @@ int run_cli(int argc, char** argv) {
         std::printf("floe %s\n", FLOE_VERSION);
         return 0;
     }
-    auto& opts = serve_cmd->parsed() ? serve_opts : adopt_cmd->parsed() ? tables_opts : config_opts;
+    auto& opts = serve_cmd->parsed()   ? serve_opts
+                 : adopt_cmd->parsed() ? tables_opts
+                 : users.parsed()      ? users_opts
+                                       : config_opts;
     auto s = load_settings(opts, global_sets);
     if (!s) return 2;
     if (config_cmd->parsed()) {
@@ -132,6 +140,7 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (adopt_cmd->parsed()) return adopt_tables(*s, adopt_names);
+    if (users.parsed()) return run_users_command(users, *s);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

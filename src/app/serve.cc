@@ -5,6 +5,7 @@
 #include "http/admin.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
+#include "kafka/sasl.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
 #include "lake/iceberg_lake.h"
@@ -188,6 +189,12 @@ int serve(const config::settings& s) {
     } else if (s.get_optional("floe.kafka.advertised-listeners")) {
         spdlog::error("'floe.kafka.advertised-listeners' needs 'floe.kafka.listeners' (use "
                       "floe.kafka.advertised-listener with floe.kafka.listen)");
+        return 2;
+    }
+    if (auto m = kafka::parse_sasl_mechanisms(s.get_string("floe.sasl.mechanisms")); m) {
+        bo.sasl_mechanisms = std::move(*m);
+    } else {
+        spdlog::error("invalid value for 'floe.sasl.mechanisms': {}", m.error().message());
         return 2;
     }
     bo.tls.cert_file = s.get_optional("floe.tls.cert-file").value_or("");

@@ -5,6 +5,8 @@
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
 #include "kafka/messages.h"
+#include "kafka/sasl.h"
+#include "kafka/users.h"
 #include "log/log_manager.h"
 
 #include <asio.hpp>
@@ -172,6 +174,7 @@ struct broker::impl {
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
     std::unique_ptr<request_handler> handler;
+    std::unique_ptr<user_store> users;
     asio::io_context io;
     /// Serialises the acceptor and the tick timer with stop()'s closing of them.
     asio::strand<asio::io_context::executor_type> ctl{asio::make_strand(io)};
@@ -316,6 +319,9 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
         }
         if (auto p = certificate_principal(stream->native_handle())) info.principal = std::move(*p);
     }
+    const bool sasl_listener = uses_sasl(l.cfg.protocol);
+    sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host);
+    bool auth_failed = false;
     byte_buffer in(64 * 1024);
     size_t begin = 0, end = 0; // unconsumed bytes are in[begin, end)
     byte_buffer out;
@@ -392,6 +398,18 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                 break;
             }
             std::span<uint8_t> frame(in.data() + begin + 4, size_t(size));
+            if (sasl.expects_raw_token()) {
+                // After a SaslHandshake v0 the frame is a bare SASL token.
+                if (sasl.handle_raw_token(bytes_view(frame.data(), frame.size()), out) !=
+                    sasl_session::outcome::ok) {
+                    auth_failed = true;
+                    close = true;
+                    break;
+                }
+                if (sasl.authenticated()) info.principal = sasl.principal();
+                begin += 4 + size_t(size);
+                continue;
+            }
             bytes_view body;
             auto hdr = decode_request_header(frame, body);
             if (!hdr) {
@@ -417,6 +435,29 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                         w.i16(int16_t(kerr::unsupported_version));
                     finish_response(out, start);
                 }
+            } else if (hdr->api_key == int16_t(api_key::sasl_handshake) ||
+                       hdr->api_key == int16_t(api_key::sasl_authenticate)) {
+                auto o = sasl.handle(*hdr, body, out);
+                if (o == sasl_session::outcome::malformed) {
+                    spdlog::debug("kafka connection {}: malformed {}; closing", id, api_name(hdr->api_key));
+                    close = true;
+                    break;
+                }
+                if (o == sasl_session::outcome::refused) {
+                    // Answer, then close (as Kafka does); a failed authentication is answered
+                    // late, which slows down password guessing.
+                    auth_failed = hdr->api_key == int16_t(api_key::sasl_authenticate);
+                    close = true;
+                    begin += 4 + size_t(size);
+                    break;
+                }
+                if (sasl.authenticated()) info.principal = sasl.principal();
+            } else if (sasl_listener && !sasl.authenticated() && hdr->api_key != int16_t(api_key::api_versions)) {
+                spdlog::warn("kafka {} listener: {} from {} before SASL authentication; closing",
+                             to_string(l.cfg.protocol), api_name(hdr->api_key),
+                             info.client_host.empty() ? "?" : info.client_host.substr(1));
+                close = true;
+                break;
             } else {
                 if (request_handler::may_wait(*hdr, body) && !out.empty())
                     if (!co_await flush()) {
@@ -434,6 +475,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                 }
             }
             begin += 4 + size_t(size);
+        }
+        if (auth_failed) {
+            asio::steady_timer t(stream->get_executor(), 100ms);
+            co_await t.async_wait(use_tuple);
         }
         if (!co_await flush() || close || stopping.load()) break;
         if (begin == end) begin = end = 0;
@@ -529,10 +574,8 @@ result<void> broker::start() {
         }
         configs.push_back(std::move(l));
     }
-    for (auto& c : configs)
-        if (uses_sasl(c.protocol))
-            return fail(errc::invalid_argument, "floe.kafka.listeners: {} listeners are not supported yet",
-                        to_string(c.protocol));
+    if (m.opts.sasl_mechanisms.empty()) return fail(errc::invalid_argument, "floe.sasl.mechanisms: none given");
+    m.users = std::make_unique<user_store>(m.opts.data_dir / "security");
     if (std::ranges::any_of(configs, [](auto& c) { return uses_tls(c.protocol); })) FLOE_TRY(m.make_tls_context());
 
     log::log_manager_options lo;
@@ -584,6 +627,7 @@ result<void> broker::start() {
     auto& first = m.listeners.front();
     m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,
                                                   *m.groups, *m.pids);
+    m.handler->set_user_store(m.users.get());
 
     m.tick_timer.emplace(m.ctl);
     for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);

@@ -62,6 +62,9 @@ struct broker_options {
     /// listener from `listen` and `advertised`.
     std::vector<listener_config> listeners;
     tls_options tls;                           ///< [floe.tls.*]
+    /// Offered on SASL listeners, in preference order [floe.sasl.mechanisms]. Users live in
+    /// <data_dir>/security/users.json (see kafka/users.h).
+    std::vector<std::string> sasl_mechanisms = {"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"};
     std::filesystem::path data_dir = "./floe-data"; ///< [floe.data-dir]; log in <dir>/log, group
                                                     ///< offsets and producer ids in <dir>/kafka
     bool auto_create_topics = true;            ///< [floe.auto-create-topics]

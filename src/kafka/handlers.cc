@@ -229,6 +229,8 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::delete_groups: co_return delete_groups(h, b, out);
     case api_key::init_producer_id: co_return init_producer_id(h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
+    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(h, b, out);
+    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(h, b, out);
     default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
     }
 }

@@ -6,6 +6,7 @@
 #include "kafka/messages.h"
 #include "kafka/protocol.h"
 #include "kafka/record_batch.h"
+#include "kafka/users.h"
 #include "log/log_manager.h"
 
 #include <asio/awaitable.hpp>
@@ -73,6 +74,10 @@ public:
                                  std::span<uint8_t> body, byte_buffer& out,
                                  std::vector<file_splice>* splices = nullptr);
 
+    /// The SASL user store, for DescribeUserScramCredentials / AlterUserScramCredentials
+    /// (must outlive the handler).
+    void set_user_store(user_store* users) noexcept { _users = users; }
+
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
 
@@ -102,6 +107,9 @@ private:
     bool describe_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool delete_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
+    // ---- security_handlers.cc ----
+    bool describe_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
+    bool alter_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
     bool describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
 
     // ---- admin_handlers.cc: admin APIs and configs ----
@@ -137,6 +145,7 @@ private:
         return c.advertised_port < 0 ? _port : c.advertised_port;
     }
     const broker_options& _opts;
+    user_store* _users = nullptr;
     std::string _host;
     int32_t _port;
     log::log_manager& _logs;

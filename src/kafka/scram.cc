@@ -205,7 +205,11 @@ result<plain_message> parse_plain(std::string_view msg) {
 
 scram_server::scram_server(scram_mechanism m, lookup_fn lookup, std::string server_nonce)
     : _m(m), _lookup(std::move(lookup)), _server_nonce(std::move(server_nonce)) {
-    if (_server_nonce.empty()) _server_nonce = base64_encode(scram_random_salt(24));
+    if (_server_nonce.empty()) {
+        // Letters and digits only: some clients split attributes at '=' too.
+        static constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        for (unsigned char c : scram_random_salt(32)) _server_nonce += alphabet[c % alphabet.size()];
+    }
 }
 
 result<std::string> scram_server::first(std::string_view client_first) {
@@ -216,6 +220,7 @@ result<std::string> scram_server::first(std::string_view client_first) {
     if (!_cred) return fail(errc::not_found, "unknown user");
     _gs2 = f.gs2_header;
     _client_first_bare = f.bare;
+    _client_nonce = f.nonce;
     _nonce = f.nonce + _server_nonce;
     _server_first = "r=" + _nonce + ",s=" + base64_encode(_cred->salt) + ",i=" + std::to_string(_cred->iterations);
     return _server_first;
@@ -225,7 +230,11 @@ result<std::string> scram_server::final(std::string_view client_final) {
     if (_server_first.empty() || !_cred) return fail(errc::invalid_argument, "SCRAM client-final message out of order");
     auto f = FLOE_TRY(parse_scram_client_final(client_final));
     if (f.channel_binding != _gs2) return fail(errc::invalid_argument, "SCRAM channel binding mismatch");
-    if (f.nonce != _nonce) return fail(errc::invalid_argument, "SCRAM nonce mismatch");
+    // librdkafka before 2.6.1 repeats its own nonce in front of the server's (its issue 4895;
+    // Kafka 3.8.1 accepts it too). The proof still covers the server-first message with the
+    // fresh server nonce, so accepting exactly that form keeps replay protection.
+    if (f.nonce != _nonce && f.nonce != _client_nonce + _nonce)
+        return fail(errc::invalid_argument, "SCRAM nonce mismatch");
     if (f.proof.size() != digest_size(_m)) return fail(errc::invalid_argument, "bad SCRAM proof size");
     auto auth_message = _client_first_bare + "," + _server_first + "," + f.without_proof;
     auto signature = hmac(_m, _cred->stored_key, auth_message);

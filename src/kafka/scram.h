@@ -95,7 +95,7 @@ private:
     scram_mechanism _m;
     lookup_fn _lookup;
     std::string _server_nonce;
-    std::string _user, _gs2, _client_first_bare, _server_first, _nonce;
+    std::string _user, _gs2, _client_first_bare, _server_first, _client_nonce, _nonce;
     std::optional<scram_credential> _cred;
 };
 

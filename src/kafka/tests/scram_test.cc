@@ -1,6 +1,8 @@
 #include "kafka/scram.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 namespace floe::kafka {
 namespace {
@@ -77,6 +79,47 @@ TEST(Scram, WrongProofUnknownUserAndTamperingAreRefused) {
         EXPECT_FALSE(s.first("n,,r=abc,n=user"));            // order
         EXPECT_FALSE(s.first("n,,n=us=er,r=abc"));           // bad escape
         EXPECT_FALSE(s.first(""));
+    }
+}
+
+std::string hmac256(std::string_view key, std::string_view data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+         out, &len);
+    return std::string(reinterpret_cast<char*>(out), len);
+}
+
+/// A SCRAM-SHA-256 client-final message for password "pencil" over `server_first`, with
+/// `nonce` as its r= value (the proof computed over exactly that message).
+std::string client_final(const std::string& client_first_bare, const std::string& server_first,
+                         const std::string& nonce) {
+    auto salted = scram_salted_password(scram_mechanism::sha256, "pencil", *base64_decode(rfc_salt_b64), 4096);
+    auto client_key = hmac256(salted, "Client Key");
+    unsigned char stored[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    EVP_Digest(client_key.data(), client_key.size(), stored, &n, EVP_sha256(), nullptr);
+    std::string without_proof = "c=biws,r=" + nonce;
+    auto sig = hmac256(std::string_view(reinterpret_cast<char*>(stored), n),
+                       client_first_bare + "," + server_first + "," + without_proof);
+    std::string proof(client_key.size(), '\0');
+    for (size_t i = 0; i < proof.size(); ++i) proof[i] = char(client_key[i] ^ sig[i]);
+    return without_proof + ",p=" + base64_encode(proof);
+}
+
+TEST(Scram, AcceptsLibrdkafkaRepeatedClientNonceOnly) {
+    // librdkafka < 2.6.1 sends r=<client nonce><server's r value>, with a proof over that
+    // message: accepted; any other nonce is refused even with a valid proof over it.
+    auto cred = rfc_credential();
+    auto lookup = [&](const std::string&) -> std::optional<scram_credential> { return cred; };
+    const std::string bare = "n=user,r=rOprNGfwEbeRWgbNEkqO", sf(rfc_server_first);
+    const std::string full = "rOprNGfwEbeRWgbNEkqO" + std::string(rfc_server_nonce);
+    EXPECT_EQ(client_final(bare, sf, full), rfc_client_final); // the helper matches the RFC
+    for (auto [nonce, ok] : {std::pair{full, true}, {"rOprNGfwEbeRWgbNEkqO" + full, true}, {full + "X", false},
+                             {std::string("rOprNGfwEbeRWgbNEkqO"), false}, {"X" + full, false}}) {
+        scram_server s(scram_mechanism::sha256, lookup, std::string(rfc_server_nonce));
+        ASSERT_TRUE(s.first(rfc_client_first));
+        EXPECT_EQ(bool(s.final(client_final(bare, sf, nonce))), ok) << nonce;
     }
 }
 
