@@ -275,7 +275,79 @@ def sasl(binary, work):
     expect(r.returncode == 2 and 'floe.sasl.mechanisms' in r.stderr, f'bad mechanism: {r.stderr[-300:]}')
 
 
-TESTS = {'tls': tls, 'sasl': sasl}
+# ---------------------------------------------------------------- scram_api
+def scram_api(binary, work):
+    """AlterUserScramCredentials / DescribeUserScramCredentials v0 over a raw socket (librdkafka
+    2.0 and kafkajs do not send them), salted passwords computed by Python's own PBKDF2; the
+    users they make authenticate with kcat, and `floe users list` sees them."""
+    import hashlib
+    from it_flexible import Conn, TAGS, carr, cstr, uvarint
+
+    def cbytes(b):
+        return uvarint(len(b) + 1) + b
+    b = SecBroker(binary, work, ['PLAINTEXT', 'SASL_PLAINTEXT'], [])
+    r = floe_users(binary, b.data_dir, 'add', 'alice', password='alice-secret\n')
+    expect(r.returncode == 0, f'users add alice: {r.stderr}')
+    try:
+        b.start()
+        c = Conn(b.ports['PLAINTEXT'])
+
+        def alter(deletions, upsertions):
+            body = carr([cstr(n) + struct.pack('>b', m) + TAGS for n, m in deletions])
+            ups = []
+            for n, m, it, pw in upsertions:
+                salt = os.urandom(24)
+                salted = hashlib.pbkdf2_hmac('sha256' if m == 1 else 'sha512', pw.encode(), salt, it)
+                ups.append(cstr(n) + struct.pack('>bi', m, it) + cbytes(salt) + cbytes(salted) + TAGS)
+            r = c.call(51, 0, body + carr(ups) + TAGS)
+            r.i32()
+            res = r.arr(lambda: (r.cstr(), r.i16(), r.cstr(), r.tags())[:3])
+            r.tags()
+            r.done()
+            return {u: (e, m) for u, e, m in res}
+
+        def describe(users):
+            r = c.call(50, 0, (b'\x00' if users is None else carr([cstr(u) + TAGS for u in users])) + TAGS)
+            r.i32()
+            top = r.i16(), r.cstr()
+            res = r.arr(lambda: (r.cstr(), r.i16(), r.cstr(), r.arr(lambda: (r.i8(), r.i32(), r.tags())[:2]),
+                                 r.tags())[:4])
+            r.tags()
+            r.done()
+            expect(top == (0, None), f'describe error {top}')
+            return {u: (e, sorted(cs)) for u, e, _, cs in res}
+
+        got = alter([], [('dave', 1, 4096, 'dave-pw'), ('dave', 2, 8192, 'dave-pw')])
+        expect(got == {'dave': (0, None)}, f'upsert dave: {got}')
+        got = alter([('nobody', 1)], [('erin', 1, 100, 'x'), ('frank', 0, 4096, 'x'), ('gina', 2, 4096, 'a'),
+                                      ('gina', 2, 4096, 'b'), ('', 1, 4096, 'x')])
+        expect(got['nobody'][0] == 91 and got['erin'][0] == 93 and got['frank'][0] == 33 and got['gina'][0] == 92
+               and got[''][0] == 93, f'refusals: {got}')
+        d = describe(None)
+        expect(d == {'alice': (0, [(1, 8192), (2, 8192)]), 'dave': (0, [(1, 4096), (2, 8192)])}, f'describe all: {d}')
+        d = describe(['dave', 'nobody', 'alice', 'alice'])
+        expect(d['dave'] == (0, [(1, 4096), (2, 8192)]) and d['nobody'][0] == 91 and d['alice'][0] == 92,
+               f'describe named: {d}')
+        r = floe_users(binary, b.data_dir, 'list')
+        expect('dave\tSCRAM-SHA-256 (iterations 4096), SCRAM-SHA-512 (iterations 8192)' in r.stdout,
+               f'users list: {r.stdout}')
+
+        def props(mech, user, pw):
+            return {'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': mech, 'sasl.username': user,
+                    'sasl.password': pw}
+        for mech in ['SCRAM-SHA-256', 'SCRAM-SHA-512', 'PLAIN']:
+            roundtrip(b, 'SASL_PLAINTEXT', props(mech, 'dave', 'dave-pw'), f'dave-{mech}')
+        # Deleting one mechanism leaves the other.
+        got = alter([('dave', 1)], [])
+        expect(got == {'dave': (0, None)}, f'delete dave SHA-256: {got}')
+        refused(b, 'SASL_PLAINTEXT', props('SCRAM-SHA-256', 'dave', 'dave-pw'), 'deleted SHA-256 credential')
+        roundtrip(b, 'SASL_PLAINTEXT', props('SCRAM-SHA-512', 'dave', 'dave-pw'), 'dave-after-delete')
+        expect(describe(['dave'])['dave'] == (0, [(2, 8192)]), 'describe after delete')
+    finally:
+        b.stop()
+
+
+TESTS = {'tls': tls, 'sasl': sasl, 'scram_api': scram_api}
 
 if __name__ == '__main__':
     name, binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
