@@ -347,7 +347,30 @@ def scram_api(binary, work):
         b.stop()
 
 
-TESTS = {'tls': tls, 'sasl': sasl, 'scram_api': scram_api}
+# ---------------------------------------------------------------- kafkajs
+def kafkajs(binary, work):
+    """kafkajs over SASL_SSL with each mechanism and over SSL with a client certificate."""
+    c = make_certs(os.path.join(work, 'certs'))
+    b = SecBroker(binary, work, ['SASL_SSL', 'SSL'],
+                  [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
+                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=requested'])
+    r = floe_users(binary, b.data_dir, 'add', 'alice', password='alice-secret\n')
+    expect(r.returncode == 0, f'users add alice: {r.stderr}')
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests', 'js', 'kafka',
+                          'sasl.mjs')
+    try:
+        b.start()
+        r = subprocess.run(['node', script], capture_output=True, text=True, timeout=110,
+                           env={**os.environ, 'FLOE_BROKER': b.bootstrap('SASL_SSL'),
+                                'FLOE_SASL_SSL': b.bootstrap('SASL_SSL'), 'FLOE_SSL': b.bootstrap('SSL'),
+                                'FLOE_CERTS': os.path.join(work, 'certs')})
+        expect(r.returncode == 0, f'sasl.mjs failed ({r.returncode}): {r.stdout[-1000:]} {r.stderr[-2000:]}')
+        expect(b.proc.poll() is None, 'broker alive')
+    finally:
+        b.stop()
+
+
+TESTS = {'tls': tls, 'sasl': sasl, 'scram_api': scram_api, 'kafkajs': kafkajs}
 
 if __name__ == '__main__':
     name, binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
