@@ -532,9 +532,9 @@ result<void> broker::impl::make_tls_context() {
                     ec);
     SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
     auto ssl_error = [](const asio::error_code& e) {
-        return e.category() == asio::error::get_ssl_category()
-                   ? std::string(ERR_reason_error_string(static_cast<unsigned long>(e.value())) ?: e.message().c_str())
-                   : e.message();
+        if (e.category() == asio::error::get_ssl_category())
+            if (const char* r = ERR_reason_error_string(static_cast<unsigned long>(e.value()))) return std::string(r);
+        return e.message();
     };
     ctx.use_certificate_chain_file(t.cert_file, ec);
     if (ec) return fail(errc::invalid_argument, "floe.tls.cert-file {}: {}", t.cert_file, ssl_error(ec));
