@@ -130,11 +130,13 @@ def refused(b, protocol, props, what):
 
 # ---------------------------------------------------------------- tls
 def tls(binary, work):
-    """PLAINTEXT and SSL side by side; client certificates required on SSL."""
+    """PLAINTEXT and SSL side by side; client certificates required on SSL; the SSL listener
+    advertised as localhost (floe.kafka.advertised-listeners), the PLAINTEXT one as bound."""
     c = make_certs(os.path.join(work, 'certs'))
     b = SecBroker(binary, work, ['PLAINTEXT', 'SSL'],
                   [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
-                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=required'])
+                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=required',
+                   'floe.kafka.advertised-listeners=SSL://localhost:0'])
     try:
         b.start()
         ssl = {'security.protocol': 'SSL', 'ssl.ca.location': c('ca.pem'),
@@ -142,9 +144,9 @@ def tls(binary, work):
         roundtrip(b, 'SSL', ssl, 'over-tls', n=2000)
         # Metadata over each listener names that listener.
         md = json.loads(kcat(b.bootstrap('SSL'), ssl, '-L', '-J').stdout)
-        expect(md['brokers'][0]['name'].endswith(f':{b.ports["SSL"]}'), f'SSL metadata: {md["brokers"]}')
+        expect(md['brokers'][0]['name'] == f'localhost:{b.ports["SSL"]}', f'SSL metadata: {md["brokers"]}')
         md = json.loads(kcat(b.bootstrap('PLAINTEXT'), {}, '-L', '-J').stdout)
-        expect(md['brokers'][0]['name'].endswith(f':{b.ports["PLAINTEXT"]}'), f'plain metadata: {md["brokers"]}')
+        expect(md['brokers'][0]['name'] == f'127.0.0.1:{b.ports["PLAINTEXT"]}', f'plain metadata: {md["brokers"]}')
         # Records written over TLS read back over PLAINTEXT and the other way round.
         r = kcat(b.bootstrap('PLAINTEXT'), {}, '-C', '-t', 'over-tls', '-o', 'beginning', '-e', '-q', '-f', '%s\n')
         expect(len([l for l in r.stdout.split('\n') if l]) == 2000, 'TLS records read over PLAINTEXT')
@@ -178,6 +180,10 @@ def tls(binary, work):
         r = run([binary, 'serve', '--set', f'floe.kafka.listeners={bad}', '--set',
                  f'floe.data-dir={os.path.join(work, "bad")}'], check=False, timeout=20)
         expect(r.returncode == 2 and 'floe.kafka.listeners' in r.stderr, f'{bad}: {r.stderr[-300:]}')
+    r = run([binary, 'serve', '--set', 'floe.kafka.listeners=PLAINTEXT://127.0.0.1:0', '--set',
+             'floe.kafka.advertised-listeners=SASL_SSL://example.com:9093', '--set',
+             f'floe.data-dir={os.path.join(work, "bad")}'], check=False, timeout=20)
+    expect(r.returncode == 2 and 'floe.kafka.advertised-listeners' in r.stderr, f'advertised: {r.stderr[-300:]}')
 
 
 def floe_users(binary, data_dir, *args, password=None):
