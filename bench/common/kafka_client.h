@@ -5,6 +5,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,24 @@ inline rd_kafka_conf_t* kafka_conf(const std::string& brokers, std::string& why)
             rd_kafka_conf_destroy(conf);
             return nullptr;
         }
+    // Extra client settings from $FLOE_BENCH_RDKAFKA ("key=value;key=value"), e.g. to run a
+    // benchmark over SASL_SSL: security.protocol=SASL_SSL;sasl.mechanisms=SCRAM-SHA-512;...
+    if (const char* extra = std::getenv("FLOE_BENCH_RDKAFKA")) {
+        std::string rest = extra;
+        while (!rest.empty()) {
+            auto semi = rest.find(';');
+            auto kv = rest.substr(0, semi);
+            rest = semi == std::string::npos ? std::string() : rest.substr(semi + 1);
+            auto eq = kv.find('=');
+            if (eq == std::string::npos) continue;
+            auto k = kv.substr(0, eq), v = kv.substr(eq + 1);
+            if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+                why = "FLOE_BENCH_RDKAFKA " + k + ": " + err;
+                rd_kafka_conf_destroy(conf);
+                return nullptr;
+            }
+        }
+    }
     return conf;
 }
 

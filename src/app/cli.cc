@@ -3,6 +3,7 @@
 #include "app/maintain.h"
 #include "app/serve.h"
 #include "app/tables.h"
+#include "app/users.h"
 #include "base/log.h"
 #include "config/settings.h"
 
@@ -101,7 +102,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "version"};
 
 /// Levenshtein distance, for the subcommand suggestion (words of a few letters).
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -214,6 +215,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
         ->check(CLI::IsMember({"compact", "manifests", "expire", "orphans"}));
     add_settings_options(maintain_cmd, maintain_opts);
 
+    settings_options users_opts;
+    users_command users;
+    add_users_command(app, users, [&](CLI::App* c) { add_settings_options(c, users_opts); });
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -223,6 +228,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
     auto& opts = serve_cmd->parsed()      ? serve_opts
                  : adopt_cmd->parsed()    ? tables_opts
                  : maintain_cmd->parsed() ? maintain_opts
+                 : users.parsed()         ? users_opts
                                           : config_opts;
     if (!global_opts.config_path.empty() && !opts.config_path.empty()
         && global_opts.config_path != opts.config_path) {
@@ -235,12 +241,15 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : config_cmd->parsed() ? "config"
                   : adopt_cmd->parsed()  ? "tables adopt"
                   : maintain_cmd->parsed() ? "maintain"
+                  : users.parsed()       ? "users"
                                          : "version";
     (void)version_cmd;
     out.args = std::move(adopt_names);
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
     out.maintain = std::move(maintain_req);
+    users.settle();
+    out.users = std::move(users);
     out.config_path = opts.config_path.empty() ? global_opts.config_path : opts.config_path;
     if (!log_format.empty()) out.sets.push_back("floe.log.format=" + log_format);
     if (!log_level.empty()) out.sets.push_back("floe.log.level=" + log_level);
@@ -269,6 +278,7 @@ int run_cli(int argc, char** argv) {
         init_logging(*fmt_, *lvl);
         return maintain(*s, cl.maintain);
     }
+    if (cl.command == "users") return run_users_command(cl.users, *s);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

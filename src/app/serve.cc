@@ -8,6 +8,7 @@
 #include "http/admin.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
+#include "kafka/sasl.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
 #include "lake/iceberg_lake.h"
@@ -246,15 +247,47 @@ int serve(const config::settings& s) {
     bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
     bo.fetch_max_records = static_cast<size_t>(s.get_int("floe.kafka.fetch-max-records"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
+    if (auto l = s.get_optional("floe.kafka.listeners")) {
+        auto ls = kafka::parse_listeners(*l);
+        if (!ls) {
+            spdlog::error("invalid value for 'floe.kafka.listeners': {}", ls.error().message());
+            return 2;
+        }
+        bo.listeners = std::move(*ls);
+        if (auto a = s.get_optional("floe.kafka.advertised-listeners"))
+            if (auto r = kafka::apply_advertised_listeners(bo.listeners, *a); !r) {
+                spdlog::error("invalid value for 'floe.kafka.advertised-listeners': {}", r.error().message());
+                return 2;
+            }
+    } else if (s.get_optional("floe.kafka.advertised-listeners")) {
+        spdlog::error("'floe.kafka.advertised-listeners' needs 'floe.kafka.listeners' (use "
+                      "floe.kafka.advertised-listener with floe.kafka.listen)");
+        return 2;
+    }
+    if (auto m = kafka::parse_sasl_mechanisms(s.get_string("floe.sasl.mechanisms")); m) {
+        bo.sasl_mechanisms = std::move(*m);
+    } else {
+        spdlog::error("invalid value for 'floe.sasl.mechanisms': {}", m.error().message());
+        return 2;
+    }
+    bo.tls.cert_file = s.get_optional("floe.tls.cert-file").value_or("");
+    bo.tls.key_file = s.get_optional("floe.tls.key-file").value_or("");
+    bo.tls.ca_file = s.get_optional("floe.tls.ca-file").value_or("");
+    auto client_auth = s.get_string("floe.tls.client-auth");
+    bo.tls.auth = client_auth == "required"    ? kafka::tls_options::client_auth::required
+                  : client_auth == "requested" ? kafka::tls_options::client_auth::requested
+                                               : kafka::tls_options::client_auth::none;
     bo.remote = &remote;
     kafka::broker broker(bo);
     if (auto r = broker.start(); !r) {
         if (r.error().code() == errc::already_exists)
-            spdlog::error("{}", address_in_use(s, "floe.kafka.listen", r.error()));
+            spdlog::error("{}", address_in_use(s, s.get_optional("floe.kafka.listeners") ? "floe.kafka.listeners"
+                                                                                         : "floe.kafka.listen",
+                                               r.error()));
         else
-            spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen and floe.data-dir",
+            spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen(ers), floe.tls.* and floe.data-dir",
                           r.error().message());
-        return 1;
+        return r.error().code() == errc::invalid_argument ? 2 : 1;
     }
     running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
     auto* logs = broker.logs();
@@ -265,8 +298,6 @@ int serve(const config::settings& s) {
         return p ? p->records_start()() : 0;
     });
     spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
-    spdlog::info("kafka listener on {} port {} (advertised as {})", s.get_address("floe.kafka.listen").host,
-                 broker.port(), s.get_string("floe.kafka.advertised-listener"));
     // Per-partition offsets per tier, computed at scrape time.
     auto offsets_collector = metrics::registry::instance().add_collector([logs] {
         std::vector<metrics::collected_family> fams{

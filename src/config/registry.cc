@@ -72,6 +72,23 @@ registry::registry() {
     d.push_back(derived(optional(def("floe.kafka.advertised-listener", st::address, "",
                                      "host:port given to clients in Metadata; default: the listen address")),
                         "floe.kafka.listen"));
+    d.push_back(optional(def("floe.kafka.listeners", st::string, "",
+                             "Kafka listeners in Kafka's form, NAME://host:port,... with names PLAINTEXT, SSL, "
+                             "SASL_PLAINTEXT, SASL_SSL (e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9093); "
+                             "default: one PLAINTEXT listener on floe.kafka.listen")));
+    d.push_back(optional(def("floe.kafka.advertised-listeners", st::string, "",
+                             "Addresses given to clients in Metadata, per listener, in the form of "
+                             "floe.kafka.listeners (port 0: the bound port); default: each listener's own address")));
+    d.push_back(optional(def("floe.tls.cert-file", st::string, "",
+                             "PEM certificate chain of the SSL and SASL_SSL listeners")));
+    d.push_back(optional(def("floe.tls.key-file", st::string, "", "PEM private key of floe.tls.cert-file")));
+    d.push_back(optional(def("floe.tls.ca-file", st::string, "",
+                             "PEM certificates of the CAs trusted for client certificates")));
+    d.push_back(choice("floe.tls.client-auth", "none", {"none", "requested", "required"},
+                       "TLS client certificates: none, requested (verified when sent) or required"));
+    d.push_back(def("floe.sasl.mechanisms", st::string, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
+                    "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners, comma-separated: "
+                    "SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (PLAIN sends the password: use it over SASL_SSL)"));
     d.push_back(bounded(def("floe.kafka.io-threads", st::integer, "0",
                             "Threads serving Kafka connections; 0: one per core (at least 2)"),
                         0, 256));

@@ -5,9 +5,12 @@
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
 #include "kafka/messages.h"
+#include "kafka/sasl.h"
+#include "kafka/users.h"
 #include "log/log_manager.h"
 
 #include <asio.hpp>
+#include <asio/ssl.hpp>
 #include "kafka/asio_compat.h"
 #include <spdlog/spdlog.h>
 
@@ -18,6 +21,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <thread>
 
 namespace floe::kafka {
@@ -40,6 +45,26 @@ result<std::pair<std::string, uint16_t>> split_host_port(std::string_view s) {
     if (ec != std::errc() || p != ps.data() + ps.size() || port > 65535)
         return fail(errc::invalid_argument, "bad port in '{}'", s);
     return std::pair{host, uint16_t(port)};
+}
+
+/// The TLS stream of SSL and SASL_SSL listeners.
+using tls_stream = asio::ssl::stream<tcp::socket>;
+
+/// "User:<subject DN>" of the peer certificate (RFC 2253 form, as Kafka prints it), or
+/// nullopt when the client sent none.
+std::optional<std::string> certificate_principal(SSL* ssl) {
+    X509* cert = SSL_get1_peer_certificate(ssl);
+    if (!cert) return std::nullopt;
+    std::string dn;
+    if (BIO* bio = BIO_new(BIO_s_mem())) {
+        X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+        char* data = nullptr;
+        long n = BIO_get_mem_data(bio, &data);
+        if (n > 0) dn.assign(data, size_t(n));
+        BIO_free(bio);
+    }
+    X509_free(cert);
+    return "User:" + dn;
 }
 
 /// Reads the 4-byte big-endian size prefix at `p`.
@@ -74,6 +99,74 @@ void encode_consumer_group_heartbeat_unsupported(byte_buffer& out, request_heade
 
 } // namespace
 
+std::string_view to_string(security_protocol p) noexcept {
+    switch (p) {
+    case security_protocol::plaintext: return "PLAINTEXT";
+    case security_protocol::ssl: return "SSL";
+    case security_protocol::sasl_plaintext: return "SASL_PLAINTEXT";
+    case security_protocol::sasl_ssl: return "SASL_SSL";
+    }
+    return "?";
+}
+
+namespace {
+/// Splits "NAME://host:port" entries of a comma-separated list.
+result<std::vector<std::pair<security_protocol, std::pair<std::string, uint16_t>>>>
+parse_listener_list(std::string_view text) {
+    std::vector<std::pair<security_protocol, std::pair<std::string, uint16_t>>> out;
+    while (!text.empty()) {
+        auto comma = text.find(',');
+        auto item = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+        if (item.empty()) continue;
+        auto sep = item.find("://");
+        if (sep == std::string_view::npos)
+            return fail(errc::invalid_argument, "'{}' is not NAME://host:port", item);
+        auto name = item.substr(0, sep);
+        security_protocol p;
+        if (name == "PLAINTEXT") p = security_protocol::plaintext;
+        else if (name == "SSL") p = security_protocol::ssl;
+        else if (name == "SASL_PLAINTEXT") p = security_protocol::sasl_plaintext;
+        else if (name == "SASL_SSL") p = security_protocol::sasl_ssl;
+        else
+            return fail(errc::invalid_argument,
+                        "unknown listener name '{}' (one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)", name);
+        for (auto& [q, _] : out)
+            if (q == p) return fail(errc::invalid_argument, "listener {} given twice", name);
+        auto hp = FLOE_TRY(split_host_port(item.substr(sep + 3)));
+        out.emplace_back(p, std::move(hp));
+    }
+    if (out.empty()) return fail(errc::invalid_argument, "no listener given");
+    return out;
+}
+} // namespace
+
+result<std::vector<listener_config>> parse_listeners(std::string_view text) {
+    std::vector<listener_config> out;
+    for (auto& [p, hp] : FLOE_TRY(parse_listener_list(text))) {
+        listener_config l;
+        l.protocol = p;
+        l.host = hp.first;
+        l.port = hp.second;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+result<void> apply_advertised_listeners(std::vector<listener_config>& listeners, std::string_view text) {
+    for (auto& [p, hp] : FLOE_TRY(parse_listener_list(text))) {
+        auto it = std::find_if(listeners.begin(), listeners.end(),
+                               [p](const listener_config& l) { return l.protocol == p; });
+        if (it == listeners.end())
+            return fail(errc::invalid_argument, "advertised listener {} is not a listener", to_string(p));
+        it->advertised_host = hp.first;
+        it->advertised_port = hp.second;
+    }
+    return {};
+}
+
 struct broker::impl {
     broker_options opts;
     std::unique_ptr<log::log_manager> logs;
@@ -81,16 +174,26 @@ struct broker::impl {
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
     std::unique_ptr<request_handler> handler;
+    std::unique_ptr<user_store> users;
     asio::io_context io;
     /// Serialises the acceptor and the tick timer with stop()'s closing of them.
     asio::strand<asio::io_context::executor_type> ctl{asio::make_strand(io)};
-    std::optional<tcp::acceptor> acceptor;
+    /// One bound listener; addresses stable (a deque) for the accept loops.
+    struct listener {
+        listener_config cfg;
+        std::optional<tcp::acceptor> acceptor;
+        uint16_t bound_port = 0;
+        std::string advertised_host;
+        int32_t advertised_port = 0;
+    };
+    std::deque<listener> listeners;
+    std::optional<asio::ssl::context> tls; ///< set when a listener uses TLS
     std::optional<asio::steady_timer> tick_timer;
     std::vector<std::thread> threads;
     std::mutex conns_mu;
-    std::map<uint64_t, std::weak_ptr<tcp::socket>> conns;
+    /// Open connections: how to close each one (posted to its strand) at stop().
+    std::map<uint64_t, std::function<void()>> conns;
     uint64_t next_conn = 0;
-    uint16_t bound_port = 0;
     std::atomic<bool> stopping{false};
     bool started = false;
 
@@ -101,8 +204,10 @@ struct broker::impl {
         return std::max<size_t>(2, std::thread::hardware_concurrency());
     }
 
-    asio::awaitable<void> accept_loop();
-    asio::awaitable<void> session(std::shared_ptr<tcp::socket> sock, uint64_t id);
+    result<void> make_tls_context();
+    asio::awaitable<void> accept_loop(listener& l);
+    template <class Stream>
+    asio::awaitable<void> session(std::shared_ptr<Stream> stream, uint64_t id, const listener& l);
     asio::awaitable<void> tick_loop();
 };
 
@@ -110,22 +215,26 @@ namespace {
 struct conn_metrics {
     metrics::gauge& open;
     metrics::counter& accepted;
+    metrics::counter& tls_failed;
 };
 conn_metrics& connection_metrics() {
     auto& r = metrics::registry::instance();
     static conn_metrics m{r.gauge_family("floe_kafka_connections", "Open Kafka client connections.").with({}),
                           r.counter_family("floe_kafka_connections_accepted_total",
                                            "Kafka client connections accepted.")
+                              .with({}),
+                          r.counter_family("floe_kafka_tls_handshake_failures_total",
+                                           "Kafka client connections closed by a failed TLS handshake.")
                               .with({})};
     return m;
 }
 } // namespace
 
-asio::awaitable<void> broker::impl::accept_loop() {
+asio::awaitable<void> broker::impl::accept_loop(listener& l) {
     while (!stopping.load()) {
         auto strand = asio::make_strand(io);
-        auto sock = std::make_shared<tcp::socket>(strand);
-        auto [ec] = co_await acceptor->async_accept(*sock, use_tuple);
+        tcp::socket sock(strand);
+        auto [ec] = co_await l.acceptor->async_accept(sock, use_tuple);
         if (ec) {
             if (stopping.load() || ec == asio::error::operation_aborted) co_return;
             spdlog::warn("kafka accept: {}", ec.message());
@@ -135,16 +244,30 @@ asio::awaitable<void> broker::impl::accept_loop() {
             continue;
         }
         asio::error_code ignored;
-        sock->set_option(tcp::no_delay(true), ignored);
-        uint64_t id;
-        {
-            std::lock_guard lk(conns_mu);
-            id = next_conn++;
-            conns[id] = sock;
-            connection_metrics().open.set(double(conns.size()));
-            connection_metrics().accepted.inc();
-        }
-        asio::co_spawn(strand, session(sock, id), asio::detached);
+        sock.set_option(tcp::no_delay(true), ignored);
+        // Registers the connection with a closer for stop() and starts its session.
+        auto start = [&]<class Stream>(std::shared_ptr<Stream> s) {
+            uint64_t id;
+            {
+                std::lock_guard lk(conns_mu);
+                id = next_conn++;
+                conns[id] = [w = std::weak_ptr<Stream>(s)] {
+                    if (auto s = w.lock())
+                        asio::post(s->get_executor(), [s] {
+                            asio::error_code ig;
+                            s->lowest_layer().shutdown(tcp::socket::shutdown_both, ig);
+                            s->lowest_layer().close(ig);
+                        });
+                };
+                connection_metrics().open.set(double(conns.size()));
+                connection_metrics().accepted.inc();
+            }
+            asio::co_spawn(strand, session(std::move(s), id, l), asio::detached);
+        };
+        if (uses_tls(l.cfg.protocol))
+            start(std::make_shared<tls_stream>(std::move(sock), *tls));
+        else
+            start(std::make_shared<tcp::socket>(std::move(sock)));
     }
 }
 
@@ -161,18 +284,50 @@ asio::awaitable<void> broker::impl::tick_loop() {
 // requests and match responses by order and correlation id), batches the answers of every
 // frame already buffered into one write. A malformed frame, an oversized size prefix or an
 // I/O error closes only this connection.
-asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, uint64_t id) {
+// The same code serves plain and TLS streams; over TLS, Fetch record bytes are copied into
+// the answer (sendfile cannot encrypt).
+template <class Stream>
+asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint64_t id, const listener& l) {
+    constexpr bool tls_session = std::is_same_v<Stream, tls_stream>;
+    auto& sock = stream->lowest_layer();
     connection_info info;
+    info.advertised_host = l.advertised_host;
+    info.advertised_port = l.advertised_port;
     {
         asio::error_code ec;
-        auto ep = sock->remote_endpoint(ec);
+        auto ep = sock.remote_endpoint(ec);
         if (!ec) info.client_host = "/" + ep.address().to_string();
     }
+    auto close_connection = [&] {
+        asio::error_code ignored;
+        sock.shutdown(tcp::socket::shutdown_both, ignored);
+        sock.close(ignored);
+        std::lock_guard lk(conns_mu);
+        conns.erase(id);
+        connection_metrics().open.set(double(conns.size()));
+    };
+    if constexpr (tls_session) {
+        auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::server, use_tuple);
+        if (ec) {
+            // A plaintext client on a TLS port, an untrusted or missing client certificate, no
+            // common protocol version: only this connection is refused.
+            spdlog::warn("kafka {} listener: TLS handshake with {} failed: {}", to_string(l.cfg.protocol),
+                         info.client_host.empty() ? "?" : info.client_host.substr(1), ec.message());
+            connection_metrics().tls_failed.inc();
+            close_connection();
+            co_return;
+        }
+        if (auto p = certificate_principal(stream->native_handle())) info.principal = std::move(*p);
+    }
+    const bool sasl_listener = uses_sasl(l.cfg.protocol);
+    sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host);
+    bool auth_failed = false;
     byte_buffer in(64 * 1024);
     size_t begin = 0, end = 0; // unconsumed bytes are in[begin, end)
     byte_buffer out;
     out.reserve(64 * 1024);
     std::vector<file_splice> splices;
+    std::vector<file_splice>* splices_ptr = tls_session ? nullptr : &splices;
     const size_t max_frame = opts.max_request_bytes;
     // Writes `out`, with the file ranges in `splices` sent by sendfile(2) at their positions.
     auto flush = [&]() -> asio::awaitable<bool> {
@@ -180,18 +335,18 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
         for (auto& sp : splices) {
             if (sp.at > pos) {
                 auto [ec, n] = co_await asio::async_write(
-                    *sock, asio::buffer(out.data() + pos, sp.at - pos), use_tuple);
+                    *stream, asio::buffer(out.data() + pos, sp.at - pos), use_tuple);
                 if (ec) co_return false;
                 pos = sp.at;
             }
             off_t off = off_t(sp.slice.position);
             size_t left = sp.slice.length;
             while (left > 0) {
-                ssize_t n = ::sendfile(sock->native_handle(), sp.slice.fd(), &off, left);
+                ssize_t n = ::sendfile(sock.native_handle(), sp.slice.fd(), &off, left);
                 if (n > 0) {
                     left -= size_t(n);
                 } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                    auto [ec] = co_await sock->async_wait(tcp::socket::wait_write, use_tuple);
+                    auto [ec] = co_await sock.async_wait(tcp::socket::wait_write, use_tuple);
                     if (ec) co_return false;
                 } else {
                     // EOF (file shorter than indexed) or an error: the frame cannot be completed.
@@ -204,16 +359,16 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
         splices.clear();
         if (pos < out.size()) {
             auto [ec, n] = co_await asio::async_write(
-                *sock, asio::buffer(out.data() + pos, out.size() - pos), use_tuple);
+                *stream, asio::buffer(out.data() + pos, out.size() - pos), use_tuple);
             if (ec) co_return false;
         }
         out.clear();
         if (out.capacity() > (8u << 20)) out.shrink_to_fit();
         co_return true;
     };
-    {
+    if constexpr (!tls_session) {
         asio::error_code ec;
-        sock->native_non_blocking(true, ec);
+        sock.native_non_blocking(true, ec); // for sendfile
     }
     for (;;) {
         // Process every complete frame already buffered.
@@ -243,6 +398,18 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
                 break;
             }
             std::span<uint8_t> frame(in.data() + begin + 4, size_t(size));
+            if (sasl.expects_raw_token()) {
+                // After a SaslHandshake v0 the frame is a bare SASL token.
+                if (sasl.handle_raw_token(bytes_view(frame.data(), frame.size()), out) !=
+                    sasl_session::outcome::ok) {
+                    auth_failed = true;
+                    close = true;
+                    break;
+                }
+                if (sasl.authenticated()) info.principal = sasl.principal();
+                begin += 4 + size_t(size);
+                continue;
+            }
             bytes_view body;
             auto hdr = decode_request_header(frame, body);
             if (!hdr) {
@@ -268,12 +435,38 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
                         w.i16(int16_t(kerr::unsupported_version));
                     finish_response(out, start);
                 }
+            } else if (hdr->api_key == int16_t(api_key::sasl_handshake) ||
+                       hdr->api_key == int16_t(api_key::sasl_authenticate)) {
+                auto o = sasl.handle(*hdr, body, out);
+                if (o == sasl_session::outcome::malformed) {
+                    spdlog::debug("kafka connection {}: malformed {}; closing", id, api_name(hdr->api_key));
+                    close = true;
+                    break;
+                }
+                if (o == sasl_session::outcome::refused) {
+                    // Answer, then close (as Kafka does); a failed authentication is answered
+                    // late, which slows down password guessing.
+                    auth_failed = hdr->api_key == int16_t(api_key::sasl_authenticate);
+                    close = true;
+                    begin += 4 + size_t(size);
+                    break;
+                }
+                if (sasl.authenticated()) info.principal = sasl.principal();
+            } else if (sasl_listener && !sasl.authenticated() && hdr->api_key != int16_t(api_key::api_versions)) {
+                spdlog::warn("kafka {} listener: {} from {} before SASL authentication; closing",
+                             to_string(l.cfg.protocol), api_name(hdr->api_key),
+                             info.client_host.empty() ? "?" : info.client_host.substr(1));
+                close = true;
+                break;
             } else {
                 if (request_handler::may_wait(*hdr, body) && !out.empty())
-                    if (!co_await flush()) co_return;
+                    if (!co_await flush()) {
+                        close = true;
+                        break;
+                    }
                 size_t body_off = size_t(body.data() - in.data());
                 std::span<uint8_t> mbody(in.data() + body_off, body.size());
-                bool ok = co_await handler->handle(info, *hdr, mbody, out, &splices);
+                bool ok = co_await handler->handle(info, *hdr, mbody, out, splices_ptr);
                 if (!ok) {
                     spdlog::debug("kafka connection {}: malformed {} v{}; closing", id,
                                   api_name(hdr->api_key), hdr->api_version);
@@ -282,6 +475,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
                 }
             }
             begin += 4 + size_t(size);
+        }
+        if (auth_failed) {
+            asio::steady_timer t(stream->get_executor(), 100ms);
+            co_await t.async_wait(use_tuple);
         }
         if (!co_await flush() || close || stopping.load()) break;
         if (begin == end) begin = end = 0;
@@ -294,8 +491,8 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
                 in.resize(std::min(in.size() * 2, max_frame + 4));
             }
         }
-        auto [ec, n] = co_await sock->async_read_some(asio::buffer(in.data() + end, in.size() - end),
-                                                      use_tuple);
+        auto [ec, n] = co_await stream->async_read_some(asio::buffer(in.data() + end, in.size() - end),
+                                                        use_tuple);
         if (ec) break;
         end += n;
         // Shrink the buffer after a big request so idle connections stay small.
@@ -305,28 +502,81 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<tcp::socket> sock, u
             begin = end = 0;
         }
     }
-    asio::error_code ignored;
-    sock->shutdown(tcp::socket::shutdown_both, ignored);
-    sock->close(ignored);
-    std::lock_guard lk(conns_mu);
-    conns.erase(id);
-    connection_metrics().open.set(double(conns.size()));
+    close_connection();
 }
 
 broker::broker(broker_options opts) : _impl(std::make_unique<impl>(std::move(opts))) {}
 
 broker::~broker() { stop(); }
 
-uint16_t broker::port() const noexcept { return _impl->bound_port; }
+uint16_t broker::port() const noexcept { return port(0); }
+
+uint16_t broker::port(size_t i) const noexcept {
+    return i < _impl->listeners.size() ? _impl->listeners[i].bound_port : 0;
+}
 
 log::log_manager* broker::logs() noexcept { return _impl->logs.get(); }
+
+result<void> broker::impl::make_tls_context() {
+    auto& t = opts.tls;
+    if (t.cert_file.empty()) return fail(errc::invalid_argument, "floe.tls.cert-file: a TLS listener needs a certificate");
+    if (t.key_file.empty()) return fail(errc::invalid_argument, "floe.tls.key-file: a TLS listener needs a private key");
+    if (t.auth != tls_options::client_auth::none && t.ca_file.empty())
+        return fail(errc::invalid_argument, "floe.tls.ca-file: client authentication needs the CAs to trust");
+    tls.emplace(asio::ssl::context::tls_server);
+    auto& ctx = *tls;
+    asio::error_code ec;
+    ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                        asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                        asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                    ec);
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+    auto ssl_error = [](const asio::error_code& e) {
+        if (e.category() == asio::error::get_ssl_category())
+            if (const char* r = ERR_reason_error_string(static_cast<unsigned long>(e.value()))) return std::string(r);
+        return e.message();
+    };
+    ctx.use_certificate_chain_file(t.cert_file, ec);
+    if (ec) return fail(errc::invalid_argument, "floe.tls.cert-file {}: {}", t.cert_file, ssl_error(ec));
+    ctx.use_private_key_file(t.key_file, asio::ssl::context::pem, ec);
+    if (ec) return fail(errc::invalid_argument, "floe.tls.key-file {}: {}", t.key_file, ssl_error(ec));
+    if (SSL_CTX_check_private_key(ctx.native_handle()) != 1)
+        return fail(errc::invalid_argument, "floe.tls.key-file {} does not match floe.tls.cert-file {}", t.key_file,
+                    t.cert_file);
+    if (!t.ca_file.empty()) {
+        ctx.load_verify_file(t.ca_file, ec);
+        if (ec) return fail(errc::invalid_argument, "floe.tls.ca-file {}: {}", t.ca_file, ssl_error(ec));
+    }
+    switch (t.auth) {
+    case tls_options::client_auth::none: ctx.set_verify_mode(asio::ssl::verify_none, ec); break;
+    case tls_options::client_auth::requested: ctx.set_verify_mode(asio::ssl::verify_peer, ec); break;
+    case tls_options::client_auth::required:
+        ctx.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
+        break;
+    }
+    return {};
+}
 
 result<void> broker::start() {
     auto& m = *_impl;
     if (m.started) return fail(errc::invalid_argument, "broker already started");
     // sendfile(2) has no MSG_NOSIGNAL: a consumer closing mid-answer must not kill the process.
     ::signal(SIGPIPE, SIG_IGN);
-    auto [lhost, lport] = FLOE_TRY_CTX(split_host_port(m.opts.listen), "floe.kafka.listen");
+    std::vector<listener_config> configs = m.opts.listeners;
+    if (configs.empty()) {
+        // The single floe.kafka.listen: one PLAINTEXT listener.
+        listener_config l;
+        std::tie(l.host, l.port) = FLOE_TRY_CTX(split_host_port(m.opts.listen), "floe.kafka.listen");
+        if (!m.opts.advertised.empty()) {
+            auto [h, p] = FLOE_TRY_CTX(split_host_port(m.opts.advertised), "floe.kafka.advertised-listener");
+            l.advertised_host = h;
+            l.advertised_port = p;
+        }
+        configs.push_back(std::move(l));
+    }
+    if (m.opts.sasl_mechanisms.empty()) return fail(errc::invalid_argument, "floe.sasl.mechanisms: none given");
+    m.users = std::make_unique<user_store>(m.opts.data_dir / "security");
+    if (std::ranges::any_of(configs, [](auto& c) { return uses_tls(c.protocol); })) FLOE_TRY(m.make_tls_context());
 
     log::log_manager_options lo;
     lo.data_dir = m.opts.data_dir;
@@ -341,45 +591,48 @@ result<void> broker::start() {
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
     m.pids = FLOE_TRY_CTX(producer_id_allocator::open(m.opts.data_dir / "kafka"), "producer ids");
 
-    asio::error_code ec;
-    auto addr = asio::ip::make_address(lhost, ec);
-    if (ec) {
-        tcp::resolver res(m.io);
-        auto r = res.resolve(lhost, std::to_string(lport), ec);
-        if (ec || r.empty())
-            return fail(errc::invalid_argument, "cannot resolve listen host '{}': {}", lhost,
-                        ec.message());
-        addr = r.begin()->endpoint().address();
+    for (auto& c : configs) {
+        auto& l = m.listeners.emplace_back();
+        l.cfg = c;
+        asio::error_code ec;
+        auto addr = asio::ip::make_address(c.host, ec);
+        if (ec) {
+            tcp::resolver res(m.io);
+            auto r = res.resolve(c.host, std::to_string(c.port), ec);
+            if (ec || r.empty()) {
+                m.listeners.clear();
+                (void)m.logs->close();
+                return fail(errc::invalid_argument, "cannot resolve listen host '{}': {}", c.host, ec.message());
+            }
+            addr = r.begin()->endpoint().address();
+        }
+        tcp::endpoint ep(addr, c.port);
+        l.acceptor.emplace(m.ctl);
+        l.acceptor->open(ep.protocol(), ec);
+        if (!ec) l.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+        if (!ec) l.acceptor->bind(ep, ec);
+        if (!ec) l.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+        if (ec) {
+            m.listeners.clear();
+            (void)m.logs->close();
+            // already_exists: the address is taken (often another floe), which start-up reports
+            // naming the listener setting.
+            return fail(ec == asio::error::address_in_use ? errc::already_exists : errc::unavailable,
+                        "kafka {} listener {}:{}: {}", to_string(c.protocol), c.host, c.port, ec.message());
+        }
+        l.bound_port = l.acceptor->local_endpoint().port();
+        l.advertised_host = c.advertised_host.empty() ? c.host : c.advertised_host;
+        if (l.advertised_host == "0.0.0.0" || l.advertised_host == "::" || l.advertised_host.empty())
+            l.advertised_host = "127.0.0.1";
+        l.advertised_port = c.advertised_port == 0 ? l.bound_port : c.advertised_port;
     }
-    tcp::endpoint ep(addr, lport);
-    m.acceptor.emplace(m.ctl);
-    m.acceptor->open(ep.protocol(), ec);
-    if (!ec) m.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) m.acceptor->bind(ep, ec);
-    if (!ec) m.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-        m.acceptor.reset();
-        (void)m.logs->close();
-        // already_exists: the address is taken (often another floe), which start-up reports
-        // naming floe.kafka.listen.
-        return fail(ec == asio::error::address_in_use ? errc::already_exists : errc::unavailable,
-                    "kafka listener {}: {}", m.opts.listen, ec.message());
-    }
-    m.bound_port = m.acceptor->local_endpoint().port();
-
-    std::string ahost = lhost;
-    int32_t aport = m.bound_port;
-    if (!m.opts.advertised.empty()) {
-        auto [h, p] = FLOE_TRY_CTX(split_host_port(m.opts.advertised),
-                                   "floe.kafka.advertised-listener");
-        ahost = h;
-        aport = p == 0 ? m.bound_port : p;
-    }
-    if (ahost == "0.0.0.0" || ahost == "::" || ahost.empty()) ahost = "127.0.0.1";
-    m.handler = std::make_unique<request_handler>(m.opts, ahost, aport, *m.logs, *m.groups, *m.pids);
+    auto& first = m.listeners.front();
+    m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,
+                                                  *m.groups, *m.pids);
+    m.handler->set_user_store(m.users.get());
 
     m.tick_timer.emplace(m.ctl);
-    asio::co_spawn(m.ctl, m.accept_loop(), asio::detached);
+    for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);
     asio::co_spawn(m.ctl, m.tick_loop(), asio::detached);
     size_t n = impl::threads_wanted(m.opts);
     for (size_t i = 0; i < n; ++i)
@@ -395,8 +648,10 @@ result<void> broker::start() {
             }
         });
     m.started = true;
-    spdlog::info("kafka broker listening on {}:{} (advertised {}:{}), data in {}", lhost,
-                 m.bound_port, ahost, aport, m.opts.data_dir.string());
+    for (auto& l : m.listeners)
+        spdlog::info("kafka {} listener on {}:{} (advertised {}:{})", to_string(l.cfg.protocol), l.cfg.host,
+                     l.bound_port, l.advertised_host, l.advertised_port);
+    spdlog::info("kafka broker serving data in {}", m.opts.data_dir.string());
     return {};
 }
 
@@ -407,16 +662,11 @@ void broker::stop() {
     m.stopping = true;
     asio::post(m.ctl, [&m] {
         asio::error_code ignored;
-        if (m.acceptor) m.acceptor->close(ignored);
+        for (auto& l : m.listeners)
+            if (l.acceptor) l.acceptor->close(ignored);
         if (m.tick_timer) m.tick_timer->cancel();
         std::lock_guard lk(m.conns_mu);
-        for (auto& [id, w] : m.conns)
-            if (auto s = w.lock())
-                asio::post(s->get_executor(), [s] {
-                    asio::error_code ig;
-                    s->shutdown(tcp::socket::shutdown_both, ig);
-                    s->close(ig);
-                });
+        for (auto& [id, close] : m.conns) close();
     });
     // Give sessions a moment to finish the request in hand, then stop the loop.
     for (int i = 0; i < 200; ++i) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace floe::log {
 class log_manager;
@@ -15,12 +17,54 @@ class remote_tier;
 
 namespace floe::kafka {
 
+/// Kafka's security protocols, which are also Floe's listener names.
+enum class security_protocol { plaintext, ssl, sasl_plaintext, sasl_ssl };
+std::string_view to_string(security_protocol p) noexcept;
+inline bool uses_tls(security_protocol p) noexcept {
+    return p == security_protocol::ssl || p == security_protocol::sasl_ssl;
+}
+inline bool uses_sasl(security_protocol p) noexcept {
+    return p == security_protocol::sasl_plaintext || p == security_protocol::sasl_ssl;
+}
+
+/// One Kafka listener: what it binds and what Metadata tells the clients connected to it.
+struct listener_config {
+    security_protocol protocol = security_protocol::plaintext;
+    std::string host = "127.0.0.1";
+    uint16_t port = 9092;          ///< 0: any free port
+    std::string advertised_host;   ///< empty: the bound host (loopback for a wildcard)
+    int32_t advertised_port = 0;   ///< 0: the bound port
+};
+
+/// Parses Kafka's listener list, "PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9093": names
+/// are the four security protocols, each at most once; hosts may be bracketed IPv6.
+result<std::vector<listener_config>> parse_listeners(std::string_view text);
+/// Applies an advertised-listener list in the same form to `listeners`, matching by name
+/// (every name must be one of the listeners).
+result<void> apply_advertised_listeners(std::vector<listener_config>& listeners, std::string_view text);
+
+/// TLS settings [floe.tls.*]; needed when a listener uses SSL or SASL_SSL.
+struct tls_options {
+    enum class client_auth { none, requested, required };
+    std::string cert_file;  ///< PEM certificate chain
+    std::string key_file;   ///< PEM private key
+    std::string ca_file;    ///< PEM CAs trusted for client certificates
+    client_auth auth = client_auth::none;
+};
+
 /// What the `floe` binary hands the Kafka broker. Only the first six fields come from user
 /// settings (DESIGN.md names in brackets); the rest have working defaults.
 struct broker_options {
     std::string listen = "127.0.0.1:9092";     ///< host:port to bind [floe.kafka.listen]; port 0 = any
     std::string advertised;                    ///< host:port clients are told; empty = listen
                                                ///< (with the bound port) [floe.kafka.advertised-listener]
+    /// [floe.kafka.listeners, floe.kafka.advertised-listeners]; when empty, one PLAINTEXT
+    /// listener from `listen` and `advertised`.
+    std::vector<listener_config> listeners;
+    tls_options tls;                           ///< [floe.tls.*]
+    /// Offered on SASL listeners, in preference order [floe.sasl.mechanisms]. Users live in
+    /// <data_dir>/security/users.json (see kafka/users.h).
+    std::vector<std::string> sasl_mechanisms = {"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"};
     std::filesystem::path data_dir = "./floe-data"; ///< [floe.data-dir]; log in <dir>/log, group
                                                     ///< offsets and producer ids in <dir>/kafka
     bool auto_create_topics = true;            ///< [floe.auto-create-topics]
@@ -60,8 +104,10 @@ public:
     result<void> start();
     void stop();
 
-    /// The port actually bound (useful with port 0). Valid after start().
+    /// The port actually bound by the first listener (useful with port 0). Valid after start().
     uint16_t port() const noexcept;
+    /// The port bound by listener `i` (in the order of broker_options::listeners).
+    uint16_t port(size_t i) const noexcept;
     /// The local tier the broker serves (valid between start and stop), for the storage worker
     /// and the HTTP plane.
     log::log_manager* logs() noexcept;

@@ -214,14 +214,14 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::fetch: co_return co_await fetch(h, b, out, splices);
     case api_key::join_group: co_return co_await join_group(conn, h, b, out);
     case api_key::sync_group: co_return co_await sync_group(h, b, out);
-    case api_key::metadata: co_return metadata(h, b, out);
+    case api_key::metadata: co_return metadata(conn, h, b, out);
     case api_key::list_offsets: co_return list_offsets(h, b, out);
     case api_key::create_topics: co_return create_topics(h, b, out);
     case api_key::delete_topics: co_return delete_topics(h, b, out);
     case api_key::describe_configs: co_return describe_configs(h, b, out);
     case api_key::alter_configs: co_return alter_configs(h, b, out, false);
     case api_key::incremental_alter_configs: co_return alter_configs(h, b, out, true);
-    case api_key::find_coordinator: co_return find_coordinator(h, b, out);
+    case api_key::find_coordinator: co_return find_coordinator(conn, h, b, out);
     case api_key::heartbeat: co_return heartbeat(h, b, out);
     case api_key::leave_group: co_return leave_group(h, b, out);
     case api_key::offset_commit: co_return offset_commit(h, b, out);
@@ -230,7 +230,9 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::describe_groups: co_return describe_groups(h, b, out);
     case api_key::delete_groups: co_return delete_groups(h, b, out);
     case api_key::init_producer_id: co_return init_producer_id(h, b, out);
-    case api_key::describe_cluster: co_return describe_cluster(h, b, out);
+    case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
+    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(h, b, out);
+    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(h, b, out);
     default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
     }
 }
@@ -570,10 +572,10 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
 
 // ---------------- Metadata ----------------
 
-bool request_handler::metadata(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::metadata(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_metadata);
     metadata_response resp;
-    resp.brokers.push_back({_opts.node_id, _host, _port});
+    resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     // No authorizer: every operation is allowed (Kafka answers the same).
@@ -862,10 +864,10 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
 
 // ---------------- Groups ----------------
 
-bool request_handler::find_coordinator(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::find_coordinator(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_find_coordinator);
     find_coordinator_response resp;
-    for (auto k : req.keys) resp.coordinators.push_back({std::string(k), _opts.node_id, _host, _port, 0});
+    for (auto k : req.keys) resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
     respond(out, h, resp);
     return true;
 }
@@ -1116,12 +1118,12 @@ bool request_handler::init_producer_id(const request_header& h, bytes_view body,
     return true;
 }
 
-bool request_handler::describe_cluster(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_cluster);
     describe_cluster_response resp;
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
-    resp.brokers.push_back({_opts.node_id, _host, _port});
+    resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     if (req.include_cluster_authorized_operations)
         resp.cluster_authorized_operations = k_cluster_all_ops;
     respond(out, h, resp);

@@ -6,6 +6,7 @@
 #include "kafka/messages.h"
 #include "kafka/protocol.h"
 #include "kafka/record_batch.h"
+#include "kafka/users.h"
 #include "log/log_manager.h"
 
 #include <asio/awaitable.hpp>
@@ -41,9 +42,16 @@ struct file_splice {
     log::file_slice slice;
 };
 
-/// Who is on the other end of a connection.
+/// Who is on the other end of a connection, and through which listener.
 struct connection_info {
     std::string client_host;
+    /// The listener's advertised address (Metadata, FindCoordinator and DescribeCluster name
+    /// the listener the client connected to); empty / -1: the broker's default.
+    std::string advertised_host;
+    int32_t advertised_port = -1;
+    /// Kafka's principal: "User:<name>" after SASL, "User:<subject DN>" for a TLS client
+    /// certificate, "User:ANONYMOUS" otherwise.
+    std::string principal = "User:ANONYMOUS";
 };
 
 /// Serves decoded requests against the log, the group coordinator and the producer id
@@ -66,6 +74,10 @@ public:
                                  std::span<uint8_t> body, byte_buffer& out,
                                  std::vector<file_splice>* splices = nullptr);
 
+    /// The SASL user store, for DescribeUserScramCredentials / AlterUserScramCredentials
+    /// (must outlive the handler).
+    void set_user_store(user_store* users) noexcept { _users = users; }
+
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
 
@@ -80,13 +92,13 @@ private:
     asio::awaitable<bool> join_group(const connection_info& c, const request_header& h,
                                      bytes_view body, byte_buffer& out);
     asio::awaitable<bool> sync_group(const request_header& h, bytes_view body, byte_buffer& out);
-    bool metadata(const request_header& h, bytes_view body, byte_buffer& out);
+    bool metadata(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
     bool list_offsets(const request_header& h, bytes_view body, byte_buffer& out);
     bool create_topics(const request_header& h, bytes_view body, byte_buffer& out);
     bool delete_topics(const request_header& h, bytes_view body, byte_buffer& out);
     bool describe_configs(const request_header& h, bytes_view body, byte_buffer& out);
     bool alter_configs(const request_header& h, bytes_view body, byte_buffer& out, bool incremental);
-    bool find_coordinator(const request_header& h, bytes_view body, byte_buffer& out);
+    bool find_coordinator(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
     bool heartbeat(const request_header& h, bytes_view body, byte_buffer& out);
     bool leave_group(const request_header& h, bytes_view body, byte_buffer& out);
     bool offset_commit(const request_header& h, bytes_view body, byte_buffer& out);
@@ -95,7 +107,10 @@ private:
     bool describe_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool delete_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
-    bool describe_cluster(const request_header& h, bytes_view body, byte_buffer& out);
+    // ---- security_handlers.cc ----
+    bool describe_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
+    bool alter_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
 
     // ---- admin_handlers.cc: admin APIs and configs ----
     /// APIs not dispatched in handlers.cc (CreatePartitions, DeleteRecords, OffsetDelete,
@@ -126,7 +141,14 @@ private:
     std::optional<std::pair<int64_t, int64_t>> remote_offset_for_timestamp(const std::string& topic,
                                                                           int32_t partition, int64_t ts,
                                                                           int64_t local_start);
+    const std::string& advertised_host(const connection_info& c) const noexcept {
+        return c.advertised_host.empty() ? _host : c.advertised_host;
+    }
+    int32_t advertised_port(const connection_info& c) const noexcept {
+        return c.advertised_port < 0 ? _port : c.advertised_port;
+    }
     const broker_options& _opts;
+    user_store* _users = nullptr;
     std::string _host;
     int32_t _port;
     log::log_manager& _logs;

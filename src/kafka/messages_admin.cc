@@ -1,4 +1,5 @@
 #include "kafka/messages_admin.h"
+#include "kafka/messages_security.h"
 
 namespace floe::kafka {
 
@@ -289,7 +290,7 @@ result<void> decode_any_admin(int16_t api, int16_t v, kreader& r) {
     default:
         break;
     }
-    return fail(errc::unsupported, "api key {}", api);
+    return decode_any_security(api, v, r);
 }
 
 } // namespace floe::kafka

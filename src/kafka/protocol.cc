@@ -20,6 +20,7 @@ constexpr api_range k_apis[] = {
     {api_key::sync_group, 0, 5, 4},
     {api_key::describe_groups, 0, 5, 5},
     {api_key::list_groups, 0, 4, 3},
+    {api_key::sasl_handshake, 0, 1, 2}, // v0: raw SASL tokens follow the handshake
     {api_key::api_versions, 0, 3, 3},
     {api_key::create_topics, 2, 7, 5},
     {api_key::delete_topics, 1, 6, 4},
@@ -28,11 +29,14 @@ constexpr api_range k_apis[] = {
     {api_key::describe_configs, 1, 4, 4},
     {api_key::alter_configs, 0, 2, 2},
     {api_key::describe_log_dirs, 0, 4, 2},
+    {api_key::sasl_authenticate, 0, 2, 2},
     {api_key::create_partitions, 0, 3, 2},
     {api_key::delete_groups, 0, 2, 2},
     {api_key::elect_leaders, 0, 2, 2},
     {api_key::incremental_alter_configs, 0, 1, 1},
     {api_key::offset_delete, 0, 0, 1},
+    {api_key::describe_user_scram_credentials, 0, 0, 0},
+    {api_key::alter_user_scram_credentials, 0, 0, 0},
     {api_key::describe_cluster, 0, 1, 0},
     {api_key::describe_producers, 0, 0, 0},
 };
@@ -76,6 +80,10 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::elect_leaders: return "ElectLeaders";
     case api_key::offset_delete: return "OffsetDelete";
     case api_key::describe_producers: return "DescribeProducers";
+    case api_key::sasl_handshake: return "SaslHandshake";
+    case api_key::sasl_authenticate: return "SaslAuthenticate";
+    case api_key::describe_user_scram_credentials: return "DescribeUserScramCredentials";
+    case api_key::alter_user_scram_credentials: return "AlterUserScramCredentials";
     }
     return "Unknown";
 }
