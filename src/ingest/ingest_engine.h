@@ -1,0 +1,29 @@
+#pragma once
+
+#include "base/result.h"
+#include "config/settings.h"
+#include "ingest/kafka_source.h"
+#include "log/log_manager.h"
+
+#include <memory>
+#include <vector>
+
+namespace floe::ingest {
+
+/// Every configured ingest source (floe.ingest.sources.*), started and stopped together.
+/// Threads: start/stop from one thread; status() from any.
+class ingest_engine {
+public:
+    ingest_engine(const config::settings& s, log::log_manager& logs);
+    ~ingest_engine();
+    /// Starts every source; the first that cannot start stops start-up (its error names it).
+    result<void> start();
+    void stop();
+    std::vector<source_status> status() const;
+    bool empty() const noexcept { return _kafka.empty(); }
+
+private:
+    std::vector<std::unique_ptr<kafka_source>> _kafka;
+};
+
+} // namespace floe::ingest
