@@ -3,6 +3,7 @@
 #include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
+#include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
@@ -287,6 +288,7 @@ int serve(const config::settings& s) {
     auto http_addr = s.get_address("floe.http.listen");
     http::server admin({.host = http_addr.host, .port = http_addr.port});
     http::add_admin_routes(admin, health);
+    http::add_ingest_routes(admin, ingest);
     http::lookup_service lookups(*logs, &lake, &remote);
     lookups.add_routes(admin);
     if (auto r = admin.start(); !r) {
@@ -299,7 +301,7 @@ int serve(const config::settings& s) {
                                                 broker.port(), http_addr.host, admin.port()));
         !r)
         spdlog::warn("{}", r.error().message());
-    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics)", http_addr.host,
+    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics, /v1/ingest)", http_addr.host,
                  admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 

@@ -5,6 +5,7 @@
 #include "ingest/kafka_source.h"
 #include "log/log_manager.h"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -17,6 +18,7 @@ public:
     ingest_engine(const config::settings& s, log::log_manager& logs);
     ~ingest_engine();
     /// Starts every source; the first that cannot start stops start-up (its error names it).
+    /// Registers the floe_ingest_* metrics (computed at scrape time from status()).
     result<void> start();
     void stop();
     std::vector<source_status> status() const;
@@ -24,6 +26,7 @@ public:
 
 private:
     std::vector<std::unique_ptr<kafka_source>> _kafka;
+    uint64_t _collector = 0; ///< floe_ingest_* metrics, registered while started
 };
 
 } // namespace floe::ingest

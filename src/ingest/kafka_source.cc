@@ -45,11 +45,10 @@ result<topic_selector> topic_selector::parse(std::string_view spec) {
     topic_selector t;
     if (spec.starts_with("^")) {
         try {
-            std::regex re{std::string(spec)};
+            t._re = std::make_shared<const std::regex>(std::string(spec));
         } catch (const std::regex_error& e) {
             return fail(errc::invalid_argument, "'{}' is not a valid regular expression: {}", spec, e.what());
         }
-        t._regex = std::string(spec);
         return t;
     }
     size_t pos = 0;
@@ -65,9 +64,9 @@ result<topic_selector> topic_selector::parse(std::string_view spec) {
 }
 
 bool topic_selector::matches(std::string_view topic) const {
-    if (_regex.empty()) return std::find(_names.begin(), _names.end(), topic) != _names.end();
+    if (!_re) return std::find(_names.begin(), _names.end(), topic) != _names.end();
     if (topic.starts_with("__")) return false;
-    return std::regex_match(std::string(topic), std::regex(_regex));
+    return std::regex_match(topic.begin(), topic.end(), *_re);
 }
 
 struct kafka_source::impl {
@@ -87,8 +86,7 @@ struct kafka_source::impl {
 
     struct assigned {
         std::shared_ptr<log::partition_log> log;
-        partition_status* status = nullptr; // into st.partitions (stable: reserved below)
-        int64_t committed = -1;
+        int64_t committed = -1; // last offset committed to the source group
     };
     std::map<std::pair<std::string, int32_t>, assigned> parts; // consumer thread only
     int64_t last_metadata_ms = 0;
@@ -96,7 +94,10 @@ struct kafka_source::impl {
 
     void set_error(std::string msg) {
         std::lock_guard g(mu);
-        if (st.last_error != msg) spdlog::warn("ingest {}: {}", st.name, msg);
+        if (st.last_error != msg) {
+            spdlog::warn("ingest {}: {}", st.name, msg);
+            ++st.errors;
+        }
         st.last_error = std::move(msg);
         st.last_error_ms = now_ms();
         st.state = "error";
@@ -199,7 +200,7 @@ struct kafka_source::impl {
                     std::lock_guard g(mu);
                     st.partitions.push_back(ps);
                 }
-                parts[k] = assigned{plog, nullptr, -1};
+                parts[k] = assigned{plog, -1};
                 spdlog::info("ingest {}: mirroring {}-{} into {}-{} from {}", self._cfg.name, name, p, local, p,
                              empty ? std::string("the group's committed offset or start=") + self._cfg.get("start", "earliest")
                                    : fmt::format("offset {}", from));
@@ -376,9 +377,6 @@ struct kafka_source::impl {
                 refresh_status();
             }
         }
-        flush_pending_none();
-    }
-    void flush_pending_none() {
         // Durable before the consumer goes: the mirror's end is the resume point.
         commit_progress();
     }
@@ -424,8 +422,29 @@ void kafka_source::stop() {
 }
 
 source_status kafka_source::status() const {
-    std::lock_guard g(_impl->mu);
-    return _impl->st;
+    source_status out;
+    {
+        std::lock_guard g(_impl->mu);
+        out = _impl->st;
+    }
+    for (auto& ps : out.partitions)
+        if (auto p = _logs.partition(ps.local_topic, ps.partition)) {
+            ps.local_end = p->log_end_offset()();
+            ps.offloaded = p->offloaded_up_to()();
+        }
+    return out;
+}
+
+int64_t lag_records(const partition_status& p) noexcept {
+    if (p.source_end < 0) return -1;
+    return std::max<int64_t>(0, p.source_end - p.local_end);
+}
+
+double lag_seconds(const partition_status& p, int64_t now) noexcept {
+    auto lag = lag_records(p);
+    if (lag == 0) return 0;
+    if (p.last_record_ts < 0) return -1;
+    return double(std::max<int64_t>(0, now - p.last_record_ts)) / 1000.0;
 }
 
 } // namespace floe::ingest

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,12 +29,20 @@ struct partition_status {
     int64_t records = 0;           ///< mirrored by this process
 };
 
+/// Records the mirror is behind the source (source_end - local_end, at least 0); -1 when the
+/// source's end is not known yet.
+int64_t lag_records(const partition_status& p) noexcept;
+/// Seconds the mirror is behind: 0 when caught up, else the age at `now_ms` of the last record
+/// mirrored (by its timestamp); -1 when behind with nothing mirrored yet by this process.
+double lag_seconds(const partition_status& p, int64_t now_ms) noexcept;
+
 struct source_status {
     std::string name;
     std::string type;              ///< "kafka"
     std::string state;             ///< starting, running, error, stopped
     std::string last_error;        ///< empty when none since the last success
     int64_t last_error_ms = 0;
+    int64_t errors = 0;            ///< errors seen since start (each distinct message once in a row)
     std::vector<partition_status> partitions;
 };
 
@@ -47,7 +56,7 @@ public:
 
 private:
     std::vector<std::string> _names;
-    std::string _regex; ///< empty for a list
+    std::shared_ptr<const std::regex> _re; ///< null for a list
 };
 
 /// A Kafka source: one librdkafka consumer on its own thread, partitions assigned manually
@@ -68,6 +77,7 @@ public:
     /// Errors name the setting.
     result<void> start();
     void stop();
+    /// The source's state; local and offloaded positions read from the log at the call.
     source_status status() const;
     const std::string& name() const noexcept { return _cfg.name; }
 

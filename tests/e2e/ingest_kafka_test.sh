@@ -97,6 +97,36 @@ if [ "$e2e_failed" -gt 0 ]; then
   tail -20 "$work/mir/floe.log"
 fi
 
+# ---- /v1/ingest and metrics, once the table caught up ----
+ingest_ok() {
+  curl -s "http://127.0.0.1:$MIR_HTTP/v1/ingest" > "$work/ingest.json"
+  /usr/bin/python3 - "$work/ingest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+[s] = j["sources"]
+assert s["name"] == "up" and s["type"] == "kafka" and s["state"] == "running", s
+parts = {(p["topic"], p["partition"]): p for p in s["partitions"]}
+want = {("orders", 0): 700, ("orders", 1): 700, ("gap", 0): 25, ("gap", 1): 0}
+for k, end in want.items():
+    p = parts[k]
+    assert p["local_position"] == end and p["source_position"] == end, (k, p)
+    assert p["lag_records"] == 0 and p["lag_seconds"] == 0 and p["state"] == "caught_up", (k, p)
+    assert p["committed_position"] == end, (k, p)  # the table holds it all
+PY
+}
+check "/v1/ingest: every partition caught up, local = source = committed positions" wait_for 20 ingest_ok
+metrics=$(curl -s "http://127.0.0.1:$MIR_HTTP/metrics")
+check "metrics: source up" contains "$metrics" 'floe_ingest_source_up{source="up"} 1'
+check "metrics: lag 0 for orders-1" contains "$metrics" 'floe_ingest_lag_records{source="up",topic="orders",partition="1"} 0'
+check "metrics: local position of gap-0" contains "$metrics" 'floe_ingest_local_position{source="up",topic="gap",partition="0"} 25'
+lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
+
+# ---- the source goes away: readyz names the problem, no crash ----
+kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
+down() { curl -s "http://127.0.0.1:$MIR_HTTP/readyz" > "$work/ready.json"; grep -q '"ingest-up":{"status":"down"' "$work/ready.json"; }
+check "readyz reports the source down when it is unreachable" wait_for 30 down
+check "the down message names the source's address ($(cat "$work/ready.json"))" grep -q "$SRC" "$work/ready.json"
+
 kill -TERM "$MIR_PID"; wait "$MIR_PID"; rc=$?; MIR_PID=
 check "mirror stops cleanly (rc $rc)" test "$rc" -eq 0
 grep -q "stopping ingest" "$work/mir/floe.log"; check "ingest stopped on SIGTERM" test $? -eq 0
