@@ -143,7 +143,8 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
     if (key == "type" && text != "kafka" && text != "jetstream") return bad("is not one of kafka, jetstream");
     if (key == "start" && text != "earliest" && text != "latest") return bad("is not one of earliest, latest");
     if (key == "mode" && text != "duplicate" && text != "offload") return bad("is not one of duplicate, offload");
-    if ((key == "bootstrap-servers" || key == "topics") && text.empty()) return bad("must not be empty");
+    if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream") && text.empty())
+        return bad("must not be empty");
     if (key == "topic-prefix" && !text.empty()
         && !std::all_of(text.begin(), text.end(), [](char c) {
                return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
@@ -169,11 +170,22 @@ result<void> settings::check_ingest_sources() const {
                 return fail(errc::invalid_argument, "setting '{}{}' ({}) is for {} sources, but source '{}' is {}",
                             prefix, k, src.sources.at(k).describe(), t, n, type);
         }
-        if (type == "jetstream")
-            return fail(errc::invalid_argument,
-                        "setting '{}type' = jetstream: JetStream sources are not implemented in this build "
-                        "(only kafka is)",
-                        prefix);
+        if (type == "jetstream") {
+            if (src.get("mode", "duplicate") != "duplicate")
+                return fail(errc::invalid_argument,
+                            "setting '{}mode' = {}: only mode duplicate is implemented in this build", prefix,
+                            src.get("mode"));
+            for (auto k : {"max-age", "max-messages", "max-bytes"})
+                if (src.values.contains(k))
+                    return fail(errc::invalid_argument,
+                                "setting '{}{}': JetStream thresholds are not implemented in this build (the "
+                                "mirror topic's segment.ms / segment.bytes decide when records go to the lake)",
+                                prefix, k);
+            for (auto req : {"url", "stream"})
+                if (src.get(req).empty())
+                    return fail(errc::invalid_argument, "jetstream ingest source '{}' needs {}{}", n, prefix, req);
+            continue;
+        }
         for (auto req : {"bootstrap-servers", "topics"})
             if (src.get(req).empty())
                 return fail(errc::invalid_argument, "kafka ingest source '{}' needs {}{}", n, prefix, req);

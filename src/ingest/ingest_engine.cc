@@ -43,12 +43,14 @@ std::vector<metrics::collected_family> collect(const std::vector<source_status>&
 ingest_engine::ingest_engine(const config::settings& s, log::log_manager& logs) {
     for (auto& [name, src] : s.ingest_sources())
         if (src.get("type") == "kafka") _kafka.push_back(std::make_unique<kafka_source>(src, logs));
+        else if (src.get("type") == "jetstream") _jetstream.push_back(std::make_unique<jetstream_source>(src, logs));
 }
 
 ingest_engine::~ingest_engine() { stop(); }
 
 result<void> ingest_engine::start() {
     for (auto& k : _kafka) FLOE_TRY_CTX(k->start(), "ingest source {}", k->name());
+    for (auto& j : _jetstream) FLOE_TRY_CTX(j->start(), "ingest source {}", j->name());
     _collector = metrics::registry::instance().add_collector([this] { return collect(status()); });
     return {};
 }
@@ -57,11 +59,13 @@ void ingest_engine::stop() {
     if (_collector) metrics::registry::instance().remove_collector(_collector);
     _collector = 0;
     for (auto& k : _kafka) k->stop();
+    for (auto& j : _jetstream) j->stop();
 }
 
 std::vector<source_status> ingest_engine::status() const {
     std::vector<source_status> out;
     for (auto& k : _kafka) out.push_back(k->status());
+    for (auto& j : _jetstream) out.push_back(j->status());
     return out;
 }
 

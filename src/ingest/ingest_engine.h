@@ -2,6 +2,7 @@
 
 #include "base/result.h"
 #include "config/settings.h"
+#include "ingest/jetstream_source.h"
 #include "ingest/kafka_source.h"
 #include "log/log_manager.h"
 
@@ -22,10 +23,11 @@ public:
     result<void> start();
     void stop();
     std::vector<source_status> status() const;
-    bool empty() const noexcept { return _kafka.empty(); }
+    bool empty() const noexcept { return _kafka.empty() && _jetstream.empty(); }
 
 private:
     std::vector<std::unique_ptr<kafka_source>> _kafka;
+    std::vector<std::unique_ptr<jetstream_source>> _jetstream;
     uint64_t _collector = 0; ///< floe_ingest_* metrics, registered while started
 };
 

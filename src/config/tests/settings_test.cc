@@ -273,6 +273,17 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
               std::string::npos);
     EXPECT_NE(err({"floe.ingest.sources.b@d.type=kafka"}).find("floe.ingest.sources.b@d.type"),
               std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1"})
+                  .find("floe.ingest.sources.j.stream"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                   "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=offload"})
+                  .find("floe.ingest.sources.j.mode"),
+              std::string::npos);
+    auto j = load_with(std::nullopt, {}, {"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                                          "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.topic=s.mirror"});
+    ASSERT_TRUE(j) << j.error();
+    EXPECT_EQ(j->ingest_sources().at("j").get("topic"), "s.mirror");
 }
 
 } // namespace
