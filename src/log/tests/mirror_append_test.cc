@@ -1,6 +1,7 @@
 // Mirror partitions (ingest): batches kept at the source's offsets, gaps kept, nothing below the
 // log end appended, append() refused, recovery after restart (clean and torn) keeping the gaps.
 #include "log/batch_builder.h"
+#include "log/log_manager.h"
 #include "log/partition_log.h"
 #include "log/record_batch_header.h"
 #include "log/records.h"
@@ -245,6 +246,44 @@ TEST(MirrorAppend, PlainLogRecoveryStillRefusesGaps) {
     byte_buffer back = b;
     back.insert(back.end(), a.begin(), a.end());
     EXPECT_EQ(scan_segment_bytes(back, 0, {}, true).batches, 1u);
+}
+
+
+TEST(MirrorAppend, MirrorTopicPersistsInTheTopicStore) {
+    temp_dir d;
+    auto open_mgr = [&] {
+        log_manager_options o;
+        o.data_dir = d.path;
+        o.background_threads = false;
+        auto m = log_manager::open(o);
+        EXPECT_TRUE(m) << m.error();
+        return m ? std::move(*m) : nullptr;
+    };
+    {
+        auto m = open_mgr();
+        auto t = m->create_topic("mir", 2, {}, false, "kafka:up");
+        ASSERT_TRUE(t) << t.error();
+        EXPECT_EQ(t->mirror_of, "kafka:up");
+        ASSERT_TRUE(m->create_topic("plain", 1));
+        auto p = m->partition("mir", 1);
+        ASSERT_TRUE(p && p->is_mirror());
+        ASSERT_TRUE(p->mirror_append(batch_at(70, 2)));
+        ASSERT_TRUE(m->create_partitions("mir", 3));
+        EXPECT_TRUE(m->partition("mir", 2)->is_mirror());
+        ASSERT_TRUE(m->close());
+    }
+    auto m = open_mgr();
+    EXPECT_EQ(m->topic("mir")->mirror_of, "kafka:up");
+    EXPECT_EQ(m->topic("plain")->mirror_of, "");
+    auto p = m->partition("mir", 1);
+    ASSERT_TRUE(p && p->is_mirror());
+    EXPECT_EQ(p->log_end_offset()(), 72);
+    EXPECT_EQ(read_all(*p, 70), expected({{70, 2}}));
+    EXPECT_FALSE(m->partition("plain", 0)->is_mirror());
+    auto b = batch_at(0, 1);
+    auto r = p->append(b);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, append_status::mirror_read_only);
 }
 
 } // namespace
