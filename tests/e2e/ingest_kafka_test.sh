@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ingest from Kafka (issue 17): a second `floe serve` is the "existing Kafka cluster" (a real
 # Kafka-protocol server on its own ports and data dir). kcat produces to it (keys, headers,
-# producer timestamps; one partition whose offsets start above 0 after DeleteRecords); the
+# producer timestamps, compressed batches; one partition whose offsets start above 0 after DeleteRecords); the
 # mirror floe's kafka source copies it. Judges: kcat reading the mirror (same records at the
 # same offsets, also after kill -9 of the mirror mid-stream), and DuckDB reading the mirror's
 # Iceberg table (every record once). Producing to the mirror is refused.
@@ -26,12 +26,12 @@ trap cleanup EXIT
 # ---- the source cluster ----
 start_floe "$work/src" --set floe.default-partitions=2 || exit 1
 SRC_PID=$FLOE_PID; SRC=127.0.0.1:$KAFKA_PORT; FLOE_PID=
-produce() { # topic partition from to
+produce() { # topic from to partition [codec]
   seq "$2" "$3" | awk -v p="$1" '{printf "k%d:%s-value-%d\n", $1 % 7, p, $1}' \
-    | kcat -P -b "$SRC" -t "$1" -p "$4" -K: -H trace=t1 -H "app=ingest test" 2>>"$work/kcat.err"
+    | kcat -P -b "$SRC" -t "$1" -p "$4" -z "${5:-none}" -K: -H trace=t1 -H "app=ingest test" 2>>"$work/kcat.err"
 }
-produce orders 1 200 0
-produce orders 201 300 1
+produce orders 1 200 0 zstd
+produce orders 201 300 1 lz4
 produce gap 1 20 0
 check "DeleteRecords on the source moves partition gap-0 to 12" test "$("$ADMIN" "$SRC" delete-records gap 0 12 2>>"$work/admin.err")" = 12
 produce gap 21 25 0
@@ -73,12 +73,21 @@ MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
 wait "$BG_PID"; BG_PID=
 sleep 0.3
 kill -9 "$MIR_PID"; wait "$MIR_PID" 2>/dev/null; MIR_PID=
-produce orders 5000 5099 1
+produce orders 5000 5099 1 snappy
 start_floe "$work/mir" "${mirror_args[@]}" || exit 1
 MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
+# kill -9 of the source while the mirror runs; it comes back on the same port with more data.
+kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
+sleep 1
+"$FLOE_BIN" serve --set floe.data-dir="$work/src/data" --set floe.kafka.listen=$SRC \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 \
+  >>"$work/src/floe.out" 2>>"$work/src/floe.log" &
+SRC_PID=$!
+check "source floe back after kill -9" wait_for 10 bash -c "kcat -b $SRC -L -t orders >/dev/null 2>&1"
+produce orders 6000 6099 0
 dump "$SRC" orders > "$work/src_orders"
-check "source holds 1400 orders records" test "$(wc -l <"$work/src_orders")" -eq 1400
-check "after two kill -9 of the mirror: identical records at identical offsets" wait_for 30 same orders
+check "source holds 1500 orders records" test "$(wc -l <"$work/src_orders")" -eq 1500
+check "after two kill -9 of the mirror and one of the source: identical records at identical offsets" wait_for 30 same orders
 check "mirror log is the same after restart (gap)" same gap
 n_dup=$(cut -d' ' -f1,2 "$work/mir_orders" | uniq -d | wc -l)
 check "no offset twice in the mirror" test "$n_dup" -eq 0
@@ -106,7 +115,7 @@ j = json.load(open(sys.argv[1]))
 [s] = j["sources"]
 assert s["name"] == "up" and s["type"] == "kafka" and s["state"] == "running", s
 parts = {(p["topic"], p["partition"]): p for p in s["partitions"]}
-want = {("orders", 0): 700, ("orders", 1): 700, ("gap", 0): 25, ("gap", 1): 0}
+want = {("orders", 0): 800, ("orders", 1): 700, ("gap", 0): 25, ("gap", 1): 0}
 for k, end in want.items():
     p = parts[k]
     assert p["local_position"] == end and p["source_position"] == end, (k, p)
