@@ -6,8 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <regex>
 
 namespace floe::ingest {
 
