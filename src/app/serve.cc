@@ -6,6 +6,8 @@
 #include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
+#include "http/ingest_routes.h"
+#include "ingest/ingest_engine.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
 #include "kafka/sasl.h"
@@ -372,9 +374,33 @@ int serve(const config::settings& s) {
         spdlog::info("storage worker disabled (floe.storage.worker.enabled=false)");
     }
 
+    // Ingest: mirrors of external sources appended to local mirror topics (the storage worker
+    // lands them in Iceberg like any topic). Stopped before the broker closes the log.
+    ingest::ingest_engine ingest(s, *logs);
+    if (!ingest.empty()) {
+        if (auto r = ingest.start(); !r) {
+            spdlog::error("cannot start ingest: {}", r.error().message());
+            for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
+            return 1;
+        }
+        running.push_back({"ingest", [&ingest] { ingest.stop(); }});
+        for (auto& st : ingest.status())
+            health.add("ingest-" + st.name, [&ingest, name = st.name] {
+                for (auto& x : ingest.status())
+                    if (x.name == name)
+                        return x.state == "running"
+                                   ? http::component_health{http::health_status::up,
+                                                            fmt::format("{} partition(s) mirrored", x.partitions.size())}
+                                   : http::component_health{http::health_status::down,
+                                                            x.last_error.empty() ? x.state : x.last_error};
+                return http::component_health{http::health_status::down, "unknown source"};
+            });
+    }
+
     auto http_addr = s.get_address("floe.http.listen");
     http::server admin({.host = http_addr.host, .port = http_addr.port});
     http::add_admin_routes(admin, health);
+    http::add_ingest_routes(admin, ingest);
     http::lookup_service lookups(*logs, &lake, &remote);
     lookups.add_routes(admin);
     if (auto r = admin.start(); !r) {
@@ -390,7 +416,7 @@ int serve(const config::settings& s) {
                                                 broker.port(), http_addr.host, admin.port()));
         !r)
         spdlog::warn("{}", r.error().message());
-    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics)", http_addr.host,
+    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics, /v1/ingest)", http_addr.host,
                  admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -83,7 +84,117 @@ settings settings::defaults() {
     return s;
 }
 
+namespace {
+// Keys of an ingest source, by source type ("" = any type). librdkafka.<property> is passed
+// through to the Kafka source's client unchecked (librdkafka itself refuses unknown ones).
+struct ingest_key {
+    std::string_view key;
+    std::string_view for_type;
+};
+constexpr ingest_key ingest_keys[] = {
+    {"type", ""},
+    {"bootstrap-servers", "kafka"}, {"topics", "kafka"}, {"group-id", "kafka"},
+    {"start", "kafka"}, {"topic-prefix", "kafka"},
+    {"url", "jetstream"}, {"user", "jetstream"}, {"password", "jetstream"},
+    {"token", "jetstream"}, {"creds-file", "jetstream"}, {"stream", "jetstream"},
+    {"filter-subject", "jetstream"}, {"topic", "jetstream"}, {"mode", "jetstream"},
+    {"max-age", "jetstream"}, {"max-messages", "jetstream"}, {"max-bytes", "jetstream"},
+};
+constexpr std::string_view librdkafka_prefix = "librdkafka.";
+
+std::string_view ingest_key_type(std::string_view key) {
+    if (key.starts_with(librdkafka_prefix) && key.size() > librdkafka_prefix.size()) return "kafka";
+    for (auto& k : ingest_keys)
+        if (k.key == key) return k.for_type.empty() ? std::string_view("any") : k.for_type;
+    return {};
+}
+} // namespace
+
+std::string settings::ingest_source::get(std::string_view key, std::string_view fallback) const {
+    auto it = values.find(std::string(key));
+    return it != values.end() ? it->second : std::string(fallback);
+}
+
+result<void> settings::set_ingest(std::string_view name, std::string_view text, value_source source) {
+    auto rest = name.substr(registry::ingest_sources_prefix.size());
+    auto dot = rest.find('.');
+    auto src = rest.substr(0, dot);
+    auto key = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    bool name_ok = !src.empty() && src.size() <= 100
+                   && std::all_of(src.begin(), src.end(), [](char c) {
+                          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                      });
+    if (!name_ok || key.empty())
+        return fail(errc::invalid_argument,
+                    "invalid setting '{}' in {}: ingest sources are floe.ingest.sources.<name>.<key> "
+                    "with a name of letters, digits, '-' and '_'",
+                    name, source.describe());
+    if (ingest_key_type(key).empty())
+        return fail(errc::invalid_argument,
+                    "unknown setting '{}' in {}: an ingest source takes type, bootstrap-servers, topics, "
+                    "group-id, start, topic-prefix, librdkafka.<property> (kafka) or url, user, password, "
+                    "token, creds-file, stream, filter-subject, topic, mode, max-age, max-messages, "
+                    "max-bytes (jetstream)",
+                    name, source.describe());
+    auto bad = [&](std::string_view why) {
+        return fail(errc::invalid_argument, "invalid value for '{}' in {}: '{}' {}", name,
+                    source.describe(), text, why);
+    };
+    if (key == "type" && text != "kafka" && text != "jetstream") return bad("is not one of kafka, jetstream");
+    if (key == "start" && text != "earliest" && text != "latest") return bad("is not one of earliest, latest");
+    if (key == "mode" && text != "duplicate" && text != "offload") return bad("is not one of duplicate, offload");
+    if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream") && text.empty())
+        return bad("must not be empty");
+    if (key == "topic-prefix" && !text.empty()
+        && !std::all_of(text.begin(), text.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+           }))
+        return bad("is not a valid topic name prefix ([a-zA-Z0-9._-])");
+    auto& e = _ingest[std::string(src)];
+    e.name = std::string(src);
+    e.values[std::string(key)] = std::string(text);
+    e.sources[std::string(key)] = std::move(source);
+    return {};
+}
+
+// Whole-source checks, once every source of settings was applied.
+result<void> settings::check_ingest_sources() const {
+    for (auto& [n, src] : _ingest) {
+        auto prefix = fmt::format("{}{}.", registry::ingest_sources_prefix, n);
+        auto type = src.get("type");
+        if (type.empty())
+            return fail(errc::invalid_argument, "ingest source '{}' has no type: set {}type to kafka", n, prefix);
+        for (auto& [k, v] : src.values) {
+            auto t = ingest_key_type(k);
+            if (t != "any" && t != type)
+                return fail(errc::invalid_argument, "setting '{}{}' ({}) is for {} sources, but source '{}' is {}",
+                            prefix, k, src.sources.at(k).describe(), t, n, type);
+        }
+        if (type == "jetstream") {
+            if (src.get("mode", "duplicate") != "duplicate")
+                return fail(errc::invalid_argument,
+                            "setting '{}mode' = {}: only mode duplicate is implemented in this build", prefix,
+                            src.get("mode"));
+            for (auto k : {"max-age", "max-messages", "max-bytes"})
+                if (src.values.contains(k))
+                    return fail(errc::invalid_argument,
+                                "setting '{}{}': JetStream thresholds are not implemented in this build (the "
+                                "mirror topic's segment.ms / segment.bytes decide when records go to the lake)",
+                                prefix, k);
+            for (auto req : {"url", "stream"})
+                if (src.get(req).empty())
+                    return fail(errc::invalid_argument, "jetstream ingest source '{}' needs {}{}", n, prefix, req);
+            continue;
+        }
+        for (auto req : {"bootstrap-servers", "topics"})
+            if (src.get(req).empty())
+                return fail(errc::invalid_argument, "kafka ingest source '{}' needs {}{}", n, prefix, req);
+    }
+    return {};
+}
+
 result<void> settings::set(std::string_view name, std::string_view text, value_source source) {
+    if (name.starts_with(registry::ingest_sources_prefix)) return set_ingest(name, text, std::move(source));
     auto it = std::find_if(_entries.begin(), _entries.end(),
                            [&](auto& e) { return e.def->name == name; });
     if (it == _entries.end()) {
@@ -105,6 +216,7 @@ result<void> settings::set(std::string_view name, std::string_view text, value_s
 }
 
 result<void> settings::resolve_derived() {
+    FLOE_TRY(check_ingest_sources());
     auto data_dir = std::filesystem::absolute(get_string("floe.data-dir")).lexically_normal().string();
     if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
     for (auto& e : _entries) {

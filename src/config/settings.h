@@ -41,6 +41,9 @@ public:
     const std::vector<setting_def>& all() const noexcept { return _defs; }
     /// Kafka topic config names that `floe.topic-defaults.<name>` accepts.
     static constexpr std::string_view topic_defaults_prefix = "floe.topic-defaults.";
+    /// `floe.ingest.sources.<name>.<key>`: a dynamic family (the names are the user's), checked
+    /// by `check_ingest_key` instead of the registry.
+    static constexpr std::string_view ingest_sources_prefix = "floe.ingest.sources.";
 
 private:
     registry();
@@ -75,6 +78,17 @@ public:
     /// are Kafka's own defaults, which the broker reports as such).
     std::map<std::string, std::string> topic_defaults(bool overridden_only = false) const;
 
+    /// One ingest source as configured: `floe.ingest.sources.<name>.<key>` values by key
+    /// ("type", "bootstrap-servers", "librdkafka.security.protocol", ...), validated.
+    struct ingest_source {
+        std::string name;
+        std::map<std::string, std::string> values;
+        std::map<std::string, value_source> sources; ///< where each value came from
+        std::string get(std::string_view key, std::string_view fallback = {}) const;
+    };
+    /// Every configured ingest source, by name.
+    const std::map<std::string, ingest_source>& ingest_sources() const noexcept { return _ingest; }
+
     struct entry {
         const setting_def* def;
         std::optional<std::string> text; ///< normalized text; nullopt when an optional is unset
@@ -91,7 +105,10 @@ public:
 
 private:
     const entry& find_entry(std::string_view name, setting_type type) const;
+    result<void> set_ingest(std::string_view name, std::string_view text, value_source source);
+    result<void> check_ingest_sources() const;
     std::vector<entry> _entries;
+    std::map<std::string, ingest_source> _ingest;
 };
 
 /// Validates a textual value for a setting; returns its normalized text.

@@ -56,6 +56,10 @@ int16_t kerr_of(log::append_status s) {
     case append_status::invalid_record: return int16_t(kerr::invalid_record);
     case append_status::out_of_order_sequence: return int16_t(kerr::out_of_order_sequence_number);
     case append_status::invalid_producer_epoch: return int16_t(kerr::invalid_producer_epoch);
+    // A mirror topic is read-only for producers: the clients' non-retriable "not authorized"
+    // error, with a message naming the mirror.
+    case append_status::mirror_read_only: return int16_t(kerr::topic_authorization_failed);
+    case append_status::below_log_end: return int16_t(kerr::invalid_record);
     }
     return int16_t(kerr::unknown_server_error);
 }

@@ -103,6 +103,7 @@ struct log_manager::impl final : flush_scheduler {
             o["partitions"] = t.info.partitions;
             o["configs"] = nlohmann::json::object();
             for (auto& [k, v] : t.info.overrides) o["configs"][k] = v;
+            if (!t.info.mirror_of.empty()) o["mirror_of"] = t.info.mirror_of;
             arr.push_back(std::move(o));
         }
         j["topics"] = std::move(arr);
@@ -122,6 +123,7 @@ struct log_manager::impl final : flush_scheduler {
         po.config = t.config;
         po.clock = clock;
         po.flusher = this;
+        po.mirror = !t.mirror_of.empty();
         return partition_log::open(std::move(po));
     }
 
@@ -236,6 +238,7 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
                 t.id = FLOE_TRY(uuid::parse(o.at("id").get<std::string>()));
                 t.partitions = o.at("partitions").get<int32_t>();
                 for (auto& [k, v] : o.at("configs").items()) t.overrides[k] = v.get<std::string>();
+                if (o.contains("mirror_of")) t.mirror_of = o.at("mirror_of").get<std::string>();
                 t.config = FLOE_TRY_CTX(resolve_topic_config(I->defaults(), t.overrides),
                                         "topic {}", t.name);
                 I->by_id[t.id] = t.name;
@@ -292,7 +295,8 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
 }
 
 result<topic_info> log_manager::create_topic(std::string_view name, int32_t partitions,
-                                             const config_map& overrides, bool validate_only) {
+                                             const config_map& overrides, bool validate_only,
+                                             std::string_view mirror_of) {
     auto& I = *_impl;
     FLOE_TRY(validate_topic_name(name));
     if (partitions <= 0) partitions = I.opts.default_partitions;
@@ -302,6 +306,7 @@ result<topic_info> log_manager::create_topic(std::string_view name, int32_t part
     t.name = std::string(name);
     t.partitions = partitions;
     t.overrides = overrides;
+    t.mirror_of = std::string(mirror_of);
     std::unique_lock g(I.mu);
     t.config = FLOE_TRY(resolve_topic_config(I.defaults(), overrides));
     if (I.closed) return fail(errc::shutting_down, "log manager closed");

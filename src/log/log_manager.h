@@ -43,6 +43,10 @@ struct topic_info {
     int32_t partitions = 0;
     config_map overrides;   ///< per-topic settings (DescribeConfigs source DYNAMIC_TOPIC_CONFIG)
     topic_config config;    ///< effective: defaults overlaid with overrides
+    /// Non-empty for a mirror topic: the ingest source it mirrors (e.g. "kafka:orders"). Its
+    /// partitions are opened as mirrors: written only by partition_log::mirror_append, Produce
+    /// refused. Persisted in topics.json ("mirror_of").
+    std::string mirror_of;
 };
 
 /// IncrementalAlterConfigs operation (Kafka's OpType: 0 set, 1 delete, 2 append, 3 subtract).
@@ -88,9 +92,10 @@ public:
     /// (the message names that topic; tell the two apart by topic(name)),
     /// errc::invalid_argument (name, partitions, config).
     /// With `validate_only` nothing is written (CreateTopics validateOnly).
+    /// A non-empty `mirror_of` creates a mirror topic (see topic_info::mirror_of).
     result<topic_info> create_topic(std::string_view name, int32_t partitions,
                                     const config_map& overrides = {},
-                                    bool validate_only = false);
+                                    bool validate_only = false, std::string_view mirror_of = {});
     /// Removes the topic from the store (durably) and then its data. errc::not_found.
     result<void> delete_topic(std::string_view name);
     /// Grows a topic to `total` partitions. errc::invalid_argument if not larger.

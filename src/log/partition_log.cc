@@ -50,6 +50,8 @@ std::string_view to_string(append_status s) noexcept {
     case append_status::invalid_record: return "invalid_record";
     case append_status::out_of_order_sequence: return "out_of_order_sequence";
     case append_status::invalid_producer_epoch: return "invalid_producer_epoch";
+    case append_status::mirror_read_only: return "mirror_read_only";
+    case append_status::below_log_end: return "below_log_end";
     }
     return "?";
 }
@@ -444,8 +446,12 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         uint64_t fsize = file_size_of(s->fh->fd());
         bool last = (i + 1 == bases.size());
         std::string why;
+        // Offsets chain from segment to segment; a mirror's may skip forward (source gaps).
+        auto chains = [&](int64_t next, int64_t following) {
+            return p->_opts.mirror ? next <= following : next == following;
+        };
         bool trusted = !last && s->load_indexes(fsize, why)
-                       && (i + 1 >= bases.size() || s->next == bases[i + 1]);
+                       && (i + 1 >= bases.size() || chains(s->next, bases[i + 1]));
         if (trusted) {
             s->sealed = true;
             segs.push_back(std::move(s));
@@ -461,14 +467,14 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
             s->fh->fd(), fsize, s->base, [&](const record_batch_header& h, uint64_t pos) {
                 sp->note_batch(h, pos, interval);
                 if (first_batch_ts < 0) first_batch_ts = h.max_timestamp;
-            }));
+            }, p->_opts.mirror));
         rep.batches_scanned += out.batches;
         ++rep.segments;
         s->size = out.valid_bytes;
         s->next = out.next_offset;
         s->created_ms = (first_batch_ts > 0 && first_batch_ts < now) ? first_batch_ts : now;
         bool cut = out.valid_bytes < fsize;
-        bool chain_broken = !last && s->next != bases[i + 1];
+        bool chain_broken = !last && !chains(s->next, bases[i + 1]);
         if (cut) {
             std::string msg = fmt::format(
                 "log {}: segment {} cut from {} to {} bytes ({} bytes dropped, next offset {}): {}",
@@ -620,6 +626,9 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
         return res;
     };
     if (records.empty()) return reject(append_status::invalid_record, "empty record set");
+    if (_opts.mirror)
+        return reject(append_status::mirror_read_only,
+                      fmt::format("topic {} is a read-only mirror of an ingest source", tp().topic));
 
     // Parse and check every batch before taking the lock (CRC work stays outside it).
     struct parsed {
@@ -759,6 +768,126 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
         res.log_start_offset = kafka_offset(I.log_start());
 
         I.unflushed_msgs += next - res.base_offset();
+        if (I.unflushed_msgs >= I.cfg.flush_messages || now - I.last_flush_ms >= I.cfg.flush_ms)
+            want_flush = true;
+    }
+    if (want_flush) {
+        if (_opts.flusher) schedule_flush();
+        else FLOE_TRY(flush());
+    }
+    return res;
+}
+
+result<append_result> partition_log::mirror_append(bytes_view records) {
+    auto& I = *_impl;
+    append_result res;
+    auto reject = [&](append_status s, std::string msg) {
+        res.status = s;
+        res.message = std::move(msg);
+        return res;
+    };
+    if (!_opts.mirror)
+        return reject(append_status::mirror_read_only,
+                      fmt::format("{}-{} is not a mirror partition", tp().topic, tp().partition));
+    if (records.empty()) return reject(append_status::invalid_record, "empty record set");
+
+    struct parsed {
+        record_batch_header h;
+        size_t pos;
+    };
+    std::vector<parsed> batches;
+    int32_t max_bytes;
+    {
+        std::lock_guard g(I.mu);
+        max_bytes = I.cfg.max_message_bytes;
+    }
+    // Every batch checked before any is written (CRC work outside the lock).
+    for (size_t pos = 0; pos < records.size();) {
+        auto rest = bytes_view(records.data() + pos, records.size() - pos);
+        auto h = parse_batch_header(rest);
+        if (!h) return reject(append_status::corrupt, h.error().message());
+        if (h->size_bytes() > rest.size())
+            return reject(append_status::corrupt,
+                          fmt::format("batch at byte {} needs {} bytes, {} left", pos,
+                                      h->size_bytes(), rest.size()));
+        if (h->size_bytes() > size_t(std::max(max_bytes, 0)))
+            return reject(append_status::message_too_large,
+                          fmt::format("batch of {} bytes exceeds max.message.bytes {}",
+                                      h->size_bytes(), max_bytes));
+        if (compute_batch_crc(rest.first(h->size_bytes())) != h->crc)
+            return reject(append_status::corrupt, fmt::format("batch at byte {} fails its CRC", pos));
+        if (h->record_count <= 0 || h->last_offset_delta != h->record_count - 1)
+            return reject(append_status::invalid_record,
+                          fmt::format("batch at byte {}: {} records but last offset delta {}", pos,
+                                      h->record_count, h->last_offset_delta));
+        if (h->base_offset < 0)
+            return reject(append_status::invalid_record,
+                          fmt::format("batch at byte {}: negative base offset {}", pos,
+                                      h->base_offset));
+        if (!batches.empty() && h->base_offset <= batches.back().h.last_offset())
+            return reject(append_status::invalid_record,
+                          fmt::format("batch at byte {}: base offset {} not above the previous "
+                                      "batch's last offset {}",
+                                      pos, h->base_offset, batches.back().h.last_offset()));
+        batches.push_back({*h, pos});
+        pos += h->size_bytes();
+    }
+
+    bool want_flush = false;
+    {
+        std::unique_lock g(I.mu);
+        if (I.closed) return fail(errc::shutting_down, "partition {}-{} is closed", tp().topic,
+                                  tp().partition);
+        if (I.failed)
+            return fail(errc::io_error, "partition {}-{} failed an earlier write", tp().topic,
+                        tp().partition);
+        const int64_t now = now_of(I.clock);
+        const int64_t first = batches.front().h.base_offset;
+        const int64_t last = batches.back().h.last_offset();
+        res.log_start_offset = kafka_offset(I.log_start());
+        if (first < I.log_end())
+            return reject(append_status::below_log_end,
+                          fmt::format("{}-{}: batch at offset {} is below the log end {}",
+                                      tp().topic, tp().partition, first, I.log_end()));
+
+        auto* act = &I.active();
+        // Index entries hold offsets relative to the segment base in 32 bits.
+        const bool too_far = last - act->base > int64_t(INT32_MAX);
+        if (act->batches > 0
+            && (too_far || act->size + records.size() > uint64_t(I.cfg.segment_bytes)
+                || now - act->created_ms >= I.cfg.segment_ms)) {
+            FLOE_TRY(roll_locked());
+            act = &I.active();
+            want_flush = true;
+        }
+        if (act->batches == 0 && first > act->base) {
+            // An empty active segment is re-based at the first mirrored offset, so a mirror
+            // starting above 0 (or resuming past a gap) has a segment named after its data.
+            auto old = act->log_path;
+            auto s = FLOE_TRY(open_segment_file(_opts.dir, first, true));
+            s->created_ms = now;
+            I.segs.back() = std::move(s);
+            std::error_code ec;
+            fs::remove(old, ec);
+            FLOE_TRY(fsync_dir(_opts.dir));
+            act = &I.active();
+        }
+
+        uint64_t at = act->size;
+        if (auto w = pwrite_all(act->fh->fd(), records, at); !w) {
+            if (::ftruncate(act->fh->fd(), off_t(at)) != 0) I.failed = true;
+            return fail(std::move(w).error().with_context("appending to {}",
+                                                          act->log_path.string()));
+        }
+        if (act->batches == 0) act->created_ms = now;
+        for (auto& b : batches) act->note_batch(b.h, at + b.pos, I.cfg.index_interval_bytes);
+        act->size = at + records.size();
+        act->next = last + 1;
+        res.base_offset = kafka_offset(first);
+        res.last_offset = kafka_offset(last);
+        int64_t n = 0;
+        for (auto& b : batches) n += b.h.record_count;
+        I.unflushed_msgs += n;
         if (I.unflushed_msgs >= I.cfg.flush_messages || now - I.last_flush_ms >= I.cfg.flush_ms)
             want_flush = true;
     }
@@ -920,7 +1049,10 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
         // The segment holding `offset`: the last whose base <= offset.
         auto it = std::upper_bound(I.segs.begin(), I.segs.end(), offset(),
                                    [](int64_t o, const auto& s) { return o < s->base; });
-        auto& s = **(it - 1);
+        auto sit = it - 1;
+        // In a mirror, `offset` may fall in a gap between segments: read from the next one.
+        if (offset() >= (*sit)->next && it != I.segs.end()) sit = it;
+        auto& s = **sit;
         if (offset() >= s.next) return out; // only possible for an empty active segment
         fh = s.fh;
         seg_size = s.size;

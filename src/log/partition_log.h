@@ -91,7 +91,8 @@ struct read_result {
 /// What Produce needs back, and why an append was refused (mapped to Kafka error codes by the
 /// kafka module: corrupt -> CORRUPT_MESSAGE, message_too_large -> MESSAGE_TOO_LARGE,
 /// invalid_record -> INVALID_RECORD, out_of_order_sequence -> OUT_OF_ORDER_SEQUENCE_NUMBER,
-/// invalid_producer_epoch -> INVALID_PRODUCER_EPOCH, duplicate -> NONE with the original offsets).
+/// invalid_producer_epoch -> INVALID_PRODUCER_EPOCH, duplicate -> NONE with the original offsets,
+/// mirror_read_only -> TOPIC_AUTHORIZATION_FAILED).
 enum class append_status : uint8_t {
     ok,
     duplicate,              ///< an idempotent retry of a batch already in the log: not re-appended
@@ -100,6 +101,8 @@ enum class append_status : uint8_t {
     invalid_record,         ///< e.g. magic != 2, or several idempotent batches mixed badly
     out_of_order_sequence,  ///< idempotent producer skipped or reordered sequences
     invalid_producer_epoch, ///< idempotent producer with a stale (fenced) epoch
+    mirror_read_only,       ///< append() on a mirror partition: only mirror_append writes it
+    below_log_end,          ///< mirror_append of a batch below the log end (already mirrored)
 };
 std::string_view to_string(append_status s) noexcept;
 
@@ -181,6 +184,9 @@ struct partition_log_options {
     topic_config config;
     clock_source* clock = nullptr;   ///< nullptr = system clock
     flush_scheduler* flusher = nullptr; ///< nullptr = when_durable fsyncs inline
+    /// A mirror of an ingest source: written only by mirror_append (the source's offsets, gaps
+    /// allowed), append() refuses. Recovery then accepts gaps between batches.
+    bool mirror = false;
 };
 
 /// The local log of one partition: a sequence of segment files, the last one active.
@@ -214,6 +220,17 @@ public:
     /// is older than segment.ms. Returns errc::io_error on write failure (the partition then
     /// refuses appends until reopened), errc::shutting_down after close.
     result<append_result> append(std::span<uint8_t> records, const append_options& opts = {});
+
+    /// The ingest path of a mirror partition: appends whole RecordBatch v2 batches at the base
+    /// offsets they carry (the source's offsets; nothing is patched, so every CRC is checked
+    /// and stays valid). Offsets only go forward: each batch must start at or above the log end
+    /// and above the previous batch's last offset; a gap between them stays a gap (the log end
+    /// becomes the last batch's last offset + 1). A batch must hold contiguous records
+    /// (recordCount == lastOffsetDelta + 1). Refuses with `below_log_end` when the first batch
+    /// starts below the log end (a replay after a crash: nothing is appended twice), and on a
+    /// partition not opened as a mirror with `mirror_read_only`. All or nothing, like append().
+    result<append_result> mirror_append(bytes_view records);
+    bool is_mirror() const noexcept { return _opts.mirror; }
 
     /// Whole batches starting with the one containing `offset`. errc::out_of_range when
     /// `offset` < log start (the tiered read path takes over) or > log end.

@@ -13,8 +13,8 @@ namespace {
 // Checks the batch at the start of `rest` (which may hold more). Returns its size, or 0 with
 // `why` set when the chain stops here. `need_more` reports a batch whose bytes are not all in
 // `rest` while the underlying data may still hold them (used by the chunked file reader).
-size_t check_one(bytes_view rest, int64_t expected, record_batch_header& h, std::string& why,
-                 uint64_t pos) {
+size_t check_one(bytes_view rest, int64_t expected, bool allow_gaps, record_batch_header& h,
+                 std::string& why, uint64_t pos) {
     auto hr = parse_batch_header(rest);
     if (!hr) {
         why = fmt::format("at byte {}: {}", pos, hr.error().message());
@@ -26,7 +26,7 @@ size_t check_one(bytes_view rest, int64_t expected, record_batch_header& h, std:
                           rest.size());
         return 0;
     }
-    if (h.base_offset != expected) {
+    if (allow_gaps ? h.base_offset < expected : h.base_offset != expected) {
         why = fmt::format("at byte {}: base offset {} where {} was expected", pos, h.base_offset,
                           expected);
         return 0;
@@ -43,13 +43,14 @@ size_t check_one(bytes_view rest, int64_t expected, record_batch_header& h, std:
 
 } // namespace
 
-scan_outcome scan_segment_bytes(bytes_view data, int64_t base_offset, const scan_callback& cb) {
+scan_outcome scan_segment_bytes(bytes_view data, int64_t base_offset, const scan_callback& cb,
+                                bool allow_gaps) {
     scan_outcome out;
     out.next_offset = base_offset;
     uint64_t pos = 0;
     record_batch_header h;
     while (pos < data.size()) {
-        size_t n = check_one(data.subspan(pos), out.next_offset, h, out.stop_reason, pos);
+        size_t n = check_one(data.subspan(pos), out.next_offset, allow_gaps, h, out.stop_reason, pos);
         if (n == 0) break;
         if (cb) cb(h, pos);
         pos += n;
@@ -61,7 +62,7 @@ scan_outcome scan_segment_bytes(bytes_view data, int64_t base_offset, const scan
 }
 
 result<scan_outcome> scan_segment_file(int fd, uint64_t file_size, int64_t base_offset,
-                                       const scan_callback& cb) {
+                                       const scan_callback& cb, bool allow_gaps) {
     constexpr size_t chunk = 4 << 20;
     scan_outcome out;
     out.next_offset = base_offset;
@@ -92,7 +93,7 @@ result<scan_outcome> scan_segment_file(int fd, uint64_t file_size, int64_t base_
             win_len = n;
             rest = bytes_view(buf.data(), n);
         }
-        size_t n = check_one(rest, out.next_offset, h, out.stop_reason, pos);
+        size_t n = check_one(rest, out.next_offset, allow_gaps, h, out.stop_reason, pos);
         if (n == 0) {
             // `rest` may end at the window, not the file: a batch reported torn here but lying
             // within the file was handled above, so a torn report means torn in the file too.

@@ -251,5 +251,61 @@ TEST_F(SettingsTest, EveryDefaultValidatesAndIsDescribed) {
     }
 }
 
+
+TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
+    auto file = write_yaml("floe:\n  ingest:\n    sources:\n      orders:\n        type: kafka\n"
+                           "        bootstrap-servers: 127.0.0.1:9092\n        topics: a,b\n"
+                           "        librdkafka:\n          security.protocol: plaintext\n");
+    auto s = load_with(file, {}, {"floe.ingest.sources.orders.group-id=g1",
+                                  "floe.ingest.sources.more.type=kafka",
+                                  "floe.ingest.sources.more.bootstrap-servers=h:1",
+                                  "floe.ingest.sources.more.topics=^ev\\..*",
+                                  "floe.ingest.sources.more.start=latest",
+                                  "floe.ingest.sources.more.topic-prefix=src."});
+    ASSERT_TRUE(s) << s.error();
+    auto& src = s->ingest_sources();
+    ASSERT_EQ(src.size(), 2u);
+    auto& o = src.at("orders");
+    EXPECT_EQ(o.get("type"), "kafka");
+    EXPECT_EQ(o.get("topics"), "a,b");
+    EXPECT_EQ(o.get("group-id"), "g1");
+    EXPECT_EQ(o.get("librdkafka.security.protocol"), "plaintext");
+    EXPECT_EQ(src.at("more").get("start"), "latest");
+    EXPECT_EQ(src.at("more").get("topic-prefix"), "src.");
+
+    // Unknown sub-keys, bad values and missing requirements stop start-up naming the key.
+    auto err = [&](std::vector<std::string> sets) {
+        auto r = load_with(std::nullopt, {}, std::move(sets));
+        EXPECT_FALSE(r);
+        return r ? std::string() : r.error().message();
+    };
+    EXPECT_NE(err({"floe.ingest.sources.x.bootstrap=h:1"}).find("floe.ingest.sources.x.bootstrap"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.x.start=middle"}).find("floe.ingest.sources.x.start"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.x.type=mq"}).find("floe.ingest.sources.x.type"), std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.x.topics=a"}).find("floe.ingest.sources.x.type"), std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.x.type=kafka", "floe.ingest.sources.x.topics=a"})
+                  .find("floe.ingest.sources.x.bootstrap-servers"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.x.type=kafka", "floe.ingest.sources.x.topics=a",
+                   "floe.ingest.sources.x.bootstrap-servers=h:1", "floe.ingest.sources.x.stream=s"})
+                  .find("floe.ingest.sources.x.stream"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.b@d.type=kafka"}).find("floe.ingest.sources.b@d.type"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1"})
+                  .find("floe.ingest.sources.j.stream"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                   "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=offload"})
+                  .find("floe.ingest.sources.j.mode"),
+              std::string::npos);
+    auto j = load_with(std::nullopt, {}, {"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                                          "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.topic=s.mirror"});
+    ASSERT_TRUE(j) << j.error();
+    EXPECT_EQ(j->ingest_sources().at("j").get("topic"), "s.mirror");
+}
+
 } // namespace
 } // namespace floe::config

@@ -31,6 +31,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         last_end = pos + h.size_bytes();
     });
     if (a.valid_bytes != last_end || a.valid_bytes > size) std::abort();
+    // A mirror's scan (gaps allowed) accepts at least what the strict scan accepts, and its
+    // offsets only go forward.
+    int64_t prev_next = base;
+    auto g = scan_segment_bytes(
+        in, base,
+        [&](const record_batch_header& h, uint64_t) {
+            if (h.base_offset < prev_next) std::abort();
+            prev_next = h.last_offset() + 1;
+        },
+        true);
+    if (g.valid_bytes < a.valid_bytes || g.valid_bytes > size) std::abort();
 
     int fd = ::memfd_create("seg", MFD_CLOEXEC);
     if (fd >= 0) {
@@ -38,6 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             auto b = scan_segment_file(fd, size, base);
             if (!b || b->valid_bytes != a.valid_bytes || b->next_offset != a.next_offset
                 || b->batches != a.batches)
+                std::abort();
+            auto gb = scan_segment_file(fd, size, base, {}, true);
+            if (!gb || gb->valid_bytes != g.valid_bytes || gb->next_offset != g.next_offset
+                || gb->batches != g.batches)
                 std::abort();
         }
         ::close(fd);

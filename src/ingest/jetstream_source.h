@@ -1,0 +1,40 @@
+#pragma once
+
+#include "base/result.h"
+#include "config/settings.h"
+#include "ingest/kafka_source.h"
+#include "log/log_manager.h"
+
+#include <memory>
+#include <string>
+
+namespace floe::ingest {
+
+/// A NATS JetStream source in `duplicate` mode: the stream's messages are copied into the
+/// one-partition mirror topic `topic` (offset = stream sequence - 1, key = subject, value =
+/// payload, headers = NATS headers, timestamp = the stream's stored time) and stay in NATS.
+/// Read through an ephemeral pull consumer created at the mirror's log end (sequence = log end
+/// + 1; everything when the mirror is empty), acknowledged (AckAll) after each append.
+///
+/// Threads: start() spawns the fetch thread; status() is safe from any thread; stop() joins.
+class jetstream_source {
+public:
+    jetstream_source(config::settings::ingest_source cfg, log::log_manager& logs);
+    ~jetstream_source();
+    jetstream_source(const jetstream_source&) = delete;
+    jetstream_source& operator=(const jetstream_source&) = delete;
+
+    result<void> start();
+    void stop();
+    source_status status() const;
+    const std::string& name() const noexcept { return _cfg.name; }
+
+    struct impl;
+
+private:
+    config::settings::ingest_source _cfg;
+    log::log_manager& _logs;
+    std::unique_ptr<impl> _impl;
+};
+
+} // namespace floe::ingest

@@ -1,0 +1,448 @@
+#include "ingest/kafka_source.h"
+
+#include "log/batch_builder.h"
+
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace floe::ingest {
+
+namespace {
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return std::string(s);
+}
+
+// Records of one partition collected in one poll round, cut into batches of contiguous offsets.
+struct pending_batches {
+    log::batch_builder builder;
+    byte_buffer bytes;
+    bool open = false;
+    int64_t last = -1;
+    int64_t last_ts = -1;
+    size_t records = 0;
+};
+
+constexpr size_t max_batch_bytes = 512 * 1024;
+constexpr int64_t metadata_interval_ms = 5000;
+constexpr int64_t commit_interval_ms = 2000;
+
+} // namespace
+
+result<topic_selector> topic_selector::parse(std::string_view spec) {
+    topic_selector t;
+    if (spec.starts_with("^")) {
+        try {
+            t._re = std::make_shared<const std::regex>(std::string(spec));
+        } catch (const std::regex_error& e) {
+            return fail(errc::invalid_argument, "'{}' is not a valid regular expression: {}", spec, e.what());
+        }
+        return t;
+    }
+    size_t pos = 0;
+    while (pos <= spec.size()) {
+        auto comma = spec.find(',', pos);
+        auto item = trim(spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos));
+        if (!item.empty()) t._names.push_back(std::move(item));
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    if (t._names.empty()) return fail(errc::invalid_argument, "'{}' names no topic", spec);
+    return t;
+}
+
+bool topic_selector::matches(std::string_view topic) const {
+    if (!_re) return std::find(_names.begin(), _names.end(), topic) != _names.end();
+    if (topic.starts_with("__")) return false;
+    return std::regex_match(topic.begin(), topic.end(), *_re);
+}
+
+struct kafka_source::impl {
+    kafka_source& self;
+    explicit impl(kafka_source& s) : self(s) {}
+
+    topic_selector selector;
+    std::string prefix;
+    std::string group_id;
+    std::string mirror_of;
+    rd_kafka_t* rk = nullptr;
+    std::thread thread;
+    std::atomic<bool> stopping{false};
+
+    mutable std::mutex mu; // status
+    source_status st;
+
+    struct assigned {
+        std::shared_ptr<log::partition_log> log;
+        int64_t committed = -1; // last offset committed to the source group
+    };
+    std::map<std::pair<std::string, int32_t>, assigned> parts; // consumer thread only
+    int64_t last_metadata_ms = 0;
+    int64_t last_commit_ms = 0;
+
+    void set_error(std::string msg) {
+        std::lock_guard g(mu);
+        if (st.last_error != msg) {
+            spdlog::warn("ingest {}: {}", st.name, msg);
+            ++st.errors;
+        }
+        st.last_error = std::move(msg);
+        st.last_error_ms = now_ms();
+        st.state = "error";
+    }
+    void set_running() {
+        std::lock_guard g(mu);
+        st.state = "running";
+        st.last_error.clear();
+    }
+
+    result<void> create_consumer() {
+        char err[512];
+        rd_kafka_conf_t* conf = rd_kafka_conf_new();
+        auto set = [&](const std::string& k, const std::string& v, const std::string& setting) -> result<void> {
+            if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+                rd_kafka_conf_destroy(conf);
+                return fail(errc::invalid_argument, "invalid setting '{}': {}", setting, err);
+            }
+            return {};
+        };
+        auto key = [&](std::string_view k) { return fmt::format("floe.ingest.sources.{}.{}", self._cfg.name, k); };
+        FLOE_TRY(set("bootstrap.servers", self._cfg.get("bootstrap-servers"), key("bootstrap-servers")));
+        FLOE_TRY(set("group.id", group_id, key("group-id")));
+        FLOE_TRY(set("enable.auto.commit", "false", key("group-id")));
+        FLOE_TRY(set("enable.auto.offset.store", "false", key("group-id")));
+        FLOE_TRY(set("enable.partition.eof", "false", key("group-id")));
+        FLOE_TRY(set("auto.offset.reset", self._cfg.get("start", "earliest"), key("start")));
+        FLOE_TRY(set("client.id", "floe-ingest-" + self._cfg.name, key("group-id")));
+        for (auto& [k, v] : self._cfg.values)
+            if (k.starts_with("librdkafka.")) FLOE_TRY(set(k.substr(11), v, key(k)));
+        rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+        if (!rk) {
+            rd_kafka_conf_destroy(conf);
+            return fail(errc::invalid_argument, "source {}: cannot create a Kafka consumer: {}", self._cfg.name, err);
+        }
+        rd_kafka_poll_set_consumer(rk);
+        return {};
+    }
+
+    // Finds the source topics, creates or grows their mirrors and assigns new partitions at the
+    // mirrors' log ends.
+    void refresh_metadata() {
+        const rd_kafka_metadata_t* md = nullptr;
+        auto e = rd_kafka_metadata(rk, 1, nullptr, &md, 5000);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            set_error(fmt::format("metadata from {}: {}", self._cfg.get("bootstrap-servers"), rd_kafka_err2str(e)));
+            return;
+        }
+        rd_kafka_topic_partition_list_t* add = rd_kafka_topic_partition_list_new(4);
+        std::vector<std::string> problems;
+        size_t matched = 0;
+        for (int i = 0; i < md->topic_cnt; ++i) {
+            auto& t = md->topics[i];
+            std::string name = t.topic;
+            if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR || !selector.matches(name) || t.partition_cnt <= 0) continue;
+            ++matched;
+            auto local = prefix + name;
+            auto info = self._logs.topic(local);
+            if (!info) {
+                auto c = self._logs.create_topic(local, t.partition_cnt, {}, false, mirror_of);
+                if (!c) {
+                    problems.push_back(fmt::format("creating mirror topic {}: {}", local, c.error().message()));
+                    continue;
+                }
+                spdlog::info("ingest {}: mirror topic {} created for {} ({} partitions)", self._cfg.name, local, name,
+                             t.partition_cnt);
+                info = *c;
+            } else if (info->mirror_of != mirror_of) {
+                problems.push_back(fmt::format("topic {} exists and is not the mirror of source {} ({}); "
+                                               "delete it or set a topic-prefix",
+                                               local, self._cfg.name,
+                                               info->mirror_of.empty() ? "a plain topic" : "mirror of " + info->mirror_of));
+                continue;
+            } else if (info->partitions < t.partition_cnt) {
+                auto c = self._logs.create_partitions(local, t.partition_cnt);
+                if (!c) {
+                    problems.push_back(fmt::format("growing mirror topic {}: {}", local, c.error().message()));
+                    continue;
+                }
+                spdlog::info("ingest {}: mirror topic {} grown to {} partitions", self._cfg.name, local, t.partition_cnt);
+            }
+            for (int p = 0; p < t.partition_cnt; ++p) {
+                auto k = std::make_pair(name, int32_t(p));
+                if (parts.contains(k)) continue;
+                auto plog = self._logs.partition(local, p);
+                if (!plog) continue;
+                auto offs = plog->offsets();
+                // Resume from the mirror's own end; an empty mirror starts where the group
+                // committed, else at `start`.
+                bool empty = offs.log_end() == 0;
+                int64_t from = empty ? RD_KAFKA_OFFSET_STORED : offs.log_end();
+                rd_kafka_topic_partition_list_add(add, name.c_str(), p)->offset = from;
+                partition_status ps;
+                ps.source_topic = name;
+                ps.local_topic = local;
+                ps.partition = p;
+                ps.local_end = offs.log_end();
+                ps.offloaded = plog->offloaded_up_to()();
+                {
+                    std::lock_guard g(mu);
+                    st.partitions.push_back(ps);
+                }
+                parts[k] = assigned{plog, -1};
+                spdlog::info("ingest {}: mirroring {}-{} into {}-{} from {}", self._cfg.name, name, p, local, p,
+                             empty ? std::string("the group's committed offset or start=") + self._cfg.get("start", "earliest")
+                                   : fmt::format("offset {}", from));
+            }
+        }
+        rd_kafka_metadata_destroy(md);
+        if (add->cnt > 0) {
+            if (auto* err = rd_kafka_incremental_assign(rk, add)) {
+                problems.push_back(fmt::format("assign: {}", rd_kafka_error_string(err)));
+                rd_kafka_error_destroy(err);
+            }
+        }
+        rd_kafka_topic_partition_list_destroy(add);
+        if (matched == 0)
+            problems.push_back(fmt::format("no topic of {} matches topics={}", self._cfg.get("bootstrap-servers"),
+                                           self._cfg.get("topics")));
+        if (!problems.empty()) set_error(fmt::format("{}", fmt::join(problems, "; ")));
+        else set_running();
+    }
+
+    void refresh_status() {
+        std::lock_guard g(mu);
+        for (auto& ps : st.partitions) {
+            auto it = parts.find({ps.source_topic, ps.partition});
+            if (it == parts.end()) continue;
+            ps.local_end = it->second.log->log_end_offset()();
+            ps.offloaded = it->second.log->offloaded_up_to()();
+            int64_t lo = -1, hi = -1;
+            if (rd_kafka_get_watermark_offsets(rk, ps.source_topic.c_str(), ps.partition, &lo, &hi)
+                    == RD_KAFKA_RESP_ERR_NO_ERROR
+                && hi >= 0)
+                ps.source_end = hi;
+        }
+    }
+
+    // Commits the mirrors' durable ends to the source group: progress for monitoring only.
+    void commit_progress() {
+        rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(int(parts.size()));
+        for (auto& [k, a] : parts) {
+            if (auto f = a.log->flush(); !f) {
+                set_error(fmt::format("fsync of {}-{}: {}", a.log->tp().topic, k.second, f.error().message()));
+                continue;
+            }
+            int64_t end = a.log->offsets().durable_end();
+            if (end <= 0 || end == a.committed) continue;
+            rd_kafka_topic_partition_list_add(l, k.first.c_str(), k.second)->offset = end;
+            a.committed = end;
+        }
+        if (l->cnt > 0) rd_kafka_commit(rk, l, 1);
+        rd_kafka_topic_partition_list_destroy(l);
+    }
+
+    // Appends what one poll round gathered, partition by partition.
+    void flush_pending(std::map<std::pair<std::string, int32_t>, pending_batches>& pend) {
+        for (auto& [k, pb] : pend) {
+            if (pb.open) {
+                if (auto f = pb.builder.finish(pb.bytes); !f) {
+                    set_error(fmt::format("building a batch for {}-{}: {}", k.first, k.second, f.error().message()));
+                    pb.bytes.clear();
+                }
+                pb.open = false;
+            }
+            if (pb.bytes.empty()) continue;
+            auto& a = parts.at(k);
+            auto r = a.log->mirror_append(pb.bytes);
+            if (!r) {
+                set_error(fmt::format("appending to {}-{}: {}", a.log->tp().topic, k.second, r.error().message()));
+                // The consumer must not run ahead of the log: rewind to the mirror's end.
+                seek_to_local_end(k, a);
+            } else if (r->status != log::append_status::ok) {
+                set_error(fmt::format("appending to {}-{}: {}: {}", a.log->tp().topic, k.second,
+                                      log::to_string(r->status), r->message));
+                seek_to_local_end(k, a);
+            } else {
+                std::lock_guard g(mu);
+                for (auto& ps : st.partitions)
+                    if (ps.source_topic == k.first && ps.partition == k.second) {
+                        ps.records += int64_t(pb.records);
+                        ps.last_record_ts = pb.last_ts;
+                        ps.local_end = r->last_offset() + 1;
+                    }
+            }
+            pb.bytes.clear();
+            pb.records = 0;
+        }
+    }
+
+    void seek_to_local_end(const std::pair<std::string, int32_t>& k, assigned& a) {
+        rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, k.first.c_str(), k.second)->offset = a.log->log_end_offset()();
+        if (auto* e = rd_kafka_seek_partitions(rk, l, 5000)) rd_kafka_error_destroy(e);
+        rd_kafka_topic_partition_list_destroy(l);
+    }
+
+    void add_message(std::map<std::pair<std::string, int32_t>, pending_batches>& pend, rd_kafka_message_t* m) {
+        std::pair<std::string, int32_t> k{rd_kafka_topic_name(m->rkt), m->partition};
+        auto ait = parts.find(k);
+        if (ait == parts.end()) return;
+        auto& pb = pend[k];
+        int64_t off = m->offset;
+        // Never below what the mirror (or this round) already holds: a replay adds nothing.
+        int64_t floor = std::max(ait->second.log->log_end_offset()(), pb.last + 1);
+        if (off < floor) return;
+        rd_kafka_timestamp_type_t tst;
+        int64_t ts = rd_kafka_message_timestamp(m, &tst);
+        if (ts < 0) ts = now_ms();
+        std::vector<std::string> hstore;
+        std::vector<log::batch_builder::header> hdrs;
+        rd_kafka_headers_t* h = nullptr;
+        if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h) {
+            size_t n = rd_kafka_header_cnt(h);
+            hstore.reserve(n);
+            for (size_t i = 0; i < n; ++i) {
+                const char* name;
+                const void* val;
+                size_t size;
+                if (rd_kafka_header_get_all(h, i, &name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) break;
+                hstore.emplace_back(name);
+                hdrs.push_back({hstore.back(), val ? std::optional<std::string_view>(std::string_view(
+                                                        static_cast<const char*>(val), size))
+                                                    : std::nullopt});
+            }
+            // hstore never reallocates after reserve: the views stay valid.
+        }
+        bool cut = pb.open && (off != pb.last + 1 || pb.builder.records_bytes() >= max_batch_bytes);
+        if (cut) {
+            if (auto f = pb.builder.finish(pb.bytes); !f)
+                set_error(fmt::format("building a batch for {}-{}: {}", k.first, k.second, f.error().message()));
+            pb.open = false;
+        }
+        if (!pb.open) {
+            pb.builder.begin(off);
+            pb.open = true;
+        }
+        std::optional<std::string_view> key, value;
+        if (m->key) key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+        if (m->payload) value = std::string_view(static_cast<const char*>(m->payload), m->len);
+        pb.builder.add(off, ts, key, value, hdrs);
+        pb.last = off;
+        pb.last_ts = ts;
+        ++pb.records;
+    }
+
+    void run() {
+        while (!stopping.load()) {
+            auto now = now_ms();
+            if (now - last_metadata_ms >= metadata_interval_ms) {
+                last_metadata_ms = now;
+                refresh_metadata();
+            }
+            std::map<std::pair<std::string, int32_t>, pending_batches> pend;
+            size_t bytes = 0;
+            auto round_end = now_ms() + 100;
+            while (!stopping.load() && bytes < 4 * max_batch_bytes) {
+                auto left = round_end - now_ms();
+                if (left <= 0) break;
+                rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, int(left));
+                if (!m) continue;
+                if (m->err) {
+                    if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                        set_error(fmt::format("consuming {}: {}",
+                                              m->rkt ? rd_kafka_topic_name(m->rkt) : self._cfg.get("bootstrap-servers"),
+                                              rd_kafka_message_errstr(m)));
+                } else {
+                    add_message(pend, m);
+                    bytes += m->len + m->key_len;
+                }
+                rd_kafka_message_destroy(m);
+            }
+            flush_pending(pend);
+            if (now_ms() - last_commit_ms >= commit_interval_ms) {
+                last_commit_ms = now_ms();
+                commit_progress();
+                refresh_status();
+            }
+        }
+        // Durable before the consumer goes: the mirror's end is the resume point.
+        commit_progress();
+    }
+};
+
+kafka_source::kafka_source(config::settings::ingest_source cfg, log::log_manager& logs)
+    : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
+    _impl->st.name = _cfg.name;
+    _impl->st.type = "kafka";
+    _impl->st.state = "stopped";
+}
+
+kafka_source::~kafka_source() { stop(); }
+
+result<void> kafka_source::start() {
+    auto& I = *_impl;
+    I.selector = FLOE_TRY_CTX(topic_selector::parse(_cfg.get("topics")), "setting 'floe.ingest.sources.{}.topics'",
+                              _cfg.name);
+    I.prefix = _cfg.get("topic-prefix");
+    I.group_id = _cfg.get("group-id", "floe-ingest-" + _cfg.name);
+    I.mirror_of = "kafka:" + _cfg.name;
+    FLOE_TRY(I.create_consumer());
+    {
+        std::lock_guard g(I.mu);
+        I.st.state = "starting";
+    }
+    I.thread = std::thread([this] { _impl->run(); });
+    spdlog::info("ingest {}: kafka source {} topics={} group={}", _cfg.name, _cfg.get("bootstrap-servers"),
+                 _cfg.get("topics"), I.group_id);
+    return {};
+}
+
+void kafka_source::stop() {
+    auto& I = *_impl;
+    if (!I.thread.joinable()) return;
+    I.stopping = true;
+    I.thread.join();
+    rd_kafka_consumer_close(I.rk);
+    rd_kafka_destroy(I.rk);
+    I.rk = nullptr;
+    std::lock_guard g(I.mu);
+    I.st.state = "stopped";
+}
+
+source_status kafka_source::status() const {
+    source_status out;
+    {
+        std::lock_guard g(_impl->mu);
+        out = _impl->st;
+    }
+    for (auto& ps : out.partitions)
+        if (auto p = _logs.partition(ps.local_topic, ps.partition)) {
+            ps.local_end = p->log_end_offset()();
+            ps.offloaded = p->offloaded_up_to()();
+        }
+    return out;
+}
+
+int64_t lag_records(const partition_status& p) noexcept {
+    if (p.source_end < 0) return -1;
+    return std::max<int64_t>(0, p.source_end - p.local_end);
+}
+
+double lag_seconds(const partition_status& p, int64_t now) noexcept {
+    auto lag = lag_records(p);
+    if (lag == 0) return 0;
+    if (p.last_record_ts < 0) return -1;
+    return double(std::max<int64_t>(0, now - p.last_record_ts)) / 1000.0;
+}
+
+} // namespace floe::ingest

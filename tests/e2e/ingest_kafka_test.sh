@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Ingest from Kafka (issue 17): a second `floe serve` is the "existing Kafka cluster" (a real
+# Kafka-protocol server on its own ports and data dir). kcat produces to it (keys, headers,
+# producer timestamps, compressed batches; one partition whose offsets start above 0 after DeleteRecords); the
+# mirror floe's kafka source copies it. Judges: kcat reading the mirror (same records at the
+# same offsets, also after kill -9 of the mirror mid-stream), and DuckDB reading the mirror's
+# Iceberg table (every record once). Producing to the mirror is refused.
+# usage: ingest_kafka_test.sh FLOE_BIN RDKAFKA_ADMIN_BIN
+FLOE_BIN="$(realpath "$1")"
+ADMIN="$(realpath "$2")"
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/lib.sh"
+js="$here/../js/e2e"
+work="$(mktemp -d)"
+mkdir -p "$work/src" "$work/mir"
+SRC_PID=; MIR_PID=
+cleanup() {
+  [ -n "$SRC_PID" ] && kill -9 "$SRC_PID" 2>/dev/null
+  [ -n "$MIR_PID" ] && kill -9 "$MIR_PID" 2>/dev/null
+  [ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null
+  wait 2>/dev/null
+  [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- the source cluster ----
+start_floe "$work/src" --set floe.default-partitions=2 || exit 1
+SRC_PID=$FLOE_PID; SRC=127.0.0.1:$KAFKA_PORT; FLOE_PID=
+produce() { # topic from to partition [codec]
+  seq "$2" "$3" | awk -v p="$1" '{printf "k%d:%s-value-%d\n", $1 % 7, p, $1}' \
+    | kcat -P -b "$SRC" -t "$1" -p "$4" -z "${5:-none}" -K: -H trace=t1 -H "app=ingest test" 2>>"$work/kcat.err"
+}
+produce orders 1 200 0 zstd
+produce orders 201 300 1 lz4
+produce gap 1 20 0
+check "DeleteRecords on the source moves partition gap-0 to 12" test "$("$ADMIN" "$SRC" delete-records gap 0 12 2>>"$work/admin.err")" = 12
+produce gap 21 25 0
+dump() { # broker topic -> every record as "p o key value ts headers", sorted
+  kcat -C -b "$1" -t "$2" -o beginning -e -q -f '%p %o %k %s %T %h\n' 2>>"$work/kcat.err" | sort -k1,1n -k2,2n
+}
+dump "$SRC" orders > "$work/src_orders"
+dump "$SRC" gap > "$work/src_gap"
+check "source holds 300 orders records" test "$(wc -l <"$work/src_orders")" -eq 300
+check "source gap-0 starts at offset 12" test "$(head -1 "$work/src_gap" | cut -d' ' -f2)" = 12
+
+# ---- the mirror ----
+mirror_args=(--set floe.ingest.sources.up.type=kafka --set floe.ingest.sources.up.bootstrap-servers="$SRC"
+  --set 'floe.ingest.sources.up.topics=^(orders|gap)$' --set floe.ingest.sources.up.start=earliest
+  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000
+  --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false)
+start_floe "$work/mir" "${mirror_args[@]}" || exit 1
+MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
+same() { dump "$MIR" "$1" > "$work/mir_$1"; cmp -s "$work/src_$1" "$work/mir_$1"; }
+check "mirror of orders: identical records at identical offsets" wait_for 30 same orders
+check "mirror of gap: starts at the source's offset 12, identical records" wait_for 30 same gap
+earliest=$(kcat -b "$MIR" -Q -t "gap:0:-2" 2>/dev/null | awk '{print $NF}')
+check "ListOffsets earliest of the mirror's gap-0 is 12 (got $earliest)" test "$earliest" = 12
+parts=$(kcat -b "$MIR" -L -t orders 2>/dev/null | grep -c "partition [0-9]")
+check "mirror topic has the source's 2 partitions (got $parts)" test "$parts" -eq 2
+out=$(echo "x:y" | kcat -P -b "$MIR" -t orders -p 0 -K: 2>&1)
+check "producing to the mirror is refused as not authorized ($out)" contains "$out" "uthoriz"
+ready=$(curl -s "http://127.0.0.1:$MIR_HTTP/readyz")
+check "readyz has the source up ($ready)" contains "$ready" '"ingest-up":{"status":"up"'
+
+# ---- kill -9 of the mirror mid-stream, restart: nothing twice, nothing missing ----
+( for i in $(seq 0 19); do produce orders $((1000 + i * 50)) $((1049 + i * 50)) $((i % 2)); sleep 0.1; done ) &
+BG_PID=$!
+sleep 0.7
+kill -9 "$MIR_PID"; wait "$MIR_PID" 2>/dev/null; MIR_PID=
+sleep 0.5
+start_floe "$work/mir" "${mirror_args[@]}" || exit 1
+MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
+wait "$BG_PID"; BG_PID=
+sleep 0.3
+kill -9 "$MIR_PID"; wait "$MIR_PID" 2>/dev/null; MIR_PID=
+produce orders 5000 5099 1 snappy
+start_floe "$work/mir" "${mirror_args[@]}" || exit 1
+MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
+# kill -9 of the source while the mirror runs; it comes back on the same port with more data.
+kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
+sleep 1
+"$FLOE_BIN" serve --set floe.data-dir="$work/src/data" --set floe.kafka.listen=$SRC \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 \
+  >>"$work/src/floe.out" 2>>"$work/src/floe.log" &
+SRC_PID=$!
+check "source floe back after kill -9" wait_for 10 bash -c "kcat -b $SRC -L -t orders >/dev/null 2>&1"
+produce orders 6000 6099 0
+dump "$SRC" orders > "$work/src_orders"
+check "source holds 1500 orders records" test "$(wc -l <"$work/src_orders")" -eq 1500
+check "after two kill -9 of the mirror and one of the source: identical records at identical offsets" wait_for 30 same orders
+check "mirror log is the same after restart (gap)" same gap
+n_dup=$(cut -d' ' -f1,2 "$work/mir_orders" | uniq -d | wc -l)
+check "no offset twice in the mirror" test "$n_dup" -eq 0
+
+# ---- the Iceberg table of each mirror topic holds every record once ----
+table_same() { # topic
+  /usr/bin/python3 "$here/iceberg_files.py" "$work/mir/data/catalog.db" floe "$1" > "$work/files_$1.json" 2>"$work/py.err" || return 1
+  node "$js/table_dump.mjs" "$work/files_$1.json" > "$work/tab_$1" 2>"$work/node.err" || { cat "$work/node.err"; return 1; }
+  # kcat prints the timestamp as %T; the table keeps it as kafka_timestamp.
+  cmp -s "$work/src_$1" "$work/tab_$1"
+}
+check "Iceberg table orders: every source record once, same offsets, keys, values, headers, timestamps" wait_for 60 table_same orders
+check "Iceberg table gap: starts at 12, every record once" wait_for 30 table_same gap
+if [ "$e2e_failed" -gt 0 ]; then
+  diff "$work/src_orders" "$work/tab_orders" | head -5
+  tail -20 "$work/mir/floe.log"
+fi
+
+# ---- /v1/ingest and metrics, once the table caught up ----
+ingest_ok() {
+  curl -s "http://127.0.0.1:$MIR_HTTP/v1/ingest" > "$work/ingest.json"
+  /usr/bin/python3 - "$work/ingest.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+[s] = j["sources"]
+assert s["name"] == "up" and s["type"] == "kafka" and s["state"] == "running", s
+parts = {(p["topic"], p["partition"]): p for p in s["partitions"]}
+want = {("orders", 0): 800, ("orders", 1): 700, ("gap", 0): 25, ("gap", 1): 0}
+for k, end in want.items():
+    p = parts[k]
+    assert p["local_position"] == end and p["source_position"] == end, (k, p)
+    assert p["lag_records"] == 0 and p["lag_seconds"] == 0 and p["state"] == "caught_up", (k, p)
+    assert p["committed_position"] == end, (k, p)  # the table holds it all
+PY
+}
+check "/v1/ingest: every partition caught up, local = source = committed positions" wait_for 20 ingest_ok
+metrics=$(curl -s "http://127.0.0.1:$MIR_HTTP/metrics")
+check "metrics: source up" contains "$metrics" 'floe_ingest_source_up{source="up"} 1'
+check "metrics: lag 0 for orders-1" contains "$metrics" 'floe_ingest_lag_records{source="up",topic="orders",partition="1"} 0'
+check "metrics: local position of gap-0" contains "$metrics" 'floe_ingest_local_position{source="up",topic="gap",partition="0"} 25'
+lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
+
+# ---- the source goes away: readyz names the problem, no crash ----
+kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
+down() { curl -s "http://127.0.0.1:$MIR_HTTP/readyz" > "$work/ready.json"; grep -q '"ingest-up":{"status":"down"' "$work/ready.json"; }
+check "readyz reports the source down when it is unreachable" wait_for 30 down
+check "the down message names the source's address ($(cat "$work/ready.json"))" grep -q "$SRC" "$work/ready.json"
+
+kill -TERM "$MIR_PID"; wait "$MIR_PID"; rc=$?; MIR_PID=
+check "mirror stops cleanly (rc $rc)" test "$rc" -eq 0
+grep -q "stopping ingest" "$work/mir/floe.log"; check "ingest stopped on SIGTERM" test $? -eq 0
+finish
