@@ -77,7 +77,7 @@ if ! wait_for 20 grep -q "floe is up" "$work/a/floe.log"; then
   cat "$work/a/floe.log"
   finish; exit
 fi
-check "floe --set ... serve starts with those settings" grep -q "kafka listener on 127.0.0.1 port $KAFKA_PORT" "$work/a/floe.log"
+check "floe --set ... serve starts with those settings" grep -q "kafka PLAINTEXT listener on 127.0.0.1:$KAFKA_PORT" "$work/a/floe.log"
 
 # Port already in use: a second floe (own data dir) on the first one's ports.
 run_fail "kafka port in use" serve --set floe.data-dir="$work/b1" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
