@@ -5,6 +5,7 @@
 #include "tiering/storage_worker.h"
 
 #include <algorithm>
+#include <future>
 
 namespace floe::tiering {
 namespace {
@@ -114,13 +115,32 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
     // A planned file may be gone when it is opened (compaction replaced it, expiry deleted it):
     // the plan is made again from the catalog's current metadata and the next offset (a few
     // times at most: each new plan names the files of the newest version).
+    //
+    // When the read spans several files, the next ones (at most kReadAhead, and only while the
+    // files before them are smaller than the byte budget, so probably needed) are read on other
+    // threads while this one is decoded into batches. Results are taken in plan order, so the
+    // output is the same as reading them one after the other.
+    constexpr size_t kReadAhead = 2;
+    std::vector<std::future<result<rows_ptr>>> ahead(files.size());
+    auto read_ahead = [&](size_t i) {
+        int64_t before = 0;
+        for (size_t j = i + 1; j < files.size() && j <= i + kReadAhead; ++j) {
+            before += std::max<int64_t>(files[j - 1].file_size, 0);
+            if (before >= static_cast<int64_t>(max_bytes)) break;
+            if (!ahead[j].valid())
+                ahead[j] = std::async(std::launch::async, [this, &r, f = files[j]] { return rows_of(r, f); });
+        }
+    };
     int replans = 0;
     for (size_t i = 0; i < files.size(); ++i) {
         auto& f = files[i];
-        auto rows = rows_of(r, f);
+        read_ahead(i);
+        auto rows = ahead[i].valid() ? ahead[i].get() : rows_of(r, f);
         if (!rows && rows.error().code() == errc::not_found && replans < 3) {
             ++replans;
+            ahead.clear(); // waits for the reads still running
             files = FLOE_TRY(r.files_for_offsets(key, out.next_offset, limit));
+            ahead.resize(files.size());
             i = size_t(-1);  // from the first file of the new plan
             continue;
         }
