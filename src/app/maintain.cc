@@ -107,11 +107,6 @@ int maintain(const config::settings& s, const maintain_request& req) {
     auto warehouse = s.get_string("floe.storage.remote.path");
     auto ns = s.get_string("floe.namespace");
     while (warehouse.ends_with("/")) warehouse.pop_back();
-    if (!warehouse.starts_with("file://")) {
-        std::fprintf(stderr, "floe maintain: floe.storage.remote.path=%s: only file:// warehouses are supported yet\n",
-                     warehouse.c_str());
-        return 2;
-    }
 
     // A live `floe serve` on this data directory renews the storage worker's lease every tick;
     // maintenance runs only while it can hold that lease itself, so the two never race.
@@ -281,6 +276,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
                                              r->orphans, human_bytes(r->orphan_bytes),
                                              config::format_duration(std::chrono::milliseconds(o.older_than_ms)),
                                              r->too_young, r->referenced);
+                    if (r->uploads_aborted)
+                        row.detail += fmt::format("; {} abandoned multipart upload(s) {}", r->uploads_aborted,
+                                                  req.dry_run ? "to abort" : "aborted");
                     if (req.dry_run)
                         for (auto& f : r->deleted) std::printf("  would delete %s\n", f.c_str());
                 }

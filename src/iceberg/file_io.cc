@@ -189,6 +189,12 @@ result<std::unique_ptr<object_writer>> file_io::open_writer(std::string_view uri
     return std::make_unique<buffered_writer>(*this, std::string(uri));
 }
 
+result<std::vector<pending_upload>> file_io::list_pending_uploads(std::string_view) {
+    return std::vector<pending_upload>{};
+}
+
+result<void> file_io::abort_pending_upload(const pending_upload&) { return {}; }
+
 result<void> file_io::copy_new(std::string_view from, std::string_view to) {
     auto bytes = FLOE_TRY(read(from));
     return create_new(to, bytes);

@@ -29,6 +29,14 @@ struct object_info {
     int64_t modified_ms = -1;
 };
 
+/// A multipart upload in progress (S3): what a writer killed mid-upload leaves behind, invisible
+/// to listings of objects but billed until aborted.
+struct pending_upload {
+    std::string uri;
+    std::string id;
+    int64_t initiated_ms = -1;  ///< -1 when the store did not say
+};
+
 /// Object storage as Iceberg uses it: whole-object reads and writes addressed by URI. Shaped so
 /// S3 fits: callers never rename; `write` replaces atomically (S3 PUT), `create_new` fails if
 /// the object exists (S3 If-None-Match: *), and there is no directory to create or sync.
@@ -65,6 +73,10 @@ public:
     /// Like list, with each object's size and last-modified time (orphan cleanup needs the
     /// age). By default list, with both unknown (-1).
     virtual result<std::vector<object_info>> list_info(std::string_view prefix);
+    /// Uploads in progress under `prefix`. By default none (stores without multipart uploads).
+    virtual result<std::vector<pending_upload>> list_pending_uploads(std::string_view prefix);
+    /// Aborts one (its parts are freed); succeeds when it is gone already.
+    virtual result<void> abort_pending_upload(const pending_upload& u);
 };
 
 /// file:// URIs (and plain absolute paths) on the local file system. Durable writes: a temp

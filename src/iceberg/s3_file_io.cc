@@ -644,6 +644,12 @@ result<std::vector<object_info>> s3_file_io::list_info(std::string_view prefix) 
 }
 
 result<std::vector<std::string>> s3_file_io::list_uploads(std::string_view prefix) {
+    std::vector<std::string> out;
+    for (auto& u : FLOE_TRY(list_pending_uploads(prefix))) out.push_back(std::move(u.uri));
+    return out;
+}
+
+result<std::vector<pending_upload>> s3_file_io::list_pending_uploads(std::string_view prefix) {
     auto loc = FLOE_TRY(parse_s3_uri(prefix));
     request req{.method = "GET", .bucket = loc.bucket};
     req.api = "ListMultipartUploads";
@@ -651,11 +657,30 @@ result<std::vector<std::string>> s3_file_io::list_uploads(std::string_view prefi
     req.query = {{"uploads", ""}, {"prefix", loc.key}};
     auto r = FLOE_TRY(execute(req));
     if (r.status != 200) return status_error(req.op, loc.bucket, "", r);
-    std::vector<std::string> out;
+    std::vector<pending_upload> out;
     size_t pos = 0;
-    while (auto u = xml_tag(r.body, "Upload", pos))
-        if (auto k = xml_tag(*u, "Key")) out.push_back(fmt::format("s3://{}/{}", loc.bucket, *k));
+    while (auto u = xml_tag(r.body, "Upload", pos)) {
+        auto k = xml_tag(*u, "Key");
+        auto id = xml_tag(*u, "UploadId");
+        if (!k || !id) continue;
+        pending_upload p;
+        p.uri = fmt::format("s3://{}/{}", loc.bucket, *k);
+        p.id = *id;
+        if (auto t = xml_tag(*u, "Initiated")) p.initiated_ms = iso8601_ms(*t);
+        out.push_back(std::move(p));
+    }
     return out;
+}
+
+result<void> s3_file_io::abort_pending_upload(const pending_upload& u) {
+    auto loc = FLOE_TRY(parse_s3_uri(u.uri));
+    request a{.method = "DELETE", .bucket = loc.bucket, .key = loc.key};
+    a.api = "AbortMultipartUpload";
+    a.query = {{"uploadId", u.id}};
+    a.op = fmt::format("AbortMultipartUpload {}", u.uri);
+    auto r = FLOE_TRY(execute(a));
+    if (r.status == 204 || r.status == 200 || r.status == 404) return {};
+    return status_error(a.op, loc.bucket, loc.key, r);
 }
 
 result<void> s3_file_io::check_bucket(std::string_view bucket) {

@@ -104,6 +104,9 @@ public:
     /// URIs of multipart uploads in progress under `prefix` (ListMultipartUploads, first 1000):
     /// what a crashed or failed writer leaves behind until aborted.
     result<std::vector<std::string>> list_uploads(std::string_view prefix);
+    /// The same with upload ids and initiation times (orphan cleanup aborts the old ones).
+    result<std::vector<pending_upload>> list_pending_uploads(std::string_view prefix) override;
+    result<void> abort_pending_upload(const pending_upload& u) override;
 
     // Multipart steps (public for the writer; each retried like any request).
     result<std::string> start_upload(const s3_location& loc);

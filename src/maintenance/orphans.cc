@@ -37,6 +37,20 @@ result<orphan_report> remove_orphans(iceberg::catalog& cat, iceberg::file_io& io
         report.orphan_bytes += std::max<int64_t>(0, f.size);
         report.deleted.push_back(f.uri);
     }
+    // Uploads a killed writer left open: invisible to the listing above, billed until aborted.
+    auto uploads = FLOE_TRY_CTX(io.list_pending_uploads(location_prefix(loaded.metadata.location)),
+                                "orphan cleanup of {}.{}", t.ns, t.name);
+    for (auto& u : uploads) {
+        if (u.initiated_ms < 0 || u.initiated_ms > cutoff) continue;
+        if (!opts.dry_run) {
+            if (auto r = io.abort_pending_upload(u); !r) {
+                spdlog::warn("table {}.{}: could not abort the multipart upload of {}: {}", t.ns, t.name, u.uri,
+                             r.error().message());
+                continue;
+            }
+        }
+        ++report.uploads_aborted;
+    }
     return report;
 }
 

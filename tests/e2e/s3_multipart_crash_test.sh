@@ -4,9 +4,9 @@
 # file is ~19 MB, four 5 MiB parts. floe is killed with SIGKILL while that upload is open
 # (CreateMultipartUpload counted in /metrics, not yet completed; the upload is then listed by
 # ListMultipartUploads), and restarted. Every acknowledged record must be in the table exactly
-# once (DuckDB on a boto3 download, manifests by Apache Avro). Nothing aborts an upload a killed
-# process left open today: it stays listed after the restart (printed; a bucket lifecycle rule
-# for incomplete multipart uploads removes it). Orphan data files are printed too.
+# once (DuckDB on a boto3 download, manifests by Apache Avro). The upload the killed process left
+# open stays listed after the restart (printed) until orphan cleanup (`floe maintain orphans`,
+# or the scheduled run) aborts it once it is older than the margin. Orphan data files printed too.
 #   usage: moto_env.py floe-mpcrash -- s3_multipart_crash_test.sh FLOE_BIN
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -81,4 +81,10 @@ check "the restarted floe completed a multipart upload ($completed)" test "$comp
 echo "multipart crash: uploads open after the kill $open_before, after the restart and catch-up $open_after" \
      "(AbortMultipartUpload sent after the restart: $aborted); orphan data files: $orphans; largest data file $biggest bytes"
 check "open uploads are counted after the restart ($open_after)" test -n "$open_after"
+# Orphan cleanup aborts uploads older than its margin (here 1 s; floe is stopped).
+sleep 1.5
+out=$("$FLOE_BIN" maintain orphans --older-than 1s --set floe.data-dir="$work/data" "${settings[@]}" 2>&1)
+left=$(open_uploads)
+check "floe maintain orphans aborts the abandoned upload (open before $open_after, after $left): $(grep -o '[0-9]* abandoned multipart upload(s) aborted' <<<"$out")" test "$left" -eq 0
+[ "$left" -eq 0 ] || echo "$out"
 finish

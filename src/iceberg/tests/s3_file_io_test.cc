@@ -187,6 +187,29 @@ TEST_F(S3FileIo, ListInfoHasSizesAndAges) {
     }
 }
 
+// What a writer killed mid-upload leaves: listed with its id and age, and aborted.
+TEST_F(S3FileIo, PendingUploadsAreListedAndAborted) {
+    auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+    auto uri = root + "pending/data.parquet";
+    auto loc = parse_s3_uri(uri);
+    ASSERT_TRUE(loc) << loc.error().message();
+    auto id = io.start_upload(*loc);
+    ASSERT_TRUE(id) << id.error().message();
+    auto pending = io.list_pending_uploads(root + "pending/");
+    ASSERT_TRUE(pending) << pending.error().message();
+    ASSERT_EQ(pending->size(), 1u);
+    EXPECT_EQ((*pending)[0].uri, uri);
+    EXPECT_EQ((*pending)[0].id, *id);
+    // Parsed from Initiated (moto 5.2.1 always says 2010-11-10T20:48:33Z; real S3 the start).
+    EXPECT_GT((*pending)[0].initiated_ms, 0);
+    EXPECT_LE((*pending)[0].initiated_ms, before + 120000);
+    EXPECT_TRUE(io.list_pending_uploads(root + "elsewhere/").value().empty());
+    ASSERT_TRUE(io.abort_pending_upload((*pending)[0]));
+    EXPECT_TRUE(io.list_pending_uploads(root + "pending/").value().empty());
+    EXPECT_TRUE(io.abort_pending_upload((*pending)[0])) << "aborting a gone upload succeeds";
+}
+
 TEST_F(S3FileIo, MultipartUpload) {
     auto o = options();
     o.multipart_part_size = 5ull << 20; // S3's smallest part
