@@ -350,11 +350,7 @@ source_status jetstream_source::status() const {
         std::lock_guard g(_impl->mu);
         out = _impl->st;
     }
-    for (auto& ps : out.partitions)
-        if (auto p = _logs.partition(ps.local_topic, ps.partition)) {
-            ps.local_end = p->log_end_offset()();
-            ps.offloaded = p->offloaded_up_to()();
-        }
+    fill_local_positions(_logs, out);
     return out;
 }
 

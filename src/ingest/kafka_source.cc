@@ -425,12 +425,16 @@ source_status kafka_source::status() const {
         std::lock_guard g(_impl->mu);
         out = _impl->st;
     }
-    for (auto& ps : out.partitions)
-        if (auto p = _logs.partition(ps.local_topic, ps.partition)) {
+    fill_local_positions(_logs, out);
+    return out;
+}
+
+void fill_local_positions(const log::log_manager& logs, source_status& st) {
+    for (auto& ps : st.partitions)
+        if (auto p = logs.partition(ps.local_topic, ps.partition)) {
             ps.local_end = p->log_end_offset()();
             ps.offloaded = p->offloaded_up_to()();
         }
-    return out;
 }
 
 int64_t lag_records(const partition_status& p) noexcept {

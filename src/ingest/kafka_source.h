@@ -46,6 +46,10 @@ struct source_status {
     std::vector<partition_status> partitions;
 };
 
+/// Fills each partition's local side (log end, offloaded marker) from the mirror's log: what
+/// every source's status() adds to the source-side figures it keeps itself.
+void fill_local_positions(const log::log_manager& logs, source_status& st);
+
 /// Which source topics a `topics` setting selects: a comma list of exact names, or one regular
 /// expression (ECMAScript) when it starts with '^'. Topics starting with "__" (internal) are
 /// never selected by a regex.
