@@ -15,7 +15,7 @@
 #include "iceberg/file_io.h"
 #include "lake/iceberg_lake.h"
 #include "lake/metered_catalog.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
 #include "http/server.h"
@@ -57,7 +57,7 @@ sigset_t block_stop_signals() {
 /// The local log is ready while its directory takes writes and has room for them: down when
 /// the data directory is not writable or its file system is full (under 1% or 64 MiB free,
 /// whichever is smaller), with how much room is left and what it holds.
-http::component_health local_log_health(const std::filesystem::path& data_dir, const log::log_manager& logs) {
+http::component_health local_log_health(const std::filesystem::path& data_dir, const log::local_tier& logs) {
     if (::access(data_dir.c_str(), W_OK) != 0)
         return {http::health_status::down,
                 fmt::format("data directory {} is not writable: {}", data_dir.string(), std::strerror(errno))};

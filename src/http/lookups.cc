@@ -5,7 +5,7 @@
 #include "http/admin.h"
 #include "http/time_order.h"
 #include "lake/iceberg_lake.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
 
@@ -190,7 +190,7 @@ private:
 /// stop). Reads at most `max_records` records. A start moved by retention ends the scan.
 /// With a cache, one batch at a time through it (lookups of a few records); without, 1 MiB
 /// chunks streamed (index building, long scans).
-result<void> scan_local(log::partition_log& p, int64_t offset, size_t max_records,
+result<void> scan_local(log::local_partition& p, int64_t offset, size_t max_records,
                         const std::function<bool(record_out&&)>& fn, batch_cache* cache = nullptr) {
     size_t seen = 0;
     int64_t from = std::max(offset, p.log_start_offset()()), until = p.log_end_offset()();
@@ -249,9 +249,9 @@ struct partition_key_index {
 } // namespace
 
 struct lookup_service::impl {
-    impl(log::log_manager& l, lake::iceberg_lake* lk, tiering::remote_reader* r, lookup_options o)
+    impl(log::local_tier& l, lake::iceberg_lake* lk, tiering::remote_reader* r, lookup_options o)
         : logs(l), lake(lk), remote(r), opts(o) {}
-    log::log_manager& logs;
+    log::local_tier& logs;
     lake::iceberg_lake* lake;
     tiering::remote_reader* remote;
     lookup_options opts;
@@ -267,7 +267,7 @@ struct lookup_service::impl {
     }
 
     /// Brings the index up to the log end; O(new records).
-    result<void> catch_up(log::partition_log& p, partition_key_index& idx) {
+    result<void> catch_up(log::local_partition& p, partition_key_index& idx) {
         auto start = p.log_start_offset()();
         if (idx.indexed_up_to < start) {
             // Retention removed the oldest segments: drop their offsets.
@@ -285,7 +285,7 @@ struct lookup_service::impl {
         });
     }
 
-    result<std::optional<record_out>> local_record(log::partition_log& p, int64_t offset) {
+    result<std::optional<record_out>> local_record(log::local_partition& p, int64_t offset) {
         std::optional<record_out> out;
         FLOE_TRY(scan_local(p, offset, 1, [&](record_out&& r) {
             if (r.offset == offset) out = std::move(r);
@@ -295,7 +295,7 @@ struct lookup_service::impl {
     }
 };
 
-lookup_service::lookup_service(log::log_manager& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
+lookup_service::lookup_service(log::local_tier& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
                                lookup_options opts)
     : _impl(std::make_unique<impl>(logs, lake, remote, opts)) {}
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 namespace floe::log {
-class log_manager;
+class local_tier;
 }
 namespace floe::lake {
 class iceberg_lake;
@@ -40,7 +40,7 @@ struct lookup_options {
 /// bounds, row-group statistics and bloom filters. Thread-safe.
 class lookup_service {
 public:
-    lookup_service(log::log_manager& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
+    lookup_service(log::local_tier& logs, lake::iceberg_lake* lake, tiering::remote_reader* remote,
                    lookup_options opts = {});
     ~lookup_service();
     void add_routes(server& s);

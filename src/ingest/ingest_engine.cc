@@ -40,7 +40,7 @@ std::vector<metrics::collected_family> collect(const std::vector<source_status>&
 
 } // namespace
 
-ingest_engine::ingest_engine(const config::settings& s, log::log_manager& logs) {
+ingest_engine::ingest_engine(const config::settings& s, log::local_tier& logs) {
     for (auto& [name, src] : s.ingest_sources())
         if (src.get("type") == "kafka") _kafka.push_back(std::make_unique<kafka_source>(src, logs));
         else if (src.get("type") == "jetstream") _jetstream.push_back(std::make_unique<jetstream_source>(src, logs));

@@ -36,7 +36,7 @@ struct jetstream_source::impl {
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
     natsSubscription* sub = nullptr;
-    std::shared_ptr<log::partition_log> plog;
+    std::shared_ptr<log::local_partition> plog;
     std::thread thread;
     std::atomic<bool> stopping{false};
     int64_t last_progress_ms = 0;
@@ -308,7 +308,7 @@ struct jetstream_source::impl {
     }
 };
 
-jetstream_source::jetstream_source(config::settings::ingest_source cfg, log::log_manager& logs)
+jetstream_source::jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs)
     : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
     _impl->st.name = _cfg.name;
     _impl->st.type = "jetstream";
@@ -323,7 +323,7 @@ result<void> jetstream_source::start() {
     I.topic = _cfg.get("topic", I.stream);
     I.subject = _cfg.get("filter-subject");
     I.mirror_of = "jetstream:" + _cfg.name;
-    FLOE_TRY_CTX(log::log_manager::validate_topic_name(I.topic), "setting 'floe.ingest.sources.{}.topic'", _cfg.name);
+    FLOE_TRY_CTX(log::local_tier::validate_topic_name(I.topic), "setting 'floe.ingest.sources.{}.topic'", _cfg.name);
     {
         std::lock_guard g(I.mu);
         I.st.state = "starting";

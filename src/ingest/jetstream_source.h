@@ -3,7 +3,7 @@
 #include "base/result.h"
 #include "config/settings.h"
 #include "ingest/kafka_source.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 
 #include <memory>
 #include <string>
@@ -19,7 +19,7 @@ namespace floe::ingest {
 /// Threads: start() spawns the fetch thread; status() is safe from any thread; stop() joins.
 class jetstream_source {
 public:
-    jetstream_source(config::settings::ingest_source cfg, log::log_manager& logs);
+    jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs);
     ~jetstream_source();
     jetstream_source(const jetstream_source&) = delete;
     jetstream_source& operator=(const jetstream_source&) = delete;
@@ -33,7 +33,7 @@ public:
 
 private:
     config::settings::ingest_source _cfg;
-    log::log_manager& _logs;
+    log::local_tier& _logs;
     std::unique_ptr<impl> _impl;
 };
 

@@ -83,7 +83,7 @@ struct kafka_source::impl {
     source_status st;
 
     struct assigned {
-        std::shared_ptr<log::partition_log> log;
+        std::shared_ptr<log::local_partition> log;
         int64_t committed = -1; // last offset committed to the source group
     };
     std::map<std::pair<std::string, int32_t>, assigned> parts; // consumer thread only
@@ -380,7 +380,7 @@ struct kafka_source::impl {
     }
 };
 
-kafka_source::kafka_source(config::settings::ingest_source cfg, log::log_manager& logs)
+kafka_source::kafka_source(config::settings::ingest_source cfg, log::local_tier& logs)
     : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
     _impl->st.name = _cfg.name;
     _impl->st.type = "kafka";
@@ -429,7 +429,7 @@ source_status kafka_source::status() const {
     return out;
 }
 
-void fill_local_positions(const log::log_manager& logs, source_status& st) {
+void fill_local_positions(const log::local_tier& logs, source_status& st) {
     for (auto& ps : st.partitions)
         if (auto p = logs.partition(ps.local_topic, ps.partition)) {
             ps.local_end = p->log_end_offset()();

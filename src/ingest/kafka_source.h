@@ -2,7 +2,7 @@
 
 #include "base/result.h"
 #include "config/settings.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 
 #include <atomic>
 #include <cstdint>
@@ -48,7 +48,7 @@ struct source_status {
 
 /// Fills each partition's local side (log end, offloaded marker) from the mirror's log: what
 /// every source's status() adds to the source-side figures it keeps itself.
-void fill_local_positions(const log::log_manager& logs, source_status& st);
+void fill_local_positions(const log::local_tier& logs, source_status& st);
 
 /// Which source topics a `topics` setting selects: a comma list of exact names, or one regular
 /// expression (ECMAScript) when it starts with '^'. Topics starting with "__" (internal) are
@@ -72,7 +72,7 @@ private:
 /// Threads: start() spawns the consumer thread; status() is safe from any thread; stop() joins.
 class kafka_source {
 public:
-    kafka_source(config::settings::ingest_source cfg, log::log_manager& logs);
+    kafka_source(config::settings::ingest_source cfg, log::local_tier& logs);
     ~kafka_source();
     kafka_source(const kafka_source&) = delete;
     kafka_source& operator=(const kafka_source&) = delete;
@@ -89,7 +89,7 @@ public:
 
 private:
     config::settings::ingest_source _cfg;
-    log::log_manager& _logs;
+    log::local_tier& _logs;
     std::unique_ptr<impl> _impl;
 };
 

@@ -1,7 +1,7 @@
 // request_handler's admin APIs (CreatePartitions, DeleteRecords, OffsetDelete, DescribeLogDirs,
 // ElectLeaders, DescribeProducers) and the topic/broker config views behind DescribeConfigs and
 // AlterConfigs. Same threading as handlers.cc: any io thread, state in the thread-safe
-// log_manager / group_coordinator / offset_store.
+// local_tier / group_coordinator / offset_store.
 
 #include "kafka/handlers.h"
 #include "kafka/messages_admin.h"
@@ -25,7 +25,7 @@ constexpr int8_t k_source_dynamic_default = 3; // DYNAMIC_DEFAULT_BROKER_CONFIG
 constexpr int8_t k_source_static_broker = 4;   // STATIC_BROKER_CONFIG
 constexpr int8_t k_source_default = 5;         // DEFAULT_CONFIG
 
-constexpr int32_t k_max_partitions = 100000; // as log_manager::create_topic
+constexpr int32_t k_max_partitions = 100000; // as log::log_manager::create_topic
 
 int8_t kafka_config_type(log::config_type t) {
     switch (t) {
@@ -326,7 +326,7 @@ bool request_handler::describe_log_dirs(const request_header& h, bytes_view body
     DECODE_ADMIN_OR_CLOSE(req, decode_describe_log_dirs);
     describe_log_dirs_response resp;
     auto& dir = resp.results.emplace_back();
-    auto root = _logs.options().data_dir / "log";
+    auto root = _logs.log_dir();
     std::error_code ec;
     auto abs = std::filesystem::absolute(root, ec);
     dir.path = (ec ? root : abs).string();
@@ -487,7 +487,7 @@ void request_handler::describe_broker_configs(const describe_configs_request::re
     fixed("node.id", node, 3);
     fixed("listeners", listener, 7);
     fixed("advertised.listeners", fmt::format("PLAINTEXT://{}:{}", _host, _port), 7);
-    fixed("log.dirs", (_logs.options().data_dir / "log").string(), 2);
+    fixed("log.dirs", _logs.log_dir().string(), 2);
     fixed("num.partitions", std::to_string(_opts.default_partitions), 3);
     fixed("auto.create.topics.enable", _opts.auto_create_topics ? "true" : "false", 1);
     fixed("default.replication.factor", "1", 3);

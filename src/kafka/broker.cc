@@ -169,7 +169,7 @@ result<void> apply_advertised_listeners(std::vector<listener_config>& listeners,
 
 struct broker::impl {
     broker_options opts;
-    std::unique_ptr<log::log_manager> logs;
+    std::unique_ptr<log::local_tier> logs;
     std::unique_ptr<offset_store> offsets;
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
@@ -515,7 +515,7 @@ uint16_t broker::port(size_t i) const noexcept {
     return i < _impl->listeners.size() ? _impl->listeners[i].bound_port : 0;
 }
 
-log::log_manager* broker::logs() noexcept { return _impl->logs.get(); }
+log::local_tier* broker::logs() noexcept { return _impl->logs.get(); }
 
 result<void> broker::impl::make_tls_context() {
     auto& t = opts.tls;
@@ -578,13 +578,17 @@ result<void> broker::start() {
     m.users = std::make_unique<user_store>(m.opts.data_dir / "security");
     if (std::ranges::any_of(configs, [](auto& c) { return uses_tls(c.protocol); })) FLOE_TRY(m.make_tls_context());
 
-    log::log_manager_options lo;
-    lo.data_dir = m.opts.data_dir;
-    for (auto& [k, v] : m.opts.topic_defaults) lo.topic_defaults[k] = v;
-    lo.default_partitions = m.opts.default_partitions;
-    lo.auto_create_topics = m.opts.auto_create_topics;
-    lo.flush_interval_ms = m.opts.flush_interval_ms;
-    m.logs = FLOE_TRY_CTX(log::log_manager::open(lo), "opening the local log");
+    if (m.opts.open_local_tier) {
+        m.logs = FLOE_TRY_CTX(m.opts.open_local_tier(), "opening the local tier");
+    } else {
+        log::log_manager_options lo;
+        lo.data_dir = m.opts.data_dir;
+        for (auto& [k, v] : m.opts.topic_defaults) lo.topic_defaults[k] = v;
+        lo.default_partitions = m.opts.default_partitions;
+        lo.auto_create_topics = m.opts.auto_create_topics;
+        lo.flush_interval_ms = m.opts.flush_interval_ms;
+        m.logs = FLOE_TRY_CTX(log::log_manager::open(lo), "opening the local log");
+    }
     m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
     group_coordinator::options go;
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,7 +12,7 @@
 #include <vector>
 
 namespace floe::log {
-class log_manager;
+class local_tier;
 class remote_tier;
 }
 
@@ -84,6 +85,9 @@ struct broker_options {
     /// The remote tier: Fetch and ListOffsets below the local log start of a tiered topic are
     /// served from it (KIP-405). nullptr: only the local tier. Must outlive the broker.
     log::remote_tier* remote = nullptr;
+    /// Opens the local tier at start(): nullptr means the embedded log under <data_dir>/log
+    /// (log::log_manager with the settings above). The app sets it for other backends.
+    std::function<result<std::unique_ptr<log::local_tier>>()> open_local_tier;
 };
 
 /// A single-node Kafka-protocol broker on the embedded local tier.
@@ -110,7 +114,7 @@ public:
     uint16_t port(size_t i) const noexcept;
     /// The local tier the broker serves (valid between start and stop), for the storage worker
     /// and the HTTP plane.
-    log::log_manager* logs() noexcept;
+    log::local_tier* logs() noexcept;
 
     struct impl;
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -118,7 +119,7 @@ result<int64_t> producer_id_allocator::next() {
 // ====================== request_handler ======================
 
 request_handler::request_handler(const broker_options& opts, std::string advertised_host,
-                                 int32_t advertised_port, log::log_manager& logs,
+                                 int32_t advertised_port, log::local_tier& logs,
                                  group_coordinator& groups, producer_id_allocator& pids)
     : _opts(opts), _host(std::move(advertised_host)), _port(advertised_port), _logs(logs),
       _groups(groups), _pids(pids) {}
@@ -273,7 +274,7 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
     resp.topics.reserve(req.topics.size());
     struct pending_ack {
         produce_response::partition* part;
-        std::shared_ptr<log::partition_log> log;
+        std::shared_ptr<log::local_partition> log;
         kafka_offset last;
     };
     std::vector<pending_ack> waits;
@@ -421,7 +422,7 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
             for (auto& p : t.partitions) {
                 auto& pr = tr.parts.emplace_back();
                 pr.hdr.index = p.index;
-                std::shared_ptr<log::partition_log> plog;
+                std::shared_ptr<log::local_partition> plog;
                 if (info) plog = _logs.partition(info->name, p.index);
                 if (!plog) {
                     pr.hdr.error_code = int16_t(v >= 13 && !info ? kerr::unknown_topic_id
@@ -540,7 +541,9 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
             }
             encode_fetch_partition_start(w, v, pr.hdr, pr.data.total_bytes);
             if (pr.data.total_bytes > 0) {
-                if (splices) {
+                // Batches a backend holds in memory (no file to sendfile) take the copy path.
+                bool from_files = std::ranges::none_of(pr.data.slices, [](auto& sl) { return sl.in_memory(); });
+                if (splices && from_files) {
                     // Zero copy: the connection sends these ranges with sendfile(2).
                     for (auto& sl : pr.data.slices) {
                         if (sl.length == 0) continue;
@@ -602,7 +605,7 @@ bool request_handler::metadata(const connection_info& conn, const request_header
             if (rq.name) t = _logs.topic(*rq.name);
             else if (!rq.topic_id.is_nil()) t = _logs.topic(rq.topic_id);
             if (!t && rq.name && _opts.auto_create_topics && req.allow_auto_topic_creation) {
-                if (log::log_manager::validate_topic_name(*rq.name)) {
+                if (log::local_tier::validate_topic_name(*rq.name)) {
                     auto c = _logs.create_topic(*rq.name, -1);
                     if (c) {
                         spdlog::info("auto-created topic {} ({} partitions)", c->name, c->partitions);
@@ -624,7 +627,7 @@ bool request_handler::metadata(const connection_info& conn, const request_header
             auto& rt = resp.topics.emplace_back();
             rt.name = rq.name ? std::string(*rq.name) : std::string();
             rt.topic_id = rq.topic_id;
-            bool bad_name = collides || (rq.name && !log::log_manager::validate_topic_name(*rq.name));
+            bool bad_name = collides || (rq.name && !log::local_tier::validate_topic_name(*rq.name));
             rt.error_code = int16_t(bad_name ? kerr::invalid_topic_exception
                                    : rq.name ? kerr::unknown_topic_or_partition
                                              : kerr::unknown_topic_id);
@@ -705,7 +708,7 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
             rt.error_code = int16_t(code);
             rt.error_message = std::move(msg);
         };
-        if (auto ok = log::log_manager::validate_topic_name(t.name); !ok) {
+        if (auto ok = log::local_tier::validate_topic_name(t.name); !ok) {
             error(kerr::invalid_topic_exception, ok.error().message());
             continue;
         }

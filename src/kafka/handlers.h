@@ -7,7 +7,7 @@
 #include "kafka/protocol.h"
 #include "kafka/record_batch.h"
 #include "kafka/users.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 
 #include <asio/awaitable.hpp>
 
@@ -58,11 +58,11 @@ struct connection_info {
 /// allocator. One instance per broker, shared by every connection; each call runs on the
 /// calling connection's strand and may suspend (acks=all, long-poll Fetch, JoinGroup/SyncGroup
 /// waits) without blocking other connections. Thread-safe: state lives in the thread-safe
-/// log_manager, group_coordinator and producer_id_allocator.
+/// local tier, group_coordinator and producer_id_allocator.
 class request_handler {
 public:
     request_handler(const broker_options& opts, std::string advertised_host,
-                    int32_t advertised_port, log::log_manager& logs, group_coordinator& groups,
+                    int32_t advertised_port, log::local_tier& logs, group_coordinator& groups,
                     producer_id_allocator& pids);
 
     /// Handles one request whose header is decoded; `body` is the rest of the frame (mutable:
@@ -151,7 +151,7 @@ private:
     user_store* _users = nullptr;
     std::string _host;
     int32_t _port;
-    log::log_manager& _logs;
+    log::local_tier& _logs;
     group_coordinator& _groups;
     producer_id_allocator& _pids;
     fetch_session_cache _sessions; ///< KIP-227 incremental fetch sessions

@@ -182,7 +182,7 @@ log_manager::~log_manager() {
 const log_manager_options& log_manager::options() const noexcept { return _impl->opts; }
 const config_map& log_manager::topic_defaults() const noexcept { return _impl->opts.topic_defaults; }
 
-result<void> log_manager::validate_topic_name(std::string_view name) {
+result<void> local_tier::validate_topic_name(std::string_view name) {
     if (name.empty() || name.size() > 249)
         return fail(errc::invalid_argument, "topic name must be 1-249 characters");
     if (name == "." || name == "..")
@@ -197,7 +197,7 @@ result<void> log_manager::validate_topic_name(std::string_view name) {
     return {};
 }
 
-std::string log_manager::topic_collision_key(std::string_view name) {
+std::string local_tier::topic_collision_key(std::string_view name) {
     std::string key(name);
     for (auto& c : key)
         if (c == '.' || c == '-' || c == ':') c = '_';
@@ -419,16 +419,7 @@ result<topic_info> log_manager::alter_topic_config(std::string_view name,
     return e.info;
 }
 
-result<topic_info> log_manager::incremental_alter_topic_config(std::string_view name,
-                                                               std::span<const config_op> ops,
-                                                               bool validate_only) {
-    config_map overrides;
-    {
-        std::shared_lock g(_impl->mu);
-        auto it = _impl->topics.find(name);
-        if (it == _impl->topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
-        overrides = it->second.info.overrides;
-    }
+result<config_map> apply_config_ops(config_map overrides, std::span<const config_op> ops) {
     auto split = [](std::string_view s) {
         std::vector<std::string> v;
         size_t at = 0;
@@ -466,6 +457,20 @@ result<topic_info> log_manager::incremental_alter_topic_config(std::string_view 
         }
         }
     }
+    return overrides;
+}
+
+result<topic_info> log_manager::incremental_alter_topic_config(std::string_view name,
+                                                               std::span<const config_op> ops,
+                                                               bool validate_only) {
+    config_map overrides;
+    {
+        std::shared_lock g(_impl->mu);
+        auto it = _impl->topics.find(name);
+        if (it == _impl->topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+        overrides = it->second.info.overrides;
+    }
+    overrides = FLOE_TRY(apply_config_ops(std::move(overrides), ops));
     return alter_topic_config(name, overrides, validate_only);
 }
 
@@ -546,6 +551,16 @@ std::shared_ptr<partition_log> log_manager::partition(const uuid& topic_id,
     if (partition < 0 || size_t(partition) >= parts.size()) return nullptr;
     return parts[size_t(partition)];
 }
+
+std::shared_ptr<local_partition> log_manager::find_partition(std::string_view topic, int32_t p) const {
+    return partition(topic, p);
+}
+
+std::shared_ptr<local_partition> log_manager::find_partition(const uuid& topic_id, int32_t p) const {
+    return partition(topic_id, p);
+}
+
+std::filesystem::path log_manager::log_dir() const { return _impl->opts.data_dir / "log"; }
 
 result<size_t> log_manager::run_housekeeping() {
     size_t deleted = 0;

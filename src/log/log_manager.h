@@ -3,6 +3,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "base/uuid.h"
+#include "log/local_tier.h"
 #include "log/partition_log.h"
 #include "log/topic_config.h"
 
@@ -36,27 +37,6 @@ struct log_manager_options {
     bool background_threads = true;
 };
 
-/// A topic as the metadata store keeps it.
-struct topic_info {
-    std::string name;
-    uuid id;
-    int32_t partitions = 0;
-    config_map overrides;   ///< per-topic settings (DescribeConfigs source DYNAMIC_TOPIC_CONFIG)
-    topic_config config;    ///< effective: defaults overlaid with overrides
-    /// Non-empty for a mirror topic: the ingest source it mirrors (e.g. "kafka:orders"). Its
-    /// partitions are opened as mirrors: written only by partition_log::mirror_append, Produce
-    /// refused. Persisted in topics.json ("mirror_of").
-    std::string mirror_of;
-};
-
-/// IncrementalAlterConfigs operation (Kafka's OpType: 0 set, 1 delete, 2 append, 3 subtract).
-struct config_op {
-    enum class kind : uint8_t { set = 0, remove = 1, append = 2, subtract = 3 };
-    std::string key;
-    kind op = kind::set;
-    std::string value;
-};
-
 /// Owns every partition log under <data_dir>/log and the topic metadata store
 /// (<data_dir>/log/topics.json, replaced atomically: write temp, fsync, rename, fsync dir).
 ///
@@ -68,18 +48,13 @@ struct config_op {
 /// may keep using one across a concurrent delete (appends then fail with shutting_down).
 /// Flusher threads run group commits; the housekeeping thread runs retention and time-based
 /// rolls.
-class log_manager {
+class log_manager : public local_tier {
 public:
     /// Loads the topic store and opens (recovers) every partition. Start-up errors are values.
     static result<std::unique_ptr<log_manager>> open(log_manager_options opts);
     ~log_manager();
 
-    /// Checks a topic name: 1-249 chars of [a-zA-Z0-9._-], not "." or "..".
-    static result<void> validate_topic_name(std::string_view name);
-    /// The name under which topics collide: '.', '-' and ':' read as '_'. It is the rule that
-    /// names a topic's Iceberg table (lake::table_name_for_topic, which must agree; a tiering
-    /// test checks both), so two live topics never share a key: they would share one table.
-    static std::string topic_collision_key(std::string_view name);
+    // validate_topic_name and topic_collision_key: inherited from local_tier.
     /// A partition's directory name under <data_dir>/log: "<topic>-<partition>.<topic id hex>",
     /// or for names that would pass `max_file_name_bytes`, the topic's first characters and a
     /// '~' in place of the full name (the id keeps it unique).
@@ -119,6 +94,8 @@ public:
     std::shared_ptr<partition_log> partition(const topic_partition& tp) const {
         return partition(tp.topic, tp.partition);
     }
+    /// <data_dir>/log.
+    std::filesystem::path log_dir() const override;
 
     /// Applies retention and segment.ms rolls to every partition now. Returns segments deleted.
     result<size_t> run_housekeeping();
@@ -139,6 +116,10 @@ public:
     result<void> set_dynamic_topic_defaults(const config_map& defaults, bool validate_only = false);
 
     struct impl;
+
+protected:
+    std::shared_ptr<local_partition> find_partition(std::string_view topic, int32_t partition) const override;
+    std::shared_ptr<local_partition> find_partition(const uuid& topic_id, int32_t partition) const override;
 
 private:
     explicit log_manager(std::unique_ptr<impl> i);

@@ -28,6 +28,13 @@ file_handle::~file_handle() {
 }
 
 result<void> file_slice::copy_to(byte_buffer& out) const {
+    if (memory) {
+        if (position + length > memory->size())
+            return fail(errc::io_error, "in-memory slice [{}, +{}) past its buffer of {} bytes", position, length,
+                        memory->size());
+        out.insert(out.end(), memory->begin() + ptrdiff_t(position), memory->begin() + ptrdiff_t(position + length));
+        return {};
+    }
     size_t at = out.size();
     out.resize(at + length);
     auto r = pread_exact(file->fd(), out.data() + at, length, position);

@@ -5,6 +5,7 @@
 #include "base/ids.h"
 #include "base/result.h"
 #include "base/uuid.h"
+#include "log/local_tier.h"
 #include "log/record_batch_header.h"
 #include "log/topic_config.h"
 
@@ -20,145 +21,6 @@
 #include <vector>
 
 namespace floe::log {
-
-/// A topic name and partition number.
-struct topic_partition {
-    std::string topic;
-    int32_t partition = 0;
-    auto operator<=>(const topic_partition&) const = default;
-};
-
-/// An open, read-only view of a segment file that stays valid while any holder keeps it, even
-/// after the segment is deleted by retention (the inode lives until the last fd closes).
-/// Thread-safe: only pread/sendfile on a fixed fd.
-class file_handle {
-public:
-    explicit file_handle(int fd) noexcept : _fd(fd) {}
-    ~file_handle();
-    file_handle(const file_handle&) = delete;
-    file_handle& operator=(const file_handle&) = delete;
-    int fd() const noexcept { return _fd; }
-
-private:
-    int _fd;
-};
-
-/// A byte range of a segment file holding whole record batches, for Fetch: hand `fd()`,
-/// `position`, `length` to sendfile(2), or call `copy_to` to pread them.
-struct file_slice {
-    std::shared_ptr<const file_handle> file;
-    uint64_t position = 0;
-    uint32_t length = 0;
-    kafka_offset first_offset{0}; ///< base offset of the first batch in the range
-    kafka_offset last_offset{0};  ///< last offset of the last batch in the range
-
-    int fd() const noexcept { return file->fd(); }
-    /// Appends the bytes of the range to `out` (pread). errc::io_error on failure.
-    result<void> copy_to(byte_buffer& out) const;
-};
-
-/// Offsets of a partition at one instant. Single replica: high watermark == log end offset,
-/// and without transactions last stable offset == high watermark.
-struct partition_offsets {
-    kafka_offset log_start{0};  ///< first offset still in the local log
-    kafka_offset log_end{0};    ///< next offset to be assigned
-    kafka_offset high_watermark{0};
-    kafka_offset last_stable{0};
-    kafka_offset durable_end{0}; ///< offsets below this are fsynced
-};
-
-struct read_options {
-    /// Byte budget of the answer. Whole batches only; with `min_one_batch` the first batch is
-    /// returned even when larger than the budget (KIP-74), so a consumer always progresses.
-    size_t max_bytes = 1 << 20;
-    bool min_one_batch = true;
-    /// Exclusive upper bound on offsets returned; nullopt means the high watermark.
-    std::optional<kafka_offset> max_offset;
-};
-
-struct read_result {
-    /// In offset order, spanning one or more segments; their concatenation is whole batches,
-    /// the first containing the requested offset (it may start before it, as Kafka's does).
-    /// Empty when the offset is the log end.
-    std::vector<file_slice> slices;
-    size_t total_bytes = 0;
-    partition_offsets offsets;
-
-    /// Concatenates every slice into `out` (pread). For callers that cannot sendfile.
-    result<void> copy_to(byte_buffer& out) const;
-};
-
-/// What Produce needs back, and why an append was refused (mapped to Kafka error codes by the
-/// kafka module: corrupt -> CORRUPT_MESSAGE, message_too_large -> MESSAGE_TOO_LARGE,
-/// invalid_record -> INVALID_RECORD, out_of_order_sequence -> OUT_OF_ORDER_SEQUENCE_NUMBER,
-/// invalid_producer_epoch -> INVALID_PRODUCER_EPOCH, duplicate -> NONE with the original offsets,
-/// mirror_read_only -> TOPIC_AUTHORIZATION_FAILED).
-enum class append_status : uint8_t {
-    ok,
-    duplicate,              ///< an idempotent retry of a batch already in the log: not re-appended
-    corrupt,                ///< a batch is truncated, malformed or fails its CRC
-    message_too_large,      ///< a batch is larger than max.message.bytes
-    invalid_record,         ///< e.g. magic != 2, or several idempotent batches mixed badly
-    out_of_order_sequence,  ///< idempotent producer skipped or reordered sequences
-    invalid_producer_epoch, ///< idempotent producer with a stale (fenced) epoch
-    mirror_read_only,       ///< append() on a mirror partition: only mirror_append writes it
-    below_log_end,          ///< mirror_append of a batch below the log end (already mirrored)
-};
-std::string_view to_string(append_status s) noexcept;
-
-struct append_result {
-    append_status status = append_status::ok;
-    kafka_offset base_offset{-1}; ///< first offset assigned (or of the original, on duplicate)
-    kafka_offset last_offset{-1};
-    int64_t log_append_time_ms = -1; ///< set for LogAppendTime topics, else -1
-    kafka_offset log_start_offset{0};
-    std::string message; ///< why, when status is not ok/duplicate
-};
-
-/// Per producer id: what idempotent-producer checks need. Last few batches kept for
-/// duplicate detection, as Kafka keeps 5 (max.in.flight for idempotence).
-struct producer_batch_meta {
-    int32_t first_seq = -1;
-    int32_t last_seq = -1;
-    int64_t first_offset = -1;
-    int64_t last_offset = -1;
-    int64_t timestamp = -1;
-};
-struct producer_state {
-    int64_t producer_id = -1;
-    int16_t epoch = -1;
-    std::vector<producer_batch_meta> recent; ///< oldest first, at most `max_recent`
-    static constexpr size_t max_recent = 5;
-    int32_t last_seq() const noexcept { return recent.empty() ? -1 : recent.back().last_seq; }
-    int64_t last_timestamp() const noexcept { return recent.empty() ? -1 : recent.back().timestamp; }
-};
-
-struct append_options {
-    /// The caller already checked every batch's CRC-32C (e.g. while validating the Produce
-    /// request): skip the second pass over the bytes. Headers and sizes are still checked.
-    bool crc_checked = false;
-};
-
-/// One segment as the storage worker and retention see it.
-struct segment_info {
-    segment_id id{0};              ///< == base offset
-    kafka_offset base_offset{0};
-    kafka_offset next_offset{0};   ///< one past the last offset; == base_offset when empty
-    uint64_t size_bytes = 0;
-    int64_t first_timestamp_ms = -1; ///< smallest batch base timestamp seen (-1 if empty)
-    int64_t max_timestamp_ms = -1;   ///< largest batch max timestamp seen (-1 if empty)
-    int64_t created_ms = 0;          ///< when the segment was rolled in (drives segment.ms)
-    uint32_t batch_count = 0;
-    bool sealed = false;             ///< no more appends; immutable on disk and fsynced
-    std::filesystem::path path;      ///< the .log file
-    kafka_offset last_offset() const noexcept { return next_offset - 1; }
-    bool empty() const noexcept { return next_offset == base_offset; }
-};
-
-struct timestamp_lookup {
-    kafka_offset offset{-1};
-    int64_t timestamp_ms = -1;
-};
 
 /// What recovery found on open: how much of a torn tail was cut and which indexes were rebuilt.
 struct recovery_report {
@@ -204,7 +66,7 @@ struct partition_log_options {
 /// indexes, then do their I/O outside it on shared file handles. fsync (and sealing of rolled
 /// segments) runs outside it under `impl::flush_mu`, so appends continue while a group commit
 /// is in progress.
-class partition_log : public std::enable_shared_from_this<partition_log> {
+class partition_log : public local_partition, public std::enable_shared_from_this<partition_log> {
 public:
     /// Opens (creating if missing) and recovers the partition: scans the tail segment, cuts a
     /// torn or corrupt tail at the last valid batch (CRC-32C), rebuilds missing/bad indexes,

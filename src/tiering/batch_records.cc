@@ -97,7 +97,7 @@ result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buff
     return last;
 }
 
-result<void> for_each_local_record(log::partition_log& p, int64_t from, int64_t until, size_t chunk_bytes,
+result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_t until, size_t chunk_bytes,
                                    size_t max_decompressed,
                                    const std::function<result<bool>(const record_view&)>& fn) {
     byte_buffer chunk, scratch;

@@ -2,7 +2,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
-#include "log/partition_log.h"
+#include "log/local_tier.h"
 #include "log/record_batch_header.h"
 #include "log/records.h"
 
@@ -58,7 +58,7 @@ result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buff
 /// Reads a partition's local log from `from` up to `until` (exclusive) in chunks of about
 /// `chunk_bytes` and decodes each record at or after `from` (fn as above). Errors from the log
 /// (errc::out_of_range once retention moved the start past `from`) are returned.
-result<void> for_each_local_record(log::partition_log& p, int64_t from, int64_t until, size_t chunk_bytes,
+result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_t until, size_t chunk_bytes,
                                    size_t max_decompressed,
                                    const std::function<result<bool>(const record_view&)>& fn);
 

@@ -53,7 +53,7 @@ public:
                                                               int64_t from_ts, int64_t to_ts, int64_t below_offset,
                                                               size_t limit);
 
-    /// The DeleteRecords floor of a partition (log::partition_log::records_start): no method
+    /// The DeleteRecords floor of a partition (log::local_partition::records_start): no method
     /// returns a record below it, and start_offset() is never below it. `floe serve` sets it from
     /// the local log once the broker is up; unset, nothing is hidden.
     using floor_fn = std::function<int64_t(const std::string& topic, int32_t partition)>;

@@ -43,7 +43,7 @@ std::string stream_key_for(std::string_view topic, int32_t partition) {
     return fmt::format("{}-{}", topic, partition);
 }
 
-storage_worker::storage_worker(log::log_manager& logs, lake::lake& lake, std::unique_ptr<lease> l,
+storage_worker::storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<lease> l,
                                worker_options opts)
     : _logs(logs), _lake(lake), _lease(std::move(l)), _opts(opts),
       _clock(opts.clock ? *opts.clock : system_clock_source::instance()) {}
@@ -107,7 +107,7 @@ tick_report storage_worker::tick() {
     if (!*leader) return rep;
 
     // Every partition of every tiered topic; roll what is due by time first.
-    std::vector<std::pair<log::topic_info, std::shared_ptr<log::partition_log>>> work;
+    std::vector<std::pair<log::topic_info, std::shared_ptr<log::local_partition>>> work;
     for (auto& t : _logs.topics()) {
         if (!t.config.remote_storage_enable) continue;
         for (int32_t p = 0; p < t.partitions; ++p) {
@@ -207,7 +207,7 @@ tick_report storage_worker::tick() {
 }
 
 storage_worker::partition_result storage_worker::offload_partition(const log::topic_info& topic,
-                                                                   std::shared_ptr<log::partition_log> p) {
+                                                                   std::shared_ptr<log::local_partition> p) {
     auto key = stream_key_for(topic.name, p->tp().partition);
     {
         std::lock_guard g(_mu);
@@ -237,7 +237,7 @@ storage_worker::partition_result storage_worker::offload_partition(const log::to
 }
 
 result<storage_worker::partition_result> storage_worker::offload_partition_once(const log::topic_info& topic,
-                                                                                log::partition_log& p) {
+                                                                                log::local_partition& p) {
     partition_result out;
     auto key = stream_key_for(topic.name, p.tp().partition);
     auto table = FLOE_TRY_CTX(_lake.table_for_topic(topic.name), "opening the table of {}", topic.name);

@@ -3,7 +3,7 @@
 #include "base/clock.h"
 #include "base/result.h"
 #include "lake/table_writer.h"
-#include "log/log_manager.h"
+#include "log/local_tier.h"
 #include "tiering/lease.h"
 #include "tiering/table_maintainer.h"
 
@@ -66,7 +66,7 @@ struct worker_health {
 /// sealed segments and sets markers). tick() may also be called directly (tests).
 class storage_worker {
 public:
-    storage_worker(log::log_manager& logs, lake::lake& lake, std::unique_ptr<lease> lease,
+    storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<lease> lease,
                    worker_options opts);
     ~storage_worker();
 
@@ -93,12 +93,12 @@ private:
         bool failed = false;
     };
     partition_result offload_partition(const log::topic_info& topic,
-                                       std::shared_ptr<log::partition_log> p);
+                                       std::shared_ptr<log::local_partition> p);
     result<partition_result> offload_partition_once(const log::topic_info& topic,
-                                                    log::partition_log& p);
+                                                    log::local_partition& p);
     void run();
 
-    log::log_manager& _logs;
+    log::local_tier& _logs;
     lake::lake& _lake;
     std::unique_ptr<lease> _lease;
     worker_options _opts;
