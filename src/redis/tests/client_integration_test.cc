@@ -192,3 +192,169 @@ TEST_F(redis_single, auth_and_db_errors_name_the_problem) {
     EXPECT_NE(nodb.error().message().find("SELECT"), std::string::npos) << nodb.error();
     fs::remove_all(dir2);
 }
+
+// ---- Redis Cluster -------------------------------------------------------------------------
+
+class redis_cluster : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir = temp_dir("cluster");
+        auto c = fixture::cluster::start(dir);
+        ASSERT_TRUE(c) << c.error();
+        cl = new fixture::cluster(std::move(*c));
+    }
+    static void TearDownTestSuite() {
+        delete cl;
+        cl = nullptr;
+        fs::remove_all(dir);
+    }
+    static std::string node_id(fixture::server& s) { return s.raw({"CLUSTER", "MYID"})->str(); }
+    static fixture::server& owner_of(client& c, std::string_view key) {
+        auto name = c.node_for(key);
+        auto port = static_cast<uint16_t>(std::stoi(name.substr(name.rfind(':') + 1)));
+        return *cl->by_port(port);
+    }
+    static inline fixture::cluster* cl = nullptr;
+    static inline fs::path dir;
+};
+
+TEST_F(redis_cluster, detects_cluster_and_routes_every_slot) {
+    // One seed is enough; the other masters come from CLUSTER SLOTS.
+    auto c = connect_to(cl->nodes()[1].uri());
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->is_cluster());
+    EXPECT_EQ(c->masters().size(), 3u);
+    ASSERT_TRUE(c->ping());
+    // Our slot function agrees with the server's CLUSTER KEYSLOT (an independent check).
+    for (int i = 0; i < 300; ++i) {
+        auto key = fmt::format("key:{}:{{tag{}}}:x", i * 7919, i % 13);
+        auto srv_slot = cl->nodes()[0].raw({"CLUSTER", "KEYSLOT", key});
+        ASSERT_TRUE(srv_slot);
+        ASSERT_EQ(srv_slot->integer(), key_slot(key)) << key;
+    }
+    // Keys everywhere: every command lands on its owner without a redirect.
+    for (int i = 0; i < 300; ++i) {
+        auto key = fmt::format("k{}", i);
+        ASSERT_TRUE(c->command({"SET", key, std::to_string(i)})) << key;
+    }
+    for (int i = 0; i < 300; ++i) EXPECT_EQ(c->command({"GET", fmt::format("k{}", i)})->str(), std::to_string(i));
+    EXPECT_EQ(c->counters().moved, 0u);
+    // Each master holds some of them (the keys really are spread).
+    for (auto& n : cl->nodes()) EXPECT_GT(n.raw({"DBSIZE"})->integer(), 50);
+    // A pipeline of one slot, and a cross-slot command answered as the server's error.
+    std::vector<std::vector<std::string>> cmds;
+    for (int i = 0; i < 50; ++i) cmds.push_back({"RPUSH", "{q}.list", std::to_string(i)});
+    cmds.push_back({"LLEN", "{q}.list"});
+    auto r = c->pipeline("{q}", cmds);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->back().integer(), 50);
+    auto cross = c->command({"MGET", "a", "b"});
+    ASSERT_FALSE(cross);
+    EXPECT_TRUE(server_error_is(cross.error(), "CROSSSLOT")) << cross.error();
+    // A wrong db is refused at connect.
+    auto db = parse_uris(cl->nodes()[0].uri() + "/1");
+    auto refused = client::connect(*db);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), errc::invalid_argument);
+}
+
+TEST_F(redis_cluster, functions_on_every_master) {
+    auto c = connect_to(cl->uris());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->load_library("floe_test", test_library, "1"));
+    EXPECT_EQ(c->counters().library_loads, 3u);
+    ASSERT_TRUE(c->load_library("floe_test", test_library, "1"));
+    EXPECT_EQ(c->counters().library_loads, 3u);
+    for (int i = 0; i < 30; ++i) {
+        auto key = fmt::format("{{f{}}}.n", i);
+        auto r = c->fcall("floe_test_incr_by", {key}, {"2"});
+        ASSERT_TRUE(r) << r.error();
+        EXPECT_EQ(r->integer(), 2);
+    }
+}
+
+TEST_F(redis_cluster, live_slot_migration_follows_ask_then_moved) {
+    auto c = connect_to(cl->uris());
+    ASSERT_TRUE(c);
+    const std::string tag = "{mig}";
+    const auto slot = key_slot(tag);
+    auto& from = owner_of(*c, tag);
+    fixture::server* to = nullptr;
+    for (auto& n : cl->nodes())
+        if (n.port() != from.port()) to = &n;
+    ASSERT_TRUE(to);
+    auto from_id = node_id(from), to_id = node_id(*to);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 20; ++i) keys.push_back(fmt::format("{}.k{}", tag, i));
+    for (auto& k : keys) ASSERT_TRUE(c->command({"SET", k, "v-" + k}));
+    auto s = std::to_string(slot);
+    ASSERT_TRUE(check(*to->raw({"CLUSTER", "SETSLOT", s, "IMPORTING", from_id})));
+    ASSERT_TRUE(check(*from.raw({"CLUSTER", "SETSLOT", s, "MIGRATING", to_id})));
+    // Move half of the keys: those are now answered with ASK by the old owner.
+    std::vector<std::string> migrate = {"MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000", "KEYS"};
+    for (int i = 0; i < 10; ++i) migrate.push_back(keys[static_cast<size_t>(i)]);
+    auto m = from.raw(migrate);
+    ASSERT_TRUE(m && check(*m)) << (m ? m->debug_string() : m.error().to_string());
+    for (auto& k : keys) {
+        auto v = c->command({"GET", k});
+        ASSERT_TRUE(v) << v.error();
+        EXPECT_EQ(v->str(), "v-" + k);
+    }
+    EXPECT_GE(c->counters().ask, 10u);
+    // A new key of the slot during the migration goes to the new owner (ASK).
+    ASSERT_TRUE(c->command({"SET", tag + ".new", "n"}));
+    // A pipeline during the migration: some commands answered at the source, some via ASK.
+    std::vector<std::vector<std::string>> cmds;
+    for (auto& k : keys) cmds.push_back({"GET", k});
+    auto pr = c->pipeline(tag, cmds);
+    ASSERT_TRUE(pr) << pr.error();
+    for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ((*pr)[i].str(), "v-" + keys[i]);
+    // Finish: move the rest and give the slot to the new owner on every node.
+    std::vector<std::string> rest = {"MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000", "KEYS"};
+    for (int i = 10; i < 20; ++i) rest.push_back(keys[static_cast<size_t>(i)]);
+    ASSERT_TRUE(check(*from.raw(rest)));
+    for (auto* n : {to, &from})
+        ASSERT_TRUE(check(*n->raw({"CLUSTER", "SETSLOT", s, "NODE", to_id})));
+    for (auto& n : cl->nodes())
+        if (n.port() != to->port() && n.port() != from.port()) (void)n.raw({"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    auto moved_before = c->counters().moved;
+    for (auto& k : keys) {
+        auto v = c->command({"GET", k});
+        ASSERT_TRUE(v) << v.error();
+        EXPECT_EQ(v->str(), "v-" + k);
+    }
+    EXPECT_GE(c->counters().moved, moved_before + 1);
+    EXPECT_EQ(c->node_for(tag), fmt::format("127.0.0.1:{}", to->port()));
+    EXPECT_EQ(c->command({"GET", tag + ".new"})->str(), "n");
+}
+
+TEST_F(redis_cluster, node_restart_gives_retriable_errors_then_recovers) {
+    auto o = parse_uris(cl->uris());
+    o->retry_budget = std::chrono::milliseconds(500);
+    o->connect_timeout = std::chrono::milliseconds(500);
+    auto cc = client::connect(*o);
+    ASSERT_TRUE(cc) << cc.error();
+    auto& c = *cc;
+    ASSERT_TRUE(c->load_library("floe_test", test_library, "1"));
+    const auto loads_before = c->counters().library_loads;
+    const std::string key = "{restart}.n";
+    auto& victim = owner_of(*c, key);
+    ASSERT_TRUE(c->command({"SET", key, "1"}));
+    victim.kill9();
+    auto down = c->command({"GET", key});
+    ASSERT_FALSE(down);
+    EXPECT_TRUE(down.error().retryable()) << down.error();
+    ASSERT_TRUE(victim.restart());
+    ASSERT_TRUE(cl->wait_ok(std::chrono::seconds(20)));
+    // The restarted node kept its slots (nodes.conf) but not its data or functions (no
+    // persistence): the client reconnects, and fcall reloads the library there.
+    result<reply> back = fail(errc::unavailable, "not tried");
+    for (int i = 0; i < 100 && !back; ++i) {
+        back = c->fcall("floe_test_incr_by", {key}, {"3"});
+        if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(back->integer(), 3);
+    EXPECT_EQ(c->counters().library_loads, loads_before + 1) << "the library is loaded again on the restarted node";
+    EXPECT_TRUE(c->ping());
+}
