@@ -199,7 +199,18 @@ public:
 
     /// Sends the commands in one round trip and reads every reply. An I/O failure or a
     /// timeout fails the whole call (and the connection).
-    result<std::vector<reply>> exec(connection& c, std::span<const command_args> cmds) {
+    /// `timeout` (when set) replaces command_timeout for this round trip only.
+    result<std::vector<reply>> exec(connection& c, std::span<const command_args> cmds,
+                                    std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+        if (timeout) redisSetTimeout(c.ctx, to_timeval(*timeout));
+        auto r = exec_inner(c, cmds, timeout.value_or(_opts.command_timeout));
+        if (timeout && r) redisSetTimeout(c.ctx, to_timeval(_opts.command_timeout));
+        return r;
+    }
+
+private:
+    result<std::vector<reply>> exec_inner(connection& c, std::span<const command_args> cmds,
+                                          std::chrono::milliseconds timeout) {
         std::vector<const char*> argv;
         std::vector<size_t> argl;
         for (auto args : cmds) {
@@ -216,7 +227,7 @@ public:
         out.reserve(cmds.size());
         for (size_t i = 0; i < cmds.size(); ++i) {
             void* raw = nullptr;
-            if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c);
+            if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
             auto* r = static_cast<redisReply*>(raw);
             out.push_back(convert(r));
             freeReplyObject(r);
@@ -224,13 +235,12 @@ public:
         return out;
     }
 
-private:
-    result<std::vector<reply>> io_failure(connection& c) {
+    result<std::vector<reply>> io_failure(connection& c, std::chrono::milliseconds timeout) {
         int err = c.ctx->err;
         std::string text = c.ctx->errstr;
         if (err == REDIS_ERR_IO && (text.find("temporarily unavailable") != std::string::npos
                                     || text.find("timed out") != std::string::npos))
-            return fail(errc::timeout, "redis {}: no answer within {} ms", _name, _opts.command_timeout.count());
+            return fail(errc::timeout, "redis {}: no answer within {} ms", _name, timeout.count());
         if (err == REDIS_ERR_EOF || err == REDIS_ERR_IO)
             return fail(errc::unavailable, "redis {}: connection lost: {}", _name,
                         text.empty() ? std::string("closed by server") : text);
@@ -254,13 +264,13 @@ private:
         int nodelay = 1;
         ::setsockopt(c->ctx->fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof nodelay);
         std::vector<std::vector<std::string_view>> setup;
+        const std::string db_text = std::to_string(_opts.db);
         if (!_opts.password.empty()) {
             if (_opts.user.empty()) setup.push_back({"AUTH", _opts.password});
             else setup.push_back({"AUTH", _opts.user, _opts.password});
         }
         if (_select_db && _opts.db != 0) {
-            _db_text = std::to_string(_opts.db);
-            setup.push_back({"SELECT", _db_text});
+            setup.push_back({"SELECT", db_text});
         }
         if (!_opts.client_name.empty()) setup.push_back({"CLIENT", "SETNAME", _opts.client_name});
         if (!setup.empty()) {
@@ -283,7 +293,6 @@ private:
     const options& _opts;
     std::atomic<uint64_t>& _opened;
     bool _select_db;
-    std::string _db_text;
     std::mutex _mu;
     std::condition_variable _cv;
     std::vector<std::unique_ptr<connection>> _idle;
@@ -421,10 +430,11 @@ public:
     }
 
     /// One round trip on a pooled connection of `pool`.
-    result<std::vector<reply>> exec_on(node_pool& pool, std::span<const command_args> cmds) {
+    result<std::vector<reply>> exec_on(node_pool& pool, std::span<const command_args> cmds,
+                                       std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         auto deadline = clock_type::now() + _opts.command_timeout;
         auto conn = FLOE_TRY(pool.acquire(deadline));
-        auto r = pool.exec(*conn, cmds);
+        auto r = pool.exec(*conn, cmds, timeout);
         pool.release(std::move(conn), r.has_value());
         if (!r && r.error().code() == errc::unavailable) pool.drop_idle();
         return r;
@@ -438,7 +448,8 @@ public:
 
     /// Runs the commands (all for `slot`, or keyless when no slot) with redirects and retries.
     /// Error replies stay replies. Only a transport failure (or the retry budget) fails it.
-    result<std::vector<reply>> run(std::optional<uint16_t> slot, std::span<const command_args> cmds) {
+    result<std::vector<reply>> run(std::optional<uint16_t> slot, std::span<const command_args> cmds,
+                                   std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         auto deadline = clock_type::now() + _opts.retry_budget;
         std::vector<std::optional<reply>> results(cmds.size());
         std::vector<size_t> pending(cmds.size());
@@ -458,7 +469,7 @@ public:
                 if (asking) batch.push_back(command_args(asking_args));
                 batch.push_back(cmds[i]);
             }
-            auto sent = exec_on(*target, batch);
+            auto sent = exec_on(*target, batch, timeout);
             if (!sent) {
                 // A connection that could not be opened sent nothing: safe to try again after
                 // the map is reloaded (the slot may have moved to a promoted replica). A lost
@@ -533,9 +544,10 @@ public:
         return out;
     }
 
-    result<reply> one(std::optional<uint16_t> slot, command_args args) {
+    result<reply> one(std::optional<uint16_t> slot, command_args args,
+                      std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         if (args.empty()) return fail(errc::invalid_argument, "empty redis command");
-        auto r = FLOE_TRY(run(slot, std::span<const command_args>(&args, 1)));
+        auto r = FLOE_TRY(run(slot, std::span<const command_args>(&args, 1), timeout));
         FLOE_TRY(check(r[0]));
         return std::move(r[0]);
     }
@@ -661,6 +673,23 @@ result<std::vector<reply>> client::pipeline(std::string_view slot_key,
         views.emplace_back(c.begin(), c.end());
     }
     std::vector<command_args> spans(views.begin(), views.end());
+    return _impl->run(key_slot(slot_key), spans);
+}
+
+result<reply> client::command_blocking(std::string_view slot_key, std::span<const std::string_view> args,
+                                       std::chrono::milliseconds block) {
+    return _impl->one(key_slot(slot_key), args, block + _impl->_opts.command_timeout);
+}
+
+result<std::vector<reply>> client::pipeline(std::string_view slot_key,
+                                            std::span<const std::vector<std::string_view>> commands) {
+    if (commands.empty()) return std::vector<reply>{};
+    std::vector<command_args> spans;
+    spans.reserve(commands.size());
+    for (auto& c : commands) {
+        if (c.empty()) return fail(errc::invalid_argument, "empty redis command in a pipeline");
+        spans.emplace_back(c);
+    }
     return _impl->run(key_slot(slot_key), spans);
 }
 

@@ -145,6 +145,15 @@ public:
     /// Fails only when the connection fails (then any prefix may have run).
     result<std::vector<reply>> pipeline(std::string_view slot_key,
                                         std::span<const std::vector<std::string>> commands);
+    /// The same with borrowed arguments (no copies; the caller keeps them alive).
+    result<std::vector<reply>> pipeline(std::string_view slot_key,
+                                        std::span<const std::vector<std::string_view>> commands);
+
+    /// A command that may block on the server (XREAD/XREADGROUP BLOCK ms, BLPOP, WAIT) for up
+    /// to `block`: its round trip may take block + command_timeout. It holds a pooled
+    /// connection meanwhile. Routed by `slot_key`.
+    result<reply> command_blocking(std::string_view slot_key, std::span<const std::string_view> args,
+                                   std::chrono::milliseconds block);
 
     /// FCALL function numkeys keys... args..., routed by keys[0] (all keys must share a
     /// slot). When the server does not know the function and a library registered with

@@ -174,6 +174,58 @@ TEST_F(redis_single, server_restart_gives_retriable_errors_then_recovers) {
     fs::remove_all(dir2);
 }
 
+TEST_F(redis_single, timeouts_are_retriable_and_blocking_commands_get_their_time) {
+    auto o = parse_uris(srv->uri());
+    o->command_timeout = std::chrono::milliseconds(200);
+    o->retry_budget = std::chrono::milliseconds(0);
+    auto c = client::connect(*o);
+    ASSERT_TRUE(c) << c.error();
+    // The server stops answering for 800 ms: the command times out (retriable), later ones work.
+    ASSERT_TRUE(srv->raw({"CLIENT", "PAUSE", "800", "ALL"}));
+    auto t0 = std::chrono::steady_clock::now();
+    auto slow = (*c)->command({"GET", "k1"});
+    auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_FALSE(slow);
+    EXPECT_EQ(slow.error().code(), errc::timeout) << slow.error();
+    EXPECT_TRUE(slow.error().retryable());
+    EXPECT_LT(took, std::chrono::milliseconds(700));
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    ASSERT_TRUE((*c)->command({"SET", "{blk}.x", "1"}));
+    // XREAD BLOCK 500 outlives command_timeout (200 ms) and returns nil when nothing comes...
+    std::string_view xread[] = {"XREAD", "BLOCK", "500", "STREAMS", "{blk}.s", "$"};
+    t0 = std::chrono::steady_clock::now();
+    auto none = (*c)->command_blocking("{blk}", xread, std::chrono::milliseconds(500));
+    ASSERT_TRUE(none) << none.error();
+    EXPECT_TRUE(none->is_nil());
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(450));
+    // ... and the entry when one is added meanwhile.
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        (void)srv->raw({"XADD", "{blk}.s", "*", "f", "v"});
+    });
+    auto got = (*c)->command_blocking("{blk}", xread, std::chrono::milliseconds(2000));
+    writer.join();
+    ASSERT_TRUE(got) << got.error();
+    ASSERT_TRUE(got->is_array());
+    EXPECT_EQ((*got)[0][1][0][1][1].str(), "v") << got->debug_string();
+    // The connection went back to the pool with the normal timeout.
+    ASSERT_TRUE(srv->raw({"CLIENT", "PAUSE", "500", "ALL"}));
+    auto again = (*c)->command({"GET", "{blk}.x"});
+    EXPECT_FALSE(again);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+}
+
+TEST_F(redis_single, pipeline_of_borrowed_arguments) {
+    auto c = connect_to(srv->uri());
+    std::vector<std::string> values = {"a", "b", "c"};
+    std::vector<std::vector<std::string_view>> cmds;
+    for (auto& v : values) cmds.push_back({"RPUSH", "{v}.l", v});
+    cmds.push_back({"LRANGE", "{v}.l", "0", "-1"});
+    auto r = c->pipeline("{v}", cmds);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->back().debug_string(), "[\"a\", \"b\", \"c\"]");
+}
+
 TEST_F(redis_single, auth_and_db_errors_name_the_problem) {
     auto dir2 = temp_dir("auth");
     auto s = fixture::server::start(dir2, {"--requirepass", "sesame"});
