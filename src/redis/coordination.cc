@@ -129,9 +129,9 @@ result<void> load_coordination_library(client& c) {
 // ---- broker registry -------------------------------------------------------------------------
 
 broker_registry::broker_registry(client& c, std::string ns, int32_t id, std::string listeners,
-                                 std::chrono::milliseconds ttl)
-    : _client(c), _id(id), _id_text(std::to_string(id)), _listeners(std::move(listeners)), _token(random_token()),
-      _ttl(ttl) {
+                                 std::chrono::milliseconds ttl, std::string token)
+    : _client(c), _id(id), _id_text(std::to_string(id)), _listeners(std::move(listeners)),
+      _token(token.empty() ? random_token() : std::move(token)), _ttl(ttl) {
     auto base = fmt::format("{}{{{}.brokers}}", ns, ns);
     _expiry_key = base + ".expiry";
     _listeners_key = base + ".listeners";
@@ -139,11 +139,27 @@ broker_registry::broker_registry(client& c, std::string ns, int32_t id, std::str
 }
 
 result<std::unique_ptr<broker_registry>> broker_registry::create(client& c, std::string ns, int32_t id,
-                                                                 std::string listeners, std::chrono::milliseconds ttl) {
+                                                                 std::string listeners, std::chrono::milliseconds ttl,
+                                                                 std::string instance_token) {
     if (id < 0) return fail(errc::invalid_argument, "broker id {} is negative", id);
     if (ttl.count() <= 0) return fail(errc::invalid_argument, "broker registry ttl must be positive");
+    if (ns.find_first_of("{}") != std::string::npos)
+        return fail(errc::invalid_argument, "namespace '{}' must not contain '{{' or '}}'", ns);
     FLOE_TRY(load_coordination_library(c));
-    return std::unique_ptr<broker_registry>(new broker_registry(c, std::move(ns), id, std::move(listeners), ttl));
+    return std::unique_ptr<broker_registry>(
+        new broker_registry(c, std::move(ns), id, std::move(listeners), ttl, std::move(instance_token)));
+}
+
+result<void> broker_registry::join(std::chrono::milliseconds wait) {
+    auto until = std::chrono::steady_clock::now() + wait;
+    auto pause = std::clamp(_ttl / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
+    while (true) {
+        auto r = heartbeat();
+        if (r || (r.error().code() != errc::already_exists && !r.error().retryable())) return r;
+        if (std::chrono::steady_clock::now() + pause >= until)
+            return std::unexpected(std::move(r).error().with_context("broker {} joining for {} ms", _id, wait.count()));
+        std::this_thread::sleep_for(pause);
+    }
 }
 
 broker_registry::~broker_registry() { stop(); }

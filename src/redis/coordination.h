@@ -47,12 +47,21 @@ struct broker_info {
 /// heartbeats on its own thread until stop() (or destruction).
 class broker_registry {
 public:
+    /// `ns` must not contain '{' or '}' (it is part of the hash tag). `instance_token`
+    /// identifies this process's registration; empty: a random one. A broker that keeps a
+    /// token across restarts (e.g. in its data directory) takes its id back at once after a
+    /// crash instead of waiting for the old entry to expire.
     static result<std::unique_ptr<broker_registry>> create(client& c, std::string ns, int32_t id,
-                                                           std::string listeners, std::chrono::milliseconds ttl);
+                                                           std::string listeners, std::chrono::milliseconds ttl,
+                                                           std::string instance_token = {});
     ~broker_registry();
 
-    /// Registers or refreshes this broker (expiry = server now + ttl).
+    /// Registers or refreshes this broker (expiry = server now + ttl). errc::already_exists
+    /// while another live process holds the id.
     result<void> heartbeat();
+    /// heartbeat(), retried while the id is held by another process (its entry expires within
+    /// the ttl when that process is dead) or Redis is unavailable, for at most `wait`.
+    result<void> join(std::chrono::milliseconds wait);
     /// The live brokers by id (expired ones pruned).
     result<std::vector<broker_info>> live();
     /// Removes this broker at once (clean shutdown), if the entry is still its own.
@@ -68,7 +77,8 @@ public:
     std::chrono::milliseconds ttl() const noexcept { return _ttl; }
 
 private:
-    broker_registry(client& c, std::string ns, int32_t id, std::string listeners, std::chrono::milliseconds ttl);
+    broker_registry(client& c, std::string ns, int32_t id, std::string listeners, std::chrono::milliseconds ttl,
+                    std::string token);
 
     client& _client;
     std::string _expiry_key, _listeners_key, _token_key;

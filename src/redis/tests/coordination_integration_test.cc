@@ -82,6 +82,10 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     auto taken = (*impostor)->heartbeat();
     ASSERT_FALSE(taken);
     EXPECT_EQ(taken.error().code(), errc::already_exists) << taken.error();
+    // The impostor's join waits for the id, and gives up after its limit.
+    auto gave_up = (*impostor)->join(300ms);
+    ASSERT_FALSE(gave_up);
+    EXPECT_EQ(gave_up.error().code(), errc::already_exists);
     // Broker 2 dies (heartbeats stop, no leave): gone within the ttl (+ a heartbeat).
     (*r2)->stop();
     auto died = std::chrono::steady_clock::now();
@@ -102,8 +106,26 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     // A restarted broker 2 (new process token) registers again.
     auto again = broker_registry::create(*c2, "reg", 2, "PLAINTEXT://127.0.0.1:9094", 1500ms);
     ASSERT_TRUE((*again)->heartbeat());
+    (*again)->start(300ms);
     EXPECT_EQ(ids(*(*r1)->live()), (std::vector<int32_t>{1, 2}));
+    // Broker 1 crashes and restarts at once: with a fresh token it waits for its old entry to
+    // expire (join), with its kept token it is back at once.
     (*r1)->stop();
+    auto kept = broker_registry::create(*c1, "reg", 3, "L3", 1500ms, "token-of-3");
+    ASSERT_TRUE((*kept)->heartbeat());
+    auto kept_restarted = broker_registry::create(*c3, "reg", 3, "L3b", 1500ms, "token-of-3");
+    ASSERT_TRUE((*kept_restarted)->heartbeat());
+    (*kept_restarted)->start(300ms);
+    auto fresh = broker_registry::create(*c3, "reg", 1, "L1b", 1500ms);
+    auto t0 = std::chrono::steady_clock::now();
+    auto joined = (*fresh)->join(5000ms);
+    ASSERT_TRUE(joined) << joined.error();
+    EXPECT_GT(std::chrono::steady_clock::now() - t0, 200ms);
+    auto now_live = *(*fresh)->live();
+    ASSERT_EQ(ids(now_live), (std::vector<int32_t>{1, 2, 3}));
+    EXPECT_EQ(now_live[0].listeners, "L1b");
+    EXPECT_EQ(now_live[2].listeners, "L3b");
+    EXPECT_FALSE(broker_registry::create(*c3, "a{b", 1, "x", 1500ms));
     EXPECT_EQ((*r1)->heartbeat_failures(), 0u);
 }
 
