@@ -380,6 +380,45 @@ TEST_F(redis_cluster, live_slot_migration_follows_ask_then_moved) {
     EXPECT_EQ(c->command({"GET", tag + ".new"})->str(), "n");
 }
 
+TEST_F(redis_cluster, tryagain_during_migration_is_retried_until_the_slot_settles) {
+    auto o = parse_uris(cl->uris());
+    o->retry_budget = std::chrono::milliseconds(400);
+    auto cc = client::connect(*o);
+    ASSERT_TRUE(cc) << cc.error();
+    auto& c = *cc;
+    const std::string tag = "{try}";
+    const auto s = std::to_string(key_slot(tag));
+    auto& from = owner_of(*c, tag);
+    fixture::server* to = nullptr;
+    for (auto& n : cl->nodes())
+        if (n.port() != from.port()) to = &n;
+    auto from_id = node_id(from), to_id = node_id(*to);
+    const std::string a = tag + ".a", b = tag + ".b";
+    ASSERT_TRUE(c->command({"SET", a, "1"}));
+    ASSERT_TRUE(c->command({"SET", b, "2"}));
+    ASSERT_TRUE(check(*to->raw({"CLUSTER", "SETSLOT", s, "IMPORTING", from_id})));
+    ASSERT_TRUE(check(*from.raw({"CLUSTER", "SETSLOT", s, "MIGRATING", to_id})));
+    ASSERT_TRUE(check(*from.raw({"MIGRATE", "127.0.0.1", std::to_string(to->port()), a, "0", "5000"})));
+    // One key moved, the other not: a command on both is answered TRYAGAIN until the
+    // migration ends. Within the budget nothing changes: a retriable error naming TRYAGAIN.
+    auto retries_before = c->counters().retries;
+    auto stuck = c->command({"MGET", a, b});
+    ASSERT_FALSE(stuck);
+    EXPECT_TRUE(stuck.error().retryable()) << stuck.error();
+    EXPECT_TRUE(server_error_is(stuck.error(), "TRYAGAIN")) << stuck.error();
+    EXPECT_GT(c->counters().retries, retries_before + 2);
+    // The migration finishes while the client is retrying: the same call then succeeds.
+    std::thread finisher([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        (void)from.raw({"MIGRATE", "127.0.0.1", std::to_string(to->port()), b, "0", "5000"});
+        for (auto& n : cl->nodes()) (void)n.raw({"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    });
+    auto settled = c->command({"MGET", a, b});
+    finisher.join();
+    ASSERT_TRUE(settled) << settled.error();
+    EXPECT_EQ(settled->debug_string(), "[\"1\", \"2\"]");
+}
+
 TEST_F(redis_cluster, node_restart_gives_retriable_errors_then_recovers) {
     auto o = parse_uris(cl->uris());
     o->retry_budget = std::chrono::milliseconds(500);
