@@ -182,16 +182,30 @@ result<void> server::restart() {
 
 result<reply> server::raw(std::vector<std::string> args) const { return run_raw(_port, args); }
 
-result<cluster> cluster::start(std::filesystem::path dir, int masters) {
+result<cluster> cluster::start(std::filesystem::path dir, int masters, int replicas_per_master) {
     cluster c;
-    for (int i = 0; i < masters; ++i)
+    for (int i = 0; i < masters * (1 + replicas_per_master); ++i)
         c._nodes.push_back(FLOE_TRY(server::start(dir / fmt::format("node{}", i), {}, true)));
     std::string cmd = "redis-cli --cluster create";
     for (auto& n : c._nodes) cmd += fmt::format(" 127.0.0.1:{}", n.port());
-    cmd += fmt::format(" --cluster-replicas 0 --cluster-yes > {} 2>&1", (dir / "create.log").string());
+    cmd += fmt::format(" --cluster-replicas {} --cluster-yes > {} 2>&1", replicas_per_master,
+                       (dir / "create.log").string());
     if (int rc = std::system(cmd.c_str()); rc != 0)
         return fail(errc::unavailable, "redis-cli --cluster create failed ({}), see {}", rc, (dir / "create.log").string());
     FLOE_TRY(c.wait_ok(std::chrono::seconds(20)));
+    if (replicas_per_master > 0) {
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        for (auto& n : c._nodes) {
+            while (true) {
+                auto info = n.raw({"INFO", "replication"});
+                if (info && info->str().find("role:master") != std::string::npos) break;
+                if (info && info->str().find("master_link_status:up") != std::string::npos) break;
+                if (std::chrono::steady_clock::now() >= until)
+                    return fail(errc::timeout, "replica on port {} not linked to its master within 20 s", n.port());
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        }
+    }
     return c;
 }
 

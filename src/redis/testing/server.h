@@ -46,11 +46,12 @@ private:
     pid_t _pid = -1;
 };
 
-/// A three-master Redis Cluster (no replicas) on loopback, created with
-/// `redis-cli --cluster create ... --cluster-yes`; waits until every node says cluster_state:ok.
+/// A Redis Cluster on loopback (by default three masters, no replicas), created with
+/// `redis-cli --cluster create ... --cluster-replicas R --cluster-yes`; waits until every node
+/// says cluster_state:ok (and, with replicas, until every replica's link to its master is up).
 class cluster {
 public:
-    static result<cluster> start(std::filesystem::path dir, int masters = 3);
+    static result<cluster> start(std::filesystem::path dir, int masters = 3, int replicas_per_master = 0);
     std::vector<server>& nodes() { return _nodes; }
     /// Comma-separated seed URIs of every node.
     std::string uris() const;

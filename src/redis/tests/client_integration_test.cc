@@ -449,3 +449,45 @@ TEST_F(redis_cluster, node_restart_gives_retriable_errors_then_recovers) {
     EXPECT_EQ(c->counters().library_loads, loads_before + 1) << "the library is loaded again on the restarted node";
     EXPECT_TRUE(c->ping());
 }
+
+TEST(redis_cluster_failover, master_killed_replica_promoted_client_follows) {
+    auto dir = temp_dir("failover");
+    auto cl = fixture::cluster::start(dir, 3, 1);
+    ASSERT_TRUE(cl) << cl.error();
+    auto o = parse_uris(cl->uris());
+    o->retry_budget = std::chrono::milliseconds(300);
+    o->connect_timeout = std::chrono::milliseconds(300);
+    auto cc = client::connect(*o);
+    ASSERT_TRUE(cc) << cc.error();
+    auto& c = *cc;
+    EXPECT_EQ(c->masters().size(), 3u);
+    // Writes acknowledged by a replica (WAIT in the same pipeline) survive the failover.
+    const std::string key = "{fo}.k";
+    std::vector<std::vector<std::string>> cmds = {{"SET", key, "kept"}, {"WAIT", "1", "2000"}};
+    auto w = c->pipeline("{fo}", cmds);
+    ASSERT_TRUE(w) << w.error();
+    ASSERT_EQ((*w)[1].integer(), 1) << "the replica acknowledged";
+    auto old_master = c->node_for(key);
+    auto port = static_cast<uint16_t>(std::stoi(old_master.substr(old_master.rfind(':') + 1)));
+    auto refreshes = c->counters().refreshes;
+    cl->by_port(port)->kill9();
+    // Until the replica is promoted (node timeout 2 s), calls fail with retriable errors; then
+    // the client finds the new master through a slot map reload.
+    result<reply> got = fail(errc::unavailable, "not tried");
+    int failures = 0;
+    for (int i = 0; i < 150; ++i) {
+        got = c->command({"GET", key});
+        if (got) break;
+        EXPECT_TRUE(got.error().retryable()) << got.error();
+        ++failures;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(got) << got.error();
+    EXPECT_EQ(got->str(), "kept");
+    EXPECT_GT(failures, 0);
+    EXPECT_NE(c->node_for(key), old_master);
+    EXPECT_GT(c->counters().refreshes, refreshes);
+    ASSERT_TRUE(c->command({"SET", key, "after"}));
+    EXPECT_EQ(c->command({"GET", key})->str(), "after");
+    fs::remove_all(dir);
+}
