@@ -744,6 +744,23 @@ result<void> client::load_library(std::string_view name, std::string_view code, 
     return {};
 }
 
+result<reply> client::command_on_node(std::string_view node, std::span<const std::string_view> args) {
+    if (args.empty()) return fail(errc::invalid_argument, "empty redis command");
+    std::shared_ptr<node_pool> pool;
+    {
+        std::shared_lock lk(_impl->_topo_mu);
+        if (auto it = _impl->_nodes.find(std::string(node)); it != _impl->_nodes.end()) pool = it->second;
+    }
+    if (!pool) return fail(errc::not_found, "redis node {} is not known to this client", node);
+    auto r = FLOE_TRY(_impl->exec_on(*pool, std::span<const command_args>(&args, 1)));
+    FLOE_TRY(check(r[0]));
+    return std::move(r[0]);
+}
+
+result<reply> client::command_on_node(std::string_view node, std::initializer_list<std::string_view> args) {
+    return command_on_node(node, std::span<const std::string_view>(args.begin(), args.size()));
+}
+
 result<void> client::ping() {
     auto pools = _impl->master_pools();
     if (pools.empty()) return fail(errc::unavailable, "redis: no node known");

@@ -171,6 +171,11 @@ public:
     /// the version line differs or the library is missing. Remembered for fcall's reload.
     result<void> load_library(std::string_view name, std::string_view code, std::string_view version);
 
+    /// One command on one node named as masters() names it ("host:port"), without redirects:
+    /// for per-node commands (SCAN with that node's cursor, INFO, DBSIZE, FUNCTION STATS).
+    result<reply> command_on_node(std::string_view node, std::span<const std::string_view> args);
+    result<reply> command_on_node(std::string_view node, std::initializer_list<std::string_view> args);
+
     /// PING on every master (one node for a single Redis): ok when all answer PONG.
     result<void> ping();
 

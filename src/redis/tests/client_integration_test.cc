@@ -303,6 +303,15 @@ TEST_F(redis_cluster, detects_cluster_and_routes_every_slot) {
     auto cross = c->command({"MGET", "a", "b"});
     ASSERT_FALSE(cross);
     EXPECT_TRUE(server_error_is(cross.error(), "CROSSSLOT")) << cross.error();
+    // Per-node commands: the DBSIZEs of the masters add up to every key.
+    int64_t total = 0;
+    for (auto& m : c->masters()) {
+        auto n = c->command_on_node(m, {"DBSIZE"});
+        ASSERT_TRUE(n) << n.error();
+        total += n->integer();
+    }
+    EXPECT_EQ(total, 300 + 1);
+    EXPECT_EQ(c->command_on_node("127.0.0.1:1", {"PING"}).error().code(), errc::not_found);
     // A wrong db is refused at connect.
     auto db = parse_uris(cl->nodes()[0].uri() + "/1");
     auto refused = client::connect(*db);
