@@ -1,5 +1,6 @@
 #include "redis/client.h"
 
+#include "redis/hiredis_reply.h"
 #include "redis/slot.h"
 
 #include <hiredis/hiredis.h>
@@ -45,10 +46,8 @@ bool function_missing(std::string_view text) {
     return text.find("Function not found") != std::string_view::npos || starts_with_word(text, "NOSCRIPT");
 }
 
-// Marker so server_error_is can tell a server's error text from the client's own messages.
-// floe::error has no payload, so the client keeps server texts verbatim and uses codes:
-// a connection/timeout error never starts with a server-style upper-case word followed by ' '
-// in the same way, but to be exact we remember the class in the code mapping below.
+// An error reply as an error value: the server's text verbatim (so callers can match their
+// own function errors by prefix), the code saying whether a retry may help.
 floe::error server_error(std::string_view text) {
     if (transient_server_error(text)) return floe::error(errc::unavailable, std::string(text));
     if (function_missing(text)) return floe::error(errc::not_found, std::string(text));
@@ -89,22 +88,6 @@ std::optional<redirect> parse_redirect(std::string_view text) {
     return r;
 }
 
-reply convert(const redisReply* r) {
-    switch (r->type) {
-    case REDIS_REPLY_STRING: return reply::string(std::string(r->str, r->len));
-    case REDIS_REPLY_STATUS: return reply::status(std::string(r->str, r->len));
-    case REDIS_REPLY_ERROR: return reply::error(std::string(r->str, r->len));
-    case REDIS_REPLY_INTEGER: return reply::integer(r->integer);
-    case REDIS_REPLY_ARRAY: {
-        std::vector<reply> el;
-        el.reserve(r->elements);
-        for (size_t i = 0; i < r->elements; ++i) el.push_back(convert(r->element[i]));
-        return reply::array(std::move(el));
-    }
-    default: return reply::nil();
-    }
-}
-
 timeval to_timeval(std::chrono::milliseconds ms) {
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
@@ -113,6 +96,22 @@ timeval to_timeval(std::chrono::milliseconds ms) {
 }
 
 } // namespace
+
+reply from_hiredis(const redisReply* r) {
+    switch (r->type) {
+    case REDIS_REPLY_STRING: return reply::string(std::string(r->str, r->len));
+    case REDIS_REPLY_STATUS: return reply::status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR: return reply::error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER: return reply::integer(r->integer);
+    case REDIS_REPLY_ARRAY: {
+        std::vector<reply> el;
+        el.reserve(r->elements);
+        for (size_t i = 0; i < r->elements; ++i) el.push_back(from_hiredis(r->element[i]));
+        return reply::array(std::move(el));
+    }
+    default: return reply::nil();
+    }
+}
 
 bool server_error_is(const floe::error& e, std::string_view prefix) { return e.message().starts_with(prefix); }
 
@@ -229,7 +228,7 @@ private:
             void* raw = nullptr;
             if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
             auto* r = static_cast<redisReply*>(raw);
-            out.push_back(convert(r));
+            out.push_back(from_hiredis(r));
             freeReplyObject(r);
         }
         return out;

@@ -1,6 +1,6 @@
 #include "redis/testing/server.h"
 
-#include <hiredis/hiredis.h>
+#include "redis/hiredis_reply.h"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 extern char** environ;
@@ -51,22 +53,7 @@ result<reply> run_raw(uint16_t port, const std::vector<std::string>& args) {
         redisFree(c);
         return fail(errc::unavailable, "127.0.0.1:{}: {}", port, e);
     }
-    // Convert through a tiny recursive lambda (the client's converter is private).
-    auto conv = [](auto&& self, const redisReply* x) -> reply {
-        switch (x->type) {
-        case REDIS_REPLY_STRING: return reply::string(std::string(x->str, x->len));
-        case REDIS_REPLY_STATUS: return reply::status(std::string(x->str, x->len));
-        case REDIS_REPLY_ERROR: return reply::error(std::string(x->str, x->len));
-        case REDIS_REPLY_INTEGER: return reply::integer(x->integer);
-        case REDIS_REPLY_ARRAY: {
-            std::vector<reply> el;
-            for (size_t i = 0; i < x->elements; ++i) el.push_back(self(self, x->element[i]));
-            return reply::array(std::move(el));
-        }
-        default: return reply::nil();
-        }
-    };
-    reply out = conv(conv, r);
+    reply out = from_hiredis(r);
     freeReplyObject(r);
     redisFree(c);
     return out;

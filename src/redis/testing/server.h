@@ -3,6 +3,8 @@
 #include "base/result.h"
 #include "redis/client.h"
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
