@@ -305,7 +305,9 @@ public:
     explicit impl(options opts) : _opts(std::move(opts)), _slots(slot_count) {}
 
     options _opts;
-    bool _cluster = false;
+    std::atomic<bool> _cluster{false};
+    std::atomic<bool> _detected{false};
+    std::mutex _detect_mu;
 
     // Topology: nodes by "host:port", the owner of each slot (null: unknown), masters in slot
     // order. Guarded by _topo_mu (shared for routing, exclusive for updates).
@@ -449,6 +451,7 @@ public:
     /// Error replies stay replies. Only a transport failure (or the retry budget) fails it.
     result<std::vector<reply>> run(std::optional<uint16_t> slot, std::span<const command_args> cmds,
                                    std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+        FLOE_TRY(ensure_detected());
         auto deadline = clock_type::now() + _opts.retry_budget;
         std::vector<std::optional<reply>> results(cmds.size());
         std::vector<size_t> pending(cmds.size());
@@ -551,6 +554,68 @@ public:
         return std::move(r[0]);
     }
 
+    /// Finds a seed that answers and learns the mode (single or cluster) and the slot map.
+    /// Until it succeeds every call tries again (Redis down at start-up is not fatal).
+    result<void> ensure_detected() {
+        if (_detected.load(std::memory_order_acquire)) return {};
+        std::lock_guard lk(_detect_mu);
+        if (_detected.load(std::memory_order_relaxed)) return {};
+        if (_opts.seeds.empty()) return fail(errc::invalid_argument, "redis: no seed address");
+        std::optional<floe::error> last;
+        for (const auto& seed : _opts.seeds) {
+            // Probe with a pool that does not SELECT (a cluster refuses SELECT n>0; the mode is
+            // not known yet); the probe pool is dropped afterwards.
+            auto probe = std::make_shared<node_pool>(seed, _opts, _connections, false);
+            std::string_view args[] = {"CLUSTER", "SLOTS"};
+            auto r = exec_on(*probe, std::span<const command_args>(std::array{command_args(args)}));
+            if (!r) {
+                if (r.error().code() == errc::invalid_argument) return std::unexpected(std::move(r).error());
+                last = r.error();
+                continue;
+            }
+            const auto& rep = (*r)[0];
+            if (rep.is_error()) {
+                if (rep.str().find("cluster support disabled") != std::string::npos) {
+                    auto single = std::make_shared<node_pool>(seed, _opts, _connections, true);
+                    // Open one connection now so AUTH/SELECT errors show at once.
+                    auto c = single->acquire(clock_type::now() + _opts.connect_timeout);
+                    if (!c) return std::unexpected(std::move(c).error());
+                    single->release(std::move(*c), true);
+                    {
+                        std::unique_lock tl(_topo_mu);
+                        _single = single;
+                        _nodes[seed.to_string()] = single;
+                    }
+                    _cluster.store(false);
+                    _detected.store(true, std::memory_order_release);
+                    return {};
+                }
+                last = server_error(rep.str());
+                continue;
+            }
+            if (_opts.db != 0)
+                return fail(errc::invalid_argument,
+                            "redis: database {} asked for, but {} is a Redis Cluster (db 0 only)", _opts.db,
+                            seed.to_string());
+            _cluster.store(true);
+            if (auto ok = apply_slots(rep, seed); !ok) {
+                last = ok.error();
+                continue;
+            }
+            _last_refresh = clock_type::now();
+            _refreshes.fetch_add(1, std::memory_order_relaxed);
+            _detected.store(true, std::memory_order_release);
+            return {};
+        }
+        std::string seeds;
+        for (auto& s : _opts.seeds) {
+            if (!seeds.empty()) seeds += ", ";
+            seeds += s.to_string();
+        }
+        return fail(errc::unavailable, "redis: no seed answered ({}){}{}", seeds, last ? ": " : "",
+                    last ? last->message() : std::string());
+    }
+
     std::vector<std::shared_ptr<node_pool>> master_pools() const {
         std::shared_lock lk(_topo_mu);
         if (_single) return {_single};
@@ -593,55 +658,14 @@ public:
 client::client(std::unique_ptr<impl> p) : _impl(std::move(p)) {}
 client::~client() = default;
 
+std::unique_ptr<client> client::create(options opts) {
+    return std::unique_ptr<client>(new client(std::make_unique<impl>(std::move(opts))));
+}
+
 result<std::unique_ptr<client>> client::connect(options opts) {
-    if (opts.seeds.empty()) return fail(errc::invalid_argument, "redis: no seed address");
-    auto p = std::make_unique<impl>(std::move(opts));
-    std::optional<floe::error> last;
-    for (const auto& seed : p->_opts.seeds) {
-        // Probe with a pool that does not SELECT (a cluster refuses SELECT n>0; the mode is
-        // not known yet); the probe pool is dropped afterwards.
-        auto probe = std::make_shared<node_pool>(seed, p->_opts, p->_connections, false);
-        std::string_view args[] = {"CLUSTER", "SLOTS"};
-        auto r = p->exec_on(*probe, std::span<const command_args>(std::array{command_args(args)}));
-        if (!r) {
-            if (r.error().code() == errc::invalid_argument) return std::unexpected(std::move(r).error());
-            last = r.error();
-            continue;
-        }
-        const auto& rep = (*r)[0];
-        if (rep.is_error()) {
-            if (rep.str().find("cluster support disabled") != std::string::npos) {
-                p->_cluster = false;
-                p->_single = std::make_shared<node_pool>(seed, p->_opts, p->_connections, true);
-                p->_nodes[seed.to_string()] = p->_single;
-                // Open one connection now so AUTH/SELECT errors show at start-up.
-                auto c = p->_single->acquire(clock_type::now() + p->_opts.connect_timeout);
-                if (!c) return std::unexpected(std::move(c).error());
-                p->_single->release(std::move(*c), true);
-                return std::unique_ptr<client>(new client(std::move(p)));
-            }
-            last = server_error(rep.str());
-            continue;
-        }
-        if (p->_opts.db != 0)
-            return fail(errc::invalid_argument, "redis: database {} asked for, but {} is a Redis Cluster (db 0 only)",
-                        p->_opts.db, seed.to_string());
-        p->_cluster = true;
-        if (auto ok = p->apply_slots(rep, seed); !ok) {
-            last = ok.error();
-            continue;
-        }
-        p->_last_refresh = clock_type::now();
-        p->_refreshes.fetch_add(1, std::memory_order_relaxed);
-        return std::unique_ptr<client>(new client(std::move(p)));
-    }
-    std::string seeds;
-    for (auto& s : p->_opts.seeds) {
-        if (!seeds.empty()) seeds += ", ";
-        seeds += s.to_string();
-    }
-    return fail(errc::unavailable, "redis: no seed answered ({}){}{}", seeds, last ? ": " : "",
-                last ? last->message() : std::string());
+    auto c = create(std::move(opts));
+    FLOE_TRY(c->_impl->ensure_detected());
+    return c;
 }
 
 namespace {
@@ -739,12 +763,14 @@ result<void> client::load_library(std::string_view name, std::string_view code, 
         if (it != _impl->_libraries.end()) *it = lib;
         else _impl->_libraries.push_back(lib);
     }
+    FLOE_TRY(_impl->ensure_detected());
     for (auto& pool : _impl->master_pools()) FLOE_TRY(_impl->ensure_library(*pool, lib));
     return {};
 }
 
 result<reply> client::command_on_node(std::string_view node, std::span<const std::string_view> args) {
     if (args.empty()) return fail(errc::invalid_argument, "empty redis command");
+    FLOE_TRY(_impl->ensure_detected());
     std::shared_ptr<node_pool> pool;
     {
         std::shared_lock lk(_impl->_topo_mu);
@@ -761,6 +787,7 @@ result<reply> client::command_on_node(std::string_view node, std::initializer_li
 }
 
 result<void> client::ping() {
+    FLOE_TRY(_impl->ensure_detected());
     auto pools = _impl->master_pools();
     if (pools.empty()) return fail(errc::unavailable, "redis: no node known");
     for (auto& pool : pools) {
@@ -787,7 +814,10 @@ std::string client::node_for(std::string_view key) const {
     return p ? p->name() : std::string();
 }
 
-result<void> client::refresh_topology() { return _impl->refresh(std::chrono::milliseconds(0)); }
+result<void> client::refresh_topology() {
+    FLOE_TRY(_impl->ensure_detected());
+    return _impl->refresh(std::chrono::milliseconds(0));
+}
 
 client::stats client::counters() const {
     stats s;

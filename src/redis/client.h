@@ -94,7 +94,8 @@ struct options {
 };
 
 /// Parses one or more comma-separated URIs. Errors (errc::invalid_argument) name `setting`
-/// and the offending part, e.g. "floe.local.redis.uri: port 'x' in 'redis://h:x' is not ...".
+/// and the offending part, e.g. "floe.local.redis.uri: 'redis://h:x': port 'x' is not a number
+/// in 1..65535"; a password is never echoed.
 result<options> parse_uris(std::string_view uris, std::string_view setting = "redis uri");
 result<options> parse_uris(std::span<const std::string> uris, std::string_view setting = "redis uri");
 
@@ -126,6 +127,9 @@ public:
     /// Connects to the first reachable seed, detects cluster mode and loads the slot map.
     /// Fails (retryable) when no seed answers, or (invalid_argument) on AUTH/SELECT errors.
     static result<std::unique_ptr<client>> connect(options opts);
+    /// A client that connects on first use: while no seed answers, every call fails with a
+    /// retryable error and the next call tries again (a broker may start while Redis is down).
+    static std::unique_ptr<client> create(options opts);
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;

@@ -226,6 +226,29 @@ TEST_F(redis_single, pipeline_of_borrowed_arguments) {
     EXPECT_EQ(r->back().debug_string(), "[\"a\", \"b\", \"c\"]");
 }
 
+TEST_F(redis_single, redis_down_at_start_then_up) {
+    auto dir2 = temp_dir("late");
+    auto s = fixture::server::start(dir2);
+    ASSERT_TRUE(s) << s.error();
+    s->stop();
+    auto o = parse_uris(s->uri());
+    o->retry_budget = std::chrono::milliseconds(100);
+    EXPECT_FALSE(client::connect(*o));
+    auto c = client::create(*o);
+    auto down = c->command({"SET", "a", "1"});
+    ASSERT_FALSE(down);
+    EXPECT_TRUE(down.error().retryable()) << down.error();
+    EXPECT_FALSE(c->ping());
+    // The library is remembered while Redis is down and loaded by the first fcall after.
+    EXPECT_FALSE(c->load_library("floe_test", test_library, "1"));
+    ASSERT_TRUE(s->restart());
+    auto r = c->fcall("floe_test_incr_by", {"{l}.n"}, {"4"});
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->integer(), 4);
+    EXPECT_FALSE(c->is_cluster());
+    fs::remove_all(dir2);
+}
+
 TEST_F(redis_single, auth_and_db_errors_name_the_problem) {
     auto dir2 = temp_dir("auth");
     auto s = fixture::server::start(dir2, {"--requirepass", "sesame"});
