@@ -6,6 +6,9 @@
 //   fcall     floe_redis client::fcall, one Redis function call per batch that takes the next
 //             offsets and adds one entry per record with offset, key, value and timestamp
 //             fields (the shape a produce through the Redis tier takes)
+//   fcall-id  the same function with explicit entry ids (<ms>-<offset>) instead of '*'
+//   blob      one function call per batch adding ONE entry holding the whole batch (what
+//             per-record entries cost, by comparison; not readable record by record)
 //   threads   `pipeline` from 2 threads on 2 streams (2 partitions)
 //
 //   floe-bench-redis-client [--records 1000000] [--value-size 100] [--batch 1000] [--runs 3]
@@ -101,10 +104,30 @@ redis.register_function('floe_bench_append', function(keys, args)
   end
   return base
 end)
+redis.register_function('floe_bench_append_ids', function(keys, args)
+  local n = (#args - 1) / 2
+  local base = redis.call('INCRBY', keys[2], n) - n
+  local ts = args[1]
+  local t = redis.call('TIME')
+  local ms = t[1] * 1000 + math.floor(t[2] / 1000)
+  local last = redis.call('GET', keys[3])
+  if last and tonumber(last) > ms then ms = tonumber(last) end
+  redis.call('SET', keys[3], ms)
+  for i = 0, n - 1 do
+    redis.call('XADD', keys[1], ms .. '-' .. (base + i), 'offset', base + i, 'key', args[2 + 2 * i], 'value', args[3 + 2 * i], 'ts', ts)
+  end
+  return base
+end)
+redis.register_function('floe_bench_append_blob', function(keys, args)
+  local n = tonumber(args[2])
+  local base = redis.call('INCRBY', keys[2], n) - n
+  redis.call('XADD', keys[1], '*', 'base', base, 'count', n, 'batch', args[1])
+  return base
+end)
 )LUA";
 
-double run_fcall(redis::client& c, const std::vector<rec>& recs, size_t batch) {
-    const std::string stream = "{bench.0}.log", counter = "{bench.0}.next";
+double run_fcall(redis::client& c, const std::vector<rec>& recs, size_t batch, std::string_view function) {
+    const std::string stream = "{bench.0}.log", counter = "{bench.0}.next", last_ms = "{bench.0}.ms";
     std::vector<std::string_view> args;
     auto t0 = clk::now();
     int64_t expect = 0;
@@ -116,13 +139,37 @@ double run_fcall(redis::client& c, const std::vector<rec>& recs, size_t batch) {
             args.push_back(recs[i + k].key);
             args.push_back(recs[i + k].value);
         }
-        std::string_view keys[] = {stream, counter};
-        auto out = c.fcall("floe_bench_append", keys, args);
+        std::string_view keys[] = {stream, counter, last_ms};
+        auto out = c.fcall(function, keys, args);
         if (!out || out->integer() != expect) {
             std::fprintf(stderr, "fcall: %s\n", out ? out->debug_string().c_str() : out.error().to_string().c_str());
             std::exit(1);
         }
         expect += int64_t(n);
+    }
+    return double(recs.size()) / secs_since(t0);
+}
+
+// The batch as one blob: key and value lengths + bytes, concatenated (as a Kafka batch would be).
+double run_blob(redis::client& c, const std::vector<rec>& recs, size_t batch) {
+    const std::string stream = "{bench.0}.log", counter = "{bench.0}.next";
+    std::string blob;
+    auto t0 = clk::now();
+    for (size_t i = 0; i < recs.size(); i += batch) {
+        size_t n = std::min(batch, recs.size() - i);
+        blob.clear();
+        for (size_t k = 0; k < n; ++k) {
+            auto& r = recs[i + k];
+            blob += std::to_string(r.key.size()) + ':' + r.key + std::to_string(r.value.size()) + ':' + r.value;
+        }
+        auto count = std::to_string(n);
+        std::string_view keys[] = {stream, counter};
+        std::string_view args[] = {blob, count};
+        auto out = c.fcall("floe_bench_append_blob", keys, args);
+        if (!out) {
+            std::fprintf(stderr, "blob: %s\n", out.error().to_string().c_str());
+            std::exit(1);
+        }
     }
     return double(recs.size()) / secs_since(t0);
 }
@@ -158,7 +205,7 @@ int main(int argc, char** argv) {
     auto opts = redis::parse_uris(srv->uri());
     opts->command_timeout = std::chrono::seconds(30);
     auto c = redis::client::connect(*opts);
-    if (!c || !(*c)->load_library("floe_bench", bench_lua, "1")) {
+    if (!c || !(*c)->load_library("floe_bench", bench_lua, "2")) {
         std::fprintf(stderr, "cannot connect or load the bench library\n");
         return 1;
     }
@@ -172,7 +219,11 @@ int main(int argc, char** argv) {
         flush();
         double pipe = run_pipeline(**c, recs, 0, recs.size(), batch, "{bench.0}.log");
         flush();
-        double fc = run_fcall(**c, recs, batch);
+        double fc = run_fcall(**c, recs, batch, "floe_bench_append");
+        flush();
+        double fc_ids = run_fcall(**c, recs, batch, "floe_bench_append_ids");
+        flush();
+        double blob = run_blob(**c, recs, batch);
         flush();
         double two = 0;
         {
@@ -184,9 +235,11 @@ int main(int argc, char** argv) {
         }
         flush();
         std::printf("run %zu: peer redis XADD (raw hiredis) %.0f records/s | floe_redis pipeline XADD %.0f records/s "
-                    "(%.2fx) | floe_redis FCALL batch append %.0f records/s (%.2fx) | pipeline, 2 threads/2 streams "
-                    "%.0f records/s (%.2fx)\n",
-                    run + 1, peer, pipe, pipe / peer, fc, fc / peer, two, two / peer);
+                    "(%.2fx) | FCALL per-record entries %.0f records/s (%.2fx) | FCALL per-record entries, explicit "
+                    "ids %.0f records/s (%.2fx) | FCALL one entry per batch %.0f records/s (%.2fx) | pipeline, 2 "
+                    "threads/2 streams %.0f records/s (%.2fx)\n",
+                    run + 1, peer, pipe, pipe / peer, fc, fc / peer, fc_ids, fc_ids / peer, blob, blob / peer, two,
+                    two / peer);
         std::fflush(stdout);
     }
     srv->stop();
