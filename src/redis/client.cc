@@ -277,7 +277,6 @@ private:
             auto replies = FLOE_TRY(exec(*c, spans));
             for (size_t i = 0; i < replies.size(); ++i)
                 if (replies[i].is_error()) {
-                    auto e = server_error(replies[i].str());
                     // AUTH and SELECT failures are configuration errors: say which.
                     return fail(transient_server_error(replies[i].str()) ? errc::unavailable : errc::invalid_argument,
                                 "redis {}: {} failed: {}", _name, setup[i][0], replies[i].str());
@@ -590,6 +589,11 @@ public:
                     _detected.store(true, std::memory_order_release);
                     return {};
                 }
+                // Credentials missing or not allowed to ask: a configuration error, not an outage.
+                if (rep.str().starts_with("NOAUTH") || rep.str().starts_with("WRONGPASS")
+                    || rep.str().starts_with("NOPERM"))
+                    return fail(errc::invalid_argument, "redis {}: CLUSTER SLOTS refused: {}", seed.to_string(),
+                                rep.str());
                 last = server_error(rep.str());
                 continue;
             }

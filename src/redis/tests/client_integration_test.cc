@@ -257,11 +257,26 @@ TEST_F(redis_single, auth_and_db_errors_name_the_problem) {
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().code(), errc::invalid_argument) << bad.error();
     EXPECT_NE(bad.error().message().find("AUTH"), std::string::npos) << bad.error();
+    auto none = client::connect(*parse_uris(fmt::format("redis://127.0.0.1:{}", s->port())));
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code(), errc::invalid_argument) << none.error();
+    EXPECT_NE(none.error().message().find("NOAUTH"), std::string::npos) << none.error();
     auto good = client::connect(*parse_uris(fmt::format("redis://:sesame@127.0.0.1:{}/2", s->port())));
     ASSERT_TRUE(good) << good.error();
     ASSERT_TRUE((*good)->command({"SET", "x", "1"}));
-    auto in_db2 = s->raw({"AUTH", "sesame"}); // raw opens its own connection: db 0
-    (void)in_db2;
+    // The db really is selected: db 0 does not see x.
+    auto db0 = client::connect(*parse_uris(fmt::format("redis://:sesame@127.0.0.1:{}", s->port())));
+    ASSERT_TRUE(db0) << db0.error();
+    EXPECT_TRUE((*db0)->command({"GET", "x"})->is_nil());
+    EXPECT_EQ((*good)->command({"GET", "x"})->str(), "1");
+    // An ACL user with its password (AUTH user password).
+    ASSERT_TRUE((*db0)->command({"ACL", "SETUSER", "floe", "on", ">pw2", "~*", "&*", "+@all"}));
+    auto acl = client::connect(*parse_uris(fmt::format("redis://floe:pw2@127.0.0.1:{}", s->port())));
+    ASSERT_TRUE(acl) << acl.error();
+    EXPECT_TRUE((*acl)->ping());
+    auto wrong_user = client::connect(*parse_uris(fmt::format("redis://other:pw2@127.0.0.1:{}", s->port())));
+    ASSERT_FALSE(wrong_user);
+    EXPECT_EQ(wrong_user.error().code(), errc::invalid_argument) << wrong_user.error();
     auto nodb = client::connect(*parse_uris(fmt::format("redis://:sesame@127.0.0.1:{}/99", s->port())));
     ASSERT_FALSE(nodb);
     EXPECT_NE(nodb.error().message().find("SELECT"), std::string::npos) << nodb.error();
