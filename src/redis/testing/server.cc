@@ -4,17 +4,16 @@
 
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-extern char** environ;
 
 namespace floe::redis::fixture {
 
@@ -104,9 +103,17 @@ result<void> server::spawn() {
     std::vector<char*> argv;
     for (auto& a : _args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    pid_t pid = -1;
-    if (int rc = posix_spawnp(&pid, "redis-server", nullptr, nullptr, argv.data(), environ); rc != 0)
-        return fail(errc::unavailable, "cannot start redis-server: {}", std::strerror(rc));
+    // fork + exec rather than posix_spawn, to ask the kernel to kill the server when the
+    // thread that started it ends (a crashed test leaves no redis-server behind).
+    const pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) return fail(errc::unavailable, "cannot start redis-server: fork: {}", std::strerror(errno));
+    if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
+        ::execvp("redis-server", argv.data());
+        ::_exit(127);
+    }
     _pid = pid;
     auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < until) {

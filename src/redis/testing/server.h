@@ -12,7 +12,9 @@
 namespace floe::redis::fixture {
 
 /// A real redis-server child process on loopback, for tests and benchmarks. Its files live in
-/// `dir`. The destructor kills it (SIGKILL after a bounded SIGTERM wait). Not thread-safe.
+/// `dir`. The destructor kills it (SIGKILL); the kernel also kills it when the thread that
+/// started it ends (PR_SET_PDEATHSIG), so a crashed test leaves none behind: start servers
+/// from a thread that outlives their use (the test's main thread). Not thread-safe.
 class server {
 public:
     /// Starts redis-server on a free loopback port (also free at port+10000 when `cluster`),

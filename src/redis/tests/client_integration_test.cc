@@ -57,6 +57,7 @@ protected:
         srv = nullptr;
         fs::remove_all(dir);
     }
+    void SetUp() override { ASSERT_TRUE(srv) << "redis-server did not start"; }
     static inline fixture::server* srv = nullptr;
     static inline fs::path dir;
 };
@@ -304,6 +305,7 @@ protected:
         auto port = static_cast<uint16_t>(std::stoi(name.substr(name.rfind(':') + 1)));
         return *cl->by_port(port);
     }
+    void SetUp() override { ASSERT_TRUE(cl) << "the cluster did not start"; }
     static inline fixture::cluster* cl = nullptr;
     static inline fs::path dir;
 };

@@ -52,6 +52,7 @@ protected:
         delete srv;
         fs::remove_all(dir);
     }
+    void SetUp() override { ASSERT_TRUE(srv) << "redis-server did not start"; }
     static inline fixture::server* srv = nullptr;
     static inline fs::path dir;
 };
