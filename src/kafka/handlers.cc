@@ -40,6 +40,8 @@ int16_t kerr_of(const error& e) {
     case errc::io_error: return int16_t(kerr::kafka_storage_error);
     case errc::shutting_down: return int16_t(kerr::not_leader_or_follower);
     case errc::timeout: return int16_t(kerr::request_timed_out);
+    // A local tier that cannot reach its store right now (Redis down): retriable for clients.
+    case errc::unavailable: return int16_t(kerr::kafka_storage_error);
     case errc::invalid_argument: return int16_t(kerr::invalid_config);
     case errc::unsupported: return int16_t(kerr::invalid_config);
     case errc::already_exists: return int16_t(kerr::topic_already_exists);

@@ -54,6 +54,8 @@ protected:
     std::unique_ptr<local_tier> _tier;
 };
 
+inline void PrintTo(const conformance_param& p, std::ostream* os) { *os << p.name; }
+
 inline std::string conformance_param_name(const ::testing::TestParamInfo<conformance_param>& i) {
     return i.param.name;
 }

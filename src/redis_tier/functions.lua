@@ -1,0 +1,263 @@
+-- Floe's Redis Streams local tier: the server-side steps that must be atomic per partition.
+-- Loaded as a FUNCTION library (name and version line added by the client). Every key of one
+-- call belongs to one partition and shares its hash slot ({<ns>:<topic>:<p>}).
+--
+-- Keys of a partition:
+--   meta   hash: next (log end), last_ms (last entry id ms), start (first local offset),
+--          floor (DeleteRecords floor), offloaded (marker), seg_* (active segment), max_ts/max_ts_off
+--   stream one entry per record, id <append ms>-<offset>, fields offset timestamp [key] [value] [headers]
+--   idx    zset: per append, score = base offset, member "<base>:<ms>" (offset -> entry id)
+--   prod   hash: producer id -> "epoch;first_seq,last_seq,first_off,last_off,ts;..." (newest last)
+--   segs   list: sealed segments, oldest first: "base,next,bytes,first_ts,max_ts,created,batches"
+--
+-- Numbers travel as decimal strings; Lua numbers are doubles (exact below 2^53).
+
+local function s(x) return string.format('%.0f', x) end
+local function num(v, d) if v then return tonumber(v) end return d end
+
+local function dec_state(v)
+  if not v then return nil end
+  local st = { recent = {} }
+  local first = true
+  for part in string.gmatch(v, '[^;]+') do
+    if first then
+      st.epoch = tonumber(part)
+      first = false
+    else
+      local a, b, c, d, e = string.match(part, '^(-?%d+),(-?%d+),(-?%d+),(-?%d+),(-?%d+)$')
+      table.insert(st.recent, { fs = tonumber(a), ls = tonumber(b), fo = tonumber(c), lo = tonumber(d), ts = tonumber(e) })
+    end
+  end
+  return st
+end
+
+local function enc_state(st)
+  local t = { s(st.epoch) }
+  for _, m in ipairs(st.recent) do
+    t[#t + 1] = s(m.fs) .. ',' .. s(m.ls) .. ',' .. s(m.fo) .. ',' .. s(m.lo) .. ',' .. s(m.ts)
+  end
+  return table.concat(t, ';')
+end
+
+-- Kafka's idempotence rules, as log::partition_log applies them.
+local function check(st, epoch, fs, ls)
+  if not st then return 'ok' end
+  if epoch < st.epoch then return 'invalid_producer_epoch' end
+  if epoch ~= st.epoch then
+    if fs == 0 or st.epoch < 0 then return 'ok' end
+    return 'out_of_order_sequence'
+  end
+  for _, m in ipairs(st.recent) do
+    if m.fs == fs and m.ls == ls then return 'duplicate', m end
+  end
+  if #st.recent == 0 then return 'ok' end
+  local last = st.recent[#st.recent].ls
+  if fs == last + 1 or (fs == 0 and last == 2147483647) then return 'ok' end
+  return 'out_of_order_sequence'
+end
+
+local function apply(st, epoch, fs, ls, fo, lo, ts)
+  if not st or st.epoch ~= epoch then st = { epoch = epoch, recent = {} } end
+  table.insert(st.recent, { fs = fs, ls = ls, fo = fo, lo = lo, ts = ts })
+  while #st.recent > 5 do table.remove(st.recent, 1) end
+  return st
+end
+
+local meta_fields = { 'next', 'last_ms', 'start', 'floor', 'seg_base', 'seg_bytes', 'seg_created',
+  'seg_first_ts', 'seg_max_ts', 'seg_batches', 'max_ts', 'max_ts_off' }
+
+local function load_meta(key)
+  local v = redis.call('HMGET', key, unpack(meta_fields))
+  local m = {}
+  for i, f in ipairs(meta_fields) do m[f] = v[i] end
+  m.next = num(m.next, 0)
+  m.last_ms = num(m.last_ms, 0)
+  m.start = num(m.start, 0)
+  m.floor = num(m.floor, 0)
+  m.seg_base = num(m.seg_base, 0)
+  m.seg_bytes = num(m.seg_bytes, 0)
+  m.seg_batches = num(m.seg_batches, 0)
+  m.seg_first_ts = num(m.seg_first_ts, -1)
+  m.seg_max_ts = num(m.seg_max_ts, -1)
+  m.max_ts = num(m.max_ts, -1)
+  m.max_ts_off = num(m.max_ts_off, -1)
+  return m
+end
+
+-- Seals the active segment (when not empty) into segs; the next one starts at `next`.
+local function seal(meta, segs, m, now)
+  if m.seg_batches == 0 then return false end
+  local created = num(m.seg_created, now)
+  redis.call('RPUSH', segs, s(m.seg_base) .. ',' .. s(m.next) .. ',' .. s(m.seg_bytes) .. ',' .. s(m.seg_first_ts)
+    .. ',' .. s(m.seg_max_ts) .. ',' .. s(created) .. ',' .. s(m.seg_batches))
+  m.seg_base, m.seg_bytes, m.seg_batches, m.seg_first_ts, m.seg_max_ts = m.next, 0, 0, -1, -1
+  m.seg_created = s(now)
+  redis.call('HSET', meta, 'seg_base', s(m.seg_base), 'seg_bytes', '0', 'seg_batches', '0',
+    'seg_first_ts', '-1', 'seg_max_ts', '-1', 'seg_created', m.seg_created)
+  return true
+end
+
+-- KEYS: meta stream idx prod segs
+-- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches
+--       then per batch 7: producer_id epoch first_seq last_seq record_count min_ts max_ts
+--       then per record 4: key value headers timestamp (key/value: '0' = null, '1'..bytes)
+-- Returns {status, base, last, log_start, append_ms}. Nothing is written unless every batch
+-- passes the producer checks.
+local function append(keys, args)
+  local meta, stream, idx, prod, segs = keys[1], keys[2], keys[3], keys[4], keys[5]
+  local now = tonumber(args[1])
+  local seg_limit, seg_ms = tonumber(args[2]), tonumber(args[3])
+  local lat = args[4] == '1'
+  local req_bytes, nb = tonumber(args[5]), tonumber(args[6])
+  local m = load_meta(meta)
+  local log_start = math.max(m.start, m.floor)
+  local staged = {}
+  local batches = {}
+  local pos = 7
+  local off = m.next
+  for b = 1, nb do
+    local bt = { pid = tonumber(args[pos]), epoch = tonumber(args[pos + 1]), fs = tonumber(args[pos + 2]),
+      ls = tonumber(args[pos + 3]), n = tonumber(args[pos + 4]), min_ts = tonumber(args[pos + 5]),
+      max_ts = tonumber(args[pos + 6]) }
+    pos = pos + 7
+    bt.base = off
+    off = off + bt.n
+    if bt.pid >= 0 then
+      local st = staged[bt.pid]
+      if st == nil then st = dec_state(redis.call('HGET', prod, s(bt.pid))) or false end
+      local status, dup = check(st or nil, bt.epoch, bt.fs, bt.ls)
+      if status == 'duplicate' then
+        if nb ~= 1 then return { 'invalid_record', '-1', '-1', s(log_start), '-1' } end
+        local ts = '-1'
+        if lat then ts = s(dup.ts) end
+        return { 'duplicate', s(dup.fo), s(dup.lo), s(log_start), ts }
+      end
+      if status ~= 'ok' then return { status, '-1', '-1', s(log_start), '-1' } end
+      staged[bt.pid] = apply(st or nil, bt.epoch, bt.fs, bt.ls, bt.base, off - 1, bt.max_ts)
+    end
+    batches[b] = bt
+  end
+  -- Everything checked: from here on only writes.
+  local ms = math.max(now, m.last_ms)
+  if m.seg_batches > 0 and (m.seg_bytes + req_bytes > seg_limit or now - num(m.seg_created, now) >= seg_ms) then
+    seal(meta, segs, m, now)
+  end
+  if not m.seg_created then m.seg_created = s(now) end
+  local ms_s = s(ms)
+  local o = m.next
+  for b = 1, nb do
+    local bt = batches[b]
+    for _ = 1, bt.n do
+      local k, v, h, ts = args[pos], args[pos + 1], args[pos + 2], args[pos + 3]
+      pos = pos + 4
+      if lat then ts = ms_s end
+      local f = { 'XADD', stream, ms_s .. '-' .. s(o), 'offset', s(o), 'timestamp', ts }
+      if string.byte(k, 1) == 49 then f[#f + 1] = 'key'; f[#f + 1] = string.sub(k, 2) end
+      if string.byte(v, 1) == 49 then f[#f + 1] = 'value'; f[#f + 1] = string.sub(v, 2) end
+      if h ~= '' then f[#f + 1] = 'headers'; f[#f + 1] = h end
+      redis.call(unpack(f))
+      o = o + 1
+    end
+    local bmax, bmin = bt.max_ts, bt.min_ts
+    if lat then bmax, bmin = ms, ms end
+    if bmax > m.max_ts then m.max_ts, m.max_ts_off = bmax, bt.base + bt.n - 1 end
+    if m.seg_first_ts < 0 or bmin < m.seg_first_ts then m.seg_first_ts = bmin end
+    if bmax > m.seg_max_ts then m.seg_max_ts = bmax end
+  end
+  redis.call('ZADD', idx, s(m.next), s(m.next) .. ':' .. ms_s)
+  for pid, st in pairs(staged) do redis.call('HSET', prod, s(pid), enc_state(st)) end
+  local base = m.next
+  redis.call('HSET', meta, 'next', s(o), 'last_ms', ms_s, 'seg_bytes', s(m.seg_bytes + req_bytes),
+    'seg_batches', s(m.seg_batches + nb), 'seg_first_ts', s(m.seg_first_ts), 'seg_max_ts', s(m.seg_max_ts),
+    'seg_created', m.seg_created, 'seg_base', s(m.seg_base), 'max_ts', s(m.max_ts), 'max_ts_off', s(m.max_ts_off))
+  local at = '-1'
+  if lat then at = ms_s end
+  return { 'ok', s(base), s(o - 1), s(log_start), at }
+end
+
+-- The entry id of `offset` (or of the next entry after it): "<ms>-<offset>".
+local function entry_id(idx, offset)
+  local r = redis.call('ZREVRANGEBYSCORE', idx, s(offset), '-inf', 'LIMIT', '0', '1')
+  if #r == 0 then return '0-' .. s(offset) end
+  local ms = string.match(r[1], ':(%d+)$')
+  return ms .. '-' .. s(offset)
+end
+
+-- KEYS: meta idx stream   ARGV: offset count
+-- Returns {status, log_start, next, entries}: status 'ok' or 'out_of_range'.
+local function read(keys, args)
+  local v = redis.call('HMGET', keys[1], 'start', 'floor', 'next')
+  local start, floor, nxt = num(v[1], 0), num(v[2], 0), num(v[3], 0)
+  local ls = math.max(start, floor)
+  local offset, count = tonumber(args[1]), tonumber(args[2])
+  if offset < ls or offset > nxt then return { 'out_of_range', s(ls), s(nxt), {} } end
+  if offset == nxt or count <= 0 then return { 'ok', s(ls), s(nxt), {} } end
+  local e = redis.call('XRANGE', keys[3], entry_id(keys[2], offset), '+', 'COUNT', s(count))
+  return { 'ok', s(ls), s(nxt), e }
+end
+
+-- KEYS: meta segs   ARGV: now_ms [segment_ms]
+-- Seals the active segment when it is not empty (with segment_ms: only when older than that).
+local function roll(keys, args)
+  local m = load_meta(keys[1])
+  local now = tonumber(args[1])
+  if args[2] and now - num(m.seg_created, now) < tonumber(args[2]) then return 0 end
+  if seal(keys[1], keys[2], m, now) then return 1 end
+  return 0
+end
+
+-- KEYS: meta   ARGV: op value
+--   offloaded: marker := max(marker, value)
+--   rewind:    marker := max(value, log start) when below the marker
+--   floor:     DeleteRecords floor := max(floor, value); error when value > next
+local function marker(keys, args)
+  local op, value = args[1], tonumber(args[2])
+  local m = load_meta(keys[1])
+  local cur = num(redis.call('HGET', keys[1], 'offloaded'), 0)
+  if op == 'offloaded' then
+    if value > cur then redis.call('HSET', keys[1], 'offloaded', s(value)) end
+    return s(math.max(cur, value))
+  elseif op == 'rewind' then
+    local to = math.max(value, m.start)
+    if to < cur then redis.call('HSET', keys[1], 'offloaded', s(to)); return s(to) end
+    return s(cur)
+  elseif op == 'floor' then
+    if value > m.next then return redis.error_reply('FLOE_RANGE offset ' .. s(value) .. ' is past the log end ' .. s(m.next)) end
+    local f = math.max(m.floor, value)
+    redis.call('HSET', keys[1], 'floor', s(f))
+    return s(math.max(f, m.start))
+  end
+  return redis.error_reply('FLOE_ARG unknown marker op ' .. op)
+end
+
+-- KEYS: meta stream idx segs   ARGV: n upto
+-- Removes the n oldest sealed segments, all ending at or below `upto` (checked here, against
+-- what the list holds now): trims the stream below the first offset kept (XTRIM MINID) and the
+-- offset index, and moves the local start. Returns the new start.
+local function trim(keys, args)
+  local meta, stream, idx, segs = keys[1], keys[2], keys[3], keys[4]
+  local n, upto = tonumber(args[1]), tonumber(args[2])
+  local list = redis.call('LRANGE', segs, '0', s(n - 1))
+  if #list < n then return redis.error_reply('FLOE_STALE segments changed') end
+  local new_start = nil
+  for _, e in ipairs(list) do
+    local nxt = tonumber(string.match(e, '^%-?%d+,(%-?%d+),'))
+    if nxt > upto then return redis.error_reply('FLOE_STALE segment past ' .. s(upto)) end
+    new_start = nxt
+  end
+  if not new_start then return s(num(redis.call('HGET', meta, 'start'), 0)) end
+  redis.call('LTRIM', segs, s(n), '-1')
+  local id = entry_id(idx, new_start)
+  redis.call('XTRIM', stream, 'MINID', id)
+  -- Keep the index entry of the append holding new_start.
+  local keep = redis.call('ZREVRANGEBYSCORE', idx, s(new_start), '-inf', 'WITHSCORES', 'LIMIT', '0', '1')
+  if #keep == 2 then redis.call('ZREMRANGEBYSCORE', idx, '-inf', '(' .. keep[2]) end
+  redis.call('HSET', meta, 'start', s(new_start))
+  return s(new_start)
+end
+
+redis.register_function('floe_tier_append', append)
+redis.register_function{ function_name = 'floe_tier_read', callback = read, flags = { 'no-writes' } }
+redis.register_function('floe_tier_roll', roll)
+redis.register_function('floe_tier_marker', marker)
+redis.register_function('floe_tier_trim', trim)

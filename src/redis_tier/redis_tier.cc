@@ -1,0 +1,972 @@
+#include "redis_tier/redis_tier.h"
+
+#include "log/batch_builder.h"
+#include "log/compression.h"
+#include "log/record_batch_header.h"
+#include "log/records.h"
+#include "redis_tier/functions_lua.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+namespace floe::redis_tier {
+
+using namespace floe::log;
+
+std::string_view library_version() noexcept { return functions_lua_version; }
+
+namespace {
+
+constexpr std::string_view k_library = "floe_tier";
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+int64_t to_i64(std::string_view s, int64_t d = 0) {
+    int64_t v = d;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return r.ec == std::errc() ? v : d;
+}
+
+/// Redis errors reach Kafka as retriable errors: errc::unavailable / errc::timeout stay what they
+/// are (KAFKA_STORAGE_ERROR / REQUEST_TIMED_OUT), anything else the server said is io_error.
+error tier_error(const error& e, std::string_view what) {
+    auto code = e.code() == errc::unavailable || e.code() == errc::timeout ? e.code() : errc::io_error;
+    return error(code, fmt::format("redis local tier: {}: {}", what, e.message()));
+}
+
+/// Header encoding of one record in the stream's `headers` field: for each header
+/// "<key length>:<key><value length>:<value>", a null value written as "-:". Text headers stay
+/// readable in redis-cli; any bytes round-trip.
+void encode_headers(const std::vector<header_view>& hs, std::string& out) {
+    out.clear();
+    for (auto& h : hs) {
+        fmt::format_to(std::back_inserter(out), "{}:", h.key.size());
+        out.append(h.key);
+        if (!h.value) {
+            out.append("-:");
+            continue;
+        }
+        fmt::format_to(std::back_inserter(out), "{}:", h.value->size());
+        out.append(*h.value);
+    }
+}
+
+result<void> decode_headers(std::string_view in, std::vector<batch_builder::header>& out) {
+    out.clear();
+    auto take_len = [&](std::optional<size_t>& len) -> result<void> {
+        auto c = in.find(':');
+        if (c == std::string_view::npos) return fail(errc::corrupt, "headers field: missing ':'");
+        auto digits = in.substr(0, c);
+        in.remove_prefix(c + 1);
+        if (digits == "-") {
+            len.reset();
+            return {};
+        }
+        size_t v = 0;
+        auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || v > in.size())
+            return fail(errc::corrupt, "headers field: bad length '{}'", digits);
+        len = v;
+        return {};
+    };
+    while (!in.empty()) {
+        std::optional<size_t> kl, vl;
+        FLOE_TRY(take_len(kl));
+        if (!kl) return fail(errc::corrupt, "headers field: null key");
+        auto key = in.substr(0, *kl);
+        in.remove_prefix(*kl);
+        FLOE_TRY(take_len(vl));
+        std::optional<std::string_view> val;
+        if (vl) {
+            val = in.substr(0, *vl);
+            in.remove_prefix(*vl);
+        }
+        out.push_back({key, val});
+    }
+    return {};
+}
+
+/// One record as read back from a stream entry (views into the reply).
+struct entry_record {
+    int64_t offset = -1;
+    int64_t timestamp = -1;
+    int64_t entry_ms = 0;
+    std::optional<std::string_view> key, value;
+    std::string_view headers;
+};
+
+result<entry_record> parse_entry(const redis::reply& e) {
+    if (!e.is_array() || e.size() != 2 || !e[1].is_array())
+        return fail(errc::corrupt, "stream entry is not [id, fields]: {}", e.debug_string());
+    entry_record r;
+    auto& id = e[0].str();
+    r.entry_ms = to_i64(std::string_view(id).substr(0, id.find('-')));
+    auto& f = e[1].elements();
+    for (size_t i = 0; i + 1 < f.size(); i += 2) {
+        std::string_view k = f[i].str(), v = f[i + 1].str();
+        if (k == "offset") r.offset = to_i64(v, -1);
+        else if (k == "timestamp") r.timestamp = to_i64(v, -1);
+        else if (k == "key") r.key = v;
+        else if (k == "value") r.value = v;
+        else if (k == "headers") r.headers = v;
+    }
+    if (r.offset < 0) return fail(errc::corrupt, "stream entry {} has no offset field", id);
+    return r;
+}
+
+class redis_partition;
+
+} // namespace
+
+/// The shared state of one tier: the client, the namespace and the topic map (a cache of what
+/// Redis holds: topics are created and deleted through this tier).
+struct tier_state {
+    std::shared_ptr<redis::client> c;
+    options opts;
+};
+
+namespace {
+
+/// One partition of the Redis tier. Holds only names and the topic config; every offset, marker
+/// and segment lives in Redis (another broker may append), so each call asks it.
+class redis_partition final : public local_partition {
+public:
+    redis_partition(std::shared_ptr<tier_state> st, topic_partition tp, uuid id, topic_config cfg)
+        : _st(std::move(st)), _tp(std::move(tp)), _id(id), _cfg(std::move(cfg)) {
+        auto tag = fmt::format("{{{}:{}:{}}}", _st->opts.ns, _tp.topic, _tp.partition);
+        _meta = tag + ":meta";
+        _stream = tag + ":stream";
+        _idx = tag + ":idx";
+        _prod = tag + ":producers";
+        _segs = tag + ":segments";
+    }
+
+    std::vector<std::string> keys() const { return {_meta, _stream, _idx, _prod, _segs}; }
+
+    void close() { _closed = true; }
+
+    result<append_result> append(std::span<uint8_t> records, const append_options& opts) override {
+        if (_closed) return fail(errc::shutting_down, "partition {}-{} closed", _tp.topic, _tp.partition);
+        auto cfg = config();
+        append_result res;
+        auto reject = [&](append_status s, std::string msg) {
+            res.status = s;
+            res.message = std::move(msg);
+            return res;
+        };
+        // Pass 1: validate every batch and collect the arguments of the one server-side call.
+        std::vector<std::string> args;
+        args.reserve(6 + 64);
+        args.push_back(std::to_string(now_ms()));
+        args.push_back(std::to_string(cfg.segment_bytes));
+        args.push_back(std::to_string(cfg.segment_ms));
+        args.push_back(cfg.message_timestamp_type == timestamp_type::log_append_time ? "1" : "0");
+        args.push_back(std::to_string(records.size()));
+        args.emplace_back(); // batch count, below
+        std::vector<std::string> recs;
+        std::vector<size_t> batch_starts;
+        byte_buffer scratch;
+        std::vector<header_view> hs;
+        std::string hbuf;
+        size_t nbatches = 0;
+        std::optional<append_result> bad;
+        auto walked = for_each_batch(bytes_view(records.data(), records.size()), !opts.crc_checked,
+                                     [&](const record_batch_header& h, bytes_view b) {
+            if (h.size_bytes() > size_t(cfg.max_message_bytes)) {
+                bad = reject(append_status::message_too_large,
+                             fmt::format("batch of {} bytes > max.message.bytes {}", h.size_bytes(),
+                                         cfg.max_message_bytes));
+                return false;
+            }
+            if (h.record_count != h.last_offset_delta + 1 || h.record_count <= 0) {
+                bad = reject(append_status::invalid_record,
+                             fmt::format("batch with {} records and last offset delta {}", h.record_count,
+                                         h.last_offset_delta));
+                return false;
+            }
+            bytes_view data = b.subspan(batch_layout::header_size);
+            if (h.compression() != compression_codec::none) {
+                if (auto d = decompress(h.compression(), data, scratch, 64u << 20); !d) {
+                    bad = reject(append_status::corrupt, d.error().message());
+                    return false;
+                }
+                data = scratch;
+            }
+            int64_t min_ts = INT64_MAX, max_ts = -1;
+            auto walked_records = for_each_record_body(h, data, [&](int32_t, bytes_view body) -> result<void> {
+                auto v = FLOE_TRY(decode_record(h, body, hs));
+                std::string k(1, v.key ? '1' : '0'), val(1, v.value ? '1' : '0');
+                if (v.key) k.append(*v.key);
+                if (v.value) val.append(*v.value);
+                encode_headers(hs, hbuf);
+                recs.push_back(std::move(k));
+                recs.push_back(std::move(val));
+                recs.push_back(hbuf);
+                recs.push_back(std::to_string(v.timestamp));
+                min_ts = std::min(min_ts, v.timestamp);
+                max_ts = std::max(max_ts, v.timestamp);
+                return {};
+            });
+            if (!walked_records) {
+                bad = reject(append_status::corrupt, walked_records.error().message());
+                return false;
+            }
+            args.push_back(std::to_string(h.producer_id));
+            args.push_back(std::to_string(h.producer_epoch));
+            args.push_back(std::to_string(h.base_sequence));
+            args.push_back(std::to_string(h.has_producer_id() ? h.last_sequence() : -1));
+            args.push_back(std::to_string(h.record_count));
+            args.push_back(std::to_string(min_ts == INT64_MAX ? -1 : min_ts));
+            args.push_back(std::to_string(max_ts));
+            batch_starts.push_back(size_t(b.data() - records.data()));
+            ++nbatches;
+            return true;
+        });
+        if (bad) return *bad;
+        if (!walked) return reject(append_status::corrupt, walked.error().message());
+        if (*walked != records.size() || nbatches == 0)
+            return reject(append_status::corrupt, "trailing bytes after the last batch");
+        if (is_mirror()) return reject(append_status::mirror_read_only, "mirror partitions are written by ingest only");
+        args[5] = std::to_string(nbatches);
+        for (auto& r : recs) args.push_back(std::move(r));
+
+        auto ks = keys();
+        std::vector<std::string_view> kv(ks.begin(), ks.end()), av(args.begin(), args.end());
+        auto rep = _st->c->fcall("floe_tier_append", kv, av);
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("append to {}-{}", _tp.topic, _tp.partition)));
+        if (!rep->is_array() || rep->size() != 5)
+            return fail(errc::io_error, "redis local tier: unexpected append answer {}", rep->debug_string());
+        auto& status = (*rep)[0].str();
+        res.base_offset = kafka_offset(to_i64((*rep)[1].str(), -1));
+        res.last_offset = kafka_offset(to_i64((*rep)[2].str(), -1));
+        res.log_start_offset = kafka_offset(to_i64((*rep)[3].str(), 0));
+        res.log_append_time_ms = to_i64((*rep)[4].str(), -1);
+        if (status == "ok") {
+            // As the embedded log does: the request's batches now carry their offsets.
+            int64_t next = res.base_offset();
+            for (size_t at : batch_starts) {
+                auto h = parse_batch_header(bytes_view(records.data() + at, records.size() - at));
+                if (!h) break;
+                std::span<uint8_t> batch(records.data() + at, h->size_bytes());
+                patch_base_offset(batch, next);
+                if (res.log_append_time_ms >= 0) patch_log_append_time(batch, res.log_append_time_ms);
+                next += h->record_count;
+            }
+            return res;
+        }
+        if (status == "duplicate") {
+            res.status = append_status::duplicate;
+            return res;
+        }
+        if (status == "out_of_order_sequence") return reject(append_status::out_of_order_sequence, "out of order sequence");
+        if (status == "invalid_producer_epoch") return reject(append_status::invalid_producer_epoch, "stale producer epoch");
+        if (status == "invalid_record") return reject(append_status::invalid_record, "duplicate idempotent batch inside a multi-batch append");
+        return fail(errc::io_error, "redis local tier: unknown append status '{}'", status);
+    }
+
+    result<append_result> mirror_append(bytes_view) override {
+        append_result r;
+        r.status = append_status::mirror_read_only;
+        r.message = "mirror partitions are not supported on the Redis local tier yet";
+        return r;
+    }
+    bool is_mirror() const noexcept override { return false; }
+
+    /// One round trip: offsets and up to `count` entries from `offset` on.
+    struct raw_read {
+        int64_t log_start = 0, next = 0;
+        redis::reply entries;
+    };
+    result<raw_read> read_entries(int64_t offset, int64_t count) const {
+        auto off = std::to_string(offset), cnt = std::to_string(count);
+        auto rep = _st->c->fcall("floe_tier_read", {_meta, _idx, _stream}, {off, cnt});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("read of {}-{}", _tp.topic, _tp.partition)));
+        if (!rep->is_array() || rep->size() != 4)
+            return fail(errc::io_error, "redis local tier: unexpected read answer {}", rep->debug_string());
+        raw_read r;
+        r.log_start = to_i64((*rep)[1].str());
+        r.next = to_i64((*rep)[2].str());
+        if ((*rep)[0].str() == "out_of_range")
+            return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
+                        r.log_start, r.next);
+        r.entries = std::move(rep->elements()[3]);
+        return r;
+    }
+
+    partition_offsets offsets_of(int64_t start, int64_t next) const {
+        partition_offsets o;
+        o.log_start = kafka_offset(start);
+        o.log_end = o.high_watermark = o.last_stable = o.durable_end = kafka_offset(next);
+        return o;
+    }
+
+    /// Batches rebuilt from stream entries: at most `max_records` records per batch, the whole
+    /// answer within `max_bytes` (the first batch is always whole when `min_one`).
+    result<read_result> read(kafka_offset offset, const read_options& opts) const override {
+        const size_t budget = opts.max_bytes;
+        int64_t limit = opts.max_offset ? (*opts.max_offset)() : INT64_MAX;
+        // Entries to ask for: about what the budget holds at ~64 bytes a record, within bounds.
+        int64_t want = int64_t(std::clamp<size_t>(budget / 64, 1, 4000));
+        if (limit != INT64_MAX) want = std::max<int64_t>(1, std::min(want, limit - offset()));
+        auto raw = FLOE_TRY(read_entries(offset(), want));
+        read_result out;
+        out.offsets = offsets_of(raw.log_start, raw.next);
+        if (raw.entries.size() == 0) return out;
+        auto buf = std::make_shared<byte_buffer>();
+        batch_builder b;
+        std::vector<batch_builder::header> hs;
+        const bool lat = config().message_timestamp_type == timestamp_type::log_append_time;
+        constexpr size_t max_batch_records = 1000, max_batch_bytes = 256u << 10;
+        auto finish = [&]() -> result<bool> {
+            if (b.records() == 0) return true;
+            size_t at = buf->size();
+            FLOE_TRY(b.finish(*buf));
+            if (lat) {
+                auto h = FLOE_TRY(parse_batch_header(bytes_view(buf->data() + at, buf->size() - at)));
+                patch_log_append_time(std::span<uint8_t>(buf->data() + at, buf->size() - at), h.max_timestamp);
+            }
+            if (buf->size() > budget && !(at == 0 && opts.min_one_batch)) {
+                buf->resize(at);
+                return false;
+            }
+            return true;
+        };
+        bool open = false;
+        bool full = false;
+        int64_t expect = offset();
+        for (auto& e : raw.entries.elements()) {
+            auto r = FLOE_TRY(parse_entry(e));
+            if (r.offset != expect) {
+                if (r.offset < expect) continue; // below the asked offset (trimmed index)
+                break;                            // a gap: never, offsets are contiguous
+            }
+            if (r.offset >= limit) break;
+            // About what the record adds to a batch (varints aside).
+            const size_t est = 24 + (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) + r.headers.size();
+            if (open && (b.records() >= max_batch_records || b.records_bytes() >= max_batch_bytes
+                         || buf->size() + batch_layout::header_size + b.records_bytes() + est > budget)) {
+                auto kept = FLOE_TRY(finish());
+                open = false;
+                if (!kept || buf->size() + batch_layout::header_size + est > budget) {
+                    full = true;
+                    break;
+                }
+            }
+            if (!open) {
+                b.begin(r.offset);
+                open = true;
+            }
+            FLOE_TRY_CTX(decode_headers(r.headers, hs), "{}-{} offset {}", _tp.topic, _tp.partition, r.offset);
+            b.add(r.offset, r.timestamp, r.key, r.value, hs);
+            ++expect;
+        }
+        if (open && !full) FLOE_TRY(finish()); // a last batch that does not fit is dropped
+        if (buf->empty()) return out;
+        // Offsets of what was kept: walk the batches.
+        int64_t lo = -1, hi = -1;
+        FLOE_TRY(for_each_batch(bytes_view(*buf), false, [&](const record_batch_header& h, bytes_view) {
+            if (lo < 0) lo = h.base_offset;
+            hi = h.last_offset();
+            return true;
+        }));
+        file_slice sl;
+        sl.memory = buf;
+        sl.position = 0;
+        sl.length = uint32_t(buf->size());
+        sl.first_offset = kafka_offset(lo);
+        sl.last_offset = kafka_offset(hi);
+        out.total_bytes = buf->size();
+        out.slices.push_back(std::move(sl));
+        return out;
+    }
+
+    /// Scans records from `from` until `stop` says so (chunks of entries).
+    result<void> scan(int64_t from, const std::function<bool(const entry_record&)>& fn) const {
+        int64_t at = from;
+        for (;;) {
+            auto raw = read_entries(at, 1000);
+            if (!raw && raw.error().code() == errc::out_of_range && at < from + 1) {
+                // Started below the start: go on from the start.
+                auto o = offsets();
+                if (at >= o.log_start()) return fail(std::move(raw).error());
+                at = o.log_start();
+                continue;
+            }
+            if (!raw) return fail(std::move(raw).error());
+            if (raw->entries.size() == 0) return {};
+            for (auto& e : raw->entries.elements()) {
+                auto r = FLOE_TRY(parse_entry(e));
+                if (r.offset < at) continue;
+                if (!fn(r)) return {};
+                at = r.offset + 1;
+            }
+            if (at >= raw->next) return {};
+        }
+    }
+
+    result<std::optional<timestamp_lookup>> offset_for_timestamp(int64_t ts) const override {
+        // Segments whose max timestamp is below `ts` hold nothing for it: start at the first
+        // one that may.
+        int64_t from = offsets().log_start();
+        for (auto& s : segments()) {
+            if (s.max_timestamp_ms >= ts || s.empty()) break;
+            from = s.next_offset();
+        }
+        std::optional<timestamp_lookup> hit;
+        FLOE_TRY(scan(from, [&](const entry_record& r) {
+            if (r.timestamp >= ts) {
+                hit = timestamp_lookup{kafka_offset(r.offset), r.timestamp};
+                return false;
+            }
+            return true;
+        }));
+        return hit;
+    }
+
+    result<std::optional<record_batch_header>> batch_header_at(kafka_offset offset) const override {
+        auto rd = FLOE_TRY(read(offset, {.max_bytes = 1, .min_one_batch = true}));
+        if (rd.slices.empty()) return std::optional<record_batch_header>();
+        byte_buffer b;
+        FLOE_TRY(rd.copy_to(b));
+        return std::optional<record_batch_header>(FLOE_TRY(parse_batch_header(b)));
+    }
+
+    result<std::map<std::string, std::string>> meta() const {
+        auto rep = _st->c->command({"HGETALL", _meta});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("metadata of {}-{}", _tp.topic, _tp.partition)));
+        std::map<std::string, std::string> m;
+        for (size_t i = 0; i + 1 < rep->size(); i += 2) m[(*rep)[i].str()] = (*rep)[i + 1].str();
+        return m;
+    }
+    static int64_t field(const std::map<std::string, std::string>& m, const char* k, int64_t d = 0) {
+        auto it = m.find(k);
+        return it == m.end() ? d : to_i64(it->second, d);
+    }
+
+    std::optional<timestamp_lookup> max_timestamp() const override {
+        auto m = meta();
+        if (!m) return std::nullopt;
+        int64_t off = field(*m, "max_ts_off", -1);
+        if (off < 0 || off < offsets().log_start()) return std::nullopt;
+        return timestamp_lookup{kafka_offset(off), field(*m, "max_ts", -1)};
+    }
+
+    partition_offsets offsets() const override {
+        auto m = meta();
+        if (!m) return _last_offsets;
+        auto o = offsets_of(std::max(field(*m, "start"), field(*m, "floor")), field(*m, "next"));
+        std::lock_guard g(_mu);
+        _last_offsets = o;
+        return o;
+    }
+    kafka_offset log_start_offset() const override { return offsets().log_start; }
+    kafka_offset log_end_offset() const override { return offsets().log_end; }
+    kafka_offset records_start() const override {
+        auto m = meta();
+        return kafka_offset(m ? field(*m, "floor") : 0);
+    }
+
+    result<std::string> marker(std::string_view op, int64_t v) {
+        auto val = std::to_string(v);
+        auto rep = _st->c->fcall("floe_tier_marker", {_meta}, {op, val});
+        if (!rep) {
+            if (redis::server_error_is(rep.error(), "FLOE_RANGE")) return fail(errc::out_of_range, "{}", rep.error().message());
+            return fail(tier_error(rep.error(), fmt::format("{} of {}-{}", op, _tp.topic, _tp.partition)));
+        }
+        return std::string(rep->str());
+    }
+
+    result<kafka_offset> delete_records_before(kafka_offset offset) override {
+        auto r = FLOE_TRY(marker("floor", offset()));
+        return kafka_offset(to_i64(r));
+    }
+
+    result<void> flush() override { return wait_replicas(); }
+
+    result<void> wait_replicas() {
+        if (_st->opts.min_replicas <= 0) return {};
+        auto n = std::to_string(_st->opts.min_replicas), t = std::to_string(_st->opts.wait_timeout.count());
+        std::vector<std::vector<std::string>> cmds{{"WAIT", n, t}};
+        auto rep = _st->c->pipeline(_meta, cmds);
+        if (!rep) return fail(tier_error(rep.error(), "WAIT"));
+        auto acked = (*rep)[0].as_integer();
+        if (!acked) return fail(tier_error(acked.error(), "WAIT"));
+        if (*acked < _st->opts.min_replicas)
+            return fail(errc::unavailable, "redis local tier: {} of {} replicas acknowledged within {} ms", *acked,
+                        _st->opts.min_replicas, _st->opts.wait_timeout.count());
+        return {};
+    }
+
+    void when_durable(kafka_offset, std::function<void(result<void>)> done) override {
+        if (_st->opts.min_replicas <= 0) {
+            done({});
+            return;
+        }
+        // WAIT blocks a connection: off the caller's thread.
+        std::thread([this, self = shared_from_this_ptr(), done = std::move(done)] { done(wait_replicas()); }).detach();
+    }
+
+    result<void> roll() override {
+        auto now = std::to_string(now_ms());
+        auto rep = _st->c->fcall("floe_tier_roll", {_meta, _segs}, {now});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("roll of {}-{}", _tp.topic, _tp.partition)));
+        return {};
+    }
+    result<bool> maybe_roll_by_time() override {
+        auto now = std::to_string(now_ms()), ms = std::to_string(config().segment_ms);
+        auto rep = _st->c->fcall("floe_tier_roll", {_meta, _segs}, {now, ms});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("roll of {}-{}", _tp.topic, _tp.partition)));
+        return rep->integer() == 1;
+    }
+
+    static segment_info parse_segment(std::string_view e) {
+        int64_t v[7] = {0, 0, 0, -1, -1, 0, 0};
+        size_t i = 0;
+        while (i < 7 && !e.empty()) {
+            auto c = e.find(',');
+            v[i++] = to_i64(e.substr(0, c));
+            if (c == std::string_view::npos) break;
+            e.remove_prefix(c + 1);
+        }
+        segment_info s;
+        s.id = segment_id(v[0]);
+        s.base_offset = kafka_offset(v[0]);
+        s.next_offset = kafka_offset(v[1]);
+        s.size_bytes = uint64_t(v[2]);
+        s.first_timestamp_ms = v[3];
+        s.max_timestamp_ms = v[4];
+        s.created_ms = v[5];
+        s.batch_count = uint32_t(v[6]);
+        s.sealed = true;
+        return s;
+    }
+
+    std::vector<segment_info> sealed_segments() const override {
+        auto rep = _st->c->command({"LRANGE", _segs, "0", "-1"});
+        std::vector<segment_info> out;
+        if (!rep) return out;
+        for (auto& e : rep->elements()) out.push_back(parse_segment(e.str()));
+        return out;
+    }
+    std::vector<segment_info> segments() const override {
+        auto out = sealed_segments();
+        auto m = meta();
+        if (!m) return out;
+        segment_info a;
+        a.base_offset = kafka_offset(field(*m, "seg_base"));
+        a.id = segment_id(a.base_offset());
+        a.next_offset = kafka_offset(field(*m, "next"));
+        a.size_bytes = uint64_t(field(*m, "seg_bytes"));
+        a.first_timestamp_ms = field(*m, "seg_first_ts", -1);
+        a.max_timestamp_ms = field(*m, "seg_max_ts", -1);
+        a.created_ms = field(*m, "seg_created");
+        a.batch_count = uint32_t(field(*m, "seg_batches"));
+        a.sealed = false;
+        out.push_back(a);
+        return out;
+    }
+
+    result<void> set_offloaded_up_to(kafka_offset next) override {
+        FLOE_TRY(marker("offloaded", next()));
+        return {};
+    }
+    kafka_offset offloaded_up_to() const override {
+        auto m = meta();
+        return kafka_offset(m ? field(*m, "offloaded") : 0);
+    }
+    result<void> rewind_offloaded_up_to(kafka_offset next) override {
+        FLOE_TRY(marker("rewind", next()));
+        return {};
+    }
+
+    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers) override {
+        auto cfg = config();
+        auto sealed = sealed_segments();
+        auto m = FLOE_TRY(meta());
+        const int64_t offloaded = field(m, "offloaded"), floor = field(m, "floor"), next = field(m, "next");
+        const int64_t limit_ms = cfg.effective_local_retention_ms(), limit_bytes = cfg.effective_local_retention_bytes();
+        uint64_t total = uint64_t(field(m, "seg_bytes"));
+        for (auto& s : sealed) total += s.size_bytes;
+        const int64_t now = now_ms();
+        size_t n = 0;
+        int64_t upto = 0;
+        for (auto& s : sealed) {
+            bool by_floor = s.next_offset() <= floor;
+            bool by_time = limit_ms >= 0 && s.max_timestamp_ms >= 0 && s.max_timestamp_ms < now - limit_ms;
+            bool by_size = limit_bytes >= 0 && total > uint64_t(limit_bytes);
+            if (!by_floor && !by_time && !by_size) break;
+            if (cfg.remote_storage_enable
+                && (s.next_offset() > offloaded || !remote_covers || s.next_offset() > (*remote_covers)()))
+                break;
+            total -= s.size_bytes;
+            upto = s.next_offset();
+            ++n;
+        }
+        (void)next;
+        std::vector<segment_info> gone(sealed.begin(), sealed.begin() + ptrdiff_t(n));
+        if (n == 0) return gone;
+        auto nn = std::to_string(n), up = std::to_string(upto);
+        auto rep = _st->c->fcall("floe_tier_trim", {_meta, _stream, _idx, _segs}, {nn, up});
+        if (!rep) {
+            if (redis::server_error_is(rep.error(), "FLOE_STALE")) return std::vector<segment_info>{};
+            return fail(tier_error(rep.error(), fmt::format("retention of {}-{}", _tp.topic, _tp.partition)));
+        }
+        return gone;
+    }
+
+    static std::optional<producer_state> parse_producer(int64_t pid, std::string_view v) {
+        producer_state st;
+        st.producer_id = pid;
+        bool first = true;
+        while (!v.empty()) {
+            auto c = v.find(';');
+            auto part = v.substr(0, c);
+            v = c == std::string_view::npos ? std::string_view() : v.substr(c + 1);
+            if (first) {
+                st.epoch = int16_t(to_i64(part, -1));
+                first = false;
+                continue;
+            }
+            int64_t x[5] = {};
+            for (int i = 0; i < 5; ++i) {
+                auto d = part.find(',');
+                x[i] = to_i64(part.substr(0, d));
+                part = d == std::string_view::npos ? std::string_view() : part.substr(d + 1);
+            }
+            st.recent.push_back({int32_t(x[0]), int32_t(x[1]), x[2], x[3], x[4]});
+        }
+        return st;
+    }
+
+    std::optional<producer_state> producer(int64_t producer_id) const override {
+        auto rep = _st->c->command({"HGET", _prod, std::to_string(producer_id)});
+        if (!rep || !rep->is_string()) return std::nullopt;
+        return parse_producer(producer_id, rep->str());
+    }
+    std::vector<producer_state> producers() const override {
+        std::vector<producer_state> out;
+        auto rep = _st->c->command({"HGETALL", _prod});
+        if (!rep) return out;
+        for (size_t i = 0; i + 1 < rep->size(); i += 2)
+            if (auto p = parse_producer(to_i64((*rep)[i].str()), (*rep)[i + 1].str())) out.push_back(*p);
+        return out;
+    }
+
+    topic_config config() const override {
+        std::lock_guard g(_mu);
+        return _cfg;
+    }
+    void update_config(topic_config c) {
+        std::lock_guard g(_mu);
+        _cfg = std::move(c);
+    }
+    const topic_partition& tp() const noexcept override { return _tp; }
+    const uuid& topic_id() const noexcept override { return _id; }
+
+    void set_self(const std::shared_ptr<redis_partition>& self) { _self = self; }
+    std::shared_ptr<redis_partition> shared_from_this_ptr() { return _self.lock(); }
+
+private:
+    std::shared_ptr<tier_state> _st;
+    topic_partition _tp;
+    uuid _id;
+    mutable std::mutex _mu;
+    topic_config _cfg;
+    mutable partition_offsets _last_offsets;
+    std::atomic<bool> _closed{false};
+    std::weak_ptr<redis_partition> _self;
+    std::string _meta, _stream, _idx, _prod, _segs;
+};
+
+/// The topic store in Redis: hash `{<ns>}:topics` (name -> JSON: id, partitions, overrides,
+/// mirror_of) and string `{<ns>}:topic-defaults` (JSON of the dynamic broker-level defaults).
+class redis_tier final : public local_tier {
+public:
+    explicit redis_tier(std::shared_ptr<tier_state> st) : _st(std::move(st)) {
+        _topics_key = fmt::format("{{{}}}:topics", _st->opts.ns);
+        _defaults_key = fmt::format("{{{}}}:topic-defaults", _st->opts.ns);
+    }
+
+    result<void> load() {
+        FLOE_TRY_CTX(resolve_topic_config(_st->opts.topic_defaults, {}), "topic defaults");
+        auto d = _st->c->command({"GET", _defaults_key});
+        if (!d) return fail(tier_error(d.error(), "reading topic defaults"));
+        std::unique_lock g(_mu);
+        _dynamic.clear();
+        if (d->is_string()) {
+            auto j = nlohmann::json::parse(d->str(), nullptr, false);
+            if (j.is_object())
+                for (auto& [k, v] : j.items()) _dynamic[k] = v.get<std::string>();
+        }
+        auto all = _st->c->command({"HGETALL", _topics_key});
+        if (!all) return fail(tier_error(all.error(), "reading topics"));
+        _topics.clear();
+        for (size_t i = 0; i + 1 < all->size(); i += 2) {
+            auto j = nlohmann::json::parse((*all)[i + 1].str(), nullptr, false);
+            if (!j.is_object()) return fail(errc::corrupt, "topic {} in {}: not JSON", (*all)[i].str(), _topics_key);
+            topic_info t;
+            t.name = (*all)[i].str();
+            auto id = uuid::parse(j.value("id", ""));
+            if (!id) return fail(errc::corrupt, "topic {}: bad id", t.name);
+            t.id = *id;
+            t.partitions = j.value("partitions", 0);
+            t.mirror_of = j.value("mirror_of", "");
+            if (j.contains("overrides"))
+                for (auto& [k, v] : j["overrides"].items()) t.overrides[k] = v.get<std::string>();
+            t.config = FLOE_TRY_CTX(resolve_topic_config(defaults_locked(), t.overrides), "topic {}", t.name);
+            insert_locked(t);
+        }
+        return {};
+    }
+
+    result<topic_info> create_topic(std::string_view name, int32_t partitions, const config_map& overrides,
+                                    bool validate_only, std::string_view mirror_of) override {
+        FLOE_TRY(validate_topic_name(name));
+        if (!mirror_of.empty()) return fail(errc::unsupported, "mirror topics are not supported on the Redis local tier yet");
+        if (partitions <= 0) partitions = _st->opts.default_partitions;
+        if (partitions > 100000) return fail(errc::invalid_argument, "{} partitions is more than Floe allows", partitions);
+        std::unique_lock g(_mu);
+        topic_info t;
+        t.name = std::string(name);
+        t.partitions = partitions;
+        t.overrides = overrides;
+        t.config = FLOE_TRY(resolve_topic_config(defaults_locked(), overrides));
+        if (_topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
+        auto key = topic_collision_key(name);
+        for (auto& [n, e] : _topics)
+            if (topic_collision_key(n) == key)
+                return fail(errc::already_exists,
+                            "topic '{}' collides with existing topic '{}': names that differ only in '.', '-' or "
+                            "'_' map to the same table ({})",
+                            name, n, key);
+        t.id = uuid::random();
+        if (validate_only) return t;
+        // Leftovers of an interrupted delete must not show up in the new topic.
+        for (int32_t p = 0; p < partitions; ++p) FLOE_TRY(drop_partition_keys(t.name, p));
+        auto rep = _st->c->command({"HSETNX", _topics_key, t.name, to_json(t)});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("creating topic {}", name)));
+        if (rep->integer() == 0) return fail(errc::already_exists, "topic {} exists (created by another broker)", name);
+        insert_locked(t);
+        spdlog::info("redis local tier: created topic {} ({} partitions, id {})", t.name, partitions, t.id.to_string());
+        return t;
+    }
+
+    result<void> delete_topic(std::string_view name) override {
+        std::unique_lock g(_mu);
+        auto it = _topics.find(name);
+        if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+        auto rep = _st->c->command({"HDEL", _topics_key, std::string(name)});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("deleting topic {}", name)));
+        for (auto& p : it->second.parts) p->close();
+        int32_t n = it->second.info.partitions;
+        std::string topic(name);
+        _by_id.erase(it->second.info.id);
+        _topics.erase(it);
+        for (int32_t p = 0; p < n; ++p)
+            if (auto d = drop_partition_keys(topic, p); !d)
+                spdlog::warn("redis local tier: removing data of {}-{}: {}", topic, p, d.error().message());
+        return {};
+    }
+
+    result<topic_info> create_partitions(std::string_view name, int32_t total) override {
+        std::unique_lock g(_mu);
+        auto it = _topics.find(name);
+        if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+        auto t = it->second.info;
+        if (total <= t.partitions)
+            return fail(errc::invalid_argument, "topic {} has {} partitions; {} is not more", name, t.partitions, total);
+        for (int32_t p = t.partitions; p < total; ++p) FLOE_TRY(drop_partition_keys(t.name, p));
+        t.partitions = total;
+        FLOE_TRY(store_locked(t));
+        insert_locked(t);
+        return t;
+    }
+
+    result<topic_info> alter_topic_config(std::string_view name, const config_map& overrides,
+                                          bool validate_only) override {
+        std::unique_lock g(_mu);
+        auto it = _topics.find(name);
+        if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+        auto t = it->second.info;
+        t.config = FLOE_TRY(resolve_topic_config(defaults_locked(), overrides));
+        t.overrides = overrides;
+        if (validate_only) return t;
+        FLOE_TRY(store_locked(t));
+        it->second.info = t;
+        for (auto& p : it->second.parts) p->update_config(t.config);
+        return t;
+    }
+
+    result<topic_info> incremental_alter_topic_config(std::string_view name, std::span<const config_op> ops,
+                                                      bool validate_only) override {
+        config_map overrides;
+        {
+            std::shared_lock g(_mu);
+            auto it = _topics.find(name);
+            if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
+            overrides = it->second.info.overrides;
+        }
+        overrides = FLOE_TRY(apply_config_ops(std::move(overrides), ops));
+        return alter_topic_config(name, overrides, validate_only);
+    }
+
+    std::optional<topic_info> topic(std::string_view name) const override {
+        std::shared_lock g(_mu);
+        auto it = _topics.find(name);
+        if (it == _topics.end()) return std::nullopt;
+        return it->second.info;
+    }
+    std::optional<topic_info> topic(const uuid& id) const override {
+        std::shared_lock g(_mu);
+        auto it = _by_id.find(id);
+        if (it == _by_id.end()) return std::nullopt;
+        return _topics.find(it->second)->second.info;
+    }
+    std::vector<topic_info> topics() const override {
+        std::shared_lock g(_mu);
+        std::vector<topic_info> v;
+        for (auto& [n, e] : _topics) v.push_back(e.info);
+        return v;
+    }
+
+    const config_map& topic_defaults() const noexcept override { return _st->opts.topic_defaults; }
+    config_map dynamic_topic_defaults() const override {
+        std::shared_lock g(_mu);
+        return _dynamic;
+    }
+    result<void> set_dynamic_topic_defaults(const config_map& defaults, bool validate_only) override {
+        std::unique_lock g(_mu);
+        auto old = _dynamic;
+        _dynamic = defaults;
+        std::map<std::string, topic_config, std::less<>> resolved;
+        auto check = [&]() -> result<void> {
+            FLOE_TRY(resolve_topic_config(defaults_locked(), {}));
+            for (auto& [n, e] : _topics) resolved[n] = FLOE_TRY(resolve_topic_config(defaults_locked(), e.info.overrides));
+            return {};
+        };
+        if (auto c = check(); !c || validate_only) {
+            _dynamic = old;
+            if (!c) return fail(std::move(c).error());
+            return {};
+        }
+        nlohmann::json j = nlohmann::json::object();
+        for (auto& [k, v] : defaults) j[k] = v;
+        auto rep = _st->c->command({"SET", _defaults_key, j.dump()});
+        if (!rep) {
+            _dynamic = old;
+            return fail(tier_error(rep.error(), "storing topic defaults"));
+        }
+        for (auto& [n, e] : _topics) {
+            e.info.config = resolved[n];
+            for (auto& p : e.parts) p->update_config(e.info.config);
+        }
+        return {};
+    }
+
+    std::filesystem::path log_dir() const override { return _st->opts.log_dir; }
+    result<void> flush_all() override { return {}; }
+    result<void> close() override {
+        std::unique_lock g(_mu);
+        for (auto& [n, e] : _topics)
+            for (auto& p : e.parts) p->close();
+        return {};
+    }
+
+protected:
+    std::shared_ptr<local_partition> find_partition(std::string_view topic, int32_t p) const override {
+        std::shared_lock g(_mu);
+        auto it = _topics.find(topic);
+        if (it == _topics.end() || p < 0 || size_t(p) >= it->second.parts.size()) return nullptr;
+        return it->second.parts[size_t(p)];
+    }
+    std::shared_ptr<local_partition> find_partition(const uuid& id, int32_t p) const override {
+        std::shared_lock g(_mu);
+        auto it = _by_id.find(id);
+        if (it == _by_id.end()) return nullptr;
+        auto& parts = _topics.find(it->second)->second.parts;
+        if (p < 0 || size_t(p) >= parts.size()) return nullptr;
+        return parts[size_t(p)];
+    }
+
+private:
+    struct entry {
+        topic_info info;
+        std::vector<std::shared_ptr<redis_partition>> parts;
+    };
+
+    config_map defaults_locked() const {
+        config_map m = _st->opts.topic_defaults;
+        for (auto& [k, v] : _dynamic) m[k] = v;
+        return m;
+    }
+    static std::string to_json(const topic_info& t) {
+        nlohmann::json j;
+        j["id"] = t.id.to_string();
+        j["partitions"] = t.partitions;
+        j["overrides"] = nlohmann::json::object();
+        for (auto& [k, v] : t.overrides) j["overrides"][k] = v;
+        if (!t.mirror_of.empty()) j["mirror_of"] = t.mirror_of;
+        return j.dump();
+    }
+    result<void> store_locked(const topic_info& t) {
+        auto rep = _st->c->command({"HSET", _topics_key, t.name, to_json(t)});
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("storing topic {}", t.name)));
+        return {};
+    }
+    void insert_locked(const topic_info& t) {
+        auto& e = _topics[t.name];
+        e.info = t;
+        for (int32_t p = int32_t(e.parts.size()); p < t.partitions; ++p) {
+            auto part = std::make_shared<redis_partition>(_st, topic_partition{t.name, p}, t.id, t.config);
+            part->set_self(part);
+            e.parts.push_back(std::move(part));
+        }
+        _by_id[t.id] = t.name;
+    }
+    result<void> drop_partition_keys(const std::string& topic, int32_t p) {
+        redis_partition tmp(_st, topic_partition{topic, p}, uuid{}, topic_config{});
+        auto ks = tmp.keys();
+        std::vector<std::string_view> args{"DEL"};
+        for (auto& k : ks) args.push_back(k);
+        auto rep = _st->c->command(std::span<const std::string_view>(args));
+        if (!rep) return fail(tier_error(rep.error(), fmt::format("removing keys of {}-{}", topic, p)));
+        return {};
+    }
+
+    std::shared_ptr<tier_state> _st;
+    std::string _topics_key, _defaults_key;
+    mutable std::shared_mutex _mu;
+    std::map<std::string, entry, std::less<>> _topics;
+    std::map<uuid, std::string> _by_id;
+    config_map _dynamic;
+};
+
+} // namespace
+
+result<std::unique_ptr<log::local_tier>> open(std::shared_ptr<redis::client> c, options o) {
+    FLOE_TRY_CTX(c->load_library(k_library, functions_lua, functions_lua_version),
+                 "loading the {} function library", k_library);
+    auto st = std::make_shared<tier_state>();
+    st->c = std::move(c);
+    st->opts = std::move(o);
+    auto t = std::make_unique<redis_tier>(st);
+    FLOE_TRY(t->load());
+    return std::unique_ptr<log::local_tier>(std::move(t));
+}
+
+result<std::unique_ptr<log::local_tier>> open(options o) {
+    auto c = FLOE_TRY_CTX(redis::client::connect(o.redis), "connecting to Redis");
+    return open(std::shared_ptr<redis::client>(std::move(c)), std::move(o));
+}
+
+} // namespace floe::redis_tier

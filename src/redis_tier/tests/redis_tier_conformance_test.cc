@@ -1,0 +1,78 @@
+// The local-tier conformance suite on the Redis Streams tier, against a real redis-server
+// started on loopback in a temporary directory (one server for the binary, one namespace per
+// test so tests never see each other's keys).
+
+#include "log/testing/local_tier_conformance.h"
+#include "redis/testing/server.h"
+#include "redis_tier/redis_tier.h"
+
+#include <atomic>
+#include <cstdlib>
+
+using namespace floe;
+using namespace floe::log;
+using namespace floe::log::testing;
+
+namespace {
+
+struct shared_server {
+    std::filesystem::path dir;
+    std::optional<redis::fixture::server> server;
+    std::string error;
+
+    shared_server() {
+        char tmpl[] = "/tmp/floe-redis-tier-XXXXXX";
+        if (!::mkdtemp(tmpl)) {
+            error = "mkdtemp failed";
+            return;
+        }
+        dir = tmpl;
+        auto s = redis::fixture::server::start(dir);
+        if (!s) error = s.error().message();
+        else server.emplace(std::move(*s));
+    }
+    ~shared_server() {
+        server.reset();
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+};
+
+shared_server& the_server() {
+    static shared_server s;
+    return s;
+}
+
+class redis_store : public conformance_store {
+public:
+    explicit redis_store(redis::fixture::server& s) : _server(s) {
+        static std::atomic<int> n{0};
+        _ns = fmt::format("conf{}", n++);
+    }
+    result<std::unique_ptr<local_tier>> open(const config_map& topic_defaults) override {
+        redis_tier::options o;
+        o.redis = FLOE_TRY(redis::parse_uris(_server.uri(), "floe.local.redis.uri"));
+        o.ns = _ns;
+        o.topic_defaults = topic_defaults;
+        o.log_dir = "/nonexistent";
+        return redis_tier::open(std::move(o));
+    }
+
+private:
+    redis::fixture::server& _server;
+    std::string _ns;
+};
+
+} // namespace
+
+INSTANTIATE_TEST_SUITE_P(redis, local_tier_conformance,
+                         ::testing::Values(conformance_param{"redis",
+                                                             [](std::string& why) -> std::unique_ptr<conformance_store> {
+                                                                 auto& s = the_server();
+                                                                 if (!s.server) {
+                                                                     why = "redis-server: " + s.error;
+                                                                     return nullptr;
+                                                                 }
+                                                                 return std::make_unique<redis_store>(*s.server);
+                                                             }}),
+                         conformance_param_name);
