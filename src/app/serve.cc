@@ -16,6 +16,8 @@
 #include "lake/iceberg_lake.h"
 #include "lake/metered_catalog.h"
 #include "log/local_tier.h"
+#include "redis/client.h"
+#include "redis_tier/redis_tier.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
 #include "http/server.h"
@@ -187,6 +189,34 @@ int serve(const config::settings& s) {
                           ok.error().message());
             return 2;
         }
+    // The local tier: embedded (segment files) or Redis Streams. Redis settings are checked
+    // here, before anything starts, and a bad one stops start-up naming the key.
+    std::optional<redis_tier::options> redis_local;
+    if (s.get_string("floe.local.type") == "redis") {
+        auto uri = s.get_optional("floe.local.redis.uri");
+        if (!uri || uri->empty()) {
+            spdlog::error("floe.local.redis.uri: required with floe.local.type=redis (redis://host:port)");
+            return 2;
+        }
+        auto ro = redis::parse_uris(*uri, "floe.local.redis.uri");
+        if (!ro) {
+            spdlog::error("{}", ro.error().message());
+            return 2;
+        }
+        ro->connect_timeout = s.get_duration("floe.local.redis.connect-timeout");
+        ro->command_timeout = s.get_duration("floe.local.redis.command-timeout");
+        ro->pool_size = size_t(s.get_int("floe.local.redis.pool-size"));
+        ro->client_name = "floe";
+        redis_tier::options to;
+        to.redis = std::move(*ro);
+        to.ns = s.get_string("floe.namespace");
+        to.min_replicas = int(s.get_int("floe.local.redis.min-replicas"));
+        to.wait_timeout = s.get_duration("floe.local.redis.command-timeout");
+        for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true)) to.topic_defaults[k] = v;
+        to.default_partitions = static_cast<int32_t>(s.get_int("floe.default-partitions"));
+        to.log_dir = data_dir / "log";
+        redis_local = std::move(to);
+    }
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
     auto catalog_uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");
@@ -280,6 +310,18 @@ int serve(const config::settings& s) {
                   : client_auth == "requested" ? kafka::tls_options::client_auth::requested
                                                : kafka::tls_options::client_auth::none;
     bo.remote = &remote;
+    // The Redis client of the local tier, shared with the /readyz check.
+    std::shared_ptr<redis::client> redis_client;
+    if (redis_local) {
+        bo.open_local_tier = [&redis_local, &redis_client]() -> result<std::unique_ptr<log::local_tier>> {
+            auto c = FLOE_TRY_CTX(redis::client::connect(redis_local->redis),
+                                  "floe.local.redis.uri: connecting to Redis");
+            redis_client = std::shared_ptr<redis::client>(std::move(c));
+            return redis_tier::open(redis_client, *redis_local);
+        };
+        spdlog::info("local tier: Redis Streams at {} (key prefix {})", s.get_optional("floe.local.redis.uri").value_or(""),
+                     redis_local->ns);
+    }
     kafka::broker broker(bo);
     if (auto r = broker.start(); !r) {
         if (r.error().code() == errc::already_exists)
@@ -345,6 +387,14 @@ int serve(const config::settings& s) {
         return http::component_health{http::health_status::up, fmt::format("listening on port {}", broker.port())};
     });
     health.add("local-log", [data_dir, logs] { return local_log_health(data_dir, *logs); });
+    if (redis_client)
+        health.add("redis", [redis_client] {
+            if (auto p = redis_client->ping(); !p)
+                return http::component_health{http::health_status::down,
+                                              fmt::format("redis local tier unreachable: {}", p.error().message())};
+            return http::component_health{http::health_status::up,
+                                          fmt::format("redis local tier: {} master(s)", redis_client->masters().size())};
+        });
 
     // Declared before the worker, which calls it, so it is destroyed after the worker stops.
     auto maintainer = make_scheduled_maintainer(s, lake);

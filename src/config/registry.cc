@@ -111,6 +111,26 @@ registry::registry() {
                             "Background fsync of unflushed local-log data this often; 0: fsync "
                             "only for acks=all produce requests and on shutdown"),
                         0, day_ms));
+    d.push_back(choice("floe.local.type", "embedded", {"embedded", "redis"},
+                       "Local tier: embedded (segment files under floe.data-dir) or redis (Redis Streams, "
+                       "shareable by several brokers)"));
+    d.push_back(optional(def("floe.local.redis.uri", st::string, "",
+                             "Redis of the redis local tier: redis://[user:password@]host:port[/db]; several "
+                             "comma-separated seed URIs for a Redis Cluster"),
+                         true));
+    d.push_back(bounded(def("floe.local.redis.connect-timeout", st::duration, "2s",
+                            "Redis connection timeout (redis local tier)"),
+                        1, 600 * second_ms));
+    d.push_back(bounded(def("floe.local.redis.command-timeout", st::duration, "5s",
+                            "Redis command round-trip timeout (redis local tier)"),
+                        1, 600 * second_ms));
+    d.push_back(bounded(def("floe.local.redis.pool-size", st::integer, "8",
+                            "Redis connections per node at most (redis local tier)"),
+                        1, 1024));
+    d.push_back(bounded(def("floe.local.redis.min-replicas", st::integer, "0",
+                            "acks=all waits (Redis WAIT) until this many Redis replicas have each append; "
+                            "0: acknowledged once the Redis master has it"),
+                        0, 64));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));
