@@ -98,9 +98,10 @@ local function seal(meta, segs, m, now)
 end
 
 -- KEYS: meta stream idx prod segs
--- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches
---       then per batch 7: producer_id epoch first_seq last_seq record_count min_ts max_ts
---       then per record 4: key value headers timestamp (key/value: '0' = null, '1'..bytes)
+-- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches flags
+--       (flags: one character per record, '0' + 1 when the key is not null + 2 when the value
+--       is not null), then per batch 7: producer_id epoch first_seq last_seq record_count
+--       min_ts max_ts, then per record 4: key value headers timestamp
 -- Returns {status, base, last, log_start, append_ms}. Nothing is written unless every batch
 -- passes the producer checks.
 local function append(keys, args)
@@ -109,11 +110,12 @@ local function append(keys, args)
   local seg_limit, seg_ms = tonumber(args[2]), tonumber(args[3])
   local lat = args[4] == '1'
   local req_bytes, nb = tonumber(args[5]), tonumber(args[6])
+  local flags = args[7]
   local m = load_meta(meta)
   local log_start = math.max(m.start, m.floor)
   local staged = {}
   local batches = {}
-  local pos = 7
+  local pos = 8
   local off = m.next
   for b = 1, nb do
     local bt = { pid = tonumber(args[pos]), epoch = tonumber(args[pos + 1]), fs = tonumber(args[pos + 2]),
@@ -145,17 +147,29 @@ local function append(keys, args)
   if not m.seg_created then m.seg_created = s(now) end
   local ms_s = s(ms)
   local o = m.next
+  local ri = 0
   for b = 1, nb do
     local bt = batches[b]
     for _ = 1, bt.n do
       local k, v, h, ts = args[pos], args[pos + 1], args[pos + 2], args[pos + 3]
       pos = pos + 4
+      ri = ri + 1
       if lat then ts = ms_s end
-      local f = { 'XADD', stream, ms_s .. '-' .. s(o), 'offset', s(o), 'timestamp', ts }
-      if string.byte(k, 1) == 49 then f[#f + 1] = 'key'; f[#f + 1] = string.sub(k, 2) end
-      if string.byte(v, 1) == 49 then f[#f + 1] = 'value'; f[#f + 1] = string.sub(v, 2) end
-      if h ~= '' then f[#f + 1] = 'headers'; f[#f + 1] = h end
-      redis.call(unpack(f))
+      local os = s(o)
+      local id = ms_s .. '-' .. os
+      local fl = string.byte(flags, ri) - 48
+      -- The common shapes without building a table.
+      if h == '' and fl == 3 then
+        redis.call('XADD', stream, id, 'offset', os, 'timestamp', ts, 'key', k, 'value', v)
+      elseif h == '' and fl == 2 then
+        redis.call('XADD', stream, id, 'offset', os, 'timestamp', ts, 'value', v)
+      else
+        local f = { 'XADD', stream, id, 'offset', os, 'timestamp', ts }
+        if fl % 2 == 1 then f[#f + 1] = 'key'; f[#f + 1] = k end
+        if fl >= 2 then f[#f + 1] = 'value'; f[#f + 1] = v end
+        if h ~= '' then f[#f + 1] = 'headers'; f[#f + 1] = h end
+        redis.call(unpack(f))
+      end
       o = o + 1
     end
     local bmax, bmin = bt.max_ts, bt.min_ts
