@@ -5,7 +5,7 @@
 // so the embedded segment log (log_manager / partition_log) and other backends (Redis Streams)
 // are interchangeable under them. The value types they exchange are declared here too.
 //
-// Every backend passes the conformance tests in tests/local_tier_conformance_test.cc.
+// Every backend passes the conformance suite in log/testing/local_tier_conformance.{h,cc}.
 // Implementations are thread-safe (the broker calls from many asio threads).
 
 #include "base/bytes.h"

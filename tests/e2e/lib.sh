@@ -10,7 +10,8 @@ contains() { grep -qF -- "$2" <<<"$1"; }
 free_port() { # a currently free loopback TCP port
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
-# start_floe WORKDIR [--set k=v ...]: starts floe serve in the background with free ports;
+# start_floe WORKDIR [--set k=v ...]: starts floe serve in the background with free ports
+# (and the settings in E2E_EXTRA_SETS, e.g. from with_redis.sh);
 # sets FLOE_PID, KAFKA_PORT, HTTP_PORT; logs to WORKDIR/floe.log. Waits (bounded) until up.
 start_floe() {
   local work="$1"; shift
@@ -18,7 +19,7 @@ start_floe() {
   local seen; seen=$(cat "$work/floe.log" 2>/dev/null | wc -l)
   KAFKA_PORT=$(free_port); HTTP_PORT=$(free_port)
   "$FLOE_BIN" serve --set floe.data-dir="$work/data" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
-    --set floe.http.listen=127.0.0.1:$HTTP_PORT "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
+    --set floe.http.listen=127.0.0.1:$HTTP_PORT ${E2E_EXTRA_SETS:-} "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
   FLOE_PID=$!
   for _ in $(seq 1 200); do
     tail -n +$((seen + 1)) "$work/floe.log" 2>/dev/null | grep -q "floe is up" && return 0
