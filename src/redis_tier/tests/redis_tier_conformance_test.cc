@@ -1,6 +1,7 @@
 // The local-tier conformance suite on the Redis Streams tier, against a real redis-server
-// started on loopback in a temporary directory (one server for the binary, one namespace per
-// test so tests never see each other's keys).
+// started on loopback in a temporary directory, and against a real three-master Redis Cluster
+// (one server / cluster for the binary, one namespace per test so tests never see each other's
+// keys).
 
 #include "log/testing/local_tier_conformance.h"
 #include "redis/testing/server.h"
@@ -43,15 +44,43 @@ shared_server& the_server() {
     return s;
 }
 
+struct shared_cluster {
+    std::filesystem::path dir;
+    std::optional<redis::fixture::cluster> cluster;
+    std::string error;
+
+    shared_cluster() {
+        char tmpl[] = "/tmp/floe-redis-tier-cluster-XXXXXX";
+        if (!::mkdtemp(tmpl)) {
+            error = "mkdtemp failed";
+            return;
+        }
+        dir = tmpl;
+        auto c = redis::fixture::cluster::start(dir);
+        if (!c) error = c.error().message();
+        else cluster.emplace(std::move(*c));
+    }
+    ~shared_cluster() {
+        cluster.reset();
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+};
+
+shared_cluster& the_cluster() {
+    static shared_cluster c;
+    return c;
+}
+
 class redis_store : public conformance_store {
 public:
-    explicit redis_store(redis::fixture::server& s) : _server(s) {
+    explicit redis_store(std::string uris) : _uris(std::move(uris)) {
         static std::atomic<int> n{0};
         _ns = fmt::format("conf{}", n++);
     }
     result<std::unique_ptr<local_tier>> open(const config_map& topic_defaults) override {
         redis_tier::options o;
-        o.redis = FLOE_TRY(redis::parse_uris(_server.uri(), "floe.local.redis.uri"));
+        o.redis = FLOE_TRY(redis::parse_uris(_uris, "floe.local.redis.uri"));
         o.ns = _ns;
         o.topic_defaults = topic_defaults;
         o.log_dir = "/nonexistent";
@@ -59,20 +88,30 @@ public:
     }
 
 private:
-    redis::fixture::server& _server;
+    std::string _uris;
     std::string _ns;
 };
 
 } // namespace
 
-INSTANTIATE_TEST_SUITE_P(redis, local_tier_conformance,
-                         ::testing::Values(conformance_param{"redis",
-                                                             [](std::string& why) -> std::unique_ptr<conformance_store> {
-                                                                 auto& s = the_server();
-                                                                 if (!s.server) {
-                                                                     why = "redis-server: " + s.error;
-                                                                     return nullptr;
-                                                                 }
-                                                                 return std::make_unique<redis_store>(*s.server);
-                                                             }}),
-                         conformance_param_name);
+INSTANTIATE_TEST_SUITE_P(
+    redis, local_tier_conformance,
+    ::testing::Values(conformance_param{"redis",
+                                        [](std::string& why) -> std::unique_ptr<conformance_store> {
+                                            auto& s = the_server();
+                                            if (!s.server) {
+                                                why = "redis-server: " + s.error;
+                                                return nullptr;
+                                            }
+                                            return std::make_unique<redis_store>(s.server->uri());
+                                        }},
+                      conformance_param{"redis_cluster",
+                                        [](std::string& why) -> std::unique_ptr<conformance_store> {
+                                            auto& c = the_cluster();
+                                            if (!c.cluster) {
+                                                why = "redis cluster: " + c.error;
+                                                return nullptr;
+                                            }
+                                            return std::make_unique<redis_store>(c.cluster->uris());
+                                        }}),
+    conformance_param_name);
