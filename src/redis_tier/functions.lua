@@ -98,12 +98,15 @@ local function seal(meta, segs, m, now)
 end
 
 -- KEYS: meta stream idx prod segs
--- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches flags
+-- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches flags mirror(0|1)
 --       (flags: one character per record, '0' + 1 when the key is not null + 2 when the value
---       is not null), then per batch 7: producer_id epoch first_seq last_seq record_count
---       min_ts max_ts, then per record 4: key value headers timestamp
+--       is not null), then per batch 8: producer_id epoch first_seq last_seq record_count
+--       min_ts max_ts base_offset, then per record 4: key value headers timestamp
+-- Produce (mirror 0): offsets are taken here, base_offset is ignored. Mirror (ingest, mirror 1):
+-- batches keep the source's base offsets (gaps allowed, increasing), refused with
+-- 'below_log_end' when the first is below the log end; no producer checks.
 -- Returns {status, base, last, log_start, append_ms}. Nothing is written unless every batch
--- passes the producer checks.
+-- passes the checks.
 local function append(keys, args)
   local meta, stream, idx, prod, segs = keys[1], keys[2], keys[3], keys[4], keys[5]
   local now = tonumber(args[1])
@@ -111,17 +114,23 @@ local function append(keys, args)
   local lat = args[4] == '1'
   local req_bytes, nb = tonumber(args[5]), tonumber(args[6])
   local flags = args[7]
+  local mirror = args[8] == '1'
   local m = load_meta(meta)
   local log_start = math.max(m.start, m.floor)
   local staged = {}
   local batches = {}
-  local pos = 8
+  local pos = 9
   local off = m.next
   for b = 1, nb do
     local bt = { pid = tonumber(args[pos]), epoch = tonumber(args[pos + 1]), fs = tonumber(args[pos + 2]),
       ls = tonumber(args[pos + 3]), n = tonumber(args[pos + 4]), min_ts = tonumber(args[pos + 5]),
       max_ts = tonumber(args[pos + 6]) }
-    pos = pos + 7
+    if mirror then
+      local base = tonumber(args[pos + 7])
+      if b == 1 and base < m.next then return { 'below_log_end', '-1', '-1', s(log_start), '-1' } end
+      off = base
+    end
+    pos = pos + 8
     bt.base = off
     off = off + bt.n
     if bt.pid >= 0 then
@@ -145,11 +154,22 @@ local function append(keys, args)
     seal(meta, segs, m, now)
   end
   if not m.seg_created then m.seg_created = s(now) end
+  local first = batches[1].base
+  if mirror and m.seg_batches == 0 and first > m.seg_base then
+    -- An empty active segment starts at the first mirrored offset; with nothing sealed either,
+    -- so does the log.
+    m.seg_base = first
+    if redis.call('LLEN', segs) == 0 then
+      m.start = first
+      redis.call('HSET', meta, 'start', s(first))
+    end
+  end
   local ms_s = s(ms)
-  local o = m.next
+  local o = first
   local ri = 0
   for b = 1, nb do
     local bt = batches[b]
+    o = bt.base
     for _ = 1, bt.n do
       local k, v, h, ts = args[pos], args[pos + 1], args[pos + 2], args[pos + 3]
       pos = pos + 4
@@ -178,9 +198,10 @@ local function append(keys, args)
     if m.seg_first_ts < 0 or bmin < m.seg_first_ts then m.seg_first_ts = bmin end
     if bmax > m.seg_max_ts then m.seg_max_ts = bmax end
   end
-  redis.call('ZADD', idx, s(m.next), s(m.next) .. ':' .. ms_s)
+  redis.call('ZADD', idx, s(first), s(first) .. ':' .. ms_s)
   for pid, st in pairs(staged) do redis.call('HSET', prod, s(pid), enc_state(st)) end
-  local base = m.next
+  local base = first
+  log_start = math.max(m.start, m.floor)
   redis.call('HSET', meta, 'next', s(o), 'last_ms', ms_s, 'seg_bytes', s(m.seg_bytes + req_bytes),
     'seg_batches', s(m.seg_batches + nb), 'seg_first_ts', s(m.seg_first_ts), 'seg_max_ts', s(m.seg_max_ts),
     'seg_created', m.seg_created, 'seg_base', s(m.seg_base), 'max_ts', s(m.max_ts), 'max_ts_off', s(m.max_ts_off))

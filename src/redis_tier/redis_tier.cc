@@ -141,8 +141,8 @@ namespace {
 /// and segment lives in Redis (another broker may append), so each call asks it.
 class redis_partition final : public local_partition {
 public:
-    redis_partition(std::shared_ptr<tier_state> st, topic_partition tp, uuid id, topic_config cfg)
-        : _st(std::move(st)), _tp(std::move(tp)), _id(id), _cfg(std::move(cfg)) {
+    redis_partition(std::shared_ptr<tier_state> st, topic_partition tp, uuid id, topic_config cfg, bool mirror = false)
+        : _st(std::move(st)), _tp(std::move(tp)), _id(id), _mirror(mirror), _cfg(std::move(cfg)) {
         auto tag = fmt::format("{{{}:{}:{}}}", _st->opts.ns, _tp.topic, _tp.partition);
         _meta = tag + ":meta";
         _stream = tag + ":stream";
@@ -156,6 +156,17 @@ public:
     void close() { _closed = true; }
 
     result<append_result> append(std::span<uint8_t> records, const append_options& opts) override {
+        if (_mirror) {
+            append_result r;
+            r.status = append_status::mirror_read_only;
+            r.message = fmt::format("topic {} is a read-only mirror of an ingest source", _tp.topic);
+            return r;
+        }
+        return write(records, opts.crc_checked, false);
+    }
+
+    /// Produce and mirror appends: validates every batch, then one FCALL floe_tier_append.
+    result<append_result> write(std::span<uint8_t> records, bool crc_checked, bool mirror) {
         if (_closed) return fail(errc::shutting_down, "partition {}-{} closed", _tp.topic, _tp.partition);
         auto cfg = config();
         append_result res;
@@ -174,6 +185,7 @@ public:
         args.push_back(std::to_string(records.size()));
         args.emplace_back(); // batch count, below
         args.emplace_back(); // null flags, below
+        args.push_back(mirror ? "1" : "0");
         std::string flags;
         std::vector<std::string> recs;
         std::vector<size_t> batch_starts;
@@ -182,8 +194,16 @@ public:
         std::string hbuf;
         size_t nbatches = 0;
         std::optional<append_result> bad;
-        auto walked = for_each_batch(bytes_view(records.data(), records.size()), !opts.crc_checked,
+        int64_t prev_last = -1;
+        auto walked = for_each_batch(bytes_view(records.data(), records.size()), mirror || !crc_checked,
                                      [&](const record_batch_header& h, bytes_view b) {
+            if (mirror && (h.base_offset < 0 || h.base_offset <= prev_last)) {
+                bad = reject(append_status::invalid_record,
+                             fmt::format("batch base offset {} not above the previous batch's last offset {}",
+                                         h.base_offset, prev_last));
+                return false;
+            }
+            prev_last = h.last_offset();
             if (h.size_bytes() > size_t(cfg.max_message_bytes)) {
                 bad = reject(append_status::message_too_large,
                              fmt::format("batch of {} bytes > max.message.bytes {}", h.size_bytes(),
@@ -221,13 +241,14 @@ public:
                 bad = reject(append_status::corrupt, walked_records.error().message());
                 return false;
             }
-            args.push_back(std::to_string(h.producer_id));
+            args.push_back(std::to_string(mirror ? -1 : h.producer_id));
             args.push_back(std::to_string(h.producer_epoch));
             args.push_back(std::to_string(h.base_sequence));
             args.push_back(std::to_string(h.has_producer_id() ? h.last_sequence() : -1));
             args.push_back(std::to_string(h.record_count));
             args.push_back(std::to_string(min_ts == INT64_MAX ? -1 : min_ts));
             args.push_back(std::to_string(max_ts));
+            args.push_back(std::to_string(h.base_offset));
             batch_starts.push_back(size_t(b.data() - records.data()));
             ++nbatches;
             return true;
@@ -236,7 +257,6 @@ public:
         if (!walked) return reject(append_status::corrupt, walked.error().message());
         if (*walked != records.size() || nbatches == 0)
             return reject(append_status::corrupt, "trailing bytes after the last batch");
-        if (is_mirror()) return reject(append_status::mirror_read_only, "mirror partitions are written by ingest only");
         args[5] = std::to_string(nbatches);
         args[6] = std::move(flags);
         for (auto& r : recs) args.push_back(std::move(r));
@@ -253,6 +273,7 @@ public:
         res.log_start_offset = kafka_offset(to_i64((*rep)[3].str(), 0));
         res.log_append_time_ms = to_i64((*rep)[4].str(), -1);
         if (status == "ok") {
+            if (mirror) return res; // the batches carry the source's offsets already
             // As the embedded log does: the request's batches now carry their offsets.
             int64_t next = res.base_offset();
             for (size_t at : batch_starts) {
@@ -271,17 +292,29 @@ public:
         }
         if (status == "out_of_order_sequence") return reject(append_status::out_of_order_sequence, "out of order sequence");
         if (status == "invalid_producer_epoch") return reject(append_status::invalid_producer_epoch, "stale producer epoch");
+        if (status == "below_log_end")
+            return reject(append_status::below_log_end, fmt::format("{}-{}: batch below the log end", _tp.topic, _tp.partition));
         if (status == "invalid_record") return reject(append_status::invalid_record, "duplicate idempotent batch inside a multi-batch append");
         return fail(errc::io_error, "redis local tier: unknown append status '{}'", status);
     }
 
-    result<append_result> mirror_append(bytes_view) override {
-        append_result r;
-        r.status = append_status::mirror_read_only;
-        r.message = "mirror partitions are not supported on the Redis local tier yet";
-        return r;
+    result<append_result> mirror_append(bytes_view records) override {
+        if (!_mirror) {
+            append_result r;
+            r.status = append_status::mirror_read_only;
+            r.message = fmt::format("{}-{} is not a mirror partition", _tp.topic, _tp.partition);
+            return r;
+        }
+        if (records.empty()) {
+            append_result r;
+            r.status = append_status::invalid_record;
+            r.message = "empty record set";
+            return r;
+        }
+        // Nothing is patched for a mirror: the span is only read.
+        return write(std::span<uint8_t>(const_cast<uint8_t*>(records.data()), records.size()), false, true);
     }
-    bool is_mirror() const noexcept override { return false; }
+    bool is_mirror() const noexcept override { return _mirror; }
 
     /// One round trip: offsets and up to `count` entries from `offset` on.
     struct raw_read {
@@ -389,10 +422,8 @@ public:
         int64_t expect = offset();
         for (auto& e : raw.entries.elements()) {
             auto r = FLOE_TRY(parse_entry(e));
-            if (r.offset != expect) {
-                if (r.offset < expect) continue; // below the asked offset (trimmed index)
-                break;                            // a gap: never, offsets are contiguous
-            }
+            if (r.offset < expect) continue; // below the asked offset
+            expect = r.offset;                // a mirror's gaps are skipped (never in produced topics)
             if (r.offset >= limit) break;
             // About what the record adds to a batch (varints aside).
             const size_t est = 24 + (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) + r.headers.size();
@@ -723,6 +754,7 @@ private:
     std::shared_ptr<tier_state> _st;
     topic_partition _tp;
     uuid _id;
+    bool _mirror = false;
     mutable std::mutex _mu;
     topic_config _cfg;
     mutable partition_offsets _last_offsets;
@@ -776,7 +808,6 @@ public:
     result<topic_info> create_topic(std::string_view name, int32_t partitions, const config_map& overrides,
                                     bool validate_only, std::string_view mirror_of) override {
         FLOE_TRY(validate_topic_name(name));
-        if (!mirror_of.empty()) return fail(errc::unsupported, "mirror topics are not supported on the Redis local tier yet");
         if (partitions <= 0) partitions = _st->opts.default_partitions;
         if (partitions > 100000) return fail(errc::invalid_argument, "{} partitions is more than Floe allows", partitions);
         std::unique_lock g(_mu);
@@ -784,6 +815,7 @@ public:
         t.name = std::string(name);
         t.partitions = partitions;
         t.overrides = overrides;
+        t.mirror_of = std::string(mirror_of);
         t.config = FLOE_TRY(resolve_topic_config(defaults_locked(), overrides));
         if (_topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
         auto key = topic_collision_key(name);
@@ -971,7 +1003,8 @@ private:
         auto& e = _topics[t.name];
         e.info = t;
         for (int32_t p = int32_t(e.parts.size()); p < t.partitions; ++p) {
-            auto part = std::make_shared<redis_partition>(_st, topic_partition{t.name, p}, t.id, t.config);
+            auto part = std::make_shared<redis_partition>(_st, topic_partition{t.name, p}, t.id, t.config,
+                                                          !t.mirror_of.empty());
             part->set_self(part);
             e.parts.push_back(std::move(part));
         }

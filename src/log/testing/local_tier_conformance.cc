@@ -566,6 +566,64 @@ TEST_P(local_tier_conformance, delete_records_moves_the_start_for_every_reader) 
     EXPECT_EQ(t2.partition("del", 0)->log_start_offset()(), 4);
 }
 
+TEST_P(local_tier_conformance, mirror_partitions_keep_the_source_offsets) {
+    auto& t = open();
+    ASSERT_TRUE(t.create_topic("mirror", 1, {}, false, "kafka:orders"));
+    EXPECT_EQ(t.topic("mirror")->mirror_of, "kafka:orders");
+    auto p = t.partition("mirror", 0);
+    ASSERT_TRUE(p);
+    EXPECT_TRUE(p->is_mirror());
+    auto refused = append(*p, make_batch(1, 10, 0));
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, append_status::mirror_read_only);
+    auto mirror = [&](size_t n, int64_t base) {
+        auto b = make_batch(n, 10, 1000 + base, {.base_offset = base});
+        return p->mirror_append(bytes_view(b));
+    };
+    auto a = mirror(3, 1000);
+    ASSERT_TRUE(a) << a.error();
+    ASSERT_EQ(a->status, append_status::ok) << a->message;
+    EXPECT_EQ(a->base_offset(), 1000);
+    EXPECT_EQ(a->last_offset(), 1002);
+    EXPECT_EQ(p->log_start_offset()(), 1000) << "an empty mirror starts where its source does";
+    auto gap = mirror(2, 1010);
+    ASSERT_TRUE(gap);
+    ASSERT_EQ(gap->status, append_status::ok);
+    EXPECT_EQ(p->log_end_offset()(), 1012);
+    auto replay = mirror(2, 1005);
+    ASSERT_TRUE(replay);
+    EXPECT_EQ(replay->status, append_status::below_log_end);
+    EXPECT_EQ(p->log_end_offset()(), 1012);
+    // Reads skip the source's gap.
+    std::vector<int64_t> offsets;
+    for (int64_t next = 1000; next < 1012;) {
+        auto rd = p->read(kafka_offset(next));
+        ASSERT_TRUE(rd) << rd.error();
+        if (rd->slices.empty()) break;
+        byte_buffer buf;
+        ASSERT_TRUE(rd->copy_to(buf));
+        auto recs = decode_all(buf);
+        ASSERT_TRUE(recs);
+        for (auto& r : *recs)
+            if (r.offset >= next) offsets.push_back(r.offset);
+        next = recs->back().offset + 1;
+    }
+    EXPECT_EQ(offsets, (std::vector<int64_t>{1000, 1001, 1002, 1010, 1011}));
+    // A produced topic refuses mirror appends.
+    auto plain = create(t, "plain");
+    auto b = make_batch(1, 10, 0);
+    auto no = plain->mirror_append(bytes_view(b));
+    ASSERT_TRUE(no);
+    EXPECT_EQ(no->status, append_status::mirror_read_only);
+    // All of it survives a restart.
+    auto& t2 = open();
+    auto p2 = t2.partition("mirror", 0);
+    ASSERT_TRUE(p2);
+    EXPECT_TRUE(p2->is_mirror());
+    EXPECT_EQ(p2->log_end_offset()(), 1012);
+    EXPECT_EQ(p2->log_start_offset()(), 1000);
+}
+
 TEST_P(local_tier_conformance, durability_callbacks_and_flush) {
     auto& t = open();
     auto p = create(t, "dur");
