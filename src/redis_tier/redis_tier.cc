@@ -124,22 +124,15 @@ result<entry_record> parse_entry(const redis::reply& e) {
     return r;
 }
 
-class redis_partition;
-
-} // namespace
-
-/// The shared state of one tier: the client, the namespace and the topic map (a cache of what
-/// Redis holds: topics are created and deleted through this tier).
+/// What every partition of one tier shares: the client and the options (namespace, replicas).
 struct tier_state {
     std::shared_ptr<redis::client> c;
     options opts;
 };
 
-namespace {
-
 /// One partition of the Redis tier. Holds only names and the topic config; every offset, marker
 /// and segment lives in Redis (another broker may append), so each call asks it.
-class redis_partition final : public local_partition {
+class redis_partition final : public local_partition, public std::enable_shared_from_this<redis_partition> {
 public:
     redis_partition(std::shared_ptr<tier_state> st, topic_partition tp, uuid id, topic_config cfg, bool mirror = false)
         : _st(std::move(st)), _tp(std::move(tp)), _id(id), _mirror(mirror), _cfg(std::move(cfg)) {
@@ -587,7 +580,7 @@ public:
             return;
         }
         // WAIT blocks a connection: off the caller's thread.
-        std::thread([this, self = shared_from_this_ptr(), done = std::move(done)] { done(wait_replicas()); }).detach();
+        std::thread([self = shared_from_this(), done = std::move(done)] { done(self->wait_replicas()); }).detach();
     }
 
     result<void> roll() override {
@@ -667,7 +660,7 @@ public:
         auto cfg = config();
         auto sealed = sealed_segments();
         auto m = FLOE_TRY(meta());
-        const int64_t offloaded = field(m, "offloaded"), floor = field(m, "floor"), next = field(m, "next");
+        const int64_t offloaded = field(m, "offloaded"), floor = field(m, "floor");
         const int64_t limit_ms = cfg.effective_local_retention_ms(), limit_bytes = cfg.effective_local_retention_bytes();
         uint64_t total = uint64_t(field(m, "seg_bytes"));
         for (auto& s : sealed) total += s.size_bytes;
@@ -686,7 +679,6 @@ public:
             upto = s.next_offset();
             ++n;
         }
-        (void)next;
         std::vector<segment_info> gone(sealed.begin(), sealed.begin() + ptrdiff_t(n));
         if (n == 0) return gone;
         auto nn = std::to_string(n), up = std::to_string(upto);
@@ -747,9 +739,6 @@ public:
     const topic_partition& tp() const noexcept override { return _tp; }
     const uuid& topic_id() const noexcept override { return _id; }
 
-    void set_self(const std::shared_ptr<redis_partition>& self) { _self = self; }
-    std::shared_ptr<redis_partition> shared_from_this_ptr() { return _self.lock(); }
-
 private:
     std::shared_ptr<tier_state> _st;
     topic_partition _tp;
@@ -760,7 +749,6 @@ private:
     mutable partition_offsets _last_offsets;
     mutable std::map<int64_t, std::string> _hints; ///< next offset -> id of the entry before it (under _mu)
     std::atomic<bool> _closed{false};
-    std::weak_ptr<redis_partition> _self;
     std::string _meta, _stream, _idx, _prod, _segs;
 };
 
@@ -1005,7 +993,6 @@ private:
         for (int32_t p = int32_t(e.parts.size()); p < t.partitions; ++p) {
             auto part = std::make_shared<redis_partition>(_st, topic_partition{t.name, p}, t.id, t.config,
                                                           !t.mirror_of.empty());
-            part->set_self(part);
             e.parts.push_back(std::move(part));
         }
         _by_id[t.id] = t.name;
