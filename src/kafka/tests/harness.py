@@ -24,6 +24,8 @@ class Broker:
         args = [self.binary, 'serve', '--set', f'floe.kafka.listen=127.0.0.1:{p}',
                 '--set', f'floe.data-dir={self.data_dir}', '--set', 'floe.http.listen=127.0.0.1:0',
                 '--set', 'floe.storage.worker.enabled=false']
+        # Extra settings for every broker of the run (tests/e2e/with_redis.sh: the Redis tier).
+        args += os.environ.get('E2E_EXTRA_SETS', '').split()
         flags = {'--partitions': 'floe.default-partitions', '--io-threads': 'floe.kafka.io-threads',
                  '--max-request-bytes': 'floe.kafka.socket-request-max-bytes',
                  '--log-level': 'floe.log.level'}
