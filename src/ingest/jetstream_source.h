@@ -19,7 +19,7 @@ namespace floe::ingest {
 /// Threads: start() spawns the fetch thread; status() is safe from any thread; stop() joins.
 class jetstream_source {
 public:
-    jetstream_source(config::settings::ingest_source cfg, log::log_manager& logs);
+    jetstream_source(config::settings::ingest_source cfg, log::log_manager& logs, ingest_hooks hooks = {});
     ~jetstream_source();
     jetstream_source(const jetstream_source&) = delete;
     jetstream_source& operator=(const jetstream_source&) = delete;
@@ -34,6 +34,7 @@ public:
 private:
     config::settings::ingest_source _cfg;
     log::log_manager& _logs;
+    ingest_hooks _hooks;
     std::unique_ptr<impl> _impl;
 };
 

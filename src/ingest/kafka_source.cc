@@ -1,5 +1,6 @@
 #include "ingest/kafka_source.h"
 
+#include "config/units.h"
 #include "log/batch_builder.h"
 
 #include <librdkafka/rdkafka.h>
@@ -380,10 +381,11 @@ struct kafka_source::impl {
     }
 };
 
-kafka_source::kafka_source(config::settings::ingest_source cfg, log::log_manager& logs)
-    : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
+kafka_source::kafka_source(config::settings::ingest_source cfg, log::log_manager& logs, ingest_hooks hooks)
+    : _cfg(std::move(cfg)), _logs(logs), _hooks(std::move(hooks)), _impl(std::make_unique<impl>(*this)) {
     _impl->st.name = _cfg.name;
     _impl->st.type = "kafka";
+    _impl->st.max_local_bytes = max_local_bytes_of(_cfg);
     _impl->st.state = "stopped";
 }
 
@@ -430,11 +432,30 @@ source_status kafka_source::status() const {
 }
 
 void fill_local_positions(const log::log_manager& logs, source_status& st) {
+    int64_t bytes = 0;
     for (auto& ps : st.partitions)
         if (auto p = logs.partition(ps.local_topic, ps.partition)) {
             ps.local_end = p->log_end_offset()();
             ps.offloaded = p->offloaded_up_to()();
+            bytes += unoffloaded_bytes(*p);
         }
+    st.local_bytes = bytes;
+}
+
+int64_t max_local_bytes_of(const config::settings::ingest_source& cfg) {
+    auto v = cfg.get("max-local-bytes");
+    if (v.empty()) return default_max_local_bytes;
+    auto r = config::parse_size(v);
+    return r && *r > 0 ? *r : default_max_local_bytes;
+}
+
+int64_t unoffloaded_bytes(const log::partition_log& p) {
+    if (!p.config().remote_storage_enable) return 0;
+    const int64_t marker = p.offloaded_up_to()();
+    int64_t n = 0;
+    for (auto& seg : p.segments())
+        if (!seg.empty() && seg.next_offset() > marker) n += int64_t(seg.size_bytes);
+    return n;
 }
 
 int64_t lag_records(const partition_status& p) noexcept {
