@@ -187,6 +187,7 @@ struct jetstream_source::impl {
             return fail(errc::unavailable, "pull consumer on stream {} subject {}: {} (JetStream error {})", stream,
                         subj, natsStatus_GetText(s), int(ec));
         early_timeouts = 0;
+        purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
         spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
                      topic, end > 0 ? end + 1 : 1);
         last_progress_ms = now_ms();

@@ -13,10 +13,12 @@ source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
 mkdir -p "$work/src" "$work/mir"
-SRC_PID=; MIR_PID=
+SRC_PID=; MIR_PID=; A_PID=; B_PID=
 cleanup() {
   [ -n "$SRC_PID" ] && kill -9 "$SRC_PID" 2>/dev/null
   [ -n "$MIR_PID" ] && kill -9 "$MIR_PID" 2>/dev/null
+  [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null
+  [ -n "$B_PID" ] && kill -9 "$B_PID" 2>/dev/null
   [ -n "${BG_PID:-}" ] && kill "$BG_PID" 2>/dev/null
   wait 2>/dev/null
   [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
@@ -129,6 +131,54 @@ check "metrics: source up" contains "$metrics" 'floe_ingest_source_up{source="up
 check "metrics: lag 0 for orders-1" contains "$metrics" 'floe_ingest_lag_records{source="up",topic="orders",partition="1"} 0'
 check "metrics: local position of gap-0" contains "$metrics" 'floe_ingest_local_position{source="up",topic="gap",partition="0"} 25'
 lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
+
+# ---- two Floe instances in one consumer group, one catalog and warehouse (shared) ----
+# The group splits topic shared's 4 partitions; A is killed -9 while records flow: B takes its
+# partitions from what the table committed; A comes back (kill -9 of B's peer again later) and
+# takes a share back from the table's position. The table holds every source record once.
+check "source topic shared with 4 partitions" "$ADMIN" "$SRC" create-topic shared 4
+for p in 0 1 2 3; do produce shared $((p * 10000 + 1)) $((p * 10000 + 200)) $p; done
+mkdir -p "$work/a" "$work/b" "$work/lake"
+pair_args=(--set floe.ingest.sources.up.type=kafka --set floe.ingest.sources.up.bootstrap-servers="$SRC"
+  --set floe.ingest.sources.up.topics=shared --set floe.ingest.sources.up.group-id=pair
+  --set floe.ingest.sources.up.librdkafka.session.timeout.ms=6000
+  --set floe.ingest.sources.up.librdkafka.heartbeat.interval.ms=500
+  --set floe.storage.remote.catalog.uri="sqlite://$work/lake/catalog.db" --set floe.storage.remote.path="file://$work/lake/wh"
+  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=700
+  --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false)
+start_floe "$work/a" "${pair_args[@]}" || exit 1
+A_PID=$FLOE_PID; A_HTTP=$HTTP_PORT; FLOE_PID=
+start_floe "$work/b" "${pair_args[@]}" || exit 1
+B_PID=$FLOE_PID; B_HTTP=$HTTP_PORT; FLOE_PID=
+owned() { # http port -> partitions of shared this instance owns, e.g. "0,1"
+  curl -s "http://127.0.0.1:$1/v1/ingest" | /usr/bin/python3 -c "import json,sys
+print(','.join(str(p['partition']) for p in sorted(json.load(sys.stdin)['sources'][0]['partitions'], key=lambda p: p['partition'])))" 2>/dev/null
+}
+split() { a=$(owned $A_HTTP); b=$(owned $B_HTTP); [ -n "$a" ] && [ -n "$b" ] && [ $(( $(tr ',' '\n' <<<"$a,$b" | sort -u | wc -l) )) -eq 4 ]; }
+check "the group splits shared's partitions between A and B" wait_for 30 split
+echo "A owns $(owned $A_HTTP), B owns $(owned $B_HTTP)"
+( for i in $(seq 1 30); do for p in 0 1 2 3; do produce shared $((p * 10000 + 200 + i * 20 - 19)) $((p * 10000 + 200 + i * 20)) $p; done; sleep 0.2; done ) &
+BG_PID=$!
+sleep 2
+kill -9 "$A_PID"; wait "$A_PID" 2>/dev/null; A_PID=
+check "B takes A's partitions after A's kill -9" wait_for 30 bash -c "[ \"\$(curl -s http://127.0.0.1:$B_HTTP/v1/ingest | /usr/bin/python3 -c \"import json,sys; print(len(json.load(sys.stdin)['sources'][0]['partitions']))\")\" = 4 ]"
+start_floe "$work/a" "${pair_args[@]}" || exit 1
+A_PID=$FLOE_PID; A_HTTP=$HTTP_PORT; FLOE_PID=
+check "A, back, gets a share again" wait_for 30 split
+wait "$BG_PID"; BG_PID=
+dump "$SRC" shared > "$work/src_shared"
+check "source holds 3200 shared records" test "$(wc -l <"$work/src_shared")" -eq 3200
+pair_table_same() {
+  /usr/bin/python3 "$here/iceberg_files.py" "$work/lake/catalog.db" floe shared > "$work/files_shared.json" 2>"$work/py.err" || return 1
+  node "$js/table_dump.mjs" "$work/files_shared.json" > "$work/tab_shared" 2>"$work/node.err" || return 1
+  cmp -s "$work/src_shared" "$work/tab_shared"
+}
+check "one table written by A and B: every source record once (DuckDB over the Avro-listed files)" wait_for 60 pair_table_same
+if [ "$e2e_failed" -gt 0 ]; then
+  diff "$work/src_shared" "$work/tab_shared" | head -5
+  grep -h "owns\|no longer\|table holds\|ERROR\|error" "$work/a/floe.log" "$work/b/floe.log" | tail -20
+fi
+kill -TERM "$A_PID" "$B_PID"; wait "$A_PID" "$B_PID"; A_PID=; B_PID=
 
 # ---- the source goes away: readyz names the problem, no crash ----
 kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
