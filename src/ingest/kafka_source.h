@@ -89,11 +89,13 @@ private:
     std::shared_ptr<const std::regex> _re; ///< null for a list
 };
 
-/// A Kafka source: one librdkafka consumer on its own thread, partitions assigned manually
-/// (no group rebalance) at the mirror's log end, records appended to the mirror topic
-/// `<topic-prefix><source topic>` with mirror_append at their source offsets. The consumer
-/// group (`group-id`, default `floe-ingest-<name>`) only receives the durable mirror position
-/// as informational commits.
+/// A Kafka source: one librdkafka consumer on its own thread, a member of the source's consumer
+/// group (`group-id`, default `floe-ingest-<name>`) subscribed to the selected topics, so several
+/// Floe instances split the partitions. Each owned partition is appended to the mirror topic
+/// `<topic-prefix><source topic>` with mirror_append at its source offsets, starting at the
+/// mirror's log end or the table's committed position when higher (hooks.lake_position). The
+/// group only receives progress as informational commits. Above `max-local-bytes` not yet in
+/// Iceberg, the partitions are paused.
 ///
 /// Threads: start() spawns the consumer thread; status() is safe from any thread; stop() joins.
 class kafka_source {
