@@ -64,6 +64,7 @@ struct jetstream_source::impl {
     int64_t seg_first_ms = 0;        // when its first message was appended (or first seen)
     int64_t seg_msgs = 0;
     int64_t purged_to = 0;           // offsets below this were purged from the stream
+    int64_t stream_last = 0;         // the stream's last sequence, last seen
     int64_t last_purge_ms = 0;
     std::map<int64_t, std::string> pending_acks; // work-queue: offset -> reply subject, not yet acked
     bool paused = false;
@@ -129,6 +130,7 @@ struct jetstream_source::impl {
             return fail(errc::unavailable, "stream {} on {}: {} (JetStream error {})", stream, self._cfg.get("url"),
                         natsStatus_GetText(s), int(ec));
         int64_t last = int64_t(si->State.LastSeq);
+        stream_last = last;
         if (only_subject && si->Config && si->Config->SubjectsLen == 1) *only_subject = si->Config->Subjects[0];
         if (si->Config) workqueue = si->Config->Retention == js_WorkQueuePolicy;
         jsStreamInfo_Destroy(si);
@@ -350,7 +352,11 @@ struct jetstream_source::impl {
     // (or interest) stream, acks of the messages below it on a work queue.
     void settle_offload(int64_t now) {
         if (!offload || !plog || !js) return;
-        const int64_t marker = plog->offloaded_up_to()();
+        // The stream's last message stays until a later one arrives, even once committed: a
+        // nats-server 2.9 file store emptied entirely and then killed hard can come back with
+        // its sequences reset (nats-server PRs 2753, 6789, 7676), and new messages would then
+        // reuse sequences the mirror already holds.
+        const int64_t marker = std::min(plog->offloaded_up_to()(), stream_last - 1);
         if (workqueue) {
             bool sent = false;
             while (!pending_acks.empty() && pending_acks.begin()->first < marker) {
@@ -477,13 +483,27 @@ struct jetstream_source::impl {
                 last_info_ms = now;
                 auto end = stream_end();
                 if (!end) {
+                    // Subscribe again once the stream answers (and purge again: a server that
+                    // restarted may have lost a purge it acknowledged).
                     set_error(end.error().message());
+                    natsSubscription_Destroy(sub);
+                    sub = nullptr;
                     continue;
                 }
                 int64_t local = plog->log_end_offset()();
                 {
                     std::lock_guard g(mu);
                     st.partitions.front().source_end = *end;
+                }
+                if (*end < local) {
+                    // Sequences the mirror holds were handed out again: the server lost messages
+                    // it had acknowledged. New messages at those sequences cannot be mirrored at
+                    // their sequence; say so loudly (mirroring goes on above the mirror's end).
+                    set_error(fmt::format("stream {} went back: its last sequence is {} but the mirror holds sequences "
+                                          "up to {}; the server lost acknowledged messages (a hard kill of a "
+                                          "nats-server file store?) and messages now published at sequences {}..{} "
+                                          "are not mirrored",
+                                          stream, *end, local, *end + 1, local));
                 }
                 if (*end > local && now - last_progress_ms > stall_ms) {
                     spdlog::info("ingest {}: stream {} is at {} and the mirror at {} with no message for {} ms: "
