@@ -76,7 +76,8 @@ jk=$(port); jh=$(port)
 serve jmirror "$jk" "$jh" "${tiered[@]}" \
   --set floe.ingest.sources.j.type=jetstream --set floe.ingest.sources.j.url=nats://127.0.0.1:$np \
   --set floe.ingest.sources.j.stream=BENCH --set floe.ingest.sources.j.topic=bench \
-  --set floe.ingest.sources.j.mode=duplicate --set floe.ingest.sources.j.max-age=1s
+  --set floe.ingest.sources.j.mode=duplicate --set floe.ingest.sources.j.max-age=1s \
+  --set floe.ingest.sources.j.max-messages=100000
 secs=$(until_committed "$jh" "$NJ")
 js_rate=$(/usr/bin/python3 -c "print(round($NJ / $secs))")
 echo "Floe JetStream -> Iceberg: $NJ messages committed in $secs s = $js_rate messages/s (from the mirror's start)"

@@ -135,7 +135,8 @@ lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metri
 # ---- two Floe instances in one consumer group, one catalog and warehouse (shared) ----
 # The group splits topic shared's 4 partitions; A is killed -9 while records flow: B takes its
 # partitions from what the table committed; A comes back (kill -9 of B's peer again later) and
-# takes a share back from the table's position. The table holds every source record once.
+# takes a share back from the table's position; the source is killed -9 meanwhile. The table
+# holds every source record once.
 check "source topic shared with 4 partitions" "$ADMIN" "$SRC" create-topic shared 4
 for p in 0 1 2 3; do produce shared $((p * 10000 + 1)) $((p * 10000 + 200)) $p; done
 mkdir -p "$work/a" "$work/b" "$work/lake"
@@ -157,11 +158,25 @@ print(','.join(str(p['partition']) for p in sorted(json.load(sys.stdin)['sources
 split() { a=$(owned $A_HTTP); b=$(owned $B_HTTP); [ -n "$a" ] && [ -n "$b" ] && [ $(( $(tr ',' '\n' <<<"$a,$b" | sort -u | wc -l) )) -eq 4 ]; }
 check "the group splits shared's partitions between A and B" wait_for 30 split
 echo "A owns $(owned $A_HTTP), B owns $(owned $B_HTTP)"
-( for i in $(seq 1 30); do for p in 0 1 2 3; do produce shared $((p * 10000 + 200 + i * 20 - 19)) $((p * 10000 + 200 + i * 20)) $p; done; sleep 0.2; done ) &
+flow() { # rounds from to: records to every partition of shared, 20 a round, every 0.2 s
+  for i in $(seq "$1" "$2"); do for p in 0 1 2 3; do produce shared $((p * 10000 + 200 + i * 20 - 19)) $((p * 10000 + 200 + i * 20)) $p; done; sleep 0.2; done
+}
+flow 1 15 &
 BG_PID=$!
 sleep 2
 kill -9 "$A_PID"; wait "$A_PID" 2>/dev/null; A_PID=
 check "B takes A's partitions after A's kill -9" wait_for 30 bash -c "[ \"\$(curl -s http://127.0.0.1:$B_HTTP/v1/ingest | /usr/bin/python3 -c \"import json,sys; print(len(json.load(sys.stdin)['sources'][0]['partitions']))\")\" = 4 ]"
+wait "$BG_PID"; BG_PID=
+# kill -9 of the source while B catches up (no producer runs while it is down); back on its port.
+kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
+sleep 0.5
+"$FLOE_BIN" serve --set floe.data-dir="$work/src/data" --set floe.kafka.listen=$SRC \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 \
+  >>"$work/src/floe.out" 2>>"$work/src/floe.log" &
+SRC_PID=$!
+check "source floe back after kill -9 (pair)" wait_for 10 bash -c "kcat -b $SRC -L -t shared >/dev/null 2>&1"
+flow 16 30 &
+BG_PID=$!
 start_floe "$work/a" "${pair_args[@]}" || exit 1
 A_PID=$FLOE_PID; A_HTTP=$HTTP_PORT; FLOE_PID=
 check "A, back, gets a share again" wait_for 30 split
