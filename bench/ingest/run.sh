@@ -20,17 +20,21 @@ serve() { # name kafka-port http-port [--set ...]: floe serve logging to $work/N
   for _ in $(seq 1 200); do grep -q "floe is up" "$work/$name.log" && return 0; sleep 0.1; done
   echo "floe $name did not come up:" >&2; tail -20 "$work/$name.log" >&2; return 1
 }
-committed() { # http-port -> the first partition's committed position of the first source
-  curl -s "http://127.0.0.1:$1/v1/ingest" | /usr/bin/python3 -c \
-    "import json,sys; s=json.load(sys.stdin)['sources'][0]['partitions']; print(s[0]['committed_position'] if s else 0)"
+positions() { # http-port -> "local committed" of the first source's first partition
+  curl -s "http://127.0.0.1:$1/v1/ingest" | /usr/bin/python3 -c "import json,sys
+s=json.load(sys.stdin)['sources'][0]['partitions']
+print(s[0]['local_position'], s[0]['committed_position']) if s else print(0, 0)"
 }
-until_committed() { # http-port target -> seconds (wall) until the committed position reaches target
-  local t0; t0=$(date +%s.%N)
+until_committed() { # http-port target -> "secs-local secs-committed": wall time until the mirror's
+  local t0 l c tl=""  # local end, then the table's committed position, reach target
+  t0=$(date +%s.%N)
   for _ in $(seq 1 6000); do
-    [ "$(committed "$1")" -ge "$2" ] && { /usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')"; return 0; }
+    read -r l c <<<"$(positions "$1")"
+    [ -z "$tl" ] && [ "$l" -ge "$2" ] && tl=$(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")
+    [ "$c" -ge "$2" ] && { echo "$tl $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")"; return 0; }
     sleep 0.05
   done
-  echo "timeout"; return 1
+  echo "timeout timeout"; return 1
 }
 tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.storage.worker.tick-interval=200ms
   --set floe.auto-create-topics=false)
@@ -52,13 +56,16 @@ mk=$(port); mh=$(port)
 serve mirror "$mk" "$mh" "${tiered[@]}" --set floe.topic-defaults.segment.ms=1000 \
   --set floe.ingest.sources.k.type=kafka --set floe.ingest.sources.k.bootstrap-servers=127.0.0.1:$sk \
   --set floe.ingest.sources.k.topics=src --set floe.ingest.sources.k.start=earliest
-secs=$(until_committed "$mh" "$N")
+read -r lsecs secs <<<"$(until_committed "$mh" "$N")"
 kafka_rate=$(/usr/bin/python3 -c "print(round($N / $secs))")
-echo "Floe Kafka -> Iceberg: $N records committed in $secs s = $kafka_rate records/s (from the mirror's start)"
+echo "Floe Kafka -> Iceberg: $N records committed in $secs s = $kafka_rate records/s (from the mirror's start; all mirrored locally after $lsecs s)"
 read -r n s r2 <<<"$("$peers" kafka-consume 127.0.0.1:$sk src "$N")"
 echo "peer librdkafka consume (after): $n records in $s s = $r2 records/s"
 /usr/bin/python3 -c "print(f'ratio: {$kafka_rate / max($r1, $r2):.2f}x of the faster peer run')"
 grep -c "offloaded segment" "$work/mirror.log" | xargs echo "segments offloaded:"
+grep -m1 "floe is up" "$work/mirror.log" | cut -c12-23 | xargs echo "mirror up at"
+grep -m1 "owns src-0" "$work/mirror.log" | cut -c12-23 | xargs echo "partition assigned (group joined) at"
+grep "offloaded segment" "$work/mirror.log" | tail -1 | cut -c12-23 | xargs echo "last commit at"
 
 echo "== JetStream -> Iceberg, $NJ messages of 100 bytes"
 np=$(port)
@@ -78,9 +85,9 @@ serve jmirror "$jk" "$jh" "${tiered[@]}" \
   --set floe.ingest.sources.j.stream=BENCH --set floe.ingest.sources.j.topic=bench \
   --set floe.ingest.sources.j.mode=duplicate --set floe.ingest.sources.j.max-age=1s \
   --set floe.ingest.sources.j.max-messages=100000
-secs=$(until_committed "$jh" "$NJ")
+read -r lsecs secs <<<"$(until_committed "$jh" "$NJ")"
 js_rate=$(/usr/bin/python3 -c "print(round($NJ / $secs))")
-echo "Floe JetStream -> Iceberg: $NJ messages committed in $secs s = $js_rate messages/s (from the mirror's start)"
+echo "Floe JetStream -> Iceberg: $NJ messages committed in $secs s = $js_rate messages/s (from the mirror's start; all mirrored locally after $lsecs s)"
 read -r n s j2 <<<"$("$peers" nats-consume nats://127.0.0.1:$np BENCH 'bench.>' "$NJ")"
 echo "peer libnats pull consumer (after): $n messages in $s s = $j2 messages/s"
 /usr/bin/python3 -c "print(f'ratio: {$js_rate / max($j1, $j2):.2f}x of the faster peer run')"

@@ -31,6 +31,7 @@ struct pending_batches {
     bool open = false;
     int64_t last = -1;
     int64_t last_ts = -1;
+    int64_t floor = -1; ///< the mirror's log end when the round's first record came (-1: not yet)
     size_t records = 0;
 };
 
@@ -415,7 +416,8 @@ struct kafka_source::impl {
         auto& pb = pend[k];
         int64_t off = m->offset;
         // Never below what the mirror (or this round) already holds: a replay adds nothing.
-        int64_t floor = std::max(ait->second.log->log_end_offset()(), pb.last + 1);
+        if (pb.floor < 0) pb.floor = ait->second.log->log_end_offset()(); // only this thread appends
+        int64_t floor = std::max(pb.floor, pb.last + 1);
         if (off < floor) return;
         rd_kafka_timestamp_type_t tst;
         int64_t ts = rd_kafka_message_timestamp(m, &tst);
