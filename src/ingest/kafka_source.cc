@@ -195,19 +195,22 @@ struct kafka_source::impl {
     void rebalance(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* l) {
         const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(h)) == "COOPERATIVE";
         if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+            // Only partitions with a mirror are assigned; the others stay unconsumed (the error
+            // says why) until the next rebalance.
+            rd_kafka_topic_partition_list_t* ok = rd_kafka_topic_partition_list_new(l->cnt);
             for (int i = 0; i < l->cnt; ++i) {
                 auto& tp = l->elems[i];
                 std::string name = tp.topic;
                 auto local = prefix + name;
                 if (auto r = ensure_mirror(name, tp.partition + 1); !r) {
                     set_error(r.error().message());
-                    tp.offset = RD_KAFKA_OFFSET_INVALID;
                     continue;
                 }
                 auto plog = self._logs.partition(local, tp.partition);
                 if (!plog) continue;
                 int64_t from = resume_offset(local, tp.partition, *plog);
-                tp.offset = from > 0 ? from : RD_KAFKA_OFFSET_STORED;
+                rd_kafka_topic_partition_list_add(ok, name.c_str(), tp.partition)->offset =
+                    from > 0 ? from : RD_KAFKA_OFFSET_STORED;
                 partition_status ps;
                 ps.source_topic = name;
                 ps.local_topic = local;
@@ -227,14 +230,15 @@ struct kafka_source::impl {
                                             self._cfg.get("start", "earliest"));
             }
             if (cooperative) {
-                if (auto* e = rd_kafka_incremental_assign(h, l)) {
+                if (auto* e = rd_kafka_incremental_assign(h, ok)) {
                     set_error(fmt::format("assign: {}", rd_kafka_error_string(e)));
                     rd_kafka_error_destroy(e);
                 }
-            } else if (auto e = rd_kafka_assign(h, l); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            } else if (auto e = rd_kafka_assign(h, ok); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 set_error(fmt::format("assign: {}", rd_kafka_err2str(e)));
             }
-            if (paused) rd_kafka_pause_partitions(h, l);
+            if (paused) rd_kafka_pause_partitions(h, ok);
+            rd_kafka_topic_partition_list_destroy(ok);
             return;
         }
         // Revoked (or lost, or an error): what was gathered goes to the mirror first.
