@@ -5,6 +5,11 @@
 # payload, headers, stored time). Judges: kcat reading the mirror against the stream's own
 # messages (also after kill -9 of the mirror mid-stream and a nats-server restart), DuckDB reading the
 # Iceberg table (every message once), and the stream still holding everything (duplicate).
+# Then mode=offload on a second floe: each threshold (max-age, max-messages, max-bytes) lands
+# data when it should and not before, a limits stream is purged and a work queue acked only
+# below what the table committed, kill -9 of that floe and of nats-server mid-stream leave each
+# message once in the tables, and an unwritable warehouse pauses a source (max-local-bytes)
+# until it comes back. Tables are read by DuckDB over files listed by python3-avro.
 # usage: ingest_jetstream_test.sh FLOE_BIN NATS_TOOL
 FLOE_BIN="$(realpath "$1")"
 NT="$(realpath "$2")"
