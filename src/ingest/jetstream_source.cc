@@ -190,8 +190,13 @@ struct jetstream_source::impl {
                         subj, natsStatus_GetText(s), int(ec));
         early_timeouts = 0;
         purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
-        spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
-                     topic, end > 0 ? end + 1 : 1);
+        if (workqueue)
+            spdlog::info("ingest {}: mirroring work queue {} ({}) into {}-0 from its first message not acked (durable "
+                         "consumer {}; the mirror holds up to sequence {})",
+                         self._cfg.name, stream, subj, topic, durable, end);
+        else
+            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
+                         topic, end > 0 ? end + 1 : 1);
         last_progress_ms = now_ms();
         return {};
     }
@@ -462,7 +467,8 @@ struct jetstream_source::impl {
                     }
                     if (!paused) set_running();
                 } else if (s == NATS_TIMEOUT) {
-                    if (now_ms() - t0 < fetch_timeout() / 2 && ++early_timeouts >= early_timeouts_before_resubscribe) {
+                    if (now_ms() - t0 >= fetch_timeout() / 2) early_timeouts = 0; // a real timeout
+                    else if (++early_timeouts >= early_timeouts_before_resubscribe) {
                         spdlog::info("ingest {}: {} fetches in a row ended at once with a timeout (stale pull "
                                      "statuses, libnats < 3.6.1): recreating the pull consumer",
                                      self._cfg.name, early_timeouts);
