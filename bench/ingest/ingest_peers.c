@@ -1,6 +1,8 @@
 /* Peers for bench/ingest/run.sh, and the loaders that fill the sources:
  *   ingest_peers kafka-consume BROKER TOPIC N   -> librdkafka consumer, partition 0 from the
  *                                                 beginning until N records: "records secs rate"
+ *                                                 (PEER_SUBSCRIBE=1: joins a group instead, as
+ *                                                 Floe's source does)
  *   ingest_peers nats-publish URL SUBJECT N SIZE -> N messages of SIZE bytes, async JetStream
  *                                                 publish, all acks awaited
  *   ingest_peers nats-consume URL STREAM SUBJECT N -> ephemeral pull consumer from sequence 1,
@@ -26,7 +28,9 @@ static int kafka_consume(const char* broker, const char* topic, long n) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     if (rd_kafka_conf_set(conf, "bootstrap.servers", broker, err, sizeof err) != RD_KAFKA_CONF_OK ||
         rd_kafka_conf_set(conf, "group.id", "floe-bench-peer", err, sizeof err) != RD_KAFKA_CONF_OK ||
-        rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof err) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err) != RD_KAFKA_CONF_OK) {
         fprintf(stderr, "conf: %s\n", err);
         return 1;
     }
@@ -37,8 +41,13 @@ static int kafka_consume(const char* broker, const char* topic, long n) {
     }
     rd_kafka_poll_set_consumer(rk);
     rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    rd_kafka_assign(rk, l);
+    if (getenv("PEER_SUBSCRIBE")) {
+        rd_kafka_topic_partition_list_add(l, topic, RD_KAFKA_PARTITION_UA);
+        rd_kafka_subscribe(rk, l);
+    } else {
+        rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+        rd_kafka_assign(rk, l);
+    }
     rd_kafka_topic_partition_list_destroy(l);
     long got = 0;
     double t0 = now_s(), idle = now_s();
