@@ -130,6 +130,11 @@ struct kafka_source::impl {
         FLOE_TRY(set("enable.partition.eof", "false", key("group-id")));
         FLOE_TRY(set("auto.offset.reset", self._cfg.get("start", "earliest"), key("start")));
         FLOE_TRY(set("client.id", "floe-ingest-" + self._cfg.name, key("group-id")));
+        // A deep prefetch queue: librdkafka 2.0 postpones a partition's next fetch by 1 s each
+        // time its queue is above queued.min.messages (100,000 by default), which capped a
+        // mirror at about 100,000 records/s.
+        FLOE_TRY(set("queued.min.messages", "1000000", key("group-id")));
+        FLOE_TRY(set("queued.max.messages.kbytes", "262144", key("group-id")));
         // New source partitions and topics are seen within seconds (librdkafka's default is 5 min).
         FLOE_TRY(set("topic.metadata.refresh.interval.ms", std::to_string(metadata_interval_ms), key("group-id")));
         for (auto& [k, v] : self._cfg.values)
@@ -243,7 +248,7 @@ struct kafka_source::impl {
         }
         // Revoked (or lost, or an error): what was gathered goes to the mirror first.
         flush_pending();
-        commit_progress();
+        commit_progress(true);
         for (int i = 0; i < l->cnt; ++i) {
             std::pair<std::string, int32_t> k{l->elems[i].topic, l->elems[i].partition};
             if (parts.erase(k)) spdlog::info("ingest {}: no longer owns {}-{}", self._cfg.name, k.first, k.second);
@@ -349,15 +354,20 @@ struct kafka_source::impl {
     // mirror that goes to the lake its offloaded marker (what the table holds). Never read back
     // while the mirror or the table has data; with an empty mirror and an empty table it is
     // where a partition starts, and then everything below it is in the table already.
-    void commit_progress() {
+    void commit_progress(bool flush = false) {
         rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(int(parts.size()));
         for (auto& [k, a] : parts) {
-            if (auto f = a.log->flush(); !f) {
-                set_error(fmt::format("fsync of {}-{}: {}", a.log->tp().topic, k.second, f.error().message()));
-                continue;
-            }
-            int64_t end = a.log->config().remote_storage_enable ? a.log->offloaded_up_to()()
-                                                                : a.log->offsets().durable_end();
+            // A mirror that goes to the lake reports its offloaded marker (durable already), so
+            // the periodic commit does not fsync on this thread: that stalls consumption, and
+            // librdkafka 2.0 backs a partition's fetches off for 1 s whenever its queue is full
+            // meanwhile. Other mirrors are fsynced first (their flush.ms may be unbounded).
+            const bool tiered = a.log->config().remote_storage_enable;
+            if (flush || !tiered)
+                if (auto f = a.log->flush(); !f) {
+                    set_error(fmt::format("fsync of {}-{}: {}", a.log->tp().topic, k.second, f.error().message()));
+                    continue;
+                }
+            int64_t end = tiered ? a.log->offloaded_up_to()() : a.log->offsets().durable_end();
             if (end <= 0 || end == a.committed) continue;
             rd_kafka_topic_partition_list_add(l, k.first.c_str(), k.second)->offset = end;
             a.committed = end;
@@ -498,7 +508,7 @@ struct kafka_source::impl {
             }
         }
         // Durable before the consumer goes: the mirror's end is the resume point.
-        commit_progress();
+        commit_progress(true);
     }
 };
 
