@@ -10,7 +10,7 @@ namespace {
 
 std::vector<metrics::collected_family> collect(const std::vector<source_status>& sources) {
     std::vector<metrics::collected_family> f{
-        {"floe_ingest_source_up", "1 when the ingest source runs without error, else 0.", "gauge", {}},
+        {"floe_ingest_source_up", "1 when the ingest source runs without error (paused included), else 0.", "gauge", {}},
         {"floe_ingest_errors_total", "Errors an ingest source met since start.", "counter", {}},
         {"floe_ingest_records_total", "Records mirrored from the source by this process.", "counter", {}},
         {"floe_ingest_source_position", "The source partition's end offset, last seen.", "gauge", {}},
@@ -27,7 +27,7 @@ std::vector<metrics::collected_family> collect(const std::vector<source_status>&
                    .count();
     for (auto& s : sources) {
         metrics::labels sl{{"source", s.name}};
-        f[0].samples.push_back({f[0].name, sl, s.state == "running" ? 1.0 : 0.0});
+        f[0].samples.push_back({f[0].name, sl, s.state == "running" || s.state == "paused" ? 1.0 : 0.0});
         f[1].samples.push_back({f[1].name, sl, double(s.errors)});
         f[8].samples.push_back({f[8].name, sl, s.paused ? 1.0 : 0.0});
         f[9].samples.push_back({f[9].name, sl, double(s.pauses)});
