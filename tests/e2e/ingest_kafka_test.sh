@@ -13,8 +13,9 @@ source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
 mkdir -p "$work/src" "$work/mir"
-SRC_PID=; MIR_PID=; A_PID=; B_PID=
+SRC_PID=; MIR_PID=; A_PID=; B_PID=; BP_PID=
 cleanup() {
+  [ -n "$BP_PID" ] && kill -9 "$BP_PID" 2>/dev/null
   [ -n "$SRC_PID" ] && kill -9 "$SRC_PID" 2>/dev/null
   [ -n "$MIR_PID" ] && kill -9 "$MIR_PID" 2>/dev/null
   [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null
@@ -194,6 +195,36 @@ if [ "$e2e_failed" -gt 0 ]; then
   grep -h "owns\|no longer\|table holds\|ERROR\|error" "$work/a/floe.log" "$work/b/floe.log" | tail -20
 fi
 kill -TERM "$A_PID" "$B_PID"; wait "$A_PID" "$B_PID"; A_PID=; B_PID=
+
+# ---- backpressure: a third mirror whose warehouse is unwritable (a file where its directory
+# was) pauses orders above max-local-bytes=4KiB, consumes nothing more while paused, and
+# resumes by itself once the warehouse is back ----
+mkdir -p "$work/bp" "$work/bpwh"
+start_floe "$work/bp" --set floe.ingest.sources.bp.type=kafka --set floe.ingest.sources.bp.bootstrap-servers="$SRC" \
+  --set floe.ingest.sources.bp.topics=orders --set floe.ingest.sources.bp.topic-prefix=bp. \
+  --set floe.ingest.sources.bp.max-local-bytes=4KiB --set floe.storage.remote.path="file://$work/bpwh/w" \
+  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500 \
+  --set floe.storage.worker.tick-interval=200ms --set floe.auto-create-topics=false || exit 1
+BP_PID=$FLOE_PID; BP_HTTP=$HTTP_PORT; FLOE_PID=
+bp_state() { # "paused pauses local-sum committed-sum state"
+  curl -s "http://127.0.0.1:$BP_HTTP/v1/ingest" | /usr/bin/python3 -c "import json,sys
+s=json.load(sys.stdin)['sources'][0]; ps=s['partitions']
+print(s['paused'], s['pauses'], sum(p['local_position'] for p in ps), sum(p['committed_position'] for p in ps), s['state'])"; }
+bp_at() { read -r a b c d e <<<"$(bp_state)"; [ "$a" = False ] && [ "$c" = "$1" ] && [ "$d" = "$1" ]; }
+check "backpressure mirror: the 1500 orders records mirrored and committed" wait_for 30 bp_at 1500
+mv "$work/bpwh" "$work/bpwh.away" && touch "$work/bpwh"
+produce orders 7000 7199 0
+check "backpressure: the Kafka source pauses with the lake down" wait_for 20 bash -c \
+  "curl -s http://127.0.0.1:$BP_HTTP/metrics | grep -q '^floe_ingest_paused{source=\"bp\"} 1'"
+before=$(bp_state)
+produce orders 7200 7399 0
+sleep 2
+during=$(bp_state)
+check "backpressure: paused, nothing more consumed ($before / $during)" bash -c \
+  "read a b c d e <<<'$during'; read x y z w v <<<'$before'; [ \$a = True ] && [ \$e = paused ] && [ \$c = \$z ] && [ \$c -lt 1900 ]"
+rm "$work/bpwh" && mv "$work/bpwh.away" "$work/bpwh"
+check "backpressure: resumes by itself once the lake is back, all 1900 mirrored and committed ($(bp_state))" wait_for 60 bp_at 1900
+kill -TERM "$BP_PID"; wait "$BP_PID"; BP_PID=
 
 # ---- the source goes away: readyz names the problem, no crash ----
 kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
