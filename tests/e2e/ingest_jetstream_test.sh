@@ -90,7 +90,7 @@ kill -TERM "$MIR_PID"; wait "$MIR_PID"; rc=$?; MIR_PID=
 check "mirror stops cleanly (rc $rc)" test "$rc" -eq 0
 
 # --- mode=offload and the thresholds, on a second floe whose segments are sealed only by them
-# (segment.ms / segment.bytes left at their defaults): ON (limits, max-messages=100), OB (limits,
+# (segment.ms 1 h and segment.bytes 1 GiB, whatever a floe.yaml says): ON (limits, max-messages=100), OB (limits,
 # max-bytes=2KiB), WQ (work queue, max-age=3s), BP (limits, max-messages=50, max-local-bytes=3KiB:
 # backpressure while the warehouse is unwritable).
 mkdir -p "$work/off" "$work/wh"
