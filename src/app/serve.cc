@@ -376,7 +376,19 @@ int serve(const config::settings& s) {
 
     // Ingest: mirrors of external sources appended to local mirror topics (the storage worker
     // lands them in Iceberg like any topic). Stopped before the broker closes the log.
-    ingest::ingest_engine ingest(s, *logs);
+    // Hooks: a segment sealed by an ingest threshold wakes the worker; a Kafka source partition
+    // changing owner starts from the table's committed position (read through the lake).
+    ingest::ingest_hooks hooks;
+    hooks.sealed = [&worker] {
+        if (worker) worker->wake();
+    };
+    hooks.lake_position = [&lake](const std::string& topic, int32_t partition) -> result<int64_t> {
+        auto table = FLOE_TRY(lake.table_for_topic(topic));
+        auto positions = FLOE_TRY(table->committed_positions());
+        auto it = positions.find(tiering::stream_key_for(topic, partition));
+        return it == positions.end() ? 0 : it->second;
+    };
+    ingest::ingest_engine ingest(s, *logs, hooks);
     if (!ingest.empty()) {
         if (auto r = ingest.start(); !r) {
             spdlog::error("cannot start ingest: {}", r.error().message());
@@ -388,9 +400,13 @@ int serve(const config::settings& s) {
             health.add("ingest-" + st.name, [&ingest, name = st.name] {
                 for (auto& x : ingest.status())
                     if (x.name == name)
-                        return x.state == "running"
+                        return x.state == "running" || x.state == "paused"
                                    ? http::component_health{http::health_status::up,
-                                                            fmt::format("{} partition(s) mirrored", x.partitions.size())}
+                                                            x.paused ? fmt::format("paused: {} bytes not yet in Iceberg "
+                                                                                   "(max-local-bytes {})",
+                                                                                   x.local_bytes, x.max_local_bytes)
+                                                                     : fmt::format("{} partition(s) mirrored",
+                                                                                   x.partitions.size())}
                                    : http::component_health{http::health_status::down,
                                                             x.last_error.empty() ? x.state : x.last_error};
                 return http::component_health{http::health_status::down, "unknown source"};

@@ -76,8 +76,17 @@ void storage_worker::run() {
             spdlog::debug("storage worker tick: {} segments, {} rows, {} failures",
                           report.segments_offloaded, report.rows_committed, report.failures);
         lk.lock();
-        _cv.wait_for(lk, _opts.tick_interval, [this] { return _stopping; });
+        _cv.wait_for(lk, _opts.tick_interval, [this] { return _stopping || _woken; });
+        _woken = false;
     }
+}
+
+void storage_worker::wake() {
+    {
+        std::lock_guard g(_run_mu);
+        _woken = true;
+    }
+    _cv.notify_all();
 }
 
 worker_health storage_worker::health() const {
