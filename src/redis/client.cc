@@ -124,6 +124,35 @@ result<void> check(const reply& r) {
 
 namespace {
 
+// hiredis builds replies through these callbacks: they build redis::reply values directly,
+// instead of a redisReply tree copied afterwards (half the allocations and copies on the read
+// path). An array's elements are sized when it is created, so a child's address is stable.
+reply* place(const redisReadTask* task, reply&& value) {
+    if (task->parent) {
+        auto* parent = static_cast<reply*>(task->parent->obj);
+        auto& slot = parent->elements()[static_cast<size_t>(task->idx)];
+        slot = std::move(value);
+        return &slot;
+    }
+    return new reply(std::move(value));
+}
+
+void* create_string(const redisReadTask* task, char* str, size_t len) {
+    std::string text(str, len);
+    if (task->type == REDIS_REPLY_ERROR) return place(task, reply::error(std::move(text)));
+    if (task->type == REDIS_REPLY_STATUS) return place(task, reply::status(std::move(text)));
+    return place(task, reply::string(std::move(text)));
+}
+void* create_array(const redisReadTask* task, int elements) {
+    return place(task, reply::array(std::vector<reply>(static_cast<size_t>(std::max(elements, 0)))));
+}
+void* create_integer(const redisReadTask* task, long long value) { return place(task, reply::integer(value)); }
+void* create_nil(const redisReadTask* task) { return place(task, reply::nil()); }
+// hiredis frees only root objects (children belong to their array).
+void free_object(void* obj) { delete static_cast<reply*>(obj); }
+
+redisReplyObjectFunctions reply_functions = {create_string, create_array, create_integer, create_nil, free_object};
+
 /// One hiredis connection: used by one thread at a time (borrowed from its pool).
 struct connection {
     redisContext* ctx = nullptr;
@@ -227,9 +256,8 @@ private:
         for (size_t i = 0; i < cmds.size(); ++i) {
             void* raw = nullptr;
             if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
-            auto* r = static_cast<redisReply*>(raw);
-            out.push_back(from_hiredis(r));
-            freeReplyObject(r);
+            std::unique_ptr<reply> r(static_cast<reply*>(raw));
+            out.push_back(std::move(*r));
         }
         return out;
     }
@@ -252,6 +280,7 @@ private:
         if (!c->ctx) return fail(errc::unavailable, "redis {}: cannot allocate a connection", _name);
         if (c->ctx->err) return fail(errc::unavailable, "redis {}: cannot connect: {}", _name, c->ctx->errstr);
         redisSetTimeout(c->ctx, to_timeval(_opts.command_timeout));
+        c->ctx->reader->fn = &reply_functions;
         if (_opts.keepalive.count() > 0) {
             int on = 1, idle = static_cast<int>(_opts.keepalive.count());
             int intvl = std::max(1, idle / 3), cnt = 3;
