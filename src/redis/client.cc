@@ -789,15 +789,26 @@ result<void> client::load_library(std::string_view name, std::string_view code, 
     if (version.find('\n') != std::string_view::npos)
         return fail(errc::invalid_argument, "redis function library version must be one line");
     impl::library lib{std::string(name), impl::full_code(name, code, version), std::string(version)};
+    std::optional<impl::library> previous;
+    auto remember = [&](const std::optional<impl::library>& l) {
+        std::lock_guard lk(_impl->_lib_mu);
+        std::erase_if(_impl->_libraries, [&](auto& x) { return x.name == name; });
+        if (l) _impl->_libraries.push_back(*l);
+    };
     {
         std::lock_guard lk(_impl->_lib_mu);
-        auto it = std::find_if(_impl->_libraries.begin(), _impl->_libraries.end(),
-                               [&](auto& l) { return l.name == name; });
-        if (it != _impl->_libraries.end()) *it = lib;
-        else _impl->_libraries.push_back(lib);
+        for (auto& l : _impl->_libraries)
+            if (l.name == name) previous = l;
     }
+    // Remembered first, so that while Redis is down the first fcall after it returns loads it.
+    remember(lib);
     FLOE_TRY(_impl->ensure_detected());
-    for (auto& pool : _impl->master_pools()) FLOE_TRY(_impl->ensure_library(*pool, lib));
+    for (auto& pool : _impl->master_pools()) {
+        auto loaded = _impl->ensure_library(*pool, lib);
+        // Code the server refuses (a Lua error): fcall goes on offering the previous version.
+        if (!loaded && !loaded.error().retryable()) remember(previous);
+        FLOE_TRY(std::move(loaded));
+    }
     return {};
 }
 

@@ -128,6 +128,19 @@ TEST_F(redis_single, functions_load_once_per_version_and_reload_after_flush) {
     auto again = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
     ASSERT_TRUE(again) << again.error();
     EXPECT_EQ(again->integer(), 6);
+    // Code the server refuses: a clear error with the server's text, nothing replaced.
+    auto broken = c->load_library("floe_test", "this is not lua(", "3");
+    ASSERT_FALSE(broken);
+    EXPECT_FALSE(broken.error().retryable());
+    EXPECT_NE(broken.error().message().find("floe_test"), std::string::npos) << broken.error();
+    auto still = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
+    ASSERT_TRUE(still) << still.error();
+    EXPECT_EQ(still->integer(), 7);
+    // ... and the version still remembered is the good one: reloaded after a flush.
+    ASSERT_TRUE(srv->raw({"FUNCTION", "FLUSH"}));
+    auto reloaded = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
+    ASSERT_TRUE(reloaded) << reloaded.error();
+    EXPECT_EQ(reloaded->integer(), 8);
     auto unknown = c->fcall("no_such_function", {"{f}.n"}, {});
     ASSERT_FALSE(unknown);
     EXPECT_EQ(unknown.error().code(), errc::not_found);
