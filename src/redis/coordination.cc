@@ -199,7 +199,20 @@ result<std::vector<broker_info>> broker_registry::live() {
         out.push_back(std::move(b));
     }
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
+    {
+        std::lock_guard lk(_cache_mu);
+        bool changed = out.size() != _cache.size();
+        for (size_t i = 0; !changed && i < out.size(); ++i)
+            changed = out[i].id != _cache[i].id || out[i].listeners != _cache[i].listeners;
+        _cache = out;
+        if (changed) _generation.fetch_add(1);
+    }
     return out;
+}
+
+std::vector<broker_info> broker_registry::cached_live() const {
+    std::lock_guard lk(_cache_mu);
+    return _cache;
 }
 
 result<void> broker_registry::leave() {
@@ -218,6 +231,8 @@ void broker_registry::start(std::chrono::milliseconds interval) {
             if (auto r = heartbeat(); !r) {
                 _failures.fetch_add(1, std::memory_order_relaxed);
                 spdlog::warn("broker {}: registry heartbeat failed: {}", _id, r.error());
+            } else if (auto l = live(); !l) {
+                spdlog::warn("broker {}: reading the live brokers failed: {}", _id, l.error());
             }
             lk.lock();
             _cv.wait_for(lk, interval, [this] { return _stopping; });

@@ -87,6 +87,10 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     auto gave_up = (*impostor)->join(300ms);
     ASSERT_FALSE(gave_up);
     EXPECT_EQ(gave_up.error().code(), errc::already_exists);
+    // Each heartbeat thread keeps a cached view: after a round all three see all three.
+    std::this_thread::sleep_for(400ms);
+    EXPECT_EQ(ids((*r2)->cached_live()), (std::vector<int32_t>{0, 1, 2}));
+    auto gen = (*r0)->generation();
     // Broker 2 dies (heartbeats stop, no leave): gone within the ttl (+ a heartbeat).
     (*r2)->stop();
     auto died = std::chrono::steady_clock::now();
@@ -98,6 +102,10 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     auto gone_after = std::chrono::steady_clock::now() - died;
     ASSERT_EQ(ids(live), (std::vector<int32_t>{0, 1}));
     EXPECT_LT(gone_after, 2500ms);
+    // Broker 0's thread notices too, and counts the change.
+    for (int i = 0; i < 20 && (*r0)->cached_live().size() != 2; ++i) std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(ids((*r0)->cached_live()), (std::vector<int32_t>{0, 1}));
+    EXPECT_GT((*r0)->generation(), gen);
     // Pruned from the keys too.
     EXPECT_EQ(srv->raw({"HEXISTS", "reg{reg.brokers}.listeners", "2"})->integer(), 0);
     // Broker 0 leaves cleanly: gone at once. The impostor can now take id 2's place... and id 0.
