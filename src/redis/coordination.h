@@ -44,7 +44,7 @@ struct broker_info {
 /// (errc::already_exists) until the first one's entry expires.
 ///
 /// Thread-safe: heartbeat()/live()/leave() may be called from any thread; start() runs the
-/// heartbeats on its own thread until stop() (or destruction).
+/// heartbeats on its own thread until stop() (or destruction). The client must outlive it.
 class broker_registry {
 public:
     /// `ns` must not contain '{' or '}' (it is part of the hash tag). `instance_token`
@@ -127,7 +127,7 @@ struct lease_state {
 /// can check `HGET key epoch` atomically with their writes). Fields: `holder`, `epoch`,
 /// `expires` (server ms). The hash is never deleted, so epochs only grow.
 ///
-/// Stateless apart from the client reference: thread-safe.
+/// Stateless apart from the client reference (the client must outlive it): thread-safe.
 class lease_manager {
 public:
     static result<std::unique_ptr<lease_manager>> create(client& c);
