@@ -539,7 +539,7 @@ public:
                 results[i] = std::move(r);
             }
             if (again.empty()) break;
-            if (clock_type::now() >= deadline || attempt >= 64) {
+            if (clock_type::now() >= deadline || attempt >= 1000) {
                 if (redir)
                     return fail(errc::unavailable, "redis slot {}: still redirected ({} {}) after the retry budget",
                                 redir->slot, redir->ask ? "ASK" : "MOVED", redir->to.to_string());
@@ -547,6 +547,9 @@ public:
             }
             pending = std::move(again);
             if (redir) {
+                // A first redirect is followed at once; more in a row mean the nodes disagree
+                // for a moment (a migration being finished node by node): back off meanwhile.
+                if (attempt >= 2) backoff(attempt - 2, deadline);
                 target = pool_for(redir->to);
                 asking = redir->ask;
                 if (redir->ask) _ask.fetch_add(1, std::memory_order_relaxed);
