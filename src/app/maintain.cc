@@ -258,6 +258,8 @@ int maintain(const config::settings& s, const maintain_request& req) {
                                              r->snapshots_expired, r->snapshots_before, r->data_files_deleted,
                                              r->manifests_deleted, r->manifest_lists_deleted,
                                              r->metadata_files_deleted);
+                    if (r->leftovers_finished)
+                        row.detail += fmt::format(" (with those {} interrupted run(s) left)", r->leftovers_finished);
                     if (req.dry_run)
                         for (auto& f : r->deleted) std::printf("  would delete %s\n", f.c_str());
                 }
