@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <mutex>
 #include <random>
+#include <set>
 
 namespace floe::maintenance {
 
