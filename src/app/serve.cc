@@ -417,7 +417,9 @@ int serve(const config::settings& s) {
     http::server admin({.host = http_addr.host, .port = http_addr.port});
     http::add_admin_routes(admin, health);
     http::add_ingest_routes(admin, ingest);
-    http::lookup_service lookups(*logs, &lake, &remote);
+    http::lookup_options lookup_opts;
+    lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
+    http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
     lookups.add_routes(admin);
     if (auto r = admin.start(); !r) {
         if (r.error().code() == errc::already_exists)
