@@ -1056,8 +1056,10 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
         auto it = std::upper_bound(I.segs.begin(), I.segs.end(), offset(),
                                    [](int64_t o, const auto& s) { return o < s->base; });
         auto sit = it - 1;
-        // In a mirror, `offset` may fall in a gap between segments: read from the next one.
-        if (offset() >= (*sit)->next && it != I.segs.end()) sit = it;
+        // In a mirror or a compacted log, `offset` may fall in a gap between segments (and
+        // cleaned segments may be empty): read from the next one holding anything above it.
+        while ((offset() >= (*sit)->next || (*sit)->batches == 0) && std::next(sit) != I.segs.end())
+            ++sit;
         auto& s = **sit;
         if (offset() >= s.next) return out; // only possible for an empty active segment
         fh = s.fh;
@@ -1317,7 +1319,8 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
             const bool deletes = I.cfg.deletes();
             bool by_time = deletes && limit_ms >= 0 && now - age_ts > limit_ms;
             bool by_size = deletes && limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
-            bool deleted = s.next <= I.floor; // every record below the DeleteRecords floor
+            // Every record below the DeleteRecords floor (an emptied segment counts by its base).
+            bool deleted = s.next <= I.floor && s.base < I.floor;
             if (!by_time && !by_size && !deleted) break;
             // Not offloaded yet, or the remote tier does not confirm it holds the segment.
             if (I.cfg.remote_storage_enable

@@ -351,3 +351,37 @@ TEST(cleaner, keeps_a_producers_last_batch_and_drops_keyless_records) {
     ASSERT_TRUE(ps);
     EXPECT_EQ(ps->last_seq(), 1);
 }
+
+TEST(cleaner, reads_skip_emptied_segments_and_gaps) {
+    fixture f;
+    f.open();
+    // Three segments whose every record a later one supersedes, then the survivors.
+    for (int seg = 0; seg < 3; ++seg) {
+        f.append({{s("a"), s("old")}, {s("b"), s("old")}});
+        ASSERT_TRUE(f.log->roll());
+    }
+    f.append({{s("a"), s("new")}, {s("b"), s("new")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("c"), s("active")}});
+    auto st = f.clean();
+    ASSERT_TRUE(st);
+    ASSERT_TRUE(st->cleaned);
+    auto segs = f.log->segments();
+    ASSERT_EQ(segs.size(), 5u);
+    EXPECT_EQ(segs[0].size_bytes, 0u);
+    EXPECT_EQ(segs[2].size_bytes, 0u);
+    // A fetch at 0 with a record cap far below the first surviving offset (Kafka's handler
+    // passes max_offset = fetch offset + records left) still returns the first batch.
+    for (int64_t at : {0, 1, 2, 5}) {
+        auto r = f.log->read(kafka_offset(at), {.max_bytes = 1 << 20, .max_offset = kafka_offset(at + 1)});
+        ASSERT_TRUE(r) << at << ": " << r.error();
+        ASSERT_EQ(r->slices.size(), 1u) << at;
+        EXPECT_EQ(r->slices[0].first_offset(), 6) << at;
+    }
+    EXPECT_EQ(read_all(*f.log), (std::vector<rec>{{6, s("a"), s("new")}, {7, s("b"), s("new")}, {8, s("c"), s("active")}}));
+    // Retention does not take emptied segments for records below the DeleteRecords floor.
+    ASSERT_TRUE(f.log->apply_retention(std::nullopt));
+    EXPECT_EQ(f.log->offsets().log_start(), 0);
+    f.open();
+    EXPECT_EQ(read_all(*f.log).size(), 3u);
+}
