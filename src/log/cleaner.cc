@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -71,8 +72,8 @@ int64_t parse_offset_file(const fs::path& p, int64_t fallback) {
     return v;
 }
 
-// Reads the batches of a segment file in bounded chunks, calling fn(header, bytes) for each.
-// fn returns result<void>; the bytes are valid during the call only.
+// Reads the batches of a segment file in bounded chunks, calling fn(header, bytes, position) for
+// each. fn returns result<void>; the bytes are valid during the call only.
 template<typename Fn>
 result<void> for_each_segment_batch(int fd, uint64_t size, Fn&& fn) {
     constexpr size_t chunk = 4u << 20;
@@ -93,12 +94,12 @@ result<void> for_each_segment_batch(int fd, uint64_t size, Fn&& fn) {
                         return fail(errc::corrupt, "batch at {} runs past the segment", pos);
                     byte_buffer big(h.size_bytes());
                     FLOE_TRY(pread_exact(fd, big.data(), big.size(), pos));
-                    FLOE_TRY(fn(h, bytes_view(big)));
+                    FLOE_TRY(fn(h, bytes_view(big), pos));
                     at = big.size();
                 }
                 break;
             }
-            FLOE_TRY(fn(h, rest.first(h.size_bytes())));
+            FLOE_TRY(fn(h, rest.first(h.size_bytes()), pos + at));
             at += h.size_bytes();
         }
         if (at == 0) return fail(errc::corrupt, "segment truncated at {}", pos);
@@ -109,8 +110,13 @@ result<void> for_each_segment_batch(int fd, uint64_t size, Fn&& fn) {
 
 struct open_fd {
     int fd = -1;
-    ~open_fd() {
+    open_fd() = default;
+    open_fd(const open_fd&) = delete;
+    open_fd& operator=(const open_fd&) = delete;
+    ~open_fd() { close(); }
+    void close() {
         if (fd >= 0) ::close(fd);
+        fd = -1;
     }
 };
 
@@ -119,6 +125,54 @@ result<void> open_readonly(const fs::path& p, open_fd& f) {
     if (f.fd < 0) return fail(errc::io_error, "open {}: {}", p.string(), std::strerror(errno));
     return {};
 }
+
+// The cleaned copy of one segment, written only once something in it changes (an unchanged
+// segment costs no write): the unchanged batches before the first change are copied from the
+// source then, and the rest streams through a bounded buffer.
+struct cleaned_copy {
+    fs::path path;
+    int src = -1;
+    std::function<void(uint64_t)> on_write; // bytes written (throttling)
+    open_fd dst;
+    byte_buffer pending;
+    uint64_t written = 0;
+    bool changed = false;
+
+    // The first change, at source position `pos`: everything before it is kept as it is.
+    result<void> begin_change(uint64_t pos) {
+        dst.fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+        if (dst.fd < 0) return fail(errc::io_error, "create {}: {}", path.string(), std::strerror(errno));
+        changed = true;
+        byte_buffer buf;
+        for (uint64_t at = 0; at < pos;) {
+            size_t n = size_t(std::min<uint64_t>(pos - at, 4u << 20));
+            buf.resize(n);
+            FLOE_TRY(pread_exact(src, buf.data(), n, at));
+            FLOE_TRY(append(buf));
+            at += n;
+        }
+        return {};
+    }
+    result<void> keep(bytes_view batch) { return changed ? append(batch) : result<void>{}; }
+    result<void> append(bytes_view b) {
+        pending.insert(pending.end(), b.begin(), b.end());
+        return pending.size() >= (4u << 20) ? flush() : result<void>{};
+    }
+    result<void> flush() {
+        if (pending.empty()) return {};
+        FLOE_TRY(pwrite_all(dst.fd, pending, written));
+        written += pending.size();
+        if (on_write) on_write(pending.size());
+        pending.clear();
+        return {};
+    }
+    result<void> finish() {
+        FLOE_TRY(flush());
+        if (::fdatasync(dst.fd) != 0)
+            return fail(errc::io_error, "fsync {}: {}", path.string(), std::strerror(errno));
+        return {};
+    }
+};
 
 // The records of a batch after decompression (the view points into `batch` or `scratch`).
 result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
@@ -163,9 +217,9 @@ void log_cleaner::throttle(uint64_t bytes) {
     auto now = std::chrono::steady_clock::now();
     double elapsed = std::chrono::duration<double>(now - _window_start).count();
     double due = double(_window_bytes) / double(_opts.io_max_bytes_per_second);
-    if (due > elapsed) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(due - elapsed, 1.0)));
-    }
+    // Sleep off what is ahead of the budget, in slices so that shutdown is not held up.
+    for (double ahead = due - elapsed; ahead > 0 && !stopping(); ahead -= 0.1)
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(ahead, 0.1)));
     if (elapsed > 5) { // a fresh window now and then: idle time is not credit
         _window_start = std::chrono::steady_clock::now();
         _window_bytes = 0;
@@ -251,7 +305,8 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             return st;
         }
         FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
-                                                                 bytes_view b) -> result<void> {
+                                                                 bytes_view b, uint64_t) -> result<void> {
+            throttle(b.size());
             if (h.is_control() || h.record_count == 0) return {};
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
             return for_each_record_body(h, plain, [&](int32_t, bytes_view body) -> result<void> {
@@ -265,7 +320,6 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             });
         }));
         st.bytes_read += s.size_bytes;
-        throttle(s.size_bytes);
         end_seg = i + 1;
     }
     if (end_seg == first_dirty) {
@@ -287,7 +341,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
 
     // 2. Rewrite every segment up to the end of the dirty section.
     batch_builder builder;
-    byte_buffer out, rebuilt;
+    byte_buffer rebuilt;
     std::vector<bool> keep;
     std::vector<batch_builder::header> hs;
     for (size_t i = 0; i < end_seg; ++i) {
@@ -298,16 +352,16 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             st.skipped = fmt::format("segment gone while cleaning: {}", r.error().message());
             return st;
         }
-        out.clear();
-        bool changed = false;
+        cleaned_copy copy;
+        copy.path = p.dir() / fmt::format("{:020}.log.cleaning.tmp", s.base_offset());
+        copy.src = f.fd;
+        copy.on_write = [&](uint64_t n) { throttle(n); };
         uint64_t removed = 0, tombstones = 0;
-        FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
-                                                                 bytes_view b) -> result<void> {
+        auto rewritten = for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
+                                                                         bytes_view b, uint64_t pos) -> result<void> {
+            throttle(b.size());
             st.records_read += uint64_t(h.record_count);
-            if (h.is_control() || h.record_count == 0) {
-                out.insert(out.end(), b.begin(), b.end());
-                return {};
-            }
+            if (h.is_control() || h.record_count == 0) return copy.keep(b);
             const bool has_horizon = h.attributes & batch_attr::delete_horizon;
             const bool horizon_passed = has_horizon && now >= h.base_timestamp;
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
@@ -337,25 +391,21 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             }));
             removed += uint64_t(dropped);
             const bool set_horizon = kept_tombstone && !has_horizon;
-            if (dropped == 0 && !set_horizon) {
-                out.insert(out.end(), b.begin(), b.end());
-                return {};
-            }
-            changed = true;
+            if (dropped == 0 && !set_horizon) return copy.keep(b);
+            if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
             if (kept == 0) {
                 auto pl = producer_last.find(h.producer_id);
                 if (!h.has_producer_id() || pl == producer_last.end() || pl->second != h.last_offset())
                     return {}; // the whole batch goes
                 // Its producer's last batch: the header stays, with no records (Kafka's rule).
-                size_t at = out.size();
-                out.insert(out.end(), b.begin(), b.begin() + batch_layout::header_size);
-                auto e = std::span<uint8_t>(out).subspan(at);
+                rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
+                auto e = std::span<uint8_t>(rebuilt);
                 put_be32(e, batch_layout::batch_length, uint32_t(batch_layout::min_batch_length));
                 put_be16(e, batch_layout::attributes,
                          uint16_t(h.attributes & ~batch_attr::compression_mask));
                 put_be32(e, batch_layout::record_count, 0);
                 put_be32(e, batch_layout::crc, compute_batch_crc(e));
-                return {};
+                return copy.append(rebuilt);
             }
             // Pass 2: re-encode what stays. A batch holding tombstones carries its delete
             // horizon in the base timestamp (set now if it had none), as Kafka's does.
@@ -384,29 +434,24 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             put_be32(e, batch_layout::last_offset_delta, uint32_t(h.last_offset_delta));
             if (h.is_log_append_time()) put_be64(e, batch_layout::max_timestamp, uint64_t(h.max_timestamp));
             put_be32(e, batch_layout::crc, compute_batch_crc(e));
-            out.insert(out.end(), rebuilt.begin(), rebuilt.end());
-            return {};
-        }));
-        st.bytes_read += s.size_bytes;
-        throttle(s.size_bytes);
-        if (!changed) continue;
-
-        auto tmp = p.dir() / fmt::format("{:020}.log.cleaning.tmp", s.base_offset());
-        {
-            open_fd w;
-            w.fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-            if (w.fd < 0) return fail(errc::io_error, "create {}: {}", tmp.string(), std::strerror(errno));
-            FLOE_TRY(pwrite_all(w.fd, out, 0));
-            if (::fdatasync(w.fd) != 0)
-                return fail(errc::io_error, "fsync {}: {}", tmp.string(), std::strerror(errno));
+            return copy.append(rebuilt);
+        });
+        std::error_code ec;
+        if (rewritten && copy.changed) rewritten = copy.finish();
+        if (!rewritten) {
+            if (copy.changed) fs::remove(copy.path, ec);
+            return fail(std::move(rewritten).error().with_context("cleaning {}", s.path.string()));
         }
-        throttle(out.size());
-        auto swapped = FLOE_TRY(p.replace_sealed_segment(s.base_offset, s.size_bytes, tmp));
-        if (!swapped) {
+        st.bytes_read += s.size_bytes;
+        if (!copy.changed) continue;
+        copy.dst.close();
+        auto swapped = p.replace_sealed_segment(s.base_offset, s.size_bytes, copy.path);
+        if (!swapped) fs::remove(copy.path, ec);
+        if (!FLOE_TRY(std::move(swapped))) {
             st.skipped = fmt::format("segment {} changed while cleaning", s.base_offset());
             return st;
         }
-        st.bytes_written += out.size();
+        st.bytes_written += copy.written;
         st.records_removed += removed;
         st.tombstones_removed += tombstones;
         ++st.segments_rewritten;

@@ -385,3 +385,30 @@ TEST(cleaner, reads_skip_emptied_segments_and_gaps) {
     f.open();
     EXPECT_EQ(read_all(*f.log).size(), 3u);
 }
+
+TEST(cleaner, segments_larger_than_its_read_chunk_and_batches_larger_than_it) {
+    fixture f;
+    f.cfg.max_message_bytes = 16 << 20;
+    f.open();
+    // 12 batches of ~700 KB (they straddle the cleaner's 4 MiB read chunks), then one ~6 MB
+    // batch, all in one segment; keys k0..k9 repeated.
+    std::string big(70'000, 'x');
+    for (int b = 0; b < 12; ++b) {
+        std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> recs;
+        for (int i = 0; i < 10; ++i) recs.push_back({fmt::format("k{}", i), fmt::format("{}-{}-{}", b, i, big)});
+        f.append(recs);
+    }
+    std::string huge(600'000, 'y');
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> recs;
+    for (int i = 0; i < 10; ++i) recs.push_back({fmt::format("k{}", i % 5), fmt::format("last-{}-{}", i, huge)});
+    f.append(recs);
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("active")}});
+    auto before = read_all(*f.log);
+    auto st = f.clean();
+    ASSERT_TRUE(st) << st.error();
+    ASSERT_TRUE(st->cleaned) << st->skipped;
+    auto after = read_all(*f.log);
+    EXPECT_EQ(after, latest_per_key(before, 130));
+    EXPECT_EQ(after.size(), 11u); // k0..k4 from the huge batch, k5..k9 from batch 11, z
+}
