@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <random>
+#include <time.h>
 #include <unistd.h>
 
 using namespace floe;
@@ -31,17 +32,36 @@ double secs_since(steady::time_point t) {
     return std::chrono::duration<double>(steady::now() - t).count();
 }
 
+// CPU seconds of this thread: the machine may be shared, so rates per CPU second are printed
+// beside the wall-clock ones.
+double thread_cpu() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+struct timer {
+    steady::time_point wall = steady::now();
+    double cpu = thread_cpu();
+};
+
 struct result_row {
     const char* name;
     uint64_t bytes;
     double secs;
+    double cpu_secs;
 };
 
-void print(const result_row& r, double peer_rate = 0) {
+result_row row(const char* name, uint64_t bytes, const timer& t) {
+    return {name, bytes, secs_since(t.wall), thread_cpu() - t.cpu};
+}
+
+void print(const result_row& r, const result_row* peer = nullptr) {
     double rate = double(r.bytes) / r.secs;
-    std::printf("%-44s %8.1f MiB in %6.2f s  %8.1f MiB/s", r.name, double(r.bytes) / 1048576.0,
-                r.secs, rate / 1048576.0);
-    if (peer_rate > 0) std::printf("  (%.2fx of it)", rate / peer_rate);
+    std::printf("%-46s %7.1f MiB  wall %6.2f s %7.1f MiB/s  cpu %6.2f s %7.1f MiB/cpu-s", r.name,
+                double(r.bytes) / 1048576.0, r.secs, rate / 1048576.0, r.cpu_secs,
+                double(r.bytes) / r.cpu_secs / 1048576.0);
+    if (peer) std::printf("  (%.2fx of the copy's wall rate)", rate / (double(peer->bytes) / peer->secs));
     std::printf("\n");
 }
 
@@ -89,7 +109,7 @@ int run(compression_codec codec, const char* codec_name, uint64_t target) {
                 double(sealed) / 1048576.0, log->sealed_segments().size(), (long long)offset);
 
     // Peer 1: the log's sequential read, as a consumer from offset 0.
-    auto t = steady::now();
+    timer t;
     uint64_t read_bytes = 0;
     {
         byte_buffer buf;
@@ -103,10 +123,10 @@ int run(compression_codec codec, const char* codec_name, uint64_t target) {
             at = r->slices.back().last_offset() + 1;
         }
     }
-    result_row seq{"peer: log sequential read (read + pread)", read_bytes, secs_since(t)};
+    auto seq = row("peer: log sequential read (read + pread)", read_bytes, t);
 
     // Peer 2: copying the segment files (read + write + fdatasync), as cp + sync.
-    t = steady::now();
+    t = timer{};
     uint64_t copied = 0;
     {
         std::vector<uint8_t> buf(8 << 20);
@@ -127,21 +147,21 @@ int run(compression_codec codec, const char* codec_name, uint64_t target) {
             fs::remove(to);
         }
     }
-    result_row cp{"peer: copy of the segment files + fdatasync", copied, secs_since(t)};
+    auto cp = row("peer: copy of the segment files + fdatasync", copied, t);
 
     // The cleaner: one pass over everything sealed.
     log_cleaner cleaner({});
-    t = steady::now();
+    t = timer{};
     auto st = cleaner.clean(*log);
-    double cs = secs_since(t);
     if (!st || !st->cleaned) {
         std::fprintf(stderr, "cleaner: %s\n", st ? st->skipped.c_str() : st.error().message().c_str());
         return 1;
     }
-    result_row cl{"log cleaner pass (log bytes read per second)", st->bytes_read, cs};
+    // The figure: bytes of log compacted per second (the pass reads them twice: key map, rewrite).
+    auto cl = row("log cleaner pass (log bytes cleaned)", sealed, t);
     print(seq);
     print(cp);
-    print(cl, double(cp.bytes) / cp.secs);
+    print(cl, &cp);
     std::printf("cleaner: %llu of %llu records removed, %.1f MiB read, %.1f MiB written, "
                 "%zu segments rewritten\n",
                 (unsigned long long)st->records_removed, (unsigned long long)st->records_read,

@@ -339,6 +339,10 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         FLOE_TRY(write_file_atomic(p.dir() / partition_log::cleaner_checkpoint_file, as_bytes(txt)));
     }
 
+    // When tombstones cleaned now may go (delete.retention.ms may be as large as INT64_MAX).
+    const int64_t new_horizon = cfg.delete_retention_ms > INT64_MAX - now ? INT64_MAX
+                                                                         : now + cfg.delete_retention_ms;
+
     // 2. Rewrite every segment up to the end of the dirty section.
     batch_builder builder;
     byte_buffer rebuilt;
@@ -361,7 +365,16 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                                                                          bytes_view b, uint64_t pos) -> result<void> {
             throttle(b.size());
             st.records_read += uint64_t(h.record_count);
-            if (h.is_control() || h.record_count == 0) return copy.keep(b);
+            if (h.is_control()) return copy.keep(b);
+            auto producers_last_batch = [&] {
+                auto pl = producer_last.find(h.producer_id);
+                return h.has_producer_id() && pl != producer_last.end() && pl->second == h.last_offset();
+            };
+            if (h.record_count == 0) { // an emptied batch kept for its producer's state
+                if (producers_last_batch()) return copy.keep(b);
+                if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
+                return {}; // its producer has written since: it goes
+            }
             const bool has_horizon = h.attributes & batch_attr::delete_horizon;
             const bool horizon_passed = has_horizon && now >= h.base_timestamp;
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
@@ -394,9 +407,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             if (dropped == 0 && !set_horizon) return copy.keep(b);
             if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
             if (kept == 0) {
-                auto pl = producer_last.find(h.producer_id);
-                if (!h.has_producer_id() || pl == producer_last.end() || pl->second != h.last_offset())
-                    return {}; // the whole batch goes
+                if (!producers_last_batch()) return {}; // the whole batch goes
                 // Its producer's last batch: the header stays, with no records (Kafka's rule).
                 rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
                 auto e = std::span<uint8_t>(rebuilt);
@@ -412,8 +423,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             const bool horizon = kept_tombstone || has_horizon;
             builder.begin(h.base_offset, h.compression(), h.producer_id, h.producer_epoch,
                           h.base_sequence,
-                          horizon ? std::optional<int64_t>(has_horizon ? h.base_timestamp
-                                                                       : now + cfg.delete_retention_ms)
+                          horizon ? std::optional<int64_t>(has_horizon ? h.base_timestamp : new_horizon)
                                   : std::nullopt);
             FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
                 if (!keep[size_t(i)]) return {};

@@ -412,3 +412,35 @@ TEST(cleaner, segments_larger_than_its_read_chunk_and_batches_larger_than_it) {
     EXPECT_EQ(after, latest_per_key(before, 130));
     EXPECT_EQ(after.size(), 11u); // k0..k4 from the huge batch, k5..k9 from batch 11, z
 }
+
+TEST(cleaner, an_emptied_batch_goes_once_its_producer_wrote_again) {
+    fixture f;
+    f.open();
+    f.append({{s("a"), s("1")}}, compression_codec::none, 9, 0);
+    f.append({{s("a"), s("2")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("x"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    std::vector<record_batch_header> hdrs;
+    read_all(*f.log, 0, &hdrs);
+    ASSERT_FALSE(hdrs.empty());
+    EXPECT_EQ(hdrs[0].record_count, 0); // producer 9's last batch: kept empty
+    // Producer 9 writes again; the next pass drops the empty batch.
+    f.append({{s("b"), s("1")}}, compression_codec::none, 9, 1);
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("y"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    hdrs.clear();
+    auto v = read_all(*f.log, 0, &hdrs);
+    EXPECT_EQ(hdrs[0].base_offset, 1);
+    EXPECT_EQ(v.front(), (rec{1, s("a"), s("2")}));
+    // delete.retention.ms at its maximum does not overflow the horizon.
+    f.cfg.delete_retention_ms = INT64_MAX;
+    f.log->update_config(f.cfg);
+    f.append({{s("a"), tomb}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    v = read_all(*f.log);
+    EXPECT_TRUE(std::find(v.begin(), v.end(), rec{5, s("a"), tomb}) != v.end());
+}
