@@ -4,7 +4,8 @@ small Python reader written from the Kafka message definitions (compact strings/
 lengths, tagged fields, request header v2, response header v1). Covers what librdkafka 2.0 and
 kafkajs never send: Metadata v12, Produce v9 (and its KIP-467 record errors for keyless records
 on a compacted topic), Fetch v13 (topic ids), ListOffsets v7, CreateTopics v7, DescribeCluster
-v1, FindCoordinator v4, InitProducerId v4, OffsetCommit v8, OffsetFetch v8, JoinGroup v9 / SyncGroup v5 / Heartbeat v4 / LeaveGroup v5, ApiVersions v3.
+v1, FindCoordinator v4, InitProducerId v4, OffsetCommit v8, OffsetFetch v8, JoinGroup v9 /
+SyncGroup v5 / Heartbeat v4 / LeaveGroup v5, ApiVersions v3.
 Usage: it_flexible.py <floe binary> <work dir>"""
 import os
 import socket
