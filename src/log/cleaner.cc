@@ -1,6 +1,7 @@
 #include "log/cleaner.h"
 
 #include "base/metrics.h"
+#include "base/varint.h"
 #include "log/batch_builder.h"
 #include "log/compression.h"
 #include "log/fs_util.h"
@@ -174,6 +175,30 @@ struct cleaned_copy {
     }
 };
 
+// What the cleaner needs of a record to decide its fate: offset, key, whether the value is
+// null. Parsed from the front of the body only (headers are not walked); the full decode happens
+// for records that stay, when a batch is re-encoded.
+struct record_key {
+    int64_t offset = 0;
+    std::optional<std::string_view> key;
+    bool tombstone = false;
+};
+
+result<record_key> peek_record_key(const record_batch_header& h, bytes_view body) {
+    byte_reader r(body);
+    FLOE_TRY(r.u8()); // attributes
+    FLOE_TRY(read_varint(r)); // timestamp delta
+    record_key out;
+    out.offset = h.base_offset + FLOE_TRY(read_varint(r));
+    if (out.offset < h.base_offset || out.offset > h.last_offset())
+        return fail(errc::corrupt, "offset {} outside the batch", out.offset);
+    int64_t klen = FLOE_TRY(read_varint(r));
+    if (klen >= 0) out.key = as_chars(FLOE_TRY(r.bytes(size_t(klen))));
+    else if (klen != -1) return fail(errc::corrupt, "key length {}", klen);
+    out.tombstone = FLOE_TRY(read_varint(r)) == -1;
+    return out;
+}
+
 // The records of a batch after decompression (the view points into `batch` or `scratch`).
 result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
                                  byte_buffer& scratch) {
@@ -310,7 +335,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             if (h.is_control() || h.record_count == 0) return {};
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
             return for_each_record_body(h, plain, [&](int32_t, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(decode_record(h, body, headers));
+                auto rec = FLOE_TRY(peek_record_key(h, body));
                 if (!rec.key) return {};
                 keybuf.assign(*rec.key);
                 auto [it, fresh] = latest.try_emplace(keybuf, rec.offset);
@@ -383,14 +408,14 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             bool kept_tombstone = false;
             int32_t dropped = 0, kept = 0;
             FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(decode_record(h, body, headers));
+                auto rec = FLOE_TRY(peek_record_key(h, body));
                 bool k = rec.key.has_value(); // keyless records have no place in a compacted log
                 if (k) {
                     keybuf.assign(*rec.key);
                     auto it = latest.find(keybuf);
                     if (it != latest.end() && it->second > rec.offset) k = false;
                 }
-                if (k && !rec.value && horizon_passed) {
+                if (k && rec.tombstone && horizon_passed) {
                     k = false;
                     ++tombstones;
                 }
@@ -398,7 +423,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 if (!k) ++dropped;
                 else {
                     ++kept;
-                    if (!rec.value) kept_tombstone = true;
+                    if (rec.tombstone) kept_tombstone = true;
                 }
                 return {};
             }));
