@@ -5,8 +5,11 @@
 #  2. a record without a key is refused (INVALID_RECORD; the per-record errors of KIP-467 are in
 #     Produce v8+ answers, checked in kafka.it.flexible) and nothing of its batch is appended (a
 #     keyed record in the same batch neither);
-#  3. kill -9 at random moments while the cleaner works on a larger log, in a bounded loop:
-#     after each restart the latest value of every key is there and the log end is unchanged.
+#  3. a tiered delete,compact topic: below the local start a consumer reads the full history
+#     from the Iceberg table (the cleaner only cleans offloaded segments);
+#  4. kill -9 at random moments while the cleaner works on a larger log, in a bounded loop:
+#     after each restart the log end is what was acknowledged, and at the end the latest value
+#     of every key is there.
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
@@ -57,7 +60,7 @@ check "a consumer from 0 sees the latest per key at the original offsets, the re
   wait_for 20 consumed_compacted
 cat "$work/check_cmp.out"
 
-# 2. Keyless records are refused with a per-record error; nothing of the batch lands.
+# 2. Keyless records are refused (INVALID_RECORD); nothing of the batch lands.
 before=$(end_offset cmp)
 echo "no-key" | timeout 30 kcat -P -b "$(broker)" -t cmp -X acks=all -X message.timeout.ms=5000 \
   -X retries=0 >"$work/nokey.out" 2>&1
@@ -82,7 +85,7 @@ check "floe_log_cleaner metrics exported" test -n "$(metric floe_log_cleaner_run
 stop_floe
 check "clean shutdown after cleaning" true
 
-# 3a. A tiered delete,compact topic: the cleaner only cleans offloaded segments, so the table
+# 3. A tiered delete,compact topic: the cleaner only cleans offloaded segments, so the table
 # holds every record; once local retention removed offloaded segments, a consumer from 0 reads
 # the full history from the table below the local start (superseded values included), and the
 # compacted local log above it.
@@ -121,7 +124,7 @@ print(f'{start} records below the local start, all of them (superseded ones incl
 EOF
 stop_floe
 
-# 3. kill -9 during cleaning. Each cycle produces 30000 more records over 500 keys (acks=all,
+# 4. kill -9 during cleaning. Each cycle produces 30000 more records over 500 keys (acks=all,
 # so all of them are durable once kcat returns), then kills floe at a random moment while the
 # cleaner (every 100 ms) rewrites the segments. After each restart: the log end and the latest
 # value of every key are what was produced.
@@ -134,6 +137,10 @@ produced=0
 mid_clean=0
 for cycle in $(seq 1 "$CYCLES"); do
   start_floe "$work" "${big[@]}" || exit 1
+  if [ "$produced" -gt 0 ]; then
+    check "restart $cycle: the log end is every record acknowledged ($(end_offset big) of $produced)" \
+      test "$(end_offset big)" = "$produced"
+  fi
   /usr/bin/python3 -c '
 import random, sys
 c = int(sys.argv[1])
