@@ -249,6 +249,9 @@ int serve(const config::settings& s) {
     bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
     bo.fetch_max_records = static_cast<size_t>(s.get_int("floe.kafka.fetch-max-records"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
+    bo.cleaner_interval_ms = s.get_duration("floe.log.cleaner.interval").count();
+    bo.cleaner_io_max_bytes_per_second =
+        static_cast<uint64_t>(s.get_size("floe.log.cleaner.io-max-bytes-per-second"));
     if (auto l = s.get_optional("floe.kafka.listeners")) {
         auto ls = kafka::parse_listeners(*l);
         if (!ls) {

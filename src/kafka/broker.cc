@@ -584,6 +584,8 @@ result<void> broker::start() {
     lo.default_partitions = m.opts.default_partitions;
     lo.auto_create_topics = m.opts.auto_create_topics;
     lo.flush_interval_ms = m.opts.flush_interval_ms;
+    lo.cleaner_interval_ms = m.opts.cleaner_interval_ms;
+    lo.cleaner_io_max_bytes_per_second = m.opts.cleaner_io_max_bytes_per_second;
     m.logs = FLOE_TRY_CTX(log::log_manager::open(lo), "opening the local log");
     m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
     group_coordinator::options go;

@@ -80,6 +80,8 @@ struct broker_options {
     int32_t node_id = 0;
     std::string cluster_id = "floe";
     int64_t flush_interval_ms = 0;             ///< log.flush.interval.ms (0: acks=all and close only)
+    int64_t cleaner_interval_ms = 15'000;      ///< log.cleaner.backoff.ms (0: no cleaner thread)
+    uint64_t cleaner_io_max_bytes_per_second = 0; ///< log.cleaner.io.max.bytes.per.second (0: unthrottled)
     int64_t group_initial_rebalance_delay_ms = 300;
     /// The remote tier: Fetch and ListOffsets below the local log start of a tiered topic are
     /// served from it (KIP-405). nullptr: only the local tier. Must outlive the broker.

@@ -306,11 +306,13 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
                 continue;
             }
             auto cfg = plog->config();
-            auto valid = validate_records(*p.records,
-                                          batch_limits{cfg.max_message_bytes, 64u << 20}, scratch);
+            auto valid = validate_records(
+                *p.records, batch_limits{cfg.max_message_bytes, 64u << 20, cfg.compacted()}, scratch);
             if (!valid) {
                 rp.error_code = int16_t(valid.error().code);
                 rp.error_message = valid.error().message;
+                for (auto& [i, m] : valid.error().record_errors)
+                    rp.record_errors.push_back({i, m});
                 spdlog::debug("produce {}-{} refused: {}", t.name, p.index, valid.error().message);
                 continue;
             }

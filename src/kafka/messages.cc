@@ -148,7 +148,12 @@ void encode(kwriter& w, int16_t v, const produce_response& r) {
             if (v >= 2) w.i64(p.log_append_time);
             if (v >= 5) w.i64(p.log_start_offset);
             if (v >= 8) {
-                w.array_len(0);
+                w.array_len(p.record_errors.size());
+                for (auto& e : p.record_errors) {
+                    w.i32(e.batch_index);
+                    w.nstr(view(e.message));
+                    w.tags();
+                }
                 w.nstr(view(p.error_message));
             }
             w.tags();

@@ -103,6 +103,12 @@ struct produce_response {
         int64_t base_offset = -1;
         int64_t log_append_time = -1;
         int64_t log_start_offset = -1;
+        /// KIP-467 (v8+): the records that made the batch be refused (index within its batch).
+        struct record_error {
+            int32_t batch_index = 0;
+            std::optional<std::string> message;
+        };
+        std::vector<record_error> record_errors;
         std::optional<std::string> error_message;
     };
     struct topic {

@@ -116,7 +116,9 @@ struct segment {
             bytes_since_time = 0;
         }
         bytes_since_time += sz;
-        if (h.base_timestamp >= 0 && (first_ts < 0 || h.base_timestamp < first_ts))
+        // A cleaned batch with tombstones holds its delete horizon there, not a record's time.
+        if (!(h.attributes & batch_attr::delete_horizon) && h.base_timestamp >= 0
+            && (first_ts < 0 || h.base_timestamp < first_ts))
             first_ts = h.base_timestamp;
         if (h.max_timestamp > max_ts) {
             max_ts = h.max_timestamp;
@@ -439,6 +441,9 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         }
     }
 
+    // The cleaner writes its checkpoint before it first replaces a segment: from then on
+    // batches may skip offsets (records removed) and segments may end below the next one's base.
+    const bool gaps = p->_opts.mirror || fs::exists(dir / cleaner_checkpoint_file, ec);
     // Open segments; all but the last are trusted if their index files match, else scanned.
     std::vector<std::unique_ptr<segment>> segs;
     for (size_t i = 0; i < bases.size(); ++i) {
@@ -446,9 +451,10 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         uint64_t fsize = file_size_of(s->fh->fd());
         bool last = (i + 1 == bases.size());
         std::string why;
-        // Offsets chain from segment to segment; a mirror's may skip forward (source gaps).
+        // Offsets chain from segment to segment; a mirror's may skip forward (source gaps), and
+        // so may a compacted partition's once the cleaner has rewritten a segment.
         auto chains = [&](int64_t next, int64_t following) {
-            return p->_opts.mirror ? next <= following : next == following;
+            return gaps ? next <= following : next == following;
         };
         bool trusted = !last && s->load_indexes(fsize, why)
                        && (i + 1 >= bases.size() || chains(s->next, bases[i + 1]));
@@ -467,7 +473,7 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
             s->fh->fd(), fsize, s->base, [&](const record_batch_header& h, uint64_t pos) {
                 sp->note_batch(h, pos, interval);
                 if (first_batch_ts < 0) first_batch_ts = h.max_timestamp;
-            }, p->_opts.mirror));
+            }, gaps));
         rep.batches_scanned += out.batches;
         ++rep.segments;
         s->size = out.valid_bytes;
@@ -727,7 +733,7 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
         auto* act = &I.active();
         if (act->batches > 0
             && (act->size + records.size() > uint64_t(I.cfg.segment_bytes)
-                || now - act->created_ms >= I.cfg.segment_ms)) {
+                || now - act->created_ms >= I.cfg.effective_roll_ms())) {
             FLOE_TRY(roll_locked());
             act = &I.active();
             want_flush = true; // seal the old segment soon
@@ -855,7 +861,7 @@ result<append_result> partition_log::mirror_append(bytes_view records) {
         const bool too_far = last - act->base > int64_t(INT32_MAX);
         if (act->batches > 0
             && (too_far || act->size + records.size() > uint64_t(I.cfg.segment_bytes)
-                || now - act->created_ms >= I.cfg.segment_ms)) {
+                || now - act->created_ms >= I.cfg.effective_roll_ms())) {
             FLOE_TRY(roll_locked());
             act = &I.active();
             want_flush = true;
@@ -937,7 +943,7 @@ result<bool> partition_log::maybe_roll_by_time() {
         auto& I = *_impl;
         if (I.closed) return false;
         auto& act = I.active();
-        if (act.batches == 0 || now_of(I.clock) - act.created_ms < I.cfg.segment_ms) return false;
+        if (act.batches == 0 || now_of(I.clock) - act.created_ms < I.cfg.effective_roll_ms()) return false;
         FLOE_TRY(roll_locked());
     }
     FLOE_TRY(flush());
@@ -1050,8 +1056,10 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
         auto it = std::upper_bound(I.segs.begin(), I.segs.end(), offset(),
                                    [](int64_t o, const auto& s) { return o < s->base; });
         auto sit = it - 1;
-        // In a mirror, `offset` may fall in a gap between segments: read from the next one.
-        if (offset() >= (*sit)->next && it != I.segs.end()) sit = it;
+        // In a mirror or a compacted log, `offset` may fall in a gap between segments (and
+        // cleaned segments may be empty): read from the next one holding anything above it.
+        while ((offset() >= (*sit)->next || (*sit)->batches == 0) && std::next(sit) != I.segs.end())
+            ++sit;
         auto& s = **sit;
         if (offset() >= s.next) return out; // only possible for an empty active segment
         fh = s.fh;
@@ -1307,9 +1315,12 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
             auto& s = *I.segs.front();
             // A segment without timestamps ages from when it was rolled in.
             int64_t age_ts = s.max_ts >= 0 ? s.max_ts : s.created_ms;
-            bool by_time = limit_ms >= 0 && now - age_ts > limit_ms;
-            bool by_size = limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
-            bool deleted = s.next <= I.floor; // every record below the DeleteRecords floor
+            // cleanup.policy=compact alone: the cleaner, not retention, bounds the log.
+            const bool deletes = I.cfg.deletes();
+            bool by_time = deletes && limit_ms >= 0 && now - age_ts > limit_ms;
+            bool by_size = deletes && limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
+            // Every record below the DeleteRecords floor (an emptied segment counts by its base).
+            bool deleted = s.next <= I.floor && s.base < I.floor;
             if (!by_time && !by_size && !deleted) break;
             // Not offloaded yet, or the remote tier does not confirm it holds the segment.
             if (I.cfg.remote_storage_enable
@@ -1333,6 +1344,65 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
     }
     if (!doomed.empty()) (void)fsync_dir(_opts.dir);
     return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cleaner's swap
+
+result<bool> partition_log::replace_sealed_segment(kafka_offset base, uint64_t expected_size,
+                                                   const fs::path& cleaned) {
+    auto& I = *_impl;
+    std::error_code ec;
+    // Scan the new file first (outside the lock): whole, CRC-valid batches from `base` on.
+    auto fresh = FLOE_TRY(open_segment_file(_opts.dir, base(), false));
+    {
+        int fd = ::open(cleaned.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return fail(errc::io_error, "open {}: {}", cleaned.string(), std::strerror(errno));
+        fresh->fh = std::make_shared<file_handle>(fd);
+    }
+    int64_t interval;
+    {
+        std::lock_guard g(I.mu);
+        interval = I.cfg.index_interval_bytes;
+    }
+    const uint64_t fsize = file_size_of(fresh->fh->fd());
+    segment* sp = fresh.get();
+    auto out = FLOE_TRY(scan_segment_file(
+        fresh->fh->fd(), fsize, base(),
+        [&](const record_batch_header& h, uint64_t pos) { sp->note_batch(h, pos, interval); },
+        /*allow_gaps=*/true));
+    if (out.valid_bytes != fsize)
+        return fail(errc::corrupt, "cleaned segment {} is not whole batches: {}", cleaned.string(),
+                    out.stop_reason);
+    fresh->size = fsize;
+    fresh->next = out.next_offset;
+    fresh->sealed = true;
+
+    std::lock_guard g(I.mu);
+    auto it = std::find_if(I.segs.begin(), I.segs.end(),
+                           [&](const auto& s) { return s->base == base(); });
+    bool same = !I.closed && it != I.segs.end() && std::next(it) != I.segs.end() && (*it)->sealed
+                && (*it)->size == expected_size
+                && std::find(I.sealing.begin(), I.sealing.end(), it->get()) == I.sealing.end();
+    if (!same || out.next_offset > (*it)->next) {
+        fs::remove(cleaned, ec);
+        return false;
+    }
+    // Index files go first: a crash after the rename finds the new log without them and
+    // rebuilds them by scanning; a crash before it finds the old log without them likewise.
+    fs::remove((*it)->index_path, ec);
+    fs::remove((*it)->time_path, ec);
+    FLOE_TRY(fsync_dir(_opts.dir));
+    if (::rename(cleaned.c_str(), (*it)->log_path.c_str()) != 0)
+        return fail(errc::io_error, "rename {} over {}: {}", cleaned.string(),
+                    (*it)->log_path.string(), std::strerror(errno));
+    FLOE_TRY(fsync_dir(_opts.dir));
+    fresh->created_ms = (*it)->created_ms;
+    // Readers holding the old segment's file handle keep reading the old inode.
+    *it = std::move(fresh);
+    FLOE_TRY((*it)->write_indexes());
+    return true;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -291,6 +291,19 @@ public:
     /// deleted segments.
     result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers);
 
+    /// The log cleaner's swap (log/cleaner.h): replaces the sealed, non-active segment starting
+    /// at `base`, still `expected_size` bytes long (as the cleaner read it), by `cleaned`: a file
+    /// of whole batches, written and fsynced by the cleaner, holding a subset of the segment's
+    /// records at their offsets (batches may skip offsets). Index files are removed, the file
+    /// renamed over the segment, the directory fsynced and the indexes rebuilt; readers
+    /// holding the old file keep reading it. false (and `cleaned` removed) when the segment is
+    /// gone or not as the cleaner saw it. Recovery accepts gaps once the partition directory
+    /// holds `cleaner_checkpoint_file`, which the cleaner writes before its first swap.
+    result<bool> replace_sealed_segment(kafka_offset base, uint64_t expected_size,
+                                        const std::filesystem::path& cleaned);
+    /// The cleaner's checkpoint in the partition directory: the first offset not yet cleaned.
+    static constexpr const char* cleaner_checkpoint_file = "cleaner_checkpoint";
+
     /// Idempotent-producer state (copies).
     std::optional<producer_state> producer(int64_t producer_id) const;
     std::vector<producer_state> producers() const;
