@@ -10,6 +10,7 @@
 #include "ingest/ingest_engine.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
+#include "kafka/acl.h"
 #include "kafka/sasl.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
@@ -270,6 +271,12 @@ int serve(const config::settings& s) {
         bo.sasl_mechanisms = std::move(*m);
     } else {
         spdlog::error("invalid value for 'floe.sasl.mechanisms': {}", m.error().message());
+        return 2;
+    }
+    if (auto su = kafka::parse_super_users(s.get_string("floe.security.super-users")); su) {
+        bo.super_users = std::move(*su);
+    } else {
+        spdlog::error("invalid value for 'floe.security.super-users': {}", su.error().message());
         return 2;
     }
     bo.tls.cert_file = s.get_optional("floe.tls.cert-file").value_or("");

@@ -2,6 +2,7 @@
 
 #include "base/metrics.h"
 
+#include "kafka/acl.h"
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
 #include "kafka/messages.h"
@@ -175,6 +176,8 @@ struct broker::impl {
     std::unique_ptr<producer_id_allocator> pids;
     std::unique_ptr<request_handler> handler;
     std::unique_ptr<user_store> users;
+    std::unique_ptr<acl_store> acls;
+    std::unique_ptr<authorizer> auth;
     asio::io_context io;
     /// Serialises the acceptor and the tick timer with stop()'s closing of them.
     asio::strand<asio::io_context::executor_type> ctl{asio::make_strand(io)};
@@ -516,6 +519,7 @@ uint16_t broker::port(size_t i) const noexcept {
 }
 
 log::log_manager* broker::logs() noexcept { return _impl->logs.get(); }
+authorizer* broker::acl_authorizer() noexcept { return _impl->auth.get(); }
 
 result<void> broker::impl::make_tls_context() {
     auto& t = opts.tls;
@@ -576,6 +580,11 @@ result<void> broker::start() {
     }
     if (m.opts.sasl_mechanisms.empty()) return fail(errc::invalid_argument, "floe.sasl.mechanisms: none given");
     m.users = std::make_unique<user_store>(m.opts.data_dir / "security");
+    m.acls = std::make_unique<acl_store>(m.opts.data_dir / "security");
+    // With a listener that authenticates, no matching ACL means no access (see authorizer).
+    const bool strict = std::ranges::any_of(configs, [](auto& c) { return c.protocol != security_protocol::plaintext; });
+    m.auth = std::make_unique<authorizer>(*m.acls, m.opts.super_users, strict);
+    if (auto r = m.acls->list(); !r) return fail(std::move(r).error().with_context("floe.data-dir's ACLs"));
     if (std::ranges::any_of(configs, [](auto& c) { return uses_tls(c.protocol); })) FLOE_TRY(m.make_tls_context());
 
     log::log_manager_options lo;
@@ -630,6 +639,7 @@ result<void> broker::start() {
     m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,
                                                   *m.groups, *m.pids);
     m.handler->set_user_store(m.users.get());
+    m.handler->set_authorizer(m.auth.get());
 
     m.tick_timer.emplace(m.ctl);
     for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);

@@ -143,7 +143,7 @@ TEST(KafkaProtocol, AdvertisedRangesMatchTheIssue) {
     EXPECT_EQ(r(api_key::offset_delete).max, 0);
     EXPECT_EQ(r(api_key::offset_delete).first_flexible, 1); // OffsetDelete has no flexible version
     EXPECT_EQ(r(api_key::describe_producers).first_flexible, 0);
-    EXPECT_EQ(supported_apis().size(), 32u);
+    EXPECT_EQ(supported_apis().size(), 35u);
 }
 
 TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
