@@ -273,7 +273,7 @@ int serve(const config::settings& s) {
         spdlog::error("invalid value for 'floe.sasl.mechanisms': {}", m.error().message());
         return 2;
     }
-    if (auto su = kafka::parse_super_users(s.get_string("floe.security.super-users")); su) {
+    if (auto su = kafka::parse_super_users(s.get_optional("floe.security.super-users").value_or("")); su) {
         bo.super_users = std::move(*su);
     } else {
         spdlog::error("invalid value for 'floe.security.super-users': {}", su.error().message());

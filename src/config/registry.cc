@@ -89,9 +89,9 @@ registry::registry() {
     d.push_back(def("floe.sasl.mechanisms", st::string, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
                     "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners, comma-separated: "
                     "SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (PLAIN sends the password: use it over SASL_SSL)"));
-    d.push_back(def("floe.security.super-users", st::string, "",
-                    "Principals allowed every operation whatever the ACLs, semicolon-separated "
-                    "(User:admin;User:ops); ACLs are managed with `floe acls` or CreateAcls/DeleteAcls"));
+    d.push_back(optional(def("floe.security.super-users", st::string, "",
+                             "Principals allowed every operation whatever the ACLs, semicolon-separated "
+                             "(User:admin;User:ops); ACLs are managed with `floe acls` or CreateAcls/DeleteAcls")));
     d.push_back(bounded(def("floe.kafka.io-threads", st::integer, "0",
                             "Threads serving Kafka connections; 0: one per core (at least 2)"),
                         0, 256));
