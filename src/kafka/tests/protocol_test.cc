@@ -162,7 +162,7 @@ TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
     EXPECT_EQ(*r.i32(), 9);
     kreader body(r.rest(), true);
     EXPECT_EQ(*body.i16(), 0);             // error code, no header tags before it
-    EXPECT_EQ(*body.array_len(0), 32);
+    EXPECT_EQ(*body.array_len(0), 35);
 }
 
 TEST(KafkaProtocol, ProduceRequestDecodesEveryVersion) {
