@@ -9,6 +9,7 @@ Usage: it_acls.py <floe binary> <work dir>"""
 import json
 import os
 import struct
+import subprocess
 import sys
 import time
 
@@ -281,7 +282,7 @@ def main(binary, work):
     fresh_dir(work)
     os.makedirs(work, exist_ok=True)
     b = SecBroker(binary, work, ['SASL_PLAINTEXT', 'PLAINTEXT'], ['floe.security.super-users=User:admin'])
-    for user in ['admin', 'alice', 'bob']:
+    for user in ['admin', 'alice', 'bob', 'carol']:
         r = floe_users(binary, b.data_dir, 'add', user, '--iterations', '4096', password=f'{user}-pw\n')
         expect(r.returncode == 0, f'users add {user}: {r.stderr}')
 
@@ -429,6 +430,13 @@ def main(binary, work):
                and res[1][1] == [(3, 'grp', 4, 'User:bob', '*', 8, 2)], f'DeleteAcls: {res}')
         expect(list_offsets(bob2, 'audit') == TOPIC_AUTH, 'deleted ACL no longer applies')
         expect(describe_acls(admin, rtype=0)[0] == 42, 'DescribeAcls with an UNKNOWN filter: INVALID_REQUEST')
+
+        # ---- kafkajs: createAcls / describeAcls / deleteAcls and a producer refused, then allowed ----
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests', 'js', 'kafka',
+                              'acls.mjs')
+        r = subprocess.run(['node', script], capture_output=True, text=True, timeout=110,
+                           env={**os.environ, 'FLOE_BROKER': sb})
+        expect(r.returncode == 0, f'acls.mjs failed ({r.returncode}): {r.stdout[-1000:]} {r.stderr[-2000:]}')
 
         # ---- PLAINTEXT clients are User:ANONYMOUS ----
         r = kcat(b.bootstrap('PLAINTEXT'), {}, '-P', '-t', 'orders', input='a\n', check=False)
