@@ -114,6 +114,15 @@ registry::registry() {
                             "Background fsync of unflushed local-log data this often; 0: fsync "
                             "only for acks=all produce requests and on shutdown"),
                         0, day_ms));
+    d.push_back(optional(def("floe.http.tokens-file", st::string, "",
+                             "File of bearer tokens of the HTTP plane, one '<principal> sha256:<hex of SHA-256(token)>' "
+                             "a line; set: every path but floe.http.open-paths needs 'Authorization: Bearer <token>' "
+                             "(401 otherwise), and /v1 obeys that principal's topic ACLs (403)")));
+    d.push_back(def("floe.http.open-paths", st::string, "/metrics,/healthz,/readyz",
+                    "Paths served without a bearer token when floe.http.tokens-file is set, comma-separated"));
+    d.push_back(def("floe.http.tls.enabled", st::boolean, "false",
+                    "Serve the HTTP plane over TLS only, with floe.tls.cert-file and floe.tls.key-file "
+                    "(re-read on SIGHUP)"));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));

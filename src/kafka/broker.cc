@@ -190,7 +190,14 @@ struct broker::impl {
         int32_t advertised_port = 0;
     };
     std::deque<listener> listeners;
-    std::optional<asio::ssl::context> tls; ///< set when a listener uses TLS
+    /// Set when a listener uses TLS. New connections take the current one; reload_tls swaps in
+    /// a new one (SIGHUP) while open connections keep theirs (each SSL holds its SSL_CTX).
+    std::shared_ptr<asio::ssl::context> tls;
+    std::mutex tls_mu;
+    std::shared_ptr<asio::ssl::context> tls_context() {
+        std::lock_guard lk(tls_mu);
+        return tls;
+    }
     std::optional<asio::steady_timer> tick_timer;
     std::vector<std::thread> threads;
     std::mutex conns_mu;
@@ -268,7 +275,7 @@ asio::awaitable<void> broker::impl::accept_loop(listener& l) {
             asio::co_spawn(strand, session(std::move(s), id, l), asio::detached);
         };
         if (uses_tls(l.cfg.protocol))
-            start(std::make_shared<tls_stream>(std::move(sock), *tls));
+            start(std::make_shared<tls_stream>(std::move(sock), *tls_context()));
         else
             start(std::make_shared<tcp::socket>(std::move(sock)));
     }
@@ -527,8 +534,8 @@ result<void> broker::impl::make_tls_context() {
     if (t.key_file.empty()) return fail(errc::invalid_argument, "floe.tls.key-file: a TLS listener needs a private key");
     if (t.auth != tls_options::client_auth::none && t.ca_file.empty())
         return fail(errc::invalid_argument, "floe.tls.ca-file: client authentication needs the CAs to trust");
-    tls.emplace(asio::ssl::context::tls_server);
-    auto& ctx = *tls;
+    auto fresh = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    auto& ctx = *fresh;
     asio::error_code ec;
     ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
@@ -558,7 +565,15 @@ result<void> broker::impl::make_tls_context() {
         ctx.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
         break;
     }
+    std::lock_guard lk(tls_mu);
+    tls = std::move(fresh);
     return {};
+}
+
+result<void> broker::reload_tls() {
+    auto& m = *_impl;
+    if (!m.tls_context()) return {};
+    return m.make_tls_context();
 }
 
 result<void> broker::start() {

@@ -116,6 +116,9 @@ public:
     /// The local tier the broker serves (valid between start and stop), for the storage worker
     /// and the HTTP plane.
     log::log_manager* logs() noexcept;
+    /// Re-reads floe.tls.* (SIGHUP): new TLS connections use the new certificate, key and CAs;
+    /// open ones are kept. On error nothing changes. No-op without a TLS listener.
+    result<void> reload_tls();
     /// The authorizer of every Kafka API (valid between start and stop), for the HTTP plane.
     authorizer* acl_authorizer() noexcept;
 
