@@ -321,8 +321,12 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
         if (ec) {
             // A plaintext client on a TLS port, an untrusted or missing client certificate, no
             // common protocol version: only this connection is refused.
-            spdlog::warn("kafka {} listener: TLS handshake with {} failed: {}", to_string(l.cfg.protocol),
-                         info.client_host.empty() ? "?" : info.client_host.substr(1), ec.message());
+            // The certificate check's own reason (expired, untrusted issuer) says more than ec.
+            long verify = SSL_get_verify_result(stream->native_handle());
+            spdlog::warn("kafka {} listener: TLS handshake with {} failed: {}{}{}", to_string(l.cfg.protocol),
+                         info.client_host.empty() ? "?" : info.client_host.substr(1), ec.message(),
+                         verify != X509_V_OK ? ": client certificate: " : "",
+                         verify != X509_V_OK ? X509_verify_cert_error_string(verify) : "");
             connection_metrics().tls_failed.inc();
             close_connection();
             co_return;

@@ -457,7 +457,164 @@ def main(binary, work):
     r = run([binary, 'serve', '--set', 'floe.security.super-users=admin', '--set',
              f'floe.data-dir={os.path.join(work, "bad")}'], check=False, timeout=20)
     expect(r.returncode == 2 and 'floe.security.super-users' in r.stderr, f'bad super users: {r.stderr[-300:]}')
+    http_and_tls(binary, os.path.join(work, 'tls'))
     print('acls: PASS')
+
+
+def make_expired(c, d):
+    """A client certificate from the trusted CA whose validity ended in 2020 (`openssl ca`
+    takes explicit dates; `openssl x509 -req` of OpenSSL 3.0 does not)."""
+    p = lambda n: os.path.join(d, n)  # noqa: E731
+    os.makedirs(p('newcerts'), exist_ok=True)
+    open(p('index.txt'), 'w').close()
+    with open(p('serial'), 'w') as f:
+        f.write('1000\n')
+    with open(p('ca.cnf'), 'w') as f:
+        f.write(f"""[ ca ]
+default_ca = test_ca
+[ test_ca ]
+database = {p('index.txt')}
+new_certs_dir = {p('newcerts')}
+serial = {p('serial')}
+default_md = sha256
+policy = any
+[ any ]
+commonName = supplied
+organizationName = optional
+""")
+    run(['openssl', 'req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=expired/O=floe-test', '-keyout',
+         p('expired.key'), '-out', p('expired.csr')], timeout=60)
+    run(['openssl', 'ca', '-batch', '-config', p('ca.cnf'), '-cert', c('ca.pem'), '-keyfile', c('ca.key'), '-in',
+         p('expired.csr'), '-out', p('expired.pem'), '-startdate', '20200101000000Z', '-enddate',
+         '20200102000000Z', '-notext'], timeout=60)
+    return p('expired.pem'), p('expired.key')
+
+
+def http_and_tls(binary, work):
+    """The HTTP plane over TLS with bearer tokens and topic ACLs; an expired client certificate
+    refused on the Kafka SSL listener; SIGHUP re-reads both servers' certificates while an open
+    connection of each keeps working."""
+    import hashlib
+    import http.client
+    import shutil
+    import signal
+    import ssl
+    from it_security import make_certs
+    os.makedirs(work, exist_ok=True)
+    c = make_certs(os.path.join(work, 'certs'))
+    exp_cert, exp_key = make_expired(c, os.path.join(work, 'certs'))
+    # The files the broker serves, replaced later by a renewed certificate.
+    served_cert, served_key = os.path.join(work, 'served.pem'), os.path.join(work, 'served.key')
+    shutil.copy(c('server.pem'), served_cert)
+    shutil.copy(c('server.key'), served_key)
+    tokens = {'alice': 'tok-alice-0123456789', 'bob': 'tok-bob-0123456789'}
+    tokens_file = os.path.join(work, 'tokens')
+    with open(tokens_file, 'w') as f:
+        f.write('# principal  sha256 of the token\n')
+        for u, t in tokens.items():
+            f.write(f'User:{u} sha256:{hashlib.sha256(t.encode()).hexdigest()}\n')
+    b = SecBroker(binary, work, ['PLAINTEXT', 'SSL'],
+                  ['floe.security.super-users=User:ANONYMOUS', f'floe.tls.cert-file={served_cert}',
+                   f'floe.tls.key-file={served_key}', f'floe.tls.ca-file={c("ca.pem")}',
+                   'floe.tls.client-auth=requested', 'floe.http.tls.enabled=true', f'floe.http.tokens-file={tokens_file}'])
+    run([binary, 'acls', 'add', '--allow', 'User:alice', '--operation', 'READ', '--topic', 'web',
+         '--set', f'floe.data-dir={b.data_dir}'])
+    ctx = ssl.create_default_context(cafile=c('ca.pem'))
+    try:
+        b.start()
+        import re
+        hport = int(re.findall(r'http admin plane listening on [0-9.]+:(\d+)', b.log())[-1])
+        kcat(b.bootstrap('PLAINTEXT'), {}, '-P', '-t', 'web', input='hello\n')
+        kcat(b.bootstrap('PLAINTEXT'), {}, '-P', '-t', 'hidden', input='x\n')
+
+        def get(path, token=None, conn=None):
+            h = conn or http.client.HTTPSConnection('127.0.0.1', hport, context=ctx, timeout=10)
+            h.request('GET', path, headers={'Authorization': f'Bearer {token}'} if token else {})
+            r = h.getresponse()
+            body = r.read().decode()
+            return r.status, body, r.getheader('WWW-Authenticate')
+        st, body, _ = get('/healthz')
+        expect(st == 200, f'/healthz open without a token: {st} {body}')
+        st, body, www = get('/v1/topics')
+        expect(st == 401 and json.loads(body)['error']['status'] == 401 and www.startswith('Bearer'),
+               f'/v1/topics without a token: {st} {body} {www}')
+        st, body, _ = get('/v1/topics', 'wrong-token')
+        expect(st == 401 and 'unknown bearer token' in body, f'wrong token: {st} {body}')
+        st, body, _ = get('/v1/topics', tokens['alice'])
+        names = [t['name'] for t in json.loads(body)['topics']]
+        expect(st == 200 and names == ['web'], f'alice lists only web: {st} {names}')
+        st, body, _ = get('/v1/topics/web/partitions/0/records?offset=0', tokens['alice'])
+        expect(st == 200 and 'hello' in body, f'alice reads web: {st} {body[:200]}')
+        st, body, _ = get('/v1/topics/web/partitions/0/records?offset=0', tokens['bob'])
+        expect(st == 403 and json.loads(body)['error']['status'] == 403, f'bob refused web: {st} {body}')
+        st, body, _ = get('/v1/topics/hidden/records?key=x', tokens['alice'])
+        expect(st == 403, f'alice refused hidden: {st} {body}')
+        log = b.log()
+        expect('wrong-token' not in log and tokens['alice'] not in log, 'no token in the log')
+        expect(tokens['alice'] not in open(tokens_file).read(), 'tokens file holds digests only')
+        # Plain HTTP on the TLS port is refused; the server keeps serving.
+        h = http.client.HTTPConnection('127.0.0.1', hport, timeout=5)
+        try:
+            h.request('GET', '/healthz')
+            plain = h.getresponse().status
+        except (ConnectionError, http.client.HTTPException, OSError):
+            plain = None
+        expect(plain is None, f'plain HTTP on the TLS port answered {plain}')
+        # Kafka SSL: an expired client certificate is refused, a valid one works.
+        ssl_props = {'security.protocol': 'SSL', 'ssl.ca.location': c('ca.pem'),
+                     'ssl.certificate.location': c('client.pem'), 'ssl.key.location': c('client.key')}
+        r = kcat(b.bootstrap('SSL'), {**ssl_props, 'ssl.certificate.location': exp_cert, 'ssl.key.location': exp_key,
+                                      'socket.timeout.ms': '3000'}, '-L', '-m', '4', check=False)
+        expect(r.returncode != 0, f'expired client certificate accepted: {r.stdout[:200]}')
+        expect('client certificate: certificate has expired' in b.log(), 'the expiry is logged')
+        kcat(b.bootstrap('SSL'), ssl_props, '-L', '-m', '8')
+
+        # SIGHUP with a renewed server certificate: new connections get it, open ones go on.
+        def peer_cert(port):
+            with socket.create_connection(('127.0.0.1', port), timeout=5) as raw:
+                with ctx.wrap_socket(raw, server_hostname='127.0.0.1') as s:
+                    return s.getpeercert(binary_form=True)
+        kport = b.ports['SSL']
+        old_http, old_kafka = peer_cert(hport), peer_cert(kport)
+        keep_http = http.client.HTTPSConnection('127.0.0.1', hport, context=ctx, timeout=10)
+        expect(get('/healthz', conn=keep_http)[0] == 200, 'keep-alive connection before SIGHUP')
+        keep_kafka = ctx.wrap_socket(socket.create_connection(('127.0.0.1', kport), timeout=5),
+                                     server_hostname='127.0.0.1')
+
+        def api_versions(s):
+            frame = struct.pack('>hhih', 18, 0, 1, 1) + b'k'
+            s.sendall(struct.pack('>i', len(frame)) + frame)
+            n = struct.unpack('>i', s.recv(4))[0]
+            data = b''
+            while len(data) < n:
+                data += s.recv(n - len(data))
+            return struct.unpack('>h', data[4:6])[0]
+        expect(api_versions(keep_kafka) == 0, 'Kafka TLS connection before SIGHUP')
+        d = os.path.join(work, 'renew')
+        os.makedirs(d, exist_ok=True)
+        run(['openssl', 'req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1/O=renewed', '-keyout',
+             os.path.join(d, 'k'), '-out', os.path.join(d, 'csr')], timeout=60)
+        run(['openssl', 'x509', '-req', '-in', os.path.join(d, 'csr'), '-CA', c('ca.pem'), '-CAkey', c('ca.key'),
+             '-CAcreateserial', '-days', '2', '-out', os.path.join(d, 'pem'), '-extfile', c('server.ext')], timeout=60)
+        shutil.copy(os.path.join(d, 'pem'), served_cert)
+        shutil.copy(os.path.join(d, 'k'), served_key)
+        b.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while 'SIGHUP: TLS certificates re-read' not in b.log() and time.time() < deadline:
+            time.sleep(0.05)
+        expect('SIGHUP: TLS certificates re-read' in b.log(), 'SIGHUP handled')
+        new_http, new_kafka = peer_cert(hport), peer_cert(kport)
+        renewed = open(os.path.join(d, 'pem')).read()
+        expect(new_http != old_http and new_kafka != old_kafka, 'new connections see the renewed certificate')
+        expect(ssl.DER_cert_to_PEM_cert(new_kafka).split('-----')[2].replace('\n', '')
+               == renewed.split('-----')[2].replace('\n', ''), 'the renewed certificate is the one served')
+        expect(get('/healthz', conn=keep_http)[0] == 200, 'the open HTTPS connection survives SIGHUP')
+        expect(api_versions(keep_kafka) == 0, 'the open Kafka TLS connection survives SIGHUP')
+        keep_kafka.close()
+        kcat(b.bootstrap('SSL'), ssl_props, '-L', '-m', '8')
+        expect(b.proc.poll() is None, 'broker alive')
+    finally:
+        b.stop()
 
 
 if __name__ == '__main__':
