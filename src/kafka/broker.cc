@@ -1,5 +1,6 @@
 #include "kafka/broker.h"
 
+#include "base/auth_backoff.h"
 #include "base/metrics.h"
 
 #include "kafka/acl.h"
@@ -177,6 +178,8 @@ struct broker::impl {
     std::unique_ptr<request_handler> handler;
     std::unique_ptr<user_store> users;
     std::unique_ptr<acl_store> acls;
+    /// Delay of failed SASL answers, growing per client address (slows password guessing).
+    auth_backoff failed_auth;
     std::unique_ptr<authorizer> auth;
     asio::io_context io;
     /// Serialises the acceptor and the tick timer with stop()'s closing of them.
@@ -420,7 +423,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                     close = true;
                     break;
                 }
-                if (sasl.authenticated()) info.principal = sasl.principal();
+                if (sasl.authenticated()) {
+                    info.principal = sasl.principal();
+                    failed_auth.succeeded(info.client_host);
+                }
                 begin += 4 + size_t(size);
                 continue;
             }
@@ -465,7 +471,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                     begin += 4 + size_t(size);
                     break;
                 }
-                if (sasl.authenticated()) info.principal = sasl.principal();
+                if (sasl.authenticated()) {
+                    info.principal = sasl.principal();
+                    failed_auth.succeeded(info.client_host);
+                }
             } else if (sasl_listener && !sasl.authenticated() && hdr->api_key != int16_t(api_key::api_versions)) {
                 spdlog::warn("kafka {} listener: {} from {} before SASL authentication; closing",
                              to_string(l.cfg.protocol), api_name(hdr->api_key),
@@ -491,7 +500,7 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
             begin += 4 + size_t(size);
         }
         if (auth_failed) {
-            asio::steady_timer t(stream->get_executor(), 100ms);
+            asio::steady_timer t(stream->get_executor(), failed_auth.failed(info.client_host));
             co_await t.async_wait(use_tuple);
         }
         if (!co_await flush() || close || stopping.load()) break;

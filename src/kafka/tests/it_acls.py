@@ -438,6 +438,27 @@ def main(binary, work):
                            env={**os.environ, 'FLOE_BROKER': sb})
         expect(r.returncode == 0, f'acls.mjs failed ({r.returncode}): {r.stdout[-1000:]} {r.stderr[-2000:]}')
 
+        # ---- a client that keeps failing authentication is answered later and later ----
+        def failed_login():
+            t0 = time.time()
+            with socket.create_connection(('127.0.0.1', port), timeout=10) as raw:
+                def call(api, ver, body, flexible):
+                    hdr = struct.pack('>hhih', api, ver, 1, 3) + b'bad' + (TAGS if flexible else b'')
+                    raw.sendall(struct.pack('>i', len(hdr + body)) + hdr + body)
+                    n = struct.unpack('>i', raw.recv(4))[0]
+                    data = b''
+                    while len(data) < n:
+                        data += raw.recv(n - len(data))
+                    return data
+                call(17, 1, struct.pack('>h', 5) + b'PLAIN', False)
+                data = call(36, 2, cstr(b'\x00alice\x00wrong') + TAGS, True)
+                expect(struct.unpack('>h', data[5:7])[0] == 58, 'SASL_AUTHENTICATION_FAILED')
+            return time.time() - t0
+        delays = [failed_login() for _ in range(4)]
+        expect(delays[0] < 0.6 and delays[3] >= 0.75 and delays[3] > delays[0] * 3, f'growing delays: {delays}')
+        SaslConn(port, 'alice', 'alice-pw')  # a success starts the address over
+        expect(failed_login() < 0.6, 'after a success the delay starts over')
+
         # ---- PLAINTEXT clients are User:ANONYMOUS ----
         r = kcat(b.bootstrap('PLAINTEXT'), {}, '-P', '-t', 'orders', input='a\n', check=False)
         expect(r.returncode != 0, 'ANONYMOUS may not write orders')
