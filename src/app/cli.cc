@@ -4,6 +4,7 @@
 #include "app/serve.h"
 #include "app/tables.h"
 #include "app/users.h"
+#include "config/redact.h"
 #include "base/log.h"
 #include "config/settings.h"
 
@@ -89,14 +90,14 @@ void print_config(const config::settings& s) {
         std::string value;
         if (!e.text)
             value = "(unset)";
-        else if (e.def->secret)
+        else if (e.def->secret || e.def->name.ends_with(".password") || e.def->name.ends_with("secret-access-key"))
             value = "********";
         else if (e.def->type == config::setting_type::size)
             value = config::format_size(std::stoll(*e.text));
         else if (e.def->type == config::setting_type::duration)
             value = config::format_duration(std::chrono::milliseconds(std::stoll(*e.text)));
         else
-            value = *e.text;
+            value = config::redact_uri(*e.text); // a catalog or source URI's password
         std::printf("%-*s = %-40s # %s\n", static_cast<int>(width), e.def->name.c_str(),
                     value.c_str(), e.source.describe().c_str());
     }

@@ -6,6 +6,7 @@
 #include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
+#include "config/redact.h"
 #include "http/auth.h"
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
@@ -171,7 +172,7 @@ int serve(const config::settings& s) {
     spdlog::info("floe {} starting", FLOE_VERSION);
     spdlog::info("data directory: {}", data_dir.string());
     if (s.get_string("floe.storage.remote.catalog.type") == "sql")
-        spdlog::info("catalog: sql at {}", s.get_string("floe.storage.remote.catalog.uri"));
+        spdlog::info("catalog: sql at {}", config::redact_uri(s.get_string("floe.storage.remote.catalog.uri")));
     else // the uri is not used: do not show the derived SQLite default
         spdlog::info("catalog: {} (table metadata under the warehouse)",
                      s.get_string("floe.storage.remote.catalog.type"));
@@ -217,7 +218,7 @@ int serve(const config::settings& s) {
     auto cat = iceberg::open_catalog(catalog_type, catalog_uri, "floe", io, warehouse);
     if (!cat) {
         spdlog::error("cannot open the {} catalog at {}: {}; check floe.storage.remote.catalog.uri", catalog_type,
-                      catalog_uri, cat.error().message());
+                      config::redact_uri(catalog_uri), config::redact_uri(cat.error().message()));
         return 1;
     }
     // Every catalog call is counted (requests, errors, latency) for /metrics.

@@ -478,6 +478,17 @@ def main(binary, work):
     r = run([binary, 'serve', '--set', 'floe.security.super-users=admin', '--set',
              f'floe.data-dir={os.path.join(work, "bad")}'], check=False, timeout=20)
     expect(r.returncode == 2 and 'floe.security.super-users' in r.stderr, f'bad super users: {r.stderr[-300:]}')
+    # Secrets never reach `floe config` or the log: the PostgreSQL catalog URI's password.
+    pg = ['--set', 'floe.storage.remote.catalog.type=sql', '--set',
+          'floe.storage.remote.catalog.uri=postgresql://floe:hunter2-secret@127.0.0.1:1/cat',
+          '--set', f'floe.data-dir={os.path.join(work, "pg")}', '--set', 'floe.http.listen=127.0.0.1:0',
+          '--set', 'floe.kafka.listen=127.0.0.1:0']
+    r = run([binary, 'config', *pg])
+    expect('hunter2' not in r.stdout and 'postgresql://floe:****@127.0.0.1:1/cat' in r.stdout,
+           f'floe config shows the catalog password: {r.stdout}')
+    r = run([binary, 'serve', *pg], check=False, timeout=30)
+    expect(r.returncode != 0 and 'hunter2' not in r.stderr + r.stdout and 'floe:****@' in r.stderr,
+           f'serve with an unreachable catalog: {r.returncode} {r.stderr[-500:]}')
     http_and_tls(binary, os.path.join(work, 'tls'))
     print('acls: PASS')
 
