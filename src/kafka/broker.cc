@@ -8,6 +8,7 @@
 #include "kafka/handlers.h"
 #include "kafka/messages.h"
 #include "kafka/sasl.h"
+#include "kafka/tls_principal.h"
 #include "kafka/users.h"
 #include "log/log_manager.h"
 
@@ -51,23 +52,6 @@ result<std::pair<std::string, uint16_t>> split_host_port(std::string_view s) {
 
 /// The TLS stream of SSL and SASL_SSL listeners.
 using tls_stream = asio::ssl::stream<tcp::socket>;
-
-/// "User:<subject DN>" of the peer certificate (RFC 2253 form, as Kafka prints it), or
-/// nullopt when the client sent none.
-std::optional<std::string> certificate_principal(SSL* ssl) {
-    X509* cert = SSL_get1_peer_certificate(ssl);
-    if (!cert) return std::nullopt;
-    std::string dn;
-    if (BIO* bio = BIO_new(BIO_s_mem())) {
-        X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
-        char* data = nullptr;
-        long n = BIO_get_mem_data(bio, &data);
-        if (n > 0) dn.assign(data, size_t(n));
-        BIO_free(bio);
-    }
-    X509_free(cert);
-    return "User:" + dn;
-}
 
 /// Reads the 4-byte big-endian size prefix at `p`.
 int32_t read_size(const uint8_t* p) {
@@ -334,7 +318,7 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
             close_connection();
             co_return;
         }
-        if (auto p = certificate_principal(stream->native_handle())) info.principal = std::move(*p);
+        if (auto p = peer_principal(stream->native_handle())) info.principal = std::move(*p);
     }
     const bool sasl_listener = uses_sasl(l.cfg.protocol);
     sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host);
