@@ -222,8 +222,11 @@ response server::dispatch(request r) const {
 
 namespace {
 
+// Parameters by reference into the caller's frame (the caller awaits this coroutine): g++ 12
+// mishandles non-trivial temporaries and by-value parameters of nested coroutine calls.
 template<typename Stream>
-asio::awaitable<void> serve_connection(Stream& sock, std::string client_host, const server& srv, server_options opts) {
+asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_host, const server& srv,
+                                       const server_options& opts) {
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer timer(ex);
     std::string buf;
@@ -293,7 +296,8 @@ asio::awaitable<void> serve_connection(Stream& sock, std::string client_host, co
 asio::awaitable<void> serve_plain(tcp::socket sock, const server& srv, server_options opts) {
     asio::error_code ec;
     auto ep = sock.remote_endpoint(ec);
-    co_await serve_connection(sock, ec ? std::string() : ep.address().to_string(), srv, opts);
+    const std::string host = ec ? std::string() : ep.address().to_string();
+    co_await serve_connection(sock, host, srv, opts);
 }
 
 /// A TLS connection: the handshake bounded by the idle timeout, then the same loop. A failed
