@@ -317,8 +317,9 @@ asio::awaitable<void> serve_tls(tcp::socket sock, std::shared_ptr<asio::ssl::con
         co_return;
     }
     co_await serve_connection(stream, host, srv, opts);
-    auto [sec] = co_await stream.async_shutdown(use_tuple);
-    (void)sec;
+    // close_notify, bounded: a peer that neither answers nor closes must not hold the socket.
+    timer.expires_after(std::chrono::seconds(2));
+    co_await (stream.async_shutdown(use_tuple) || timer.async_wait(use_tuple));
 }
 
 asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, server_options opts,

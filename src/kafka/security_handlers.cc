@@ -135,7 +135,6 @@ bool request_handler::delete_acls(const connection_info& c, const request_header
         }
         std::vector<acl_binding> removed;
         auto applied = _auth->store().update([&](acl_store::acl_set& acls) -> result<void> {
-            for (auto& r : resp.results) r.matching.clear(); // update may run fn once only, but stay exact
             removed.clear();
             // Every filter sees the set as it was: a binding two filters match is listed by both.
             for (size_t i = 0; i < filters.size(); ++i) {
