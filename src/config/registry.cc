@@ -89,6 +89,9 @@ registry::registry() {
     d.push_back(def("floe.sasl.mechanisms", st::string, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
                     "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners, comma-separated: "
                     "SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (PLAIN sends the password: use it over SASL_SSL)"));
+    d.push_back(optional(def("floe.security.super-users", st::string, "",
+                             "Principals allowed every operation whatever the ACLs, semicolon-separated "
+                             "(User:admin;User:ops); ACLs are managed with `floe acls` or CreateAcls/DeleteAcls")));
     d.push_back(bounded(def("floe.kafka.io-threads", st::integer, "0",
                             "Threads serving Kafka connections; 0: one per core (at least 2)"),
                         0, 256));
@@ -118,6 +121,15 @@ registry::registry() {
     d.push_back(def("floe.log.cleaner.io-max-bytes-per-second", st::size, "0",
                     "Bytes the log cleaner reads and writes per second, all partitions "
                     "together (log.cleaner.io.max.bytes.per.second); 0: unthrottled"));
+    d.push_back(optional(def("floe.http.tokens-file", st::string, "",
+                             "File of bearer tokens of the HTTP plane, one '<principal> sha256:<hex of SHA-256(token)>' "
+                             "a line; set: every path but floe.http.open-paths needs 'Authorization: Bearer <token>' "
+                             "(401 otherwise), and /v1 obeys that principal's topic ACLs (403)")));
+    d.push_back(def("floe.http.open-paths", st::string, "/metrics,/healthz,/readyz",
+                    "Paths served without a bearer token when floe.http.tokens-file is set, comma-separated"));
+    d.push_back(def("floe.http.tls.enabled", st::boolean, "false",
+                    "Serve the HTTP plane over TLS only, with floe.tls.cert-file and floe.tls.key-file "
+                    "(re-read on SIGHUP)"));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));

@@ -330,6 +330,8 @@ void lookup_service::add_routes(server& s) {
     });
     s.route_prefix("GET", "/v1/topics/", [this](const request& r) {
         auto parts = split_path(r.path); // v1 topics T ...
+        if (parts.size() >= 4 && _authorize && !_authorize(r.principal, r.client_host, parts[2], true))
+            return response::error(403, fmt::format("{} may not read topic '{}'", r.principal, parts[2]));
         if (parts.size() == 4 && parts[3] == "records") {
             count_request("/v1/topics/{topic}/records");
             if (r.param("key")) return records_by_key(r, parts[2]);
@@ -366,10 +368,11 @@ std::string lookup_service::table_state_json(const std::string& topic) {
                        s.measured_at_ms, runs);
 }
 
-response lookup_service::topics(const request&) {
+response lookup_service::topics(const request& r) {
     std::string out = R"({"topics":[)";
     bool first = true;
     for (auto& t : _impl->logs.topics()) {
+        if (_authorize && !_authorize(r.principal, r.client_host, t.name, false)) continue;
         if (!first) out += ',';
         first = false;
         auto table = lake::table_name_for_topic(t.name);

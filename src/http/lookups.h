@@ -2,7 +2,9 @@
 
 #include "http/server.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace floe::log {
 class log_manager;
@@ -48,6 +50,12 @@ public:
                    lookup_options opts = {});
     ~lookup_service();
     void add_routes(server& s);
+    /// Whether request::principal from request::client_host may read (`read`) or describe a
+    /// topic — the Kafka ACLs (set by `floe serve`); unset: everything is allowed. Records
+    /// need READ (else 403); /v1/topics lists the topics the principal may describe.
+    using topic_authorizer =
+        std::function<bool(const std::string& principal, const std::string& host, const std::string& topic, bool read)>;
+    void set_authorizer(topic_authorizer a) { _authorize = std::move(a); }
 
     response topics(const request& r);
     response records_by_offset(const request& r, const std::string& topic, int32_t partition);
@@ -60,6 +68,7 @@ private:
     /// The "state" of a topic's table in /v1/topics (JSON).
     std::string table_state_json(const std::string& topic);
     std::unique_ptr<impl> _impl;
+    topic_authorizer _authorize;
 };
 
 } // namespace floe::http

@@ -17,6 +17,8 @@ class remote_tier;
 
 namespace floe::kafka {
 
+class authorizer;
+
 /// Kafka's security protocols, which are also Floe's listener names.
 enum class security_protocol { plaintext, ssl, sasl_plaintext, sasl_ssl };
 std::string_view to_string(security_protocol p) noexcept;
@@ -65,6 +67,9 @@ struct broker_options {
     /// Offered on SASL listeners, in preference order [floe.sasl.mechanisms]. Users live in
     /// <data_dir>/security/users.json (see kafka/users.h).
     std::vector<std::string> sasl_mechanisms = {"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"};
+    /// Principals allowed everything ("User:admin") [floe.security.super-users]. ACLs live in
+    /// <data_dir>/security/acls.json (see kafka/acl.h).
+    std::vector<std::string> super_users;
     std::filesystem::path data_dir = "./floe-data"; ///< [floe.data-dir]; log in <dir>/log, group
                                                     ///< offsets and producer ids in <dir>/kafka
     bool auto_create_topics = true;            ///< [floe.auto-create-topics]
@@ -113,6 +118,11 @@ public:
     /// The local tier the broker serves (valid between start and stop), for the storage worker
     /// and the HTTP plane.
     log::log_manager* logs() noexcept;
+    /// Re-reads floe.tls.* (SIGHUP): new TLS connections use the new certificate, key and CAs;
+    /// open ones are kept. On error nothing changes. No-op without a TLS listener.
+    result<void> reload_tls();
+    /// The authorizer of every Kafka API (valid between start and stop), for the HTTP plane.
+    authorizer* acl_authorizer() noexcept;
 
     struct impl;
 

@@ -214,30 +214,33 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
         finish_response(out, start);
         co_return true;
     }
-    case api_key::produce: co_return co_await produce(h, body, out);
-    case api_key::fetch: co_return co_await fetch(h, b, out, splices);
+    case api_key::produce: co_return co_await produce(conn, h, body, out);
+    case api_key::fetch: co_return co_await fetch(conn, h, b, out, splices);
     case api_key::join_group: co_return co_await join_group(conn, h, b, out);
-    case api_key::sync_group: co_return co_await sync_group(h, b, out);
+    case api_key::sync_group: co_return co_await sync_group(conn, h, b, out);
     case api_key::metadata: co_return metadata(conn, h, b, out);
-    case api_key::list_offsets: co_return list_offsets(h, b, out);
-    case api_key::create_topics: co_return create_topics(h, b, out);
-    case api_key::delete_topics: co_return delete_topics(h, b, out);
-    case api_key::describe_configs: co_return describe_configs(h, b, out);
-    case api_key::alter_configs: co_return alter_configs(h, b, out, false);
-    case api_key::incremental_alter_configs: co_return alter_configs(h, b, out, true);
+    case api_key::list_offsets: co_return list_offsets(conn, h, b, out);
+    case api_key::create_topics: co_return create_topics(conn, h, b, out);
+    case api_key::delete_topics: co_return delete_topics(conn, h, b, out);
+    case api_key::describe_configs: co_return describe_configs(conn, h, b, out);
+    case api_key::alter_configs: co_return alter_configs(conn, h, b, out, false);
+    case api_key::incremental_alter_configs: co_return alter_configs(conn, h, b, out, true);
     case api_key::find_coordinator: co_return find_coordinator(conn, h, b, out);
-    case api_key::heartbeat: co_return heartbeat(h, b, out);
-    case api_key::leave_group: co_return leave_group(h, b, out);
-    case api_key::offset_commit: co_return offset_commit(h, b, out);
-    case api_key::offset_fetch: co_return offset_fetch(h, b, out);
-    case api_key::list_groups: co_return list_groups(h, b, out);
-    case api_key::describe_groups: co_return describe_groups(h, b, out);
-    case api_key::delete_groups: co_return delete_groups(h, b, out);
-    case api_key::init_producer_id: co_return init_producer_id(h, b, out);
+    case api_key::heartbeat: co_return heartbeat(conn, h, b, out);
+    case api_key::leave_group: co_return leave_group(conn, h, b, out);
+    case api_key::offset_commit: co_return offset_commit(conn, h, b, out);
+    case api_key::offset_fetch: co_return offset_fetch(conn, h, b, out);
+    case api_key::list_groups: co_return list_groups(conn, h, b, out);
+    case api_key::describe_groups: co_return describe_groups(conn, h, b, out);
+    case api_key::delete_groups: co_return delete_groups(conn, h, b, out);
+    case api_key::init_producer_id: co_return init_producer_id(conn, h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
-    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(h, b, out);
-    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(h, b, out);
-    default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
+    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(conn, h, b, out);
+    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(conn, h, b, out);
+    case api_key::describe_acls: co_return describe_acls(conn, h, b, out);
+    case api_key::create_acls: co_return create_acls(conn, h, b, out);
+    case api_key::delete_acls: co_return delete_acls(conn, h, b, out);
+    default: co_return dispatch_admin(conn, h, b, out); // admin_handlers.cc
     }
 }
 
@@ -260,7 +263,7 @@ static void respond(byte_buffer& out, const request_header& h, const Resp& r) {
 
 // ---------------- Produce ----------------
 
-asio::awaitable<bool> request_handler::produce(const request_header& h, std::span<uint8_t> body,
+asio::awaitable<bool> request_handler::produce(const connection_info& c, const request_header& h, std::span<uint8_t> body,
                                                byte_buffer& out) {
     kreader rd(bytes_view(body.data(), body.size()), h.flexible);
     auto dec = decode_produce(rd, h.api_version);
@@ -285,6 +288,7 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
         rt.name = t.name;
         rt.partitions.reserve(t.partitions.size());
         std::optional<log::topic_info> info;
+        const bool may_write = allowed(c, acl_operation::write, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p.index;
@@ -294,6 +298,10 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
             }
             if (req.transactional_id) {
                 rp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+                continue;
+            }
+            if (!may_write) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
                 continue;
             }
             auto plog = _logs.partition(t.name, p.index);
@@ -369,7 +377,7 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
 
 // ---------------- Fetch ----------------
 
-asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view body,
+asio::awaitable<bool> request_handler::fetch(const connection_info& c, const request_header& h, bytes_view body,
                                              byte_buffer& out, std::vector<file_splice>* splices) {
     kreader rd(body, h.flexible);
     auto dec = decode_fetch(rd, h.api_version);
@@ -420,9 +428,16 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 tr.name = info->name;
                 tr.id = info->id;
             }
+            const bool may_read =
+                (!info && v >= 13) || allowed(c, acl_operation::read, acl_resource::topic, tr.name);
             for (auto& p : t.partitions) {
                 auto& pr = tr.parts.emplace_back();
                 pr.hdr.index = p.index;
+                if (!may_read) {
+                    pr.hdr.error_code = int16_t(kerr::topic_authorization_failed);
+                    any_error = true;
+                    continue;
+                }
                 std::shared_ptr<log::partition_log> plog;
                 if (info) plog = _logs.partition(info->name, p.index);
                 if (!plog) {
@@ -584,26 +599,49 @@ bool request_handler::metadata(const connection_info& conn, const request_header
     resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
-    // No authorizer: every operation is allowed (Kafka answers the same).
     if (req.include_cluster_authorized_operations)
-        resp.cluster_authorized_operations = k_cluster_all_ops;
+        resp.cluster_authorized_operations =
+            authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
+    auto may_describe = [&](std::string_view topic) {
+        return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+    };
     auto add = [&](const log::topic_info& t) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
         rt.topic_id = t.id;
-        if (req.include_topic_authorized_operations) rt.authorized_operations = k_topic_all_ops;
+        if (req.include_topic_authorized_operations)
+            rt.authorized_operations = authorized_operations(conn, acl_resource::topic, t.name, k_topic_all_ops);
         for (int32_t i = 0; i < t.partitions; ++i)
             rt.partitions.push_back({0, i, _opts.node_id, 0});
     };
     if (req.all_topics) {
-        for (auto& t : _logs.topics()) add(t);
+        // Kafka lists only the topics the principal may describe.
+        for (auto& t : _logs.topics())
+            if (may_describe(t.name)) add(t);
     } else {
         for (auto& rq : req.topics) {
             std::optional<log::topic_info> t;
             bool collides = false;
             if (rq.name) t = _logs.topic(*rq.name);
             else if (!rq.topic_id.is_nil()) t = _logs.topic(rq.topic_id);
-            if (!t && rq.name && _opts.auto_create_topics && req.allow_auto_topic_creation) {
+            if (t && !may_describe(t->name)) {
+                auto& rt = resp.topics.emplace_back();
+                rt.name = rq.name ? std::string(*rq.name) : std::string();
+                rt.topic_id = rq.topic_id;
+                rt.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
+            // Auto-creation needs CREATE on the cluster or the topic (Kafka's rule).
+            bool may_create = rq.name && !t &&
+                              (allowed_on_cluster(conn, acl_operation::create) ||
+                               allowed(conn, acl_operation::create, acl_resource::topic, *rq.name));
+            if (!t && rq.name && !may_create && !may_describe(*rq.name)) {
+                auto& rt = resp.topics.emplace_back();
+                rt.name = std::string(*rq.name);
+                rt.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
+            if (!t && rq.name && may_create && _opts.auto_create_topics && req.allow_auto_topic_creation) {
                 if (log::log_manager::validate_topic_name(*rq.name)) {
                     auto c = _logs.create_topic(*rq.name, -1);
                     if (c) {
@@ -638,15 +676,20 @@ bool request_handler::metadata(const connection_info& conn, const request_header
 
 // ---------------- ListOffsets ----------------
 
-bool request_handler::list_offsets(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::list_offsets(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_list_offsets);
     list_offsets_response resp;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
+        const bool may_describe = allowed(c, acl_operation::describe, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p.index;
+            if (!may_describe) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
             auto plog = _logs.partition(t.name, p.index);
             if (!plog) {
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
@@ -697,7 +740,7 @@ bool request_handler::list_offsets(const request_header& h, bytes_view body, byt
 
 // ---------------- Topics ----------------
 
-bool request_handler::create_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::create_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_create_topics);
     create_topics_response resp;
     for (auto& t : req.topics) {
@@ -707,6 +750,11 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
             rt.error_code = int16_t(code);
             rt.error_message = std::move(msg);
         };
+        if (!allowed_on_cluster(c, acl_operation::create) &&
+            !allowed(c, acl_operation::create, acl_resource::topic, t.name)) {
+            error(kerr::topic_authorization_failed, "Authorization failed.");
+            continue;
+        }
         if (auto ok = log::log_manager::validate_topic_name(t.name); !ok) {
             error(kerr::invalid_topic_exception, ok.error().message());
             continue;
@@ -756,7 +804,7 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::delete_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::delete_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_delete_topics);
     delete_topics_response resp;
     for (auto& t : req.topics) {
@@ -772,6 +820,10 @@ bool request_handler::delete_topics(const request_header& h, bytes_view body, by
         }
         rt.name = info->name;
         rt.topic_id = info->id;
+        if (!allowed(c, acl_operation::remove, acl_resource::topic, info->name)) {
+            rt.error_code = int16_t(kerr::topic_authorization_failed);
+            continue;
+        }
         auto d = _logs.delete_topic(info->name);
         if (!d) {
             rt.error_code = kerr_of(d.error());
@@ -784,13 +836,24 @@ bool request_handler::delete_topics(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::describe_configs(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_configs);
     describe_configs_response resp;
     for (auto& r : req.resources) {
         auto& rr = resp.results.emplace_back();
         rr.type = r.type;
         rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::topic) &&
+            !allowed(c, acl_operation::describe_configs, acl_resource::topic, r.name)) {
+            rr.error_code = int16_t(kerr::topic_authorization_failed);
+            rr.error_message = "Topic authorization failed.";
+            continue;
+        }
+        if (r.type == int8_t(resource_type::broker) && !allowed_on_cluster(c, acl_operation::describe_configs)) {
+            rr.error_code = int16_t(kerr::cluster_authorization_failed);
+            rr.error_message = "Cluster authorization failed.";
+            continue;
+        }
         if (r.type == int8_t(resource_type::topic)) {
             auto info = _logs.topic(r.name);
             if (!info) {
@@ -812,7 +875,7 @@ bool request_handler::describe_configs(const request_header& h, bytes_view body,
     return true;
 }
 
-bool request_handler::alter_configs(const request_header& h, bytes_view body, byte_buffer& out,
+bool request_handler::alter_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out,
                                     bool incremental) {
     kreader rd(body, h.flexible);
     auto dec = incremental ? decode_incremental_alter_configs(rd, h.api_version)
@@ -824,6 +887,17 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
         auto& rr = resp.resources.emplace_back();
         rr.type = r.type;
         rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::topic) &&
+            !allowed(c, acl_operation::alter_configs, acl_resource::topic, r.name)) {
+            rr.error_code = int16_t(kerr::topic_authorization_failed);
+            rr.error_message = "Topic authorization failed.";
+            continue;
+        }
+        if (r.type == int8_t(resource_type::broker) && !allowed_on_cluster(c, acl_operation::alter_configs)) {
+            rr.error_code = int16_t(kerr::cluster_authorization_failed);
+            rr.error_message = "Cluster authorization failed.";
+            continue;
+        }
         if (r.type == int8_t(resource_type::broker)) {
             alter_broker_configs(r, incremental, req.validate_only, rr); // admin_handlers.cc
             continue;
@@ -873,7 +947,17 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
 bool request_handler::find_coordinator(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_find_coordinator);
     find_coordinator_response resp;
-    for (auto k : req.keys) resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
+    for (auto k : req.keys) {
+        // Key type 0: a group (DESCRIBE on it); 1: a transactional id (DESCRIBE on it).
+        bool txn = req.key_type == 1;
+        if (!allowed(conn, acl_operation::describe, txn ? acl_resource::transactional_id : acl_resource::group, k)) {
+            resp.coordinators.push_back({std::string(k), -1, std::string(), -1,
+                                         int16_t(txn ? kerr::transactional_id_authorization_failed
+                                                     : kerr::group_authorization_failed)});
+            continue;
+        }
+        resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
+    }
     respond(out, h, resp);
     return true;
 }
@@ -932,6 +1016,13 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
     auto dec = decode_join_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        join_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        denied.member_id = std::string(req.member_id);
+        respond(out, h, denied);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<join_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now(),
@@ -957,12 +1048,18 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
     co_return true;
 }
 
-asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes_view body,
+asio::awaitable<bool> request_handler::sync_group(const connection_info& c, const request_header& h, bytes_view body,
                                                   byte_buffer& out) {
     kreader rd(body, h.flexible);
     auto dec = decode_sync_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        sync_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        respond(out, h, denied);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<sync_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.sync(req, clock::now(), answer->callback());
@@ -982,9 +1079,11 @@ asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes
     co_return true;
 }
 
-bool request_handler::heartbeat(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_heartbeat);
-    error_only_response resp{_groups.heartbeat(req, clock::now())};
+    error_only_response resp{allowed(c, acl_operation::read, acl_resource::group, req.group_id)
+                                 ? _groups.heartbeat(req, clock::now())
+                                 : int16_t(kerr::group_authorization_failed)};
     size_t start = begin_response(out, h);
     kwriter w(out, h.flexible);
     encode_heartbeat(w, h.api_version, resp);
@@ -992,26 +1091,36 @@ bool request_handler::heartbeat(const request_header& h, bytes_view body, byte_b
     return true;
 }
 
-bool request_handler::leave_group(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::leave_group(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_leave_group);
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        leave_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        respond(out, h, denied);
+        return true;
+    }
     respond(out, h, _groups.leave(req, h.api_version, clock::now()));
     return true;
 }
 
-bool request_handler::offset_commit(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::offset_commit(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_commit);
     offset_commit_response resp;
     std::vector<group_coordinator::topic_partition> committing;
     for (auto& t : req.topics)
         for (auto& p : t.partitions) committing.emplace_back(t.name, p.index);
-    int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
-                                          req.group_instance_id, committing);
+    // Kafka: READ on the group (every partition refused), then READ on each topic.
+    const bool group_ok = allowed(c, acl_operation::read, acl_resource::group, req.group_id);
+    int16_t err = group_ok ? _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                     req.group_instance_id, committing)
+                           : int16_t(kerr::group_authorization_failed);
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
+        const bool topic_ok = !group_ok || allowed(c, acl_operation::read, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
-            int16_t e = err;
+            int16_t e = topic_ok ? err : int16_t(kerr::topic_authorization_failed);
             if (e == 0 && !_logs.partition(t.name, p.index))
                 e = int16_t(kerr::unknown_topic_or_partition);
             rt.partitions.push_back({p.index, e});
@@ -1034,15 +1143,24 @@ bool request_handler::offset_commit(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::offset_fetch(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::offset_fetch(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_fetch);
     offset_fetch_response resp;
     for (auto& g : req.groups) {
         auto& rg = resp.groups.emplace_back();
         rg.group_id = std::string(g.group_id);
+        if (!allowed(conn, acl_operation::describe, acl_resource::group, g.group_id)) {
+            rg.error_code = int16_t(kerr::group_authorization_failed);
+            continue;
+        }
+        auto may_describe = [&](std::string_view topic) {
+            return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+        };
         if (g.all_topics) {
+            // Kafka leaves out the topics the principal may not describe.
             std::map<std::string, offset_fetch_response::topic> by_topic;
             for (auto& [k, c] : _groups.offsets().all(g.group_id)) {
+                if (!may_describe(k.first)) continue;
                 auto& t = by_topic[k.first];
                 t.name = k.first;
                 t.partitions.push_back({k.second, c.offset, c.leader_epoch, c.metadata, 0});
@@ -1053,6 +1171,11 @@ bool request_handler::offset_fetch(const request_header& h, bytes_view body, byt
         for (auto& t : g.topics) {
             auto& rt = rg.topics.emplace_back();
             rt.name = std::string(t.name);
+            if (!may_describe(t.name)) {
+                for (auto p : t.partitions)
+                    rt.partitions.push_back({p, -1, -1, std::string(), int16_t(kerr::topic_authorization_failed)});
+                continue;
+            }
             for (auto p : t.partitions) {
                 auto c = _groups.offsets().get(g.group_id, {rt.name, p});
                 if (c) rt.partitions.push_back({p, c->offset, c->leader_epoch, c->metadata, 0});
@@ -1064,40 +1187,58 @@ bool request_handler::offset_fetch(const request_header& h, bytes_view body, byt
     return true;
 }
 
-bool request_handler::list_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::list_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_list_groups);
-    respond(out, h, _groups.list(req));
+    auto resp = _groups.list(req);
+    // DESCRIBE on the cluster lists every group; otherwise the groups the principal may describe.
+    if (!allowed_on_cluster(c, acl_operation::describe))
+        std::erase_if(resp.groups, [&](auto& g) {
+            return !allowed(c, acl_operation::describe, acl_resource::group, g.group_id);
+        });
+    respond(out, h, resp);
     return true;
 }
 
-bool request_handler::describe_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_groups);
     describe_groups_response resp;
     for (auto g : req.groups) {
+        if (!allowed(c, acl_operation::describe, acl_resource::group, g)) {
+            auto& denied = resp.groups.emplace_back();
+            denied.group_id = std::string(g);
+            denied.error_code = int16_t(kerr::group_authorization_failed);
+            continue;
+        }
         resp.groups.push_back(_groups.describe(g));
         if (req.include_authorized_operations)
-            resp.groups.back().authorized_operations = k_group_all_ops;
+            resp.groups.back().authorized_operations =
+                authorized_operations(c, acl_resource::group, g, k_group_all_ops);
     }
     respond(out, h, resp);
     return true;
 }
 
-bool request_handler::delete_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::delete_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_delete_groups);
     delete_groups_response resp;
-    for (auto g : req.groups) resp.results.push_back({std::string(g), _groups.delete_group(g)});
+    for (auto g : req.groups)
+        resp.results.push_back({std::string(g), allowed(c, acl_operation::remove, acl_resource::group, g)
+                                                    ? _groups.delete_group(g)
+                                                    : int16_t(kerr::group_authorization_failed)});
     respond(out, h, resp);
     return true;
 }
 
 // ---------------- Producers / cluster ----------------
 
-bool request_handler::init_producer_id(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::init_producer_id(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_init_producer_id);
     init_producer_id_response resp;
     if (req.transactional_id && !req.transactional_id->empty()) {
         // Transactions are not supported; idempotence (no transactional id) is.
         resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+    } else if (!may_write_idempotently(c)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
     } else if (req.producer_id >= 0) {
         // KIP-360: a producer re-initialising after an error keeps its id with a bumped epoch.
         resp.producer_id = req.producer_id;
@@ -1127,11 +1268,17 @@ bool request_handler::init_producer_id(const request_header& h, bytes_view body,
 bool request_handler::describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_cluster);
     describe_cluster_response resp;
+    if (!allowed_on_cluster(conn, acl_operation::describe)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
+        respond(out, h, resp);
+        return true;
+    }
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     if (req.include_cluster_authorized_operations)
-        resp.cluster_authorized_operations = k_cluster_all_ops;
+        resp.cluster_authorized_operations =
+            authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
     respond(out, h, resp);
     return true;
 }

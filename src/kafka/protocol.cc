@@ -26,6 +26,9 @@ constexpr api_range k_apis[] = {
     {api_key::delete_topics, 1, 6, 4},
     {api_key::delete_records, 0, 2, 2},
     {api_key::init_producer_id, 0, 4, 2},
+    {api_key::describe_acls, 0, 3, 2},
+    {api_key::create_acls, 0, 3, 2},
+    {api_key::delete_acls, 0, 3, 2},
     {api_key::describe_configs, 1, 4, 4},
     {api_key::alter_configs, 0, 2, 2},
     {api_key::describe_log_dirs, 0, 4, 2},
@@ -69,6 +72,9 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::create_topics: return "CreateTopics";
     case api_key::delete_topics: return "DeleteTopics";
     case api_key::init_producer_id: return "InitProducerId";
+    case api_key::describe_acls: return "DescribeAcls";
+    case api_key::create_acls: return "CreateAcls";
+    case api_key::delete_acls: return "DeleteAcls";
     case api_key::describe_configs: return "DescribeConfigs";
     case api_key::alter_configs: return "AlterConfigs";
     case api_key::delete_groups: return "DeleteGroups";

@@ -143,7 +143,7 @@ TEST(KafkaProtocol, AdvertisedRangesMatchTheIssue) {
     EXPECT_EQ(r(api_key::offset_delete).max, 0);
     EXPECT_EQ(r(api_key::offset_delete).first_flexible, 1); // OffsetDelete has no flexible version
     EXPECT_EQ(r(api_key::describe_producers).first_flexible, 0);
-    EXPECT_EQ(supported_apis().size(), 32u);
+    EXPECT_EQ(supported_apis().size(), 35u);
 }
 
 TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
@@ -162,7 +162,7 @@ TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
     EXPECT_EQ(*r.i32(), 9);
     kreader body(r.rest(), true);
     EXPECT_EQ(*body.i16(), 0);             // error code, no header tags before it
-    EXPECT_EQ(*body.array_len(0), 32);
+    EXPECT_EQ(*body.array_len(0), 35);
 }
 
 TEST(KafkaProtocol, ProduceRequestDecodesEveryVersion) {
