@@ -235,6 +235,12 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::delete_groups: co_return delete_groups(h, b, out);
     case api_key::init_producer_id: co_return init_producer_id(h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
+    case api_key::add_partitions_to_txn:
+    case api_key::add_offsets_to_txn:
+    case api_key::end_txn:
+    case api_key::txn_offset_commit:
+    case api_key::describe_transactions:
+    case api_key::list_transactions: co_return dispatch_txn(h, b, out); // txn_handlers.cc
     case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(h, b, out);
     case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(h, b, out);
     default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
@@ -292,10 +298,6 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
                 rp.error_code = int16_t(kerr::invalid_required_acks);
                 continue;
             }
-            if (req.transactional_id) {
-                rp.error_code = int16_t(kerr::transactional_id_authorization_failed);
-                continue;
-            }
             auto plog = _logs.partition(t.name, p.index);
             if (!plog) {
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
@@ -307,11 +309,19 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
             }
             auto cfg = plog->config();
             auto valid = validate_records(*p.records,
-                                          batch_limits{cfg.max_message_bytes, 64u << 20}, scratch);
+                                          batch_limits{cfg.max_message_bytes, 64u << 20,
+                                                       req.transactional_id.has_value()},
+                                          scratch);
             if (!valid) {
                 rp.error_code = int16_t(valid.error().code);
                 rp.error_message = valid.error().message;
                 spdlog::debug("produce {}-{} refused: {}", t.name, p.index, valid.error().message);
+                continue;
+            }
+            // Transactional batches belong to the open transaction that added this partition.
+            if (auto te = check_transactional_produce(req.transactional_id, *p.records, std::string(t.name),
+                                                      p.index)) {
+                rp.error_code = te;
                 continue;
             }
             // The records view points into the connection's own frame buffer: patch in place.
@@ -440,6 +450,9 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
                 ro.max_offset = kafka_offset(
                     p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
+                // read_committed: nothing at or above the last stable offset (KIP-98).
+                const bool committed_only = req.isolation_level == 1;
+                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
@@ -484,9 +497,13 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                         pr.remote = std::move(rr->batches);
                         continue;
                     }
-                    // Nothing remote at this offset (a gap below the local start): fall through.
+                    // Nothing remote from this offset up to the local start (a gap: aborted or
+                    // control records never become rows): the local log answers from its start.
                 }
-                auto rr = plog->read(kafka_offset(p.fetch_offset), ro);
+                int64_t read_at = p.fetch_offset;
+                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start)
+                    read_at = local_start;
+                auto rr = plog->read(kafka_offset(read_at), ro);
                 if (!rr) {
                     auto offs = plog->offsets();
                     pr.hdr.error_code = kerr_of(rr.error());
@@ -499,6 +516,16 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 pr.hdr.high_watermark = rr->offsets.high_watermark();
                 pr.hdr.last_stable_offset = rr->offsets.last_stable();
                 pr.hdr.log_start_offset = rr->offsets.log_start();
+                if (committed_only && !rr->slices.empty()) {
+                    // The aborted transactions the sent batches overlap: the client drops
+                    // their records (Kafka's aborted transaction index, answered per Fetch).
+                    auto aborted = plog->aborted_transactions(
+                        kafka_offset(p.fetch_offset), rr->slices.back().last_offset + 1);
+                    if (!aborted.empty()) {
+                        pr.hdr.aborted.emplace();
+                        for (auto& a : aborted) pr.hdr.aborted->push_back({a.producer_id, a.first_offset});
+                    }
+                }
                 if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
                 total += rr->total_bytes;
                 for (auto& sl : rr->slices)
@@ -1094,9 +1121,10 @@ bool request_handler::init_producer_id(const request_header& h, bytes_view body,
     DECODE_OR_CLOSE(req, decode_init_producer_id);
     init_producer_id_response resp;
     if (req.transactional_id && !req.transactional_id->empty()) {
-        // Transactions are not supported; idempotence (no transactional id) is.
-        resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
-    } else if (req.producer_id >= 0) {
+        return init_transactional(h, *req.transactional_id, req.transaction_timeout_ms, req.producer_id,
+                                  req.producer_epoch, out); // txn_handlers.cc
+    }
+    if (req.producer_id >= 0) {
         // KIP-360: a producer re-initialising after an error keeps its id with a bumped epoch.
         resp.producer_id = req.producer_id;
         resp.producer_epoch = int16_t(req.producer_epoch < 0 ? 0 : req.producer_epoch + 1);

@@ -22,6 +22,8 @@ namespace floe::kafka {
 /// Hands out producer ids that stay unique across restarts: blocks of ids are reserved by
 /// persisting the next block start (<dir>/producer_ids, replaced atomically) before use.
 /// Thread-safe.
+class txn_coordinator;
+
 class producer_id_allocator {
 public:
     static result<std::unique_ptr<producer_id_allocator>> open(const std::filesystem::path& dir);
@@ -77,6 +79,9 @@ public:
     /// The SASL user store, for DescribeUserScramCredentials / AlterUserScramCredentials
     /// (must outlive the handler).
     void set_user_store(user_store* users) noexcept { _users = users; }
+    /// The transaction coordinator (must outlive the handler); without one, the transaction
+    /// APIs answer COORDINATOR_NOT_AVAILABLE.
+    void set_txn_coordinator(txn_coordinator* txns) noexcept { _txns = txns; }
 
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
@@ -107,6 +112,17 @@ private:
     bool describe_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool delete_groups(const request_header& h, bytes_view body, byte_buffer& out);
     bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
+    // ---- txn_handlers.cc: transactions (KIP-98) ----
+    bool init_transactional(const request_header& h, std::string_view txn_id, int32_t timeout_ms,
+                            int64_t producer_id, int16_t producer_epoch, byte_buffer& out);
+    /// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DescribeTransactions,
+    /// ListTransactions; false for anything else or a malformed request.
+    bool dispatch_txn(const request_header& h, bytes_view body, byte_buffer& out);
+    /// Produce: 0 when the partition's records may be appended as far as transactions go
+    /// (non-transactional batches without a transactional id, or transactional batches of the
+    /// open transaction that added this partition), else the Kafka error.
+    int16_t check_transactional_produce(std::optional<std::string_view> txn_id, bytes_view records,
+                                        const std::string& topic, int32_t partition);
     // ---- security_handlers.cc ----
     bool describe_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
     bool alter_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
@@ -149,6 +165,7 @@ private:
     }
     const broker_options& _opts;
     user_store* _users = nullptr;
+    txn_coordinator* _txns = nullptr;
     std::string _host;
     int32_t _port;
     log::log_manager& _logs;

@@ -35,6 +35,10 @@ enum class api_key : int16_t {
     delete_topics = 20,
     delete_records = 21,
     init_producer_id = 22,
+    add_partitions_to_txn = 24,
+    add_offsets_to_txn = 25,
+    end_txn = 26,
+    txn_offset_commit = 28,
     describe_configs = 32,
     alter_configs = 33,
     describe_log_dirs = 35,
@@ -48,6 +52,8 @@ enum class api_key : int16_t {
     alter_user_scram_credentials = 51,
     describe_cluster = 60,
     describe_producers = 61,
+    describe_transactions = 65,
+    list_transactions = 66,
 };
 
 /// Kafka protocol error codes used by Floe (only at the protocol edge).
@@ -94,7 +100,13 @@ enum class kerr : int16_t {
     invalid_producer_epoch = 47,
     invalid_txn_state = 48,
     invalid_producer_id_mapping = 49,
+    invalid_transaction_timeout = 50,
+    concurrent_transactions = 51,
+    transaction_coordinator_fenced = 52,
     transactional_id_authorization_failed = 53,
+    operation_not_attempted = 55,
+    producer_fenced = 90,
+    transactional_id_not_found = 105,
     unknown_server_error = -1,
     group_id_not_found = 69,
     non_empty_group = 68,

@@ -23,6 +23,8 @@ using log::decompress;
 struct batch_limits {
     int32_t max_message_bytes = 1048588; ///< one batch, as the topic's max.message.bytes
     size_t max_decompressed = 64u << 20;  ///< refuse batches inflating beyond this
+    /// A transactional Produce: every batch must be transactional (else none may be).
+    bool transactional = false;
 };
 
 /// What a Produce partition's records hold, once they passed validation.
@@ -38,7 +40,8 @@ struct records_error {
 };
 
 /// Validates a Produce partition's records field: one or more whole v2 batches back to back,
-/// CRC-32C correct, each no larger than max.message.bytes, not transactional or control, and
+/// CRC-32C correct, each no larger than max.message.bytes, never a control batch, transactional
+/// exactly when `limits.transactional`, and
 /// every record decodable after decompression with count and offset deltas consistent.
 /// `scratch` is reused for decompression. Never reads past `records`; bounded allocation.
 std::expected<records_summary, records_error> validate_records(bytes_view records,
