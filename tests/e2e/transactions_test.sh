@@ -18,45 +18,44 @@ settings=(--set floe.topic-defaults.remote.storage.enable=true --set floe.topic-
           --set floe.default-partitions=2)
 
 start_floe "$work" "${settings[@]}" || exit 1
-export FLOE_BROKER=127.0.0.1:$KAFKA_PORT
+BROKER=127.0.0.1:$KAFKA_PORT
 check "kafkajs: interleaved commit/abort, read_committed vs read_uncommitted, consume-transform-produce, zombie fenced" \
-  node "$js/transactions.mjs" main "$state"
+  env FLOE_BROKER="$BROKER" node "$js/transactions.mjs" main "$state"
 
 check "DescribeTransactions and ListTransactions (raw socket)" /usr/bin/python3 "$here/txn_describe.py" "$KAFKA_PORT"
 
 # librdkafka: 9 transactions over two partitions (every third aborted), both isolation levels,
 # then a zombie fenced by a second producer of the same transactional id.
-made=$("$TXN_CLIENT" produce "$FLOE_BROKER" rk-txn rk-1 9 2>"$work/rk.err")
+made=$("$TXN_CLIENT" produce "$BROKER" rk-txn rk-1 9 2>"$work/rk.err")
 check "librdkafka: 9 transactions, 6 committed ($made $(cat "$work/rk.err"))" test "$made" = "committed 60"
-"$TXN_CLIENT" consume "$FLOE_BROKER" rk-txn read_committed > "$work/rk-rc.txt" 2>>"$work/rk.err"
-"$TXN_CLIENT" consume "$FLOE_BROKER" rk-txn read_uncommitted > "$work/rk-ru.txt" 2>>"$work/rk.err"
+"$TXN_CLIENT" consume "$BROKER" rk-txn read_committed > "$work/rk-rc.txt" 2>>"$work/rk.err"
+"$TXN_CLIENT" consume "$BROKER" rk-txn read_uncommitted > "$work/rk-ru.txt" 2>>"$work/rk.err"
 check "librdkafka read_committed: the 60 committed records, none aborted" \
   test "$(grep -c '^c-' "$work/rk-rc.txt")" = 60 -a "$(grep -vc '^c-' "$work/rk-rc.txt")" = 0
 check "librdkafka read_uncommitted: all 90 records" test "$(wc -l < "$work/rk-ru.txt")" = 90
-zout=$("$TXN_CLIENT" zombie "$FLOE_BROKER" rk-txn rk-z 2>&1)
+zout=$("$TXN_CLIENT" zombie "$BROKER" rk-txn rk-z 2>&1)
 check "librdkafka: the zombie producer is fenced ($zout)" contains "$zout" "fenced:"
-"$TXN_CLIENT" consume "$FLOE_BROKER" rk-txn read_committed > "$work/rk-rc2.txt" 2>>"$work/rk.err"
+"$TXN_CLIENT" consume "$BROKER" rk-txn read_committed > "$work/rk-rc2.txt" 2>>"$work/rk.err"
 check "librdkafka read_committed: the new producer's record, nothing of the zombie" \
   test "$(grep -c '^fresh-rk-z$' "$work/rk-rc2.txt")" = 1 -a "$(grep -c '^zombie' "$work/rk-rc2.txt")" = 0
 
 # A transaction left open by a crash.
-node "$js/transactions.mjs" open "$state" > "$work/open.out" 2>&1 &
+env FLOE_BROKER="$BROKER" node "$js/transactions.mjs" open "$state" > "$work/open.out" 2>&1 &
 NODE_PID=$!
 wait_for 30 grep -q OPEN "$work/open.out"
 check "a transaction is open when floe is killed" grep -q OPEN "$work/open.out"
 kill -9 "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null; FLOE_PID=
 kill -9 "$NODE_PID" 2>/dev/null; wait "$NODE_PID" 2>/dev/null; NODE_PID=
-# Same ports are not needed: clients find the broker again through FLOE_BROKER.
 start_floe "$work" "${settings[@]}" || exit 1
-export FLOE_BROKER=127.0.0.1:$KAFKA_PORT
+BROKER=127.0.0.1:$KAFKA_PORT
 wait_for 30 grep -q "aborting the transaction of producer" "$work/floe.log"
 check "the open transaction is aborted after its timeout, after the restart" \
   grep -q "transactional id tx-crash: aborting the transaction" "$work/floe.log"
-check "read_committed after the crash sees only committed data" node "$js/transactions.mjs" after "$state" log
+check "read_committed after the crash sees only committed data" env FLOE_BROKER="$BROKER" node "$js/transactions.mjs" after "$state" log
 
 # Everything offloaded: wait (bounded) until the committed positions reach each log end.
 table_files() { /usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe txn_in > "$work/files.json" 2>/dev/null; }
-ends() { kcat -b "$FLOE_BROKER" -Q -t "txn-in:0:-1" -t "txn-in:1:-1" 2>/dev/null | awk '{s += $NF} END {print s + 0}'; }
+ends() { kcat -b "$BROKER" -Q -t "txn-in:0:-1" -t "txn-in:1:-1" 2>/dev/null | awk '{s += $NF} END {print s + 0}'; }
 offloaded() {
   table_files || return 1
   local pos; pos=$(/usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/files.json")
@@ -69,7 +68,7 @@ check "DuckDB: the table holds every committed value once and no aborted or cras
 stop_floe
 # Serve every offset below the log end from Iceberg: local retention drops offloaded segments.
 start_floe "$work" "${settings[@]}" --set floe.topic-defaults.local.retention.ms=1 || exit 1
-export FLOE_BROKER=127.0.0.1:$KAFKA_PORT
+BROKER=127.0.0.1:$KAFKA_PORT
 local_start() { curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics" | /usr/bin/python3 -c '
 import json,sys
 t=[t for t in json.load(sys.stdin)["topics"] if t["name"]=="txn-in"][0]
@@ -79,7 +78,7 @@ wait_for 60 dropped
 ls_=$(local_start)
 check "local segments dropped once offloaded (lowest local start $ls_)" test "${ls_:-0}" -gt 0
 check "read_committed and read_uncommitted from Iceberg see exactly the committed data" \
-  node "$js/transactions.mjs" after "$state" iceberg
+  env FLOE_BROKER="$BROKER" node "$js/transactions.mjs" after "$state" iceberg
 stop_floe; rc=$?
 check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
 finish

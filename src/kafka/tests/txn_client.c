@@ -63,6 +63,9 @@ static int produce(const char* broker, const char* topic, const char* txn_id, in
                 send_one(p, topic, part, v);
             }
         if (abort) {
+            /* Delivered first: abort_transaction would purge records not yet sent, and the
+             * test wants aborted records in the log. */
+            rd_kafka_flush(p, 20000);
             check("abort", rd_kafka_abort_transaction(p, 20000));
         } else {
             check("commit", rd_kafka_commit_transaction(p, 20000));

@@ -125,6 +125,7 @@ async function main() {
   await zt.send({ topic, messages: [{ partition: 1, value: 'zombie-1' }] });
   const z2 = kafka.producer({ transactionalId: 'tx-zombie', maxInFlightRequests: 1, idempotent: true });
   await z2.connect();
+  const t2 = await z2.transaction(); // kafkajs sends InitProducerId here: this fences z1
   let fenced = null;
   try {
     await zt.send({ topic, messages: [{ partition: 1, value: 'zombie-2' }] });
@@ -134,7 +135,6 @@ async function main() {
   }
   expect(fenced, 'the fenced producer could not commit');
   console.log(`zombie refused: ${fenced.type || fenced.name}: ${fenced.message}`);
-  const t2 = await z2.transaction();
   await t2.send({ topic, messages: [{ partition: 1, value: 'fresh-1' }] });
   await t2.commit();
   committed.push('fresh-1');
