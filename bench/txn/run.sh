@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Transactional vs idempotent produce throughput (librdkafka, acks=all, 100-byte records, one
 # partition each, same run). Usage: RECORDS=200000 bash bench/txn/run.sh
-set -euo pipefail
+set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD:-$here/build}"
 source "$here/tests/e2e/lib.sh"
