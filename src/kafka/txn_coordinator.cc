@@ -516,7 +516,15 @@ void txn_coordinator::tick(int64_t now_ms) {
                          id, m.producer_id, m.producer_epoch, now_ms - m.start_ms, m.timeout_ms);
             r = abort_fencing(m, now_ms);
         }
-        if (!r) spdlog::warn("transactional id {}: {} (retried)", id, r.error());
+        if (!r) {
+            // Retried every tick; said at most every 10 s per id.
+            if (now_ms - _last_warned[id] >= 10000) {
+                spdlog::warn("transactional id {}: {} (retried)", id, r.error());
+                _last_warned[id] = now_ms;
+            }
+        } else {
+            _last_warned.erase(id);
+        }
     }
 }
 

@@ -127,6 +127,7 @@ private:
     mutable std::mutex _mu;
     int _fd = -1;
     std::map<std::string, txn_metadata, std::less<>> _txns;
+    std::map<std::string, int64_t, std::less<>> _last_warned; ///< tick's failures, by id (wall ms)
 };
 
 } // namespace floe::kafka
