@@ -81,6 +81,7 @@ byte_buffer encode_txn(const txn_metadata& m) {
             w.nstr(c.metadata ? std::optional<std::string_view>(*c.metadata) : std::nullopt);
         }
     }
+    w.i16(m.last_producer_epoch);
     return b;
 }
 
@@ -125,6 +126,7 @@ result<txn_metadata> decode_txn(bytes_view payload) {
             g[std::move(key)] = std::move(c);
         }
     }
+    m.last_producer_epoch = FLOE_TRY(r.i16());
     if (r.remaining() != 0) return fail(errc::corrupt, "trailing bytes");
     return m;
 }
@@ -270,6 +272,7 @@ result<void> txn_coordinator::abort_fencing(txn_metadata& m, int64_t now_ms) {
         // at least the producer's, so abort with the current epoch and move on.
         m.status = txn_status::prepare_abort;
     } else {
+        m.last_producer_epoch = m.producer_epoch;
         ++m.producer_epoch;
         m.status = txn_status::prepare_abort;
     }
@@ -316,7 +319,12 @@ txn_coordinator::init_answer txn_coordinator::init_producer(std::string_view txn
         return a;
     }
     auto& m = it->second;
-    if (producer_id >= 0 && (producer_id != m.producer_id || producer_epoch != m.producer_epoch)) {
+    // KIP-360: the producer names itself; its epoch may be the one before a bump the
+    // coordinator made on its own (a timeout abort), which Kafka lets it recover from.
+    if (producer_id >= 0
+        && (producer_id != m.producer_id
+            || (producer_epoch != m.producer_epoch
+                && (m.last_producer_epoch < 0 || producer_epoch != m.last_producer_epoch)))) {
         a.error = int16_t(kerr::producer_fenced);
         return a;
     }
@@ -329,6 +337,7 @@ txn_coordinator::init_answer txn_coordinator::init_producer(std::string_view txn
         spdlog::info("transactional id {}: aborting the open transaction of epoch {} (new producer)",
                      txn_id, m.producer_epoch);
         done = abort_fencing(m, now);
+        m.last_producer_epoch = -1; // fenced for good: the old instance cannot recover
     } else if (done) {
         if (m.producer_epoch >= INT16_MAX - 1) {
             auto id = _pids.next();
@@ -340,6 +349,7 @@ txn_coordinator::init_answer txn_coordinator::init_producer(std::string_view txn
         } else {
             ++m.producer_epoch;
         }
+        m.last_producer_epoch = -1;
         m.status = txn_status::empty;
     }
     if (done) {

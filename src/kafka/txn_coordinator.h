@@ -37,6 +37,9 @@ struct txn_metadata {
     std::string transactional_id;
     int64_t producer_id = -1;
     int16_t producer_epoch = -1;
+    /// The epoch before the coordinator bumped it by itself (timeout or fencing abort): a
+    /// KIP-360 InitProducerId naming it may still recover the producer (as Kafka allows).
+    int16_t last_producer_epoch = -1;
     int32_t timeout_ms = 60000;
     txn_status status = txn_status::empty;
     std::set<log::topic_partition> partitions; ///< of the open transaction

@@ -91,6 +91,8 @@ TEST_F(txn_coordinator_test, new_producer_fences_the_old_one_and_aborts_its_tran
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 1}}),
               (std::vector<int16_t>{int16_t(kerr::producer_fenced)}));
     EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 0}), int16_t(kerr::invalid_producer_epoch));
+    EXPECT_EQ(txns->init_producer("tx", 60000, a.producer_id, 0).error, int16_t(kerr::producer_fenced))
+        << "a fenced instance cannot re-initialise with its old epoch";
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id + 1, b.producer_epoch, {{"t", 1}}),
               (std::vector<int16_t>{int16_t(kerr::invalid_producer_id_mapping)}));
     EXPECT_EQ(txns->add_partitions("tx", b.producer_id, b.producer_epoch, {{"t", 1}, {"nope", 0}}),
@@ -117,6 +119,11 @@ TEST_F(txn_coordinator_test, open_transaction_survives_reopen_and_times_out) {
     reopen();
     EXPECT_EQ(txns->describe("tx")->status, txn_status::complete_abort);
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, true), int16_t(kerr::producer_fenced));
+    // KIP-360: the timed-out producer re-initialises naming its old epoch and carries on.
+    auto again = txns->init_producer("tx", 1000, a.producer_id, 0);
+    EXPECT_EQ(again.error, 0);
+    EXPECT_EQ(again.producer_epoch, 2);
+    EXPECT_EQ(txns->init_producer("tx", 1000, a.producer_id, 0).error, int16_t(kerr::producer_fenced));
 }
 
 } // namespace
