@@ -501,8 +501,13 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                     // control records never become rows): the local log answers from its start.
                 }
                 int64_t read_at = p.fetch_offset;
-                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start)
+                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start) {
                     read_at = local_start;
+                    // The record cap counts from where the records are.
+                    ro.max_offset = std::max(*ro.max_offset, kafka_offset(read_at > INT64_MAX - room ? INT64_MAX
+                                                                                                      : read_at + room));
+                    if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
+                }
                 auto rr = plog->read(kafka_offset(read_at), ro);
                 if (!rr) {
                     auto offs = plog->offsets();
