@@ -111,14 +111,6 @@ std::vector<aborted_txn> partition_txn_state::aborted_in(int64_t from, int64_t t
     return out;
 }
 
-bool partition_txn_state::is_aborted(int64_t producer_id, int64_t offset) const {
-    auto it = std::lower_bound(_aborted.begin(), _aborted.end(), offset,
-                               [](const aborted_txn& a, int64_t v) { return a.last_offset < v; });
-    for (; it != _aborted.end(); ++it)
-        if (it->producer_id == producer_id && it->first_offset <= offset) return true;
-    return false;
-}
-
 void partition_txn_state::trim_below(int64_t offset) {
     std::erase_if(_aborted, [&](const aborted_txn& a) { return a.last_offset < offset; });
 }

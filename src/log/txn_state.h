@@ -57,8 +57,6 @@ public:
     /// Aborted transactions that overlap [from, to): what a read_committed Fetch of that range
     /// is told, oldest first.
     std::vector<aborted_txn> aborted_in(int64_t from, int64_t to) const;
-    /// Whether the batch of `producer_id` at `offset` belongs to an aborted transaction.
-    bool is_aborted(int64_t producer_id, int64_t offset) const;
     /// Forgets aborted transactions wholly below `offset` (retention moved the log start).
     void trim_below(int64_t offset);
     /// producer id -> first offset of its open transaction.
