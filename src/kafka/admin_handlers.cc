@@ -443,9 +443,12 @@ bool request_handler::describe_producers(const connection_info& c, const request
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
                 continue;
             }
-            for (auto& st : plog->producers())
-                rp.producers.push_back(
-                    {st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1, -1});
+            auto open_txns = plog->open_transactions(); // producer id -> first offset
+            for (auto& st : plog->producers()) {
+                auto txn = open_txns.find(st.producer_id);
+                rp.producers.push_back({st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1,
+                                        txn == open_txns.end() ? -1 : txn->second});
+            }
         }
     }
     respond_admin(out, h, resp);

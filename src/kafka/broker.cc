@@ -6,6 +6,7 @@
 #include "kafka/acl.h"
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
+#include "kafka/txn_coordinator.h"
 #include "kafka/messages.h"
 #include "kafka/sasl.h"
 #include "kafka/tls_principal.h"
@@ -159,6 +160,7 @@ struct broker::impl {
     std::unique_ptr<offset_store> offsets;
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
+    std::unique_ptr<txn_coordinator> txns;
     std::unique_ptr<request_handler> handler;
     std::unique_ptr<user_store> users;
     std::unique_ptr<acl_store> acls;
@@ -274,6 +276,9 @@ asio::awaitable<void> broker::impl::tick_loop() {
         auto [ec] = co_await tick_timer->async_wait(use_tuple);
         if (ec || stopping.load()) co_return;
         groups->tick(std::chrono::steady_clock::now());
+        txns->tick(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
     }
 }
 
@@ -613,6 +618,8 @@ result<void> broker::start() {
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
     m.pids = FLOE_TRY_CTX(producer_id_allocator::open(m.opts.data_dir / "kafka"), "producer ids");
+    m.txns = FLOE_TRY_CTX(txn_coordinator::open({.dir = m.opts.data_dir / "kafka"}, *m.logs, *m.offsets, *m.pids),
+                          "transaction coordinator");
 
     for (auto& c : configs) {
         auto& l = m.listeners.emplace_back();
@@ -654,6 +661,7 @@ result<void> broker::start() {
                                                   *m.groups, *m.pids);
     m.handler->set_user_store(m.users.get());
     m.handler->set_authorizer(m.auth.get());
+    m.handler->set_txn_coordinator(m.txns.get());
 
     m.tick_timer.emplace(m.ctl);
     for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);

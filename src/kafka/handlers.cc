@@ -235,6 +235,12 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::delete_groups: co_return delete_groups(conn, h, b, out);
     case api_key::init_producer_id: co_return init_producer_id(conn, h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
+    case api_key::add_partitions_to_txn:
+    case api_key::add_offsets_to_txn:
+    case api_key::end_txn:
+    case api_key::txn_offset_commit:
+    case api_key::describe_transactions:
+    case api_key::list_transactions: co_return dispatch_txn(conn, h, b, out); // txn_handlers.cc
     case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(conn, h, b, out);
     case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(conn, h, b, out);
     case api_key::describe_acls: co_return describe_acls(conn, h, b, out);
@@ -296,7 +302,8 @@ asio::awaitable<bool> request_handler::produce(const connection_info& c, const r
                 rp.error_code = int16_t(kerr::invalid_required_acks);
                 continue;
             }
-            if (req.transactional_id) {
+            if (req.transactional_id &&
+                !allowed(c, acl_operation::write, acl_resource::transactional_id, *req.transactional_id)) {
                 rp.error_code = int16_t(kerr::transactional_id_authorization_failed);
                 continue;
             }
@@ -314,14 +321,22 @@ asio::awaitable<bool> request_handler::produce(const connection_info& c, const r
                 continue;
             }
             auto cfg = plog->config();
-            auto valid = validate_records(
-                *p.records, batch_limits{cfg.max_message_bytes, 64u << 20, cfg.compacted()}, scratch);
+            auto valid = validate_records(*p.records,
+                                          batch_limits{cfg.max_message_bytes, 64u << 20, cfg.compacted(),
+                                                       req.transactional_id.has_value()},
+                                          scratch);
             if (!valid) {
                 rp.error_code = int16_t(valid.error().code);
                 rp.error_message = valid.error().message;
                 for (auto& [i, m] : valid.error().record_errors)
                     rp.record_errors.push_back({i, m});
                 spdlog::debug("produce {}-{} refused: {}", t.name, p.index, valid.error().message);
+                continue;
+            }
+            // Transactional batches belong to the open transaction that added this partition.
+            if (auto te = check_transactional_produce(req.transactional_id, *p.records, std::string(t.name),
+                                                      p.index)) {
+                rp.error_code = te;
                 continue;
             }
             // The records view points into the connection's own frame buffer: patch in place.
@@ -457,6 +472,9 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
                 ro.max_offset = kafka_offset(
                     p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
+                // read_committed: nothing at or above the last stable offset (KIP-98).
+                const bool committed_only = req.isolation_level == 1;
+                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
@@ -501,9 +519,18 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                         pr.remote = std::move(rr->batches);
                         continue;
                     }
-                    // Nothing remote at this offset (a gap below the local start): fall through.
+                    // Nothing remote from this offset up to the local start (a gap: aborted or
+                    // control records never become rows): the local log answers from its start.
                 }
-                auto rr = plog->read(kafka_offset(p.fetch_offset), ro);
+                int64_t read_at = p.fetch_offset;
+                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start) {
+                    read_at = local_start;
+                    // The record cap counts from where the records are.
+                    ro.max_offset = std::max(*ro.max_offset, kafka_offset(read_at > INT64_MAX - room ? INT64_MAX
+                                                                                                      : read_at + room));
+                    if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
+                }
+                auto rr = plog->read(kafka_offset(read_at), ro);
                 if (!rr) {
                     auto offs = plog->offsets();
                     pr.hdr.error_code = kerr_of(rr.error());
@@ -516,6 +543,16 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 pr.hdr.high_watermark = rr->offsets.high_watermark();
                 pr.hdr.last_stable_offset = rr->offsets.last_stable();
                 pr.hdr.log_start_offset = rr->offsets.log_start();
+                if (committed_only && !rr->slices.empty()) {
+                    // The aborted transactions the sent batches overlap: the client drops
+                    // their records (Kafka's aborted transaction index, answered per Fetch).
+                    auto aborted = plog->aborted_transactions(
+                        kafka_offset(p.fetch_offset), rr->slices.back().last_offset + 1);
+                    if (!aborted.empty()) {
+                        pr.hdr.aborted.emplace();
+                        for (auto& a : aborted) pr.hdr.aborted->push_back({a.producer_id, a.first_offset});
+                    }
+                }
                 if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
                 total += rr->total_bytes;
                 for (auto& sl : rr->slices)
@@ -1235,9 +1272,15 @@ bool request_handler::init_producer_id(const connection_info& c, const request_h
     DECODE_OR_CLOSE(req, decode_init_producer_id);
     init_producer_id_response resp;
     if (req.transactional_id && !req.transactional_id->empty()) {
-        // Transactions are not supported; idempotence (no transactional id) is.
-        resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
-    } else if (!may_write_idempotently(c)) {
+        if (!allowed(c, acl_operation::write, acl_resource::transactional_id, *req.transactional_id)) {
+            resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+            respond(out, h, resp);
+            return true;
+        }
+        return init_transactional(c, h, *req.transactional_id, req.transaction_timeout_ms, req.producer_id,
+                                  req.producer_epoch, out); // txn_handlers.cc
+    }
+    if (!may_write_idempotently(c)) {
         resp.error_code = int16_t(kerr::cluster_authorization_failed);
     } else if (req.producer_id >= 0) {
         // KIP-360: a producer re-initialising after an error keeps its id with a bumped epoch.

@@ -23,6 +23,8 @@ namespace floe::kafka {
 /// Hands out producer ids that stay unique across restarts: blocks of ids are reserved by
 /// persisting the next block start (<dir>/producer_ids, replaced atomically) before use.
 /// Thread-safe.
+class txn_coordinator;
+
 class producer_id_allocator {
 public:
     static result<std::unique_ptr<producer_id_allocator>> open(const std::filesystem::path& dir);
@@ -80,6 +82,9 @@ public:
     void set_user_store(user_store* users) noexcept { _users = users; }
     /// The authorizer every API asks (must outlive the handler); null: everything is allowed.
     void set_authorizer(authorizer* auth) noexcept { _auth = auth; }
+    /// The transaction coordinator (must outlive the handler); without one, the transaction
+    /// APIs answer COORDINATOR_NOT_AVAILABLE.
+    void set_txn_coordinator(txn_coordinator* txns) noexcept { _txns = txns; }
 
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
@@ -110,6 +115,17 @@ private:
     bool describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool delete_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool init_producer_id(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    // ---- txn_handlers.cc: transactions (KIP-98) ----
+    bool init_transactional(const connection_info& c, const request_header& h, std::string_view txn_id, int32_t timeout_ms,
+                            int64_t producer_id, int16_t producer_epoch, byte_buffer& out);
+    /// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DescribeTransactions,
+    /// ListTransactions; false for anything else or a malformed request.
+    bool dispatch_txn(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    /// Produce: 0 when the partition's records may be appended as far as transactions go
+    /// (non-transactional batches without a transactional id, or transactional batches of the
+    /// open transaction that added this partition), else the Kafka error.
+    int16_t check_transactional_produce(std::optional<std::string_view> txn_id, bytes_view records,
+                                        const std::string& topic, int32_t partition);
     // ---- security_handlers.cc ----
     /// Whether the connection's principal may do `op` on the resource (Kafka's authorizer).
     bool allowed(const connection_info& c, acl_operation op, acl_resource type, std::string_view name) const {
@@ -174,6 +190,7 @@ private:
     const broker_options& _opts;
     user_store* _users = nullptr;
     authorizer* _auth = nullptr;
+    txn_coordinator* _txns = nullptr;
     std::string _host;
     int32_t _port;
     log::log_manager& _logs;

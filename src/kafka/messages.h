@@ -156,6 +156,13 @@ struct fetch_partition_header {
     int64_t high_watermark = -1;
     int64_t last_stable_offset = -1;
     int64_t log_start_offset = -1;
+    struct aborted_txn {
+        int64_t producer_id = -1;
+        int64_t first_offset = -1;
+    };
+    /// read_committed answers: aborted transactions overlapping the records sent (empty for
+    /// read_uncommitted).
+    std::optional<std::vector<aborted_txn>> aborted;
 };
 void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
                                  int32_t session_id = 0);

@@ -38,9 +38,15 @@ std::expected<records_summary, records_error> validate_records(bytes_view record
                                                b.size(), limits.max_message_bytes)};
             return false;
         }
-        if (h.is_control() || h.is_transactional()) {
+        if (h.is_control()) {
+            failed = records_error{kerr::invalid_record, "control batches are written by the broker only"};
+            return false;
+        }
+        if (h.is_transactional() != limits.transactional) {
             failed = records_error{kerr::invalid_record,
-                                   "transactional and control batches are not supported"};
+                                   limits.transactional
+                                       ? "a transactional Produce holds a non-transactional batch"
+                                       : "a transactional batch without a transactional id"};
             return false;
         }
         if (h.record_count <= 0 || h.last_offset_delta != h.record_count - 1) {

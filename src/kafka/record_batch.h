@@ -25,6 +25,8 @@ struct batch_limits {
     size_t max_decompressed = 64u << 20;  ///< refuse batches inflating beyond this
     /// A compacted topic: every record needs a key (Kafka refuses keyless ones, KIP-467).
     bool require_keys = false;
+    /// A transactional Produce: every batch must be transactional (else none may be).
+    bool transactional = false;
 };
 
 /// What a Produce partition's records hold, once they passed validation.
@@ -42,9 +44,10 @@ struct records_error {
 };
 
 /// Validates a Produce partition's records field: one or more whole v2 batches back to back,
-/// CRC-32C correct, each no larger than max.message.bytes, not transactional or control, and
-/// every record decodable after decompression with count and offset deltas consistent; with
-/// `require_keys`, every record keyed (else INVALID_RECORD listing each keyless record).
+/// CRC-32C correct, each no larger than max.message.bytes, never a control batch, transactional
+/// exactly when `limits.transactional`, and every record decodable after decompression with
+/// count and offset deltas consistent; with `require_keys`, every record keyed (else
+/// INVALID_RECORD listing each keyless record).
 /// `scratch` is reused for decompression. Never reads past `records`; bounded allocation.
 std::expected<records_summary, records_error> validate_records(bytes_view records,
                                                                const batch_limits& limits,

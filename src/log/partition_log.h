@@ -7,11 +7,13 @@
 #include "base/uuid.h"
 #include "log/record_batch_header.h"
 #include "log/topic_config.h"
+#include "log/txn_state.h"
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,8 +59,8 @@ struct file_slice {
     result<void> copy_to(byte_buffer& out) const;
 };
 
-/// Offsets of a partition at one instant. Single replica: high watermark == log end offset,
-/// and without transactions last stable offset == high watermark.
+/// Offsets of a partition at one instant. Single replica: high watermark == log end offset;
+/// the last stable offset is the first offset of the oldest open transaction (else the HW).
 struct partition_offsets {
     kafka_offset log_start{0};  ///< first offset still in the local log
     kafka_offset log_end{0};    ///< next offset to be assigned
@@ -137,6 +139,9 @@ struct append_options {
     /// The caller already checked every batch's CRC-32C (e.g. while validating the Produce
     /// request): skip the second pass over the bytes. Headers and sizes are still checked.
     bool crc_checked = false;
+    /// Set only by append_txn_marker: the records are one control batch holding this marker.
+    /// Otherwise control batches are refused (invalid_record).
+    std::optional<txn_marker> marker;
 };
 
 /// One segment as the storage worker and retention see it.
@@ -303,6 +308,21 @@ public:
                                         const std::filesystem::path& cleaned);
     /// The cleaner's checkpoint in the partition directory: the first offset not yet cleaned.
     static constexpr const char* cleaner_checkpoint_file = "cleaner_checkpoint";
+    // ---- transactions (KIP-98); the state lives in partition_txn_state (txn_state.h) ----
+    /// Appends the control batch ending `producer_id`'s transaction on this partition (COMMIT
+    /// or ABORT), as the transaction coordinator does. The marker's epoch must not be below the
+    /// producer's (invalid_producer_epoch); it becomes the producer's epoch, so a bumped epoch
+    /// fences the old producer here too. Durable once when_durable says so.
+    result<append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch,
+                                            txn_marker m, int32_t coordinator_epoch);
+    /// First offset of the oldest open transaction, else the high watermark: what
+    /// read_committed readers see up to (exclusive), and what offload never passes.
+    kafka_offset last_stable_offset() const;
+    /// Aborted transactions overlapping [from, to), for read_committed Fetch answers and for
+    /// the storage worker (which drops their records).
+    std::vector<aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const;
+    /// producer id -> first offset of its open transaction here.
+    std::map<int64_t, int64_t> open_transactions() const;
 
     /// Idempotent-producer state (copies).
     std::optional<producer_state> producer(int64_t producer_id) const;
