@@ -5,7 +5,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,6 +80,64 @@ inline std::string create_topic(const std::string& brokers, const std::string& t
     rd_kafka_NewTopic_destroy(nt);
     rd_kafka_destroy(rk);
     return why;
+}
+
+/// What `consume_from_beginning` saw: records handed to the callback, the time the first one
+/// arrived and the time the last one did (steady clock).
+struct consume_result {
+    size_t records = 0;
+    std::chrono::steady_clock::time_point started, first_record, finished;
+};
+
+/// Creates a consumer from `conf` (taken), assigns partitions 0..partitions-1 of `topic` from the
+/// beginning and hands every record to `on_record` (a non-empty return stops with that message)
+/// until `records` arrived, consuming in batches as kcat and Java consumers do, so the rate
+/// measures the broker's fetch path, not per-call client overhead. Gives up after five minutes.
+/// "" in `why` on success.
+inline consume_result consume_from_beginning(rd_kafka_conf_t* conf, const std::string& topic, int partitions,
+                                             size_t records,
+                                             const std::function<std::string(const rd_kafka_message_t&)>& on_record,
+                                             std::string& why) {
+    consume_result r;
+    char err[512];
+    auto* ck = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+    if (!ck) {
+        why = err;
+        return r;
+    }
+    rd_kafka_poll_set_consumer(ck);
+    auto* parts = rd_kafka_topic_partition_list_new(partitions);
+    for (int p = 0; p < partitions; ++p)
+        rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+    if (auto e = rd_kafka_assign(ck, parts)) why = std::string("assign: ") + rd_kafka_err2str(e);
+    rd_kafka_topic_partition_list_destroy(parts);
+    r.started = r.first_record = std::chrono::steady_clock::now();
+    auto* queue = rd_kafka_queue_get_consumer(ck);
+    std::vector<rd_kafka_message_t*> msgs(10000);
+    while (why.empty() && r.records < records) {
+        auto n = rd_kafka_consume_batch_queue(queue, 100, msgs.data(), msgs.size());
+        if (n <= 0) {
+            if (std::chrono::steady_clock::now() - r.started > std::chrono::minutes(5))
+                why = "consume did not finish in 5 minutes";
+            continue;
+        }
+        for (ssize_t i = 0; i < n; ++i) {
+            auto* m = msgs[size_t(i)];
+            if (!why.empty()) {
+            } else if (!m->err) {
+                if (r.records++ == 0) r.first_record = std::chrono::steady_clock::now();
+                why = on_record(*m);
+            } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                why = std::string("consume: ") + rd_kafka_message_errstr(m);
+            }
+            rd_kafka_message_destroy(m);
+        }
+    }
+    r.finished = std::chrono::steady_clock::now();
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_consumer_close(ck);
+    rd_kafka_destroy(ck);
+    return r;
 }
 
 } // namespace floe::bench

@@ -174,45 +174,21 @@ int main(int argc, char** argv) {
     cset("enable.auto.commit", "false");
     cset("fetch.max.bytes", "52428800");
     cset("max.partition.fetch.bytes", "10485760");
-    auto* ck = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, err, sizeof err);
-    if (!ck) die(err);
-    rd_kafka_poll_set_consumer(ck);
-    auto* parts = rd_kafka_topic_partition_list_new(o.partitions);
-    for (int p = 0; p < o.partitions; ++p)
-        rd_kafka_topic_partition_list_add(parts, o.topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    rd_kafka_assign(ck, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
-    size_t got = 0, bytes = 0;
+    size_t bytes = 0;
+    std::string why;
     // Steady-state fetch rate: timed from the first record (connection set-up, metadata and
     // the first fetch round trip are reported apart).
-    auto start = clock_type::now();
-    auto c0 = start;
-    // Batched consumption (as kcat and Java consumers do): one queue call hands over many
-    // records, so the figure measures the broker's fetch path, not per-call client overhead.
-    auto* queue = rd_kafka_queue_get_consumer(ck);
-    std::vector<rd_kafka_message_t*> msgs(10000);
-    while (got < o.records) {
-        auto n = rd_kafka_consume_batch_queue(queue, 100, msgs.data(), msgs.size());
-        if (n <= 0) {
-            if (clock_type::now() - start > std::chrono::minutes(5)) die("consume did not finish in 5 minutes");
-            continue;
-        }
-        for (ssize_t i = 0; i < n; ++i) {
-            auto* m = msgs[size_t(i)];
-            if (!m->err) {
-                if (got == 0) c0 = clock_type::now();
-                ++got;
-                bytes += m->len + m->key_len;
-            } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                die(std::string("consume: ") + rd_kafka_message_errstr(m));
-            }
-            rd_kafka_message_destroy(m);
-        }
-    }
-    rd_kafka_queue_destroy(queue);
-    double csecs = std::chrono::duration<double>(clock_type::now() - c0).count();
-    rd_kafka_consumer_close(ck);
-    rd_kafka_destroy(ck);
+    auto r = floe::bench::consume_from_beginning(
+        cconf, o.topic, o.partitions, o.records,
+        [&](const rd_kafka_message_t& m) -> std::string {
+            bytes += m.len + m.key_len;
+            return {};
+        },
+        why);
+    if (!why.empty()) die(why);
+    size_t got = r.records;
+    auto start = r.started, c0 = r.first_record;
+    double csecs = std::chrono::duration<double>(r.finished - c0).count();
     std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s (first record after %.0f ms)\n",
                 o.partitions, got, double(got) / csecs, double(bytes) / csecs / 1e6,
                 std::chrono::duration<double, std::milli>(c0 - start).count());

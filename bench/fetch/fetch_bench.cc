@@ -129,50 +129,26 @@ run_result consume(const options& o, size_t mib) {
     fl.verbose = o.verbose;
     rd_kafka_conf_set_opaque(conf, &fl);
     rd_kafka_conf_set_log_cb(conf, on_log);
-    auto* ck = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-    if (!ck) die(err);
-    rd_kafka_poll_set_consumer(ck);
-    auto* parts = rd_kafka_topic_partition_list_new(o.partitions);
-    for (int p = 0; p < o.partitions; ++p)
-        rd_kafka_topic_partition_list_add(parts, o.topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-    if (auto e = rd_kafka_assign(ck, parts)) die(std::string("assign: ") + rd_kafka_err2str(e));
-    rd_kafka_topic_partition_list_destroy(parts);
-
     // Each partition's records must arrive in offset order, none missing, none twice.
     std::vector<int64_t> next(size_t(o.partitions), 0);
-    size_t got = 0, payload = 0;
-    auto start = clock_type::now();
-    auto c0 = start;
-    auto* queue = rd_kafka_queue_get_consumer(ck);
-    std::vector<rd_kafka_message_t*> msgs(10000);
-    while (got < o.records) {
-        auto n = rd_kafka_consume_batch_queue(queue, 100, msgs.data(), msgs.size());
-        if (n <= 0) {
-            if (clock_type::now() - start > std::chrono::minutes(5)) die("consume did not finish in 5 minutes");
-            continue;
-        }
-        for (ssize_t i = 0; i < n; ++i) {
-            auto* m = msgs[size_t(i)];
-            if (!m->err) {
-                if (m->partition < 0 || m->partition >= o.partitions)
-                    die("record from unexpected partition " + std::to_string(m->partition));
-                auto& want = next[size_t(m->partition)];
-                if (m->offset != want)
-                    die("partition " + std::to_string(m->partition) + ": offset " + std::to_string(m->offset) +
-                        " where " + std::to_string(want) + " was expected");
-                ++want;
-                if (got++ == 0) c0 = clock_type::now();
-                payload += m->len + m->key_len;
-            } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                die(std::string("consume: ") + rd_kafka_message_errstr(m));
-            }
-            rd_kafka_message_destroy(m);
-        }
-    }
-    double secs = std::chrono::duration<double>(clock_type::now() - c0).count();
-    rd_kafka_queue_destroy(queue);
-    rd_kafka_consumer_close(ck);
-    rd_kafka_destroy(ck);
+    size_t payload = 0;
+    auto r = floe::bench::consume_from_beginning(
+        conf, o.topic, o.partitions, o.records,
+        [&](const rd_kafka_message_t& m) -> std::string {
+            if (m.partition < 0 || m.partition >= o.partitions)
+                return "record from unexpected partition " + std::to_string(m.partition);
+            auto& want = next[size_t(m.partition)];
+            if (m.offset != want)
+                return "partition " + std::to_string(m.partition) + ": offset " + std::to_string(m.offset) +
+                       " where " + std::to_string(want) + " was expected";
+            ++want;
+            payload += m.len + m.key_len;
+            return {};
+        },
+        why);
+    if (!why.empty()) die(why);
+    size_t got = r.records;
+    double secs = std::chrono::duration<double>(r.finished - r.first_record).count();
     return {double(got) / secs, double(payload) / secs / 1e6, fl.requests.load(), fl.pauses.load()};
 }
 

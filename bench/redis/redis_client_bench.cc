@@ -10,6 +10,8 @@
 //   blob      one function call per batch adding ONE entry holding the whole batch (what
 //             per-record entries cost, by comparison; not readable record by record)
 //   threads   `pipeline` from 2 threads on 2 streams (2 partitions)
+//   read      XRANGE of the per-record entries, 1000 per call: raw hiredis (peer, the better of
+//             a run before and one after) against client::command
 //
 //   floe-bench-redis-client [--records 1000000] [--value-size 100] [--batch 1000] [--runs 3]
 #include "redis/client.h"
@@ -160,7 +162,7 @@ double run_blob(redis::client& c, const std::vector<rec>& recs, size_t batch) {
         blob.clear();
         for (size_t k = 0; k < n; ++k) {
             auto& r = recs[i + k];
-            blob += std::to_string(r.key.size()) + ':' + r.key + std::to_string(r.value.size()) + ':' + r.value;
+            blob += fmt::format("{}:{}{}:{}", r.key.size(), r.key, r.value.size(), r.value);
         }
         auto count = std::to_string(n);
         std::string_view keys[] = {stream, counter};
@@ -172,6 +174,66 @@ double run_blob(redis::client& c, const std::vector<rec>& recs, size_t batch) {
         }
     }
     return double(recs.size()) / secs_since(t0);
+}
+
+// Reads the whole stream back with XRANGE, `batch` entries per call: raw hiredis (peer) or the
+// client. Returns records/s; checks the count.
+double run_read_peer(uint16_t port, const std::string& stream, size_t expect, size_t batch) {
+    timeval tv{30, 0};
+    redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    std::string from = "-", count = std::to_string(batch);
+    size_t got = 0;
+    auto t0 = clk::now();
+    while (true) {
+        const char* argv[] = {"XRANGE", stream.c_str(), from.c_str(), "+", "COUNT", count.c_str()};
+        size_t lens[] = {6, stream.size(), from.size(), 1, 5, count.size()};
+        auto* r = static_cast<redisReply*>(redisCommandArgv(c, 6, argv, lens));
+        if (!r || r->type != REDIS_REPLY_ARRAY) {
+            std::fprintf(stderr, "read peer failed\n");
+            std::exit(1);
+        }
+        size_t n = r->elements;
+        got += n;
+        if (n > 0) {
+            from.assign(1, '(');
+            from.append(r->element[n - 1]->element[0]->str, r->element[n - 1]->element[0]->len);
+        }
+        freeReplyObject(r);
+        if (n < batch) break;
+    }
+    double s = secs_since(t0);
+    redisFree(c);
+    if (got != expect) {
+        std::fprintf(stderr, "read peer: %zu of %zu entries\n", got, expect);
+        std::exit(1);
+    }
+    return double(got) / s;
+}
+
+double run_read_client(redis::client& c, const std::string& stream, size_t expect, size_t batch) {
+    std::string from = "-", count = std::to_string(batch);
+    size_t got = 0;
+    auto t0 = clk::now();
+    while (true) {
+        auto r = c.command({"XRANGE", stream, from, "+", "COUNT", count});
+        if (!r || !r->is_array()) {
+            std::fprintf(stderr, "read client failed\n");
+            std::exit(1);
+        }
+        size_t n = r->size();
+        got += n;
+        if (n > 0) {
+            from.assign(1, '(');
+            from.append((*r)[n - 1][0].str());
+        }
+        if (n < batch) break;
+    }
+    double s = secs_since(t0);
+    if (got != expect) {
+        std::fprintf(stderr, "read client: %zu of %zu entries\n", got, expect);
+        std::exit(1);
+    }
+    return double(got) / s;
 }
 
 } // namespace
@@ -220,6 +282,11 @@ int main(int argc, char** argv) {
         double pipe = run_pipeline(**c, recs, 0, recs.size(), batch, "{bench.0}.log");
         flush();
         double fc = run_fcall(**c, recs, batch, "floe_bench_append");
+        // Read back the per-record entries (offset, key, value, ts fields).
+        // Peer before and after the client; the better of its two runs counts.
+        double read_peer = run_read_peer(srv->port(), "{bench.0}.log", recs.size(), batch);
+        double read_client = run_read_client(**c, "{bench.0}.log", recs.size(), batch);
+        read_peer = std::max(read_peer, run_read_peer(srv->port(), "{bench.0}.log", recs.size(), batch));
         flush();
         double fc_ids = run_fcall(**c, recs, batch, "floe_bench_append_ids");
         flush();
@@ -240,6 +307,9 @@ int main(int argc, char** argv) {
                     "threads/2 streams %.0f records/s (%.2fx)\n",
                     run + 1, peer, pipe, pipe / peer, fc, fc / peer, fc_ids, fc_ids / peer, blob, blob / peer, two,
                     two / peer);
+        std::printf("run %zu: read XRANGE COUNT %zu: peer raw hiredis %.0f records/s | floe_redis %.0f records/s "
+                    "(%.2fx)\n",
+                    run + 1, batch, read_peer, read_client, read_client / read_peer);
         std::fflush(stdout);
     }
     srv->stop();

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Times SASL SCRAM authentications against a running floe: the SaslHandshake + two
-SaslAuthenticate round trips (client side computed with Python's hashlib/hmac), over TLS when
+"""Times SASL authentications against a running floe: SCRAM (SaslHandshake + two
+SaslAuthenticate round trips, client side computed with Python's hashlib/hmac) or PLAIN
+(SaslHandshake + one SaslAuthenticate; the broker derives the SCRAM keys to compare), over TLS when
 --ca is given (the TLS handshake timed separately).
-Usage: scram_handshake.py HOST:PORT USER PASSWORD [--mechanism SCRAM-SHA-512] [--ca ca.pem] [-n 200]"""
+Usage: scram_handshake.py HOST:PORT USER PASSWORD [--mechanism SCRAM-SHA-512|SCRAM-SHA-256|PLAIN] [--ca ca.pem] [-n 200]"""
 import argparse
 import base64
 import hashlib
@@ -33,7 +34,17 @@ def recv(s, n):
     return out
 
 
+def authenticate_plain(s, user, password):
+    r = call(s, 1, 17, 1, struct.pack('>h', 5) + b'PLAIN')
+    assert struct.unpack('>h', r[:2])[0] == 0, 'handshake refused'
+    token = b'\x00' + user.encode() + b'\x00' + password.encode()
+    r = call(s, 2, 36, 1, struct.pack('>i', len(token)) + token)
+    assert struct.unpack('>h', r[:2])[0] == 0, 'PLAIN refused'
+
+
 def authenticate(s, mech, user, password):
+    if mech == 'PLAIN':
+        return authenticate_plain(s, user, password)
     h = hashlib.sha512 if mech == 'SCRAM-SHA-512' else hashlib.sha256
     m = mech.encode()
     r = call(s, 1, 17, 1, struct.pack('>h', len(m)) + m)

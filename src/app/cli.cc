@@ -4,6 +4,7 @@
 #include "app/serve.h"
 #include "app/tables.h"
 #include "app/users.h"
+#include "config/redact.h"
 #include "base/log.h"
 #include "config/settings.h"
 
@@ -89,20 +90,20 @@ void print_config(const config::settings& s) {
         std::string value;
         if (!e.text)
             value = "(unset)";
-        else if (e.def->secret)
+        else if (e.def->secret || e.def->name.ends_with(".password") || e.def->name.ends_with("secret-access-key"))
             value = "********";
         else if (e.def->type == config::setting_type::size)
             value = config::format_size(std::stoll(*e.text));
         else if (e.def->type == config::setting_type::duration)
             value = config::format_duration(std::chrono::milliseconds(std::stoll(*e.text)));
         else
-            value = *e.text;
+            value = config::redact_uri(*e.text); // a catalog or source URI's password
         std::printf("%-*s = %-40s # %s\n", static_cast<int>(width), e.def->name.c_str(),
                     value.c_str(), e.source.describe().c_str());
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "acls", "version"};
 
 /// Levenshtein distance, for the subcommand suggestion (words of a few letters).
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -218,6 +219,9 @@ command_line parse_command_line(int argc, const char* const* argv) {
     settings_options users_opts;
     users_command users;
     add_users_command(app, users, [&](CLI::App* c) { add_settings_options(c, users_opts); });
+    settings_options acls_opts;
+    acls_command acls;
+    add_acls_command(app, acls, [&](CLI::App* c) { add_settings_options(c, acls_opts); });
 
     try {
         app.parse(argc, argv);
@@ -229,6 +233,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  : adopt_cmd->parsed()    ? tables_opts
                  : maintain_cmd->parsed() ? maintain_opts
                  : users.parsed()         ? users_opts
+                 : acls.parsed()          ? acls_opts
                                           : config_opts;
     if (!global_opts.config_path.empty() && !opts.config_path.empty()
         && global_opts.config_path != opts.config_path) {
@@ -242,6 +247,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : adopt_cmd->parsed()  ? "tables adopt"
                   : maintain_cmd->parsed() ? "maintain"
                   : users.parsed()       ? "users"
+                  : acls.parsed()        ? "acls"
                                          : "version";
     (void)version_cmd;
     out.args = std::move(adopt_names);
@@ -250,6 +256,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
     out.maintain = std::move(maintain_req);
     users.settle();
     out.users = std::move(users);
+    acls.settle();
+    out.acls = std::move(acls);
     out.config_path = opts.config_path.empty() ? global_opts.config_path : opts.config_path;
     if (!log_format.empty()) out.sets.push_back("floe.log.format=" + log_format);
     if (!log_level.empty()) out.sets.push_back("floe.log.level=" + log_level);
@@ -279,6 +287,7 @@ int run_cli(int argc, char** argv) {
         return maintain(*s, cl.maintain);
     }
     if (cl.command == "users") return run_users_command(cl.users, *s);
+    if (cl.command == "acls") return run_acls_command(cl.acls, *s);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/acls.h"
 #include "app/maintain.h"
 #include "app/users.h"
 
@@ -15,10 +16,11 @@ namespace floe::app {
 /// accepted both before and after the subcommand name (`floe --set k=v serve` and
 /// `floe serve --set k=v`); those before it apply first, so the later ones win.
 struct command_line {
-    std::string command;     ///< "serve", "config", "tables adopt", "maintain", "users" or "version"
+    std::string command;     ///< "serve", "config", "tables adopt", "maintain", "users", "acls" or "version"
     std::vector<std::string> args; ///< the subcommand's positional arguments (table names)
     maintain_request maintain;     ///< `floe maintain`'s options
     users_command users;           ///< `floe users`'s subcommand and options
+    acls_command acls;             ///< `floe acls`'s subcommand and options
     std::string config_path; ///< --config; empty: ./floe.yaml when it exists
     std::vector<std::string>
         sets; ///< "key=value" from --set (and --log-format/--log-level), in order

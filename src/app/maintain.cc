@@ -21,7 +21,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 
 namespace floe::app {
 
@@ -59,23 +61,80 @@ struct step_row {
     bool ok = true;
 };
 
-/// floe.maintenance.* applied to every tiered topic's table by the storage worker.
+/// floe.maintenance.* applied to every tiered topic's table by the storage worker. Keeps what
+/// the last pass over each table measured and how each step ended, for /v1/topics.
 class scheduled_maintainer final : public tiering::table_maintainer {
 public:
     scheduled_maintainer(lake::iceberg_lake& lake, maintenance::run_options o) : _lake(lake), _opts(std::move(o)) {}
     result<void> maintain(const std::string& topic) override {
-        auto r = FLOE_TRY(maintenance::run_table(_lake, topic, _opts));
-        if (r.compaction.files_rewritten || r.expiry.snapshots_expired || r.orphans.orphans)
+        std::vector<maintenance::step_outcome> steps;
+        auto r = maintenance::run_table(_lake, topic, _opts, &steps);
+        {
+            std::lock_guard g(_mu);
+            auto& st = _states[topic];
+            if (r) st.health = r->health;
+            if (r) st.measured_at_ms = system_clock_source::instance().now_ms();
+            for (auto& s : steps) st.last_runs[s.kind] = std::move(s);
+        }
+        if (!r) return std::unexpected(std::move(r).error());
+        if (r->compaction.files_rewritten || r->expiry.snapshots_expired || r->orphans.orphans)
             spdlog::info("maintenance of {}: {} small files compacted into {}, {} snapshots expired, {} files deleted "
                          "by expiry, {} orphans deleted; {} data files, {} snapshots now",
-                         topic, r.compaction.files_rewritten, r.compaction.files_written, r.expiry.snapshots_expired,
-                         r.expiry.deleted.size(), r.orphans.orphans, r.health.data_files, r.health.snapshots);
+                         topic, r->compaction.files_rewritten, r->compaction.files_written,
+                         r->expiry.snapshots_expired, r->expiry.deleted.size(), r->orphans.orphans,
+                         r->health.data_files, r->health.snapshots);
         return {};
     }
 
+    result<std::optional<tiering::table_state>> state(const std::string& topic) override {
+        iceberg::table_ident t{_lake.options().ns, lake::table_name_for_topic(topic)};
+        bool measured = false;
+        {
+            std::lock_guard g(_mu);
+            auto it = _states.find(topic);
+            measured = it != _states.end() && it->second.measured_at_ms > 0;
+        }
+        if (!measured) {
+            // No pass yet (the first comes one interval after start): measure now, so the
+            // gauges and this answer agree from the start.
+            auto loc = FLOE_TRY(_lake.catalog().metadata_location(t));
+            if (!loc) return std::optional<tiering::table_state>();
+            auto h = FLOE_TRY(maintenance::measure(_lake, t, maintenance::small_file_size(_opts.compaction)));
+            std::lock_guard g(_mu);
+            auto& st = _states[topic];
+            if (st.measured_at_ms == 0) { // a pass may have measured meanwhile
+                st.health = h;
+                st.measured_at_ms = system_clock_source::instance().now_ms();
+                maintenance::publish_health(t, h);
+            }
+        }
+        std::lock_guard g(_mu);
+        auto& st = _states[topic];
+        tiering::table_state out;
+        out.data_files = st.health.data_files;
+        out.small_data_files = st.health.small_files;
+        out.avg_data_file_bytes = maintenance::average_file_bytes(st.health);
+        out.snapshots = st.health.snapshots;
+        out.metadata_bytes = st.health.metadata_bytes;
+        out.measured_at_ms = st.measured_at_ms;
+        for (auto* kind : {"compact", "manifests", "expire", "orphans"})
+            if (auto it = st.last_runs.find(kind); it != st.last_runs.end()) {
+                auto& s = it->second;
+                out.last_runs.push_back({s.kind, s.at_ms, s.seconds, s.ok, s.detail});
+            }
+        return std::optional<tiering::table_state>(std::move(out));
+    }
+
 private:
+    struct kept {
+        maintenance::table_health health;
+        int64_t measured_at_ms = 0;
+        std::map<std::string, maintenance::step_outcome> last_runs;
+    };
     lake::iceberg_lake& _lake;
     maintenance::run_options _opts;
+    std::mutex _mu;
+    std::map<std::string, kept> _states;
 };
 
 } // namespace
@@ -258,6 +317,8 @@ int maintain(const config::settings& s, const maintain_request& req) {
                                              r->snapshots_expired, r->snapshots_before, r->data_files_deleted,
                                              r->manifests_deleted, r->manifest_lists_deleted,
                                              r->metadata_files_deleted);
+                    if (r->leftovers_finished)
+                        row.detail += fmt::format(" (with those {} interrupted run(s) left)", r->leftovers_finished);
                     if (req.dry_run)
                         for (auto& f : r->deleted) std::printf("  would delete %s\n", f.c_str());
                 }

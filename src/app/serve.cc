@@ -6,10 +6,13 @@
 #include "base/file_lock.h"
 #include "base/metrics.h"
 #include "http/admin.h"
+#include "config/redact.h"
+#include "http/auth.h"
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
 #include "http/lookups.h"
 #include "kafka/broker.h"
+#include "kafka/acl.h"
 #include "kafka/sasl.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
@@ -27,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <ranges>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -45,13 +49,14 @@ struct running_component {
     std::function<void()> stop;
 };
 
-/// Blocks SIGINT/SIGTERM in this thread (and the threads it starts, which inherit the mask)
+/// Blocks SIGINT/SIGTERM/SIGHUP in this thread (and the threads it starts, which inherit the mask)
 /// so that sigwait below is the only place they are handled.
 sigset_t block_stop_signals() {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP); // re-read TLS certificates
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     return set;
 }
@@ -169,7 +174,7 @@ int serve(const config::settings& s) {
     spdlog::info("floe {} starting", FLOE_VERSION);
     spdlog::info("data directory: {}", data_dir.string());
     if (s.get_string("floe.storage.remote.catalog.type") == "sql")
-        spdlog::info("catalog: sql at {}", s.get_string("floe.storage.remote.catalog.uri"));
+        spdlog::info("catalog: sql at {}", config::redact_uri(s.get_string("floe.storage.remote.catalog.uri")));
     else // the uri is not used: do not show the derived SQLite default
         spdlog::info("catalog: {} (table metadata under the warehouse)",
                      s.get_string("floe.storage.remote.catalog.type"));
@@ -243,7 +248,7 @@ int serve(const config::settings& s) {
     auto cat = iceberg::open_catalog(catalog_type, catalog_uri, "floe", io, warehouse);
     if (!cat) {
         spdlog::error("cannot open the {} catalog at {}: {}; check floe.storage.remote.catalog.uri", catalog_type,
-                      catalog_uri, cat.error().message());
+                      config::redact_uri(catalog_uri), config::redact_uri(cat.error().message()));
         return 1;
     }
     // Every catalog call is counted (requests, errors, latency) for /metrics.
@@ -279,6 +284,9 @@ int serve(const config::settings& s) {
     bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
     bo.fetch_max_records = static_cast<size_t>(s.get_int("floe.kafka.fetch-max-records"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
+    bo.cleaner_interval_ms = s.get_duration("floe.log.cleaner.interval").count();
+    bo.cleaner_io_max_bytes_per_second =
+        static_cast<uint64_t>(s.get_size("floe.log.cleaner.io-max-bytes-per-second"));
     if (auto l = s.get_optional("floe.kafka.listeners")) {
         auto ls = kafka::parse_listeners(*l);
         if (!ls) {
@@ -300,6 +308,12 @@ int serve(const config::settings& s) {
         bo.sasl_mechanisms = std::move(*m);
     } else {
         spdlog::error("invalid value for 'floe.sasl.mechanisms': {}", m.error().message());
+        return 2;
+    }
+    if (auto su = kafka::parse_super_users(s.get_optional("floe.security.super-users").value_or("")); su) {
+        bo.super_users = std::move(*su);
+    } else {
+        spdlog::error("invalid value for 'floe.security.super-users': {}", su.error().message());
         return 2;
     }
     bo.tls.cert_file = s.get_optional("floe.tls.cert-file").value_or("");
@@ -426,7 +440,19 @@ int serve(const config::settings& s) {
 
     // Ingest: mirrors of external sources appended to local mirror topics (the storage worker
     // lands them in Iceberg like any topic). Stopped before the broker closes the log.
-    ingest::ingest_engine ingest(s, *logs);
+    // Hooks: a segment sealed by an ingest threshold wakes the worker; a Kafka source partition
+    // changing owner starts from the table's committed position (read through the lake).
+    ingest::ingest_hooks hooks;
+    hooks.sealed = [&worker] {
+        if (worker) worker->wake();
+    };
+    hooks.lake_position = [&lake](const std::string& topic, int32_t partition) -> result<int64_t> {
+        auto table = FLOE_TRY(lake.table_for_topic(topic));
+        auto positions = FLOE_TRY(table->committed_positions());
+        auto it = positions.find(tiering::stream_key_for(topic, partition));
+        return it == positions.end() ? 0 : it->second;
+    };
+    ingest::ingest_engine ingest(s, *logs, hooks);
     if (!ingest.empty()) {
         if (auto r = ingest.start(); !r) {
             spdlog::error("cannot start ingest: {}", r.error().message());
@@ -438,9 +464,13 @@ int serve(const config::settings& s) {
             health.add("ingest-" + st.name, [&ingest, name = st.name] {
                 for (auto& x : ingest.status())
                     if (x.name == name)
-                        return x.state == "running"
+                        return x.state == "running" || x.state == "paused"
                                    ? http::component_health{http::health_status::up,
-                                                            fmt::format("{} partition(s) mirrored", x.partitions.size())}
+                                                            x.paused ? fmt::format("paused: {} bytes not yet in Iceberg "
+                                                                                   "(max-local-bytes {})",
+                                                                                   x.local_bytes, x.max_local_bytes)
+                                                                     : fmt::format("{} partition(s) mirrored",
+                                                                                   x.partitions.size())}
                                    : http::component_health{http::health_status::down,
                                                             x.last_error.empty() ? x.state : x.last_error};
                 return http::component_health{http::health_status::down, "unknown source"};
@@ -448,11 +478,48 @@ int serve(const config::settings& s) {
     }
 
     auto http_addr = s.get_address("floe.http.listen");
-    http::server admin({.host = http_addr.host, .port = http_addr.port});
+    http::server_options http_opts{.host = http_addr.host, .port = http_addr.port};
+    if (s.get_bool("floe.http.tls.enabled")) {
+        auto cert = s.get_optional("floe.tls.cert-file"), key = s.get_optional("floe.tls.key-file");
+        if (!cert || !key) {
+            spdlog::error("'floe.http.tls.enabled' needs 'floe.tls.cert-file' and 'floe.tls.key-file'");
+            return 2;
+        }
+        http_opts.tls = http::tls_files{*cert, *key};
+    }
+    http::server admin(http_opts);
+    // Every HTTP request has a principal for the ACLs: the bearer token's with
+    // floe.http.tokens-file (then only floe.http.open-paths go without one), else User:ANONYMOUS.
+    // A guard on the whole path space, so routes added under any prefix (/v1, /iceberg) are covered.
+    std::vector<std::string> open_paths;
+    for (auto p : std::views::split(s.get_string("floe.http.open-paths"), ','))
+        if (auto v = std::string(p.begin(), p.end()); !v.empty()) open_paths.push_back(v);
+    std::shared_ptr<http::token_guard> tokens;
+    if (auto f = s.get_optional("floe.http.tokens-file")) {
+        tokens = std::make_shared<http::token_guard>(*f, open_paths);
+        if (auto r = tokens->load(); !r) {
+            spdlog::error("invalid value for 'floe.http.tokens-file': {}", r.error().message());
+            return 2;
+        }
+        admin.guard_prefix("", [tokens](http::request& r) { return (*tokens)(r); });
+    } else {
+        admin.guard_prefix("", [](http::request& r) -> std::optional<http::response> {
+            r.principal = "User:ANONYMOUS";
+            return std::nullopt;
+        });
+    }
     http::add_admin_routes(admin, health);
     http::add_ingest_routes(admin, ingest);
-    http::lookup_service lookups(*logs, &lake, &remote);
+    http::lookup_options lookup_opts;
+    lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
+    http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
     lookups.add_routes(admin);
+    if (auto* acl = broker.acl_authorizer())
+        lookups.set_authorizer([acl](const std::string& principal, const std::string& host, const std::string& topic,
+                                     bool read) {
+            return acl->allowed(principal, host, read ? kafka::acl_operation::read : kafka::acl_operation::describe,
+                                kafka::acl_resource::topic, topic);
+        });
     if (auto r = admin.start(); !r) {
         if (r.error().code() == errc::already_exists)
             spdlog::error("{}", address_in_use(s, "floe.http.listen", r.error()));
@@ -471,7 +538,14 @@ int serve(const config::settings& s) {
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    for (;;) {
+        sigwait(&stop_signals, &sig);
+        if (sig != SIGHUP) break;
+        // Certificates renewed on disk: new connections get them, open ones are kept.
+        if (auto r = broker.reload_tls(); !r) spdlog::error("SIGHUP: Kafka TLS kept as before: {}", r.error());
+        if (auto r = admin.reload_tls(); !r) spdlog::error("SIGHUP: HTTP TLS kept as before: {}", r.error());
+        spdlog::info("SIGHUP: TLS certificates re-read");
+    }
     spdlog::info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
     for (auto it = running.rbegin(); it != running.rend(); ++it) {
         spdlog::info("stopping {}", it->name);

@@ -89,6 +89,9 @@ registry::registry() {
     d.push_back(def("floe.sasl.mechanisms", st::string, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
                     "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners, comma-separated: "
                     "SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (PLAIN sends the password: use it over SASL_SSL)"));
+    d.push_back(optional(def("floe.security.super-users", st::string, "",
+                             "Principals allowed every operation whatever the ACLs, semicolon-separated "
+                             "(User:admin;User:ops); ACLs are managed with `floe acls` or CreateAcls/DeleteAcls")));
     d.push_back(bounded(def("floe.kafka.io-threads", st::integer, "0",
                             "Threads serving Kafka connections; 0: one per core (at least 2)"),
                         0, 256));
@@ -131,6 +134,22 @@ registry::registry() {
                             "acks=all waits (Redis WAIT) until this many Redis replicas have each append; "
                             "0: acknowledged once the Redis master has it"),
                         0, 64));
+    d.push_back(bounded(def("floe.log.cleaner.interval", st::duration, "15s",
+                            "Pause between passes of the log cleaner over compacted topics "
+                            "(Kafka's log.cleaner.backoff.ms); 0: no cleaner"),
+                        0, day_ms));
+    d.push_back(def("floe.log.cleaner.io-max-bytes-per-second", st::size, "0",
+                    "Bytes the log cleaner reads and writes per second, all partitions "
+                    "together (log.cleaner.io.max.bytes.per.second); 0: unthrottled"));
+    d.push_back(optional(def("floe.http.tokens-file", st::string, "",
+                             "File of bearer tokens of the HTTP plane, one '<principal> sha256:<hex of SHA-256(token)>' "
+                             "a line; set: every path but floe.http.open-paths needs 'Authorization: Bearer <token>' "
+                             "(401 otherwise), and /v1 obeys that principal's topic ACLs (403)")));
+    d.push_back(def("floe.http.open-paths", st::string, "/metrics,/healthz,/readyz",
+                    "Paths served without a bearer token when floe.http.tokens-file is set, comma-separated"));
+    d.push_back(def("floe.http.tls.enabled", st::boolean, "false",
+                    "Serve the HTTP plane over TLS only, with floe.tls.cert-file and floe.tls.key-file "
+                    "(re-read on SIGHUP)"));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));
@@ -244,7 +263,20 @@ registry::registry() {
                         14, INT32_MAX));
     d.push_back(bounded(def(p + "segment.ms", st::integer, "604800000", "Roll a segment after this many ms"),
                         1, INT64_MAX));
-    d.push_back(choice(p + "cleanup.policy", "delete", {"delete"}, "Only delete is supported"));
+    d.push_back(choice(p + "cleanup.policy", "delete", {"delete", "compact", "delete,compact", "compact,delete"},
+                       "delete: retention removes old segments; compact: the log cleaner keeps the "
+                       "latest record per key; or both"));
+    d.push_back(bounded(def(p + "delete.retention.ms", st::integer, "86400000",
+                            "Compacted topics: how long a tombstone stays once cleaned"),
+                        0, INT64_MAX));
+    d.push_back(bounded(def(p + "min.compaction.lag.ms", st::integer, "0",
+                            "Compacted topics: shortest time a record stays uncompacted"),
+                        0, INT64_MAX));
+    d.push_back(bounded(def(p + "max.compaction.lag.ms", st::integer, "9223372036854775807",
+                            "Compacted topics: longest time a record stays uncompacted"),
+                        1, INT64_MAX));
+    d.push_back(def(p + "min.cleanable.dirty.ratio", st::string, "0.5",
+                    "Compacted topics: dirty share of the log that triggers cleaning (0 to 1)"));
     d.push_back(choice(p + "message.timestamp.type", "CreateTime", {"CreateTime", "LogAppendTime"},
                        "Keep the producer's timestamp or stamp the append time"));
     d.push_back(bounded(def(p + "max.message.bytes", st::integer, "1048588",
@@ -271,18 +303,14 @@ registry::registry() {
         if (s.default_text.empty()) s = optional(std::move(s));
         d.push_back(std::move(s));
     };
-    stored("delete.retention.ms", st::integer, "86400000", 0, INT64_MAX);
     stored("file.delete.delay.ms", st::integer, "60000", 0, INT64_MAX);
     stored("follower.replication.throttled.replicas", st::string, "", 0, 0);
     stored("leader.replication.throttled.replicas", st::string, "", 0, 0);
-    stored("max.compaction.lag.ms", st::integer, "9223372036854775807", 1, INT64_MAX);
     stored("message.downconversion.enable", st::boolean, "true", 0, 0);
     stored("message.format.version", st::string, "3.0-IV1", 0, 0);
     stored("message.timestamp.after.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
     stored("message.timestamp.before.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
     stored("message.timestamp.difference.max.ms", st::integer, "9223372036854775807", 0, INT64_MAX);
-    stored("min.cleanable.dirty.ratio", st::string, "0.5", 0, 0);
-    stored("min.compaction.lag.ms", st::integer, "0", 0, INT64_MAX);
     stored("min.insync.replicas", st::integer, "1", 1, INT32_MAX);
     stored("preallocate", st::boolean, "false", 0, 0);
     stored("segment.index.bytes", st::integer, "10485760", 4, INT32_MAX);

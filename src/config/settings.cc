@@ -1,5 +1,7 @@
 #include "config/settings.h"
 
+#include "config/units.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -99,6 +101,7 @@ constexpr ingest_key ingest_keys[] = {
     {"token", "jetstream"}, {"creds-file", "jetstream"}, {"stream", "jetstream"},
     {"filter-subject", "jetstream"}, {"topic", "jetstream"}, {"mode", "jetstream"},
     {"max-age", "jetstream"}, {"max-messages", "jetstream"}, {"max-bytes", "jetstream"},
+    {"max-local-bytes", ""},
 };
 constexpr std::string_view librdkafka_prefix = "librdkafka.";
 
@@ -131,7 +134,7 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
                     name, source.describe());
     if (ingest_key_type(key).empty())
         return fail(errc::invalid_argument,
-                    "unknown setting '{}' in {}: an ingest source takes type, bootstrap-servers, topics, "
+                    "unknown setting '{}' in {}: an ingest source takes type, max-local-bytes, bootstrap-servers, topics, "
                     "group-id, start, topic-prefix, librdkafka.<property> (kafka) or url, user, password, "
                     "token, creds-file, stream, filter-subject, topic, mode, max-age, max-messages, "
                     "max-bytes (jetstream)",
@@ -143,6 +146,11 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
     if (key == "type" && text != "kafka" && text != "jetstream") return bad("is not one of kafka, jetstream");
     if (key == "start" && text != "earliest" && text != "latest") return bad("is not one of earliest, latest");
     if (key == "mode" && text != "duplicate" && text != "offload") return bad("is not one of duplicate, offload");
+    if ((key == "max-bytes" || key == "max-local-bytes") && (!parse_size(text) || *parse_size(text) <= 0))
+        return bad("is not a positive size (e.g. 64MiB)");
+    if (key == "max-messages" && (!parse_int(text) || *parse_int(text) <= 0)) return bad("is not a positive integer");
+    if (key == "max-age" && (!parse_duration(text) || parse_duration(text)->count() <= 0))
+        return bad("is not a positive duration (e.g. 1s, 500ms)");
     if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream") && text.empty())
         return bad("must not be empty");
     if (key == "topic-prefix" && !text.empty()
@@ -171,16 +179,6 @@ result<void> settings::check_ingest_sources() const {
                             prefix, k, src.sources.at(k).describe(), t, n, type);
         }
         if (type == "jetstream") {
-            if (src.get("mode", "duplicate") != "duplicate")
-                return fail(errc::invalid_argument,
-                            "setting '{}mode' = {}: only mode duplicate is implemented in this build", prefix,
-                            src.get("mode"));
-            for (auto k : {"max-age", "max-messages", "max-bytes"})
-                if (src.values.contains(k))
-                    return fail(errc::invalid_argument,
-                                "setting '{}{}': JetStream thresholds are not implemented in this build (the "
-                                "mirror topic's segment.ms / segment.bytes decide when records go to the lake)",
-                                prefix, k);
             for (auto req : {"url", "stream"})
                 if (src.get(req).empty())
                     return fail(errc::invalid_argument, "jetstream ingest source '{}' needs {}{}", n, prefix, req);

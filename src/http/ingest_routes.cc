@@ -37,6 +37,10 @@ void add_ingest_routes(server& s, const ingest::ingest_engine& engine) {
                 {"last_error", src.last_error.empty() ? nlohmann::json() : nlohmann::json(src.last_error)},
                 {"last_error_ms", src.last_error_ms > 0 ? nlohmann::json(src.last_error_ms) : nlohmann::json()},
                 {"errors", src.errors},
+                {"paused", src.paused},
+                {"pauses", src.pauses},
+                {"local_bytes", src.local_bytes},
+                {"max_local_bytes", src.max_local_bytes},
                 {"partitions", std::move(parts)},
             });
         }

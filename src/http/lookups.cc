@@ -8,6 +8,7 @@
 #include "log/local_tier.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
+#include "tiering/table_maintainer.h"
 
 #include <charconv>
 #include <mutex>
@@ -329,6 +330,8 @@ void lookup_service::add_routes(server& s) {
     });
     s.route_prefix("GET", "/v1/topics/", [this](const request& r) {
         auto parts = split_path(r.path); // v1 topics T ...
+        if (parts.size() >= 4 && _authorize && !_authorize(r.principal, r.client_host, parts[2], true))
+            return response::error(403, fmt::format("{} may not read topic '{}'", r.principal, parts[2]));
         if (parts.size() == 4 && parts[3] == "records") {
             count_request("/v1/topics/{topic}/records");
             if (r.param("key")) return records_by_key(r, parts[2]);
@@ -349,20 +352,37 @@ void lookup_service::add_routes(server& s) {
     });
 }
 
-response lookup_service::topics(const request&) {
+std::string lookup_service::table_state_json(const std::string& topic) {
+    if (!_impl->opts.maintainer) return "null";
+    auto st = _impl->opts.maintainer->state(topic);
+    if (!st) return fmt::format(R"({{"error":"{}"}})", json_escape(st.error().message()));
+    if (!*st) return "null";
+    auto& s = **st;
+    std::string runs;
+    for (auto& r : s.last_runs)
+        runs += fmt::format(R"({}"{}":{{"at_ms":{},"seconds":{:.3f},"ok":{},"detail":"{}"}})", runs.empty() ? "" : ",",
+                            r.kind, r.at_ms, r.seconds, r.ok, json_escape(r.detail));
+    // The same numbers as the floe_table_* gauges (the average printed as /metrics does).
+    return fmt::format(R"({{"data_files":{},"small_data_files":{},"avg_data_file_bytes":{},"snapshots":{},"metadata_bytes":{},"measured_at_ms":{},"last_runs":{{{}}}}})",
+                       s.data_files, s.small_data_files, s.avg_data_file_bytes, s.snapshots, s.metadata_bytes,
+                       s.measured_at_ms, runs);
+}
+
+response lookup_service::topics(const request& r) {
     std::string out = R"({"topics":[)";
     bool first = true;
     for (auto& t : _impl->logs.topics()) {
+        if (_authorize && !_authorize(r.principal, r.client_host, t.name, false)) continue;
         if (!first) out += ',';
         first = false;
         auto table = lake::table_name_for_topic(t.name);
         std::string location;
         if (_impl->lake)
             location = fmt::format("{}/{}/{}", _impl->lake->options().warehouse, _impl->lake->options().ns, table);
-        out += fmt::format(R"({{"name":"{}","id":"{}","remote_storage_enable":{},"table":{{"namespace":"{}","name":"{}","location":"{}"}},"partitions":[)",
+        out += fmt::format(R"({{"name":"{}","id":"{}","remote_storage_enable":{},"table":{{"namespace":"{}","name":"{}","location":"{}","state":{}}},"partitions":[)",
                            json_escape(t.name), t.id.to_string(), t.config.remote_storage_enable,
                            _impl->lake ? json_escape(_impl->lake->options().ns) : "", json_escape(table),
-                           json_escape(location));
+                           json_escape(location), table_state_json(t.name));
         for (int32_t p = 0; p < t.partitions; ++p) {
             auto pl = _impl->logs.partition(t.name, p);
             if (!pl) continue;

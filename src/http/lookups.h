@@ -2,7 +2,9 @@
 
 #include "http/server.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace floe::log {
 class local_tier;
@@ -12,6 +14,7 @@ class iceberg_lake;
 }
 namespace floe::tiering {
 class remote_reader;
+class table_maintainer;
 }
 
 namespace floe::http {
@@ -22,10 +25,13 @@ struct lookup_options {
     size_t max_response_bytes = 8u << 20; ///< stop adding records past this body size
     size_t batch_cache_bytes = 64u << 20; ///< decoded local batches kept for lookups of a few records
     size_t max_scan_records = 1'000'000;  ///< records a time lookup may read to order them (else 400)
+    /// Where /v1/topics gets each table's state (files, snapshots, last maintenance runs);
+    /// nullptr (maintenance disabled): "state" is null.
+    tiering::table_maintainer* maintainer = nullptr;
 };
 
 /// The /v1 lookup API over both tiers:
-///   GET /v1/topics
+///   GET /v1/topics   (each topic's partitions, and its table with the table's state)
 ///   GET /v1/topics/{topic}/partitions/{p}/records?offset=O&limit=N
 ///   GET /v1/topics/{topic}/records?key=K[&all=true]
 ///   GET /v1/topics/{topic}/records?from-ts=T1&to-ts=T2[&limit=N][&after=CURSOR]
@@ -44,6 +50,12 @@ public:
                    lookup_options opts = {});
     ~lookup_service();
     void add_routes(server& s);
+    /// Whether request::principal from request::client_host may read (`read`) or describe a
+    /// topic — the Kafka ACLs (set by `floe serve`); unset: everything is allowed. Records
+    /// need READ (else 403); /v1/topics lists the topics the principal may describe.
+    using topic_authorizer =
+        std::function<bool(const std::string& principal, const std::string& host, const std::string& topic, bool read)>;
+    void set_authorizer(topic_authorizer a) { _authorize = std::move(a); }
 
     response topics(const request& r);
     response records_by_offset(const request& r, const std::string& topic, int32_t partition);
@@ -53,7 +65,10 @@ public:
     struct impl;
 
 private:
+    /// The "state" of a topic's table in /v1/topics (JSON).
+    std::string table_state_json(const std::string& topic);
     std::unique_ptr<impl> _impl;
+    topic_authorizer _authorize;
 };
 
 } // namespace floe::http

@@ -3,12 +3,14 @@
 #include "base/log.h"
 
 #include <asio.hpp>
+#include <asio/ssl.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 
 namespace floe::http {
 
@@ -139,7 +141,40 @@ struct server::impl {
     tcp::acceptor acceptor{io};
     std::vector<std::thread> threads;
     std::atomic<bool> stopped{false};
+    /// The TLS context new connections take (each keeps its own reference); swapped by
+    /// reload_tls under the mutex.
+    std::mutex tls_mu;
+    std::shared_ptr<asio::ssl::context> tls;
+    std::shared_ptr<asio::ssl::context> tls_context() {
+        std::lock_guard lk(tls_mu);
+        return tls;
+    }
 };
+
+namespace {
+result<std::shared_ptr<asio::ssl::context>> make_tls_context(const tls_files& f) {
+    auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+    asio::error_code ec;
+    ctx->use_certificate_chain_file(f.cert_file, ec);
+    if (ec) return fail(errc::invalid_argument, "certificate {}: {}", f.cert_file, ec.message());
+    ctx->use_private_key_file(f.key_file, asio::ssl::context::pem, ec);
+    if (ec) return fail(errc::invalid_argument, "private key {}: {}", f.key_file, ec.message());
+    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1)
+        return fail(errc::invalid_argument, "private key {} does not match certificate {}", f.key_file, f.cert_file);
+    return ctx;
+}
+} // namespace
+
+void server::guard_prefix(std::string prefix, guard g) { _guards.emplace_back(std::move(prefix), std::move(g)); }
+
+result<void> server::reload_tls() {
+    if (!_opts.tls) return {};
+    auto ctx = FLOE_TRY(make_tls_context(*_opts.tls));
+    std::lock_guard lk(_impl->tls_mu);
+    _impl->tls = std::move(ctx);
+    return {};
+}
 
 server::server(server_options opts) : _impl(std::make_unique<impl>()), _opts(std::move(opts)) {}
 
@@ -152,7 +187,16 @@ void server::route_prefix(std::string method, std::string prefix, handler h) {
     _routes.push_back({std::move(method), std::move(prefix), true, std::move(h)});
 }
 
-response server::dispatch(const request& r) const {
+response server::dispatch(request r) const {
+    const guard* g = nullptr;
+    size_t g_len = 0;
+    for (auto& [prefix, fn] : _guards)
+        if (r.path.starts_with(prefix) && (!g || prefix.size() > g_len)) {
+            g = &fn;
+            g_len = prefix.size();
+        }
+    if (g)
+        if (auto refused = (*g)(r)) return std::move(*refused);
     const route_entry* best = nullptr;
     bool path_known = false;
     std::string_view method = r.method == "HEAD" ? std::string_view("GET") : std::string_view(r.method);
@@ -178,7 +222,11 @@ response server::dispatch(const request& r) const {
 
 namespace {
 
-asio::awaitable<void> serve_connection(tcp::socket sock, const server& srv, server_options opts) {
+// Parameters by reference into the caller's frame (the caller awaits this coroutine): g++ 12
+// mishandles non-trivial temporaries and by-value parameters of nested coroutine calls.
+template<typename Stream>
+asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_host, const server& srv,
+                                       const server_options& opts) {
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer timer(ex);
     std::string buf;
@@ -204,6 +252,7 @@ asio::awaitable<void> serve_connection(tcp::socket sock, const server& srv, serv
             co_return;
         }
         request req = std::move(*parsed);
+        req.client_host = client_host;
         buf.erase(0, n);
         size_t body_len = 0;
         if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
@@ -237,14 +286,44 @@ asio::awaitable<void> serve_connection(tcp::socket sock, const server& srv, serv
         buf.erase(0, body_len);
 
         bool keep_alive = req.headers["connection"] != "close";
-        auto resp = srv.dispatch(req);
+        auto resp = srv.dispatch(req); // a copy: `keep_alive` and HEAD are read below
         auto out = serialize(resp, keep_alive, req.method == "HEAD");
         auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(out), use_tuple);
         if (wec || !keep_alive) co_return;
     }
 }
 
-asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, server_options opts) {
+asio::awaitable<void> serve_plain(tcp::socket sock, const server& srv, server_options opts) {
+    asio::error_code ec;
+    auto ep = sock.remote_endpoint(ec);
+    const std::string host = ec ? std::string() : ep.address().to_string();
+    co_await serve_connection(sock, host, srv, opts);
+}
+
+/// A TLS connection: the handshake bounded by the idle timeout, then the same loop. A failed
+/// handshake (plaintext client, untrusted peer) closes this connection only.
+asio::awaitable<void> serve_tls(tcp::socket sock, std::shared_ptr<asio::ssl::context> ctx, const server& srv,
+                                server_options opts) {
+    asio::error_code ec;
+    auto ep = sock.remote_endpoint(ec);
+    std::string host = ec ? std::string() : ep.address().to_string();
+    asio::ssl::stream<tcp::socket> stream(std::move(sock), *ctx);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    timer.expires_after(opts.idle_timeout);
+    auto hs = co_await (stream.async_handshake(asio::ssl::stream_base::server, use_tuple) || timer.async_wait(use_tuple));
+    if (hs.index() == 1 || std::get<0>(std::get<0>(hs))) {
+        spdlog::warn("http TLS handshake with {} failed: {}", host,
+                     hs.index() == 1 ? std::string("timed out") : std::get<0>(std::get<0>(hs)).message());
+        co_return;
+    }
+    co_await serve_connection(stream, host, srv, opts);
+    // close_notify, bounded: a peer that neither answers nor closes must not hold the socket.
+    timer.expires_after(std::chrono::seconds(2));
+    co_await (stream.async_shutdown(use_tuple) || timer.async_wait(use_tuple));
+}
+
+asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, server_options opts,
+                                  std::function<std::shared_ptr<asio::ssl::context>()> tls) {
     for (;;) {
         auto [ec, sock] = co_await acceptor.async_accept(use_tuple);
         if (ec) {
@@ -252,13 +331,18 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, se
             spdlog::warn("http accept failed: {}", ec.message());
             continue;
         }
-        asio::co_spawn(acceptor.get_executor(), serve_connection(std::move(sock), srv, opts), asio::detached);
+        if (auto ctx = tls ? tls() : nullptr)
+            asio::co_spawn(acceptor.get_executor(), serve_tls(std::move(sock), std::move(ctx), srv, opts),
+                           asio::detached);
+        else
+            asio::co_spawn(acceptor.get_executor(), serve_plain(std::move(sock), srv, opts), asio::detached);
     }
 }
 
 } // namespace
 
 result<void> server::start() {
+    if (_opts.tls && !_impl->tls_context()) FLOE_TRY_CTX(reload_tls(), "HTTP TLS");
     asio::error_code ec;
     auto addr = asio::ip::make_address(_opts.host, ec);
     if (ec) return fail(errc::invalid_argument, "http listen host '{}' is not an IP address", _opts.host);
@@ -272,7 +356,9 @@ result<void> server::start() {
         return fail(ec == asio::error::address_in_use ? errc::already_exists : errc::unavailable,
                     "cannot listen for HTTP on {}:{}: {}", _opts.host, _opts.port, ec.message());
     _port = a.local_endpoint().port();
-    asio::co_spawn(_impl->io, accept_loop(a, *this, _opts), asio::detached);
+    std::function<std::shared_ptr<asio::ssl::context>()> tls;
+    if (_opts.tls) tls = [this] { return _impl->tls_context(); };
+    asio::co_spawn(_impl->io, accept_loop(a, *this, _opts, std::move(tls)), asio::detached);
     for (size_t i = 0; i < std::max<size_t>(1, _opts.threads); ++i)
         _impl->threads.emplace_back([this] { _impl->io.run(); });
     return {};

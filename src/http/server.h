@@ -21,6 +21,9 @@ struct request {
     std::multimap<std::string, std::string> query; ///< decoded query parameters
     std::map<std::string, std::string> headers;  ///< names lower-cased
     std::string body;
+    std::string client_host; ///< the peer's address ("127.0.0.1")
+    /// Who sent it, as a guard established ("User:alice"); empty when no guard applied.
+    std::string principal;
 
     std::optional<std::string> param(const std::string& name) const;
 };
@@ -38,6 +41,15 @@ struct response {
 
 /// Handlers run on the server's I/O threads: they must not block for long.
 using handler = std::function<response(const request&)>;
+/// Runs before routing (authentication): returns the answer to send instead (401, 403), or
+/// nothing to go on; may set request::principal. Must be thread-safe.
+using guard = std::function<std::optional<response>(request&)>;
+
+/// TLS of the HTTP plane: PEM certificate chain and key (TLS 1.2 at least).
+struct tls_files {
+    std::string cert_file;
+    std::string key_file;
+};
 
 struct server_options {
     std::string host = "127.0.0.1";
@@ -46,6 +58,7 @@ struct server_options {
     size_t max_header_bytes = 16 * 1024;
     size_t max_body_bytes = 1024 * 1024;
     std::chrono::milliseconds idle_timeout{30'000};
+    std::optional<tls_files> tls; ///< set: HTTPS only (a plaintext request is refused)
 };
 
 /// A small HTTP/1.1 server (keep-alive, Content-Length bodies, no chunked uploads) for the admin
@@ -61,6 +74,9 @@ public:
     /// Exact path match for a method; the longest matching prefix route wins otherwise.
     void route(std::string method, std::string path, handler h);
     void route_prefix(std::string method, std::string prefix, handler h);
+    /// Guards every request whose path starts with `prefix` ("" for all); the longest prefix
+    /// wins, so a route added later under a guarded prefix (e.g. /iceberg) is guarded too.
+    void guard_prefix(std::string prefix, guard g);
 
     /// Binds and starts serving; fails with errc::already_exists when the address is taken,
     /// errc::unavailable when it cannot be bound otherwise.
@@ -69,8 +85,12 @@ public:
     uint16_t port() const noexcept { return _port; }
     /// Stops accepting, closes connections, joins threads. Idempotent.
     void stop();
+    /// Re-reads the TLS certificate and key (SIGHUP): new connections use them, open ones keep
+    /// theirs. On failure the old ones stay. No-op without TLS.
+    result<void> reload_tls();
 
-    response dispatch(const request& r) const;
+    /// The guard, then the route, of `r`.
+    response dispatch(request r) const;
 
 private:
     struct impl;
@@ -82,6 +102,7 @@ private:
         handler h;
     };
     std::vector<route_entry> _routes;
+    std::vector<std::pair<std::string, guard>> _guards;
     uint16_t _port = 0;
 };
 

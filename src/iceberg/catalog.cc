@@ -216,7 +216,9 @@ result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const 
     if (path.starts_with("sqlite://")) path = path.substr(9);
     else if (path.starts_with("jdbc:sqlite:")) path = path.substr(12);
     else if (path.find("://") != std::string::npos)
-        return fail(errc::unsupported, "catalog uri {} (sqlite:// or postgresql://)", uri);
+        // Only the scheme: the rest may hold a password.
+        return fail(errc::unsupported, "catalog uri scheme '{}://' (sqlite:// or postgresql://)",
+                    path.substr(0, path.find("://")));
     auto c = FLOE_TRY(sqlite_catalog::open(path, catalog_name));
     return std::unique_ptr<catalog>(std::move(c));
 }

@@ -16,7 +16,7 @@ namespace floe::ingest {
 /// Threads: start/stop from one thread; status() from any.
 class ingest_engine {
 public:
-    ingest_engine(const config::settings& s, log::local_tier& logs);
+    ingest_engine(const config::settings& s, log::local_tier& logs, ingest_hooks hooks = {});
     ~ingest_engine();
     /// Starts every source; the first that cannot start stops start-up (its error names it).
     /// Registers the floe_ingest_* metrics (computed at scrape time from status()).

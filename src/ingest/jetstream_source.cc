@@ -1,5 +1,6 @@
 #include "ingest/jetstream_source.h"
 
+#include "config/units.h"
 #include "log/batch_builder.h"
 
 #include <nats/nats.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +28,16 @@ constexpr int64_t fetch_timeout_ms = 500;
 // nothing for this long, the subscription is recreated at the mirror's log end.
 constexpr int64_t stall_ms = 3000;
 constexpr int64_t info_interval_ms = 1000;
+// A fetch that reports a timeout well before its own timeout got the 408 status of an earlier,
+// expired pull request (libnats 3.4.1 does not tell its requests apart; fixed in 3.6.1 by a
+// per-fetch reply subject): it is not a timeout of this fetch, so fetch again at once. After
+// this many in a row the subscription (and its inbox) is recreated.
+constexpr int early_timeouts_before_resubscribe = 20;
+constexpr int64_t purge_interval_ms = 200;
+// Work-queue streams: messages are acked only once committed to Iceberg, which may take long.
+constexpr int64_t workqueue_ack_wait_ns = 3600ll * 1'000'000'000;
+constexpr int64_t workqueue_max_ack_pending = 1'000'000;
+constexpr int64_t paused_sleep_ms = 100;
 } // namespace
 
 struct jetstream_source::impl {
@@ -41,6 +53,21 @@ struct jetstream_source::impl {
     std::atomic<bool> stopping{false};
     int64_t last_progress_ms = 0;
     int64_t last_info_ms = 0;
+    int early_timeouts = 0;
+
+    // mode=offload and thresholds
+    bool offload = false;
+    bool workqueue = false;          // the stream's retention is WorkQueue: ack, not purge
+    int64_t max_age_ms = 0, max_messages = 0, max_bytes = 0; // 0: not set
+    int64_t budget = 0;
+    int64_t seg_id = -1;             // active segment being tracked for the thresholds
+    int64_t seg_first_ms = 0;        // when its first message was appended (or first seen)
+    int64_t seg_msgs = 0;
+    int64_t purged_to = 0;           // offsets below this were purged from the stream
+    int64_t stream_last = 0;         // the stream's last sequence, last seen
+    int64_t last_purge_ms = 0;
+    std::map<int64_t, std::string> pending_acks; // work-queue: offset -> reply subject, not yet acked
+    bool paused = false;
 
     mutable std::mutex mu;
     source_status st;
@@ -103,7 +130,9 @@ struct jetstream_source::impl {
             return fail(errc::unavailable, "stream {} on {}: {} (JetStream error {})", stream, self._cfg.get("url"),
                         natsStatus_GetText(s), int(ec));
         int64_t last = int64_t(si->State.LastSeq);
+        stream_last = last;
         if (only_subject && si->Config && si->Config->SubjectsLen == 1) *only_subject = si->Config->Subjects[0];
+        if (si->Config) workqueue = si->Config->Retention == js_WorkQueuePolicy;
         jsStreamInfo_Destroy(si);
         return last;
     }
@@ -118,34 +147,74 @@ struct jetstream_source::impl {
             return fail(errc::invalid_argument,
                         "stream {} has several subjects: set floe.ingest.sources.{}.filter-subject", stream,
                         self._cfg.name);
+        if (workqueue && !offload)
+            return fail(errc::invalid_argument,
+                        "stream {} is a work queue: acknowledging removes messages, so it can only be mirrored "
+                        "with floe.ingest.sources.{}.mode=offload",
+                        stream, self._cfg.name);
         jsSubOptions so;
         jsSubOptions_Init(&so);
         so.Stream = stream.c_str();
-        so.Config.AckPolicy = js_AckAll;
-        so.Config.MaxAckPending = 20000;
         int64_t end = plog->log_end_offset()();
-        if (end > 0) {
-            so.Config.DeliverPolicy = js_DeliverByStartSequence;
-            so.Config.OptStartSeq = uint64_t(end) + 1;
-        } else {
-            so.Config.DeliverPolicy = js_DeliverAll;
-        }
         jsErrCode ec = jsErrCode(0);
-        natsStatus s = js_PullSubscribe(&sub, js, subj.c_str(), nullptr, nullptr, &so, &ec);
+        natsStatus s = NATS_OK;
+        std::string durable = "floe-" + self._cfg.name;
+        if (workqueue) {
+            // A durable consumer acked explicitly, once each message is in Iceberg. It is made
+            // afresh at every (re)subscription from the first message still in the stream (the
+            // ones not acked yet): a consumer left by a crashed process would keep their
+            // deliveries pending for the whole ack wait. Messages already mirrored are only
+            // acked when committed.
+            jsErrCode dec = jsErrCode(0);
+            (void)js_DeleteConsumer(js, stream.c_str(), durable.c_str(), nullptr, &dec);
+            pending_acks.clear();
+            so.Config.Durable = durable.c_str();
+            so.Config.AckPolicy = js_AckExplicit;
+            so.Config.AckWait = workqueue_ack_wait_ns;
+            so.Config.MaxAckPending = workqueue_max_ack_pending;
+            so.Config.DeliverPolicy = js_DeliverAll;
+            s = js_PullSubscribe(&sub, js, subj.c_str(), durable.c_str(), nullptr, &so, &ec);
+        } else {
+            so.Config.AckPolicy = js_AckAll;
+            so.Config.MaxAckPending = 20000;
+            if (end > 0) {
+                so.Config.DeliverPolicy = js_DeliverByStartSequence;
+                so.Config.OptStartSeq = uint64_t(end) + 1;
+            } else {
+                so.Config.DeliverPolicy = js_DeliverAll;
+            }
+            s = js_PullSubscribe(&sub, js, subj.c_str(), nullptr, nullptr, &so, &ec);
+        }
         if (s != NATS_OK)
             return fail(errc::unavailable, "pull consumer on stream {} subject {}: {} (JetStream error {})", stream,
                         subj, natsStatus_GetText(s), int(ec));
-        spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
-                     topic, end > 0 ? end + 1 : 1);
+        early_timeouts = 0;
+        purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
+        if (workqueue)
+            spdlog::info("ingest {}: mirroring work queue {} ({}) into {}-0 from its first message not acked (durable "
+                         "consumer {}; the mirror holds up to sequence {})",
+                         self._cfg.name, stream, subj, topic, durable, end);
+        else
+            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
+                         topic, end > 0 ? end + 1 : 1);
         last_progress_ms = now_ms();
         return {};
     }
 
     result<void> ensure_topic() {
         auto info = self._logs.topic(topic);
-        if (!info) info = FLOE_TRY_CTX(self._logs.create_topic(topic, 1, {}, false, mirror_of), "creating mirror topic {}", topic);
+        // Offload mode only removes what Iceberg holds: its mirror goes to the lake.
+        log::config_map overrides;
+        if (offload) overrides["remote.storage.enable"] = "true";
+        if (!info)
+            info = FLOE_TRY_CTX(self._logs.create_topic(topic, 1, overrides, false, mirror_of), "creating mirror topic {}",
+                                topic);
         else if (info->mirror_of != mirror_of)
             return fail(errc::already_exists, "topic {} exists and is not the mirror of source {}", topic, self._cfg.name);
+        if (offload && !info->config.remote_storage_enable)
+            return fail(errc::invalid_argument,
+                        "mode=offload needs the mirror topic {} to go to Iceberg: set its remote.storage.enable=true",
+                        topic);
         plog = self._logs.partition(topic, 0);
         if (!plog) return fail(errc::not_found, "mirror topic {} has no partition 0", topic);
         std::lock_guard g(mu);
@@ -174,6 +243,8 @@ struct jetstream_source::impl {
             int64_t ts = md->Timestamp / 1'000'000;
             jsMsgMetaData_Destroy(md);
             last_msg = m;
+            if (workqueue)
+                if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
             if (off < floor || off <= last) continue;
             std::vector<std::string> store;
             std::vector<log::batch_builder::header> hdrs;
@@ -223,6 +294,7 @@ struct jetstream_source::impl {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
             if (r.status != log::append_status::ok)
                 return fail(errc::internal, "appending to {}-0: {}: {}", topic, log::to_string(r.status), r.message);
+            track_active(n, now_ms());
             std::lock_guard g(mu);
             auto& ps = st.partitions.front();
             ps.records += n;
@@ -231,9 +303,120 @@ struct jetstream_source::impl {
             ps.source_end = std::max(ps.source_end, last + 1);
             last_progress_ms = now_ms();
         }
-        // Acknowledged only once appended (duplicate mode keeps the messages in NATS anyway).
-        if (last_msg) natsMsg_Ack(last_msg, nullptr);
+        // Acknowledged only once appended (duplicate mode keeps the messages in NATS anyway);
+        // a work queue's messages are acked one by one once in Iceberg (settle_offload).
+        if (last_msg && !workqueue) natsMsg_Ack(last_msg, nullptr);
         return {};
+    }
+
+    bool thresholds() const { return max_age_ms > 0 || max_messages > 0 || max_bytes > 0; }
+
+    // Follows the active segment for the thresholds: `added` messages were just appended.
+    void track_active(int64_t added, int64_t now) {
+        if (!thresholds()) return;
+        auto segs = plog->segments();
+        if (segs.empty()) return;
+        auto& a = segs.back();
+        if (a.sealed || a.empty()) return;
+        if (a.id() != seg_id) {
+            // A new active segment (or one found at start): counted from here.
+            seg_id = a.id();
+            seg_first_ms = now;
+            seg_msgs = added > 0 ? 0 : a.next_offset() - a.base_offset();
+        }
+        seg_msgs += added;
+    }
+
+    // Seals the active segment when a threshold is reached (whichever comes first), so the
+    // storage worker lands it in Iceberg.
+    void maybe_seal(int64_t now) {
+        if (!thresholds() || !plog) return;
+        track_active(0, now);
+        auto segs = plog->segments();
+        if (segs.empty()) return;
+        auto& a = segs.back();
+        if (a.sealed || a.empty() || a.id() != seg_id) return;
+        const char* why = nullptr;
+        if (max_messages > 0 && seg_msgs >= max_messages) why = "max-messages";
+        else if (max_bytes > 0 && int64_t(a.size_bytes) >= max_bytes) why = "max-bytes";
+        else if (max_age_ms > 0 && now - seg_first_ms >= max_age_ms) why = "max-age";
+        if (!why) return;
+        if (auto r = plog->roll(); !r) {
+            set_error(fmt::format("sealing a segment of {}-0 ({}): {}", topic, why, r.error().message()));
+            return;
+        }
+        spdlog::info("ingest {}: segment {} of {}-0 sealed by {} ({} messages, {} bytes)", self._cfg.name, a.id(),
+                      topic, why, seg_msgs, a.size_bytes);
+        seg_id = -1;
+        seg_msgs = 0;
+        if (self._hooks.sealed) self._hooks.sealed();
+    }
+
+    // mode=offload: removes from the stream what the table has committed (the partition's
+    // offloaded-up-to marker moves only after an Iceberg commit): a purge up to it on a limits
+    // (or interest) stream, acks of the messages below it on a work queue.
+    void settle_offload(int64_t now) {
+        if (!offload || !plog || !js) return;
+        // The stream's last message stays until a later one arrives, even once committed: a
+        // nats-server 2.9 file store emptied entirely and then killed hard can come back with
+        // its sequences reset (nats-server PRs 2753, 6789, 7676), and new messages would then
+        // reuse sequences the mirror already holds.
+        const int64_t marker = std::min(plog->offloaded_up_to()(), stream_last - 1);
+        if (workqueue) {
+            bool sent = false;
+            while (!pending_acks.empty() && pending_acks.begin()->first < marker) {
+                auto& reply = pending_acks.begin()->second;
+                if (natsConnection_PublishString(nc, reply.c_str(), "+ACK") != NATS_OK) break;
+                pending_acks.erase(pending_acks.begin());
+                sent = true;
+            }
+            if (sent) (void)natsConnection_FlushTimeout(nc, 2000);
+            purged_to = std::max(purged_to, marker);
+            return;
+        }
+        if (marker <= purged_to || now - last_purge_ms < purge_interval_ms) return;
+        last_purge_ms = now;
+        jsOptions o;
+        jsOptions_Init(&o);
+        if (!subject.empty()) o.Stream.Purge.Subject = subject.c_str();
+        o.Stream.Purge.Sequence = uint64_t(marker) + 1; // sequences up to marker = offsets below it
+        jsErrCode ec = jsErrCode(0);
+        natsStatus s = js_PurgeStream(js, stream.c_str(), &o, &ec);
+        if (s != NATS_OK) {
+            set_error(fmt::format("purging stream {} below sequence {}: {} (JetStream error {})", stream, marker + 1,
+                                  natsStatus_GetText(s), int(ec)));
+            return;
+        }
+        spdlog::debug("ingest {}: stream {} purged below sequence {} (committed to Iceberg)", self._cfg.name, stream,
+                      marker + 1);
+        purged_to = marker;
+    }
+
+    // Backpressure: true (and the state says so) while the mirror holds more bytes not yet in
+    // Iceberg than the budget.
+    bool over_budget() {
+        int64_t bytes = plog ? unoffloaded_bytes(*plog) : 0;
+        bool over = bytes > budget;
+        std::lock_guard g(mu);
+        st.local_bytes = bytes;
+        if (over && !paused) {
+            spdlog::warn("ingest {}: {} bytes of {}-0 not yet in Iceberg, above max-local-bytes={}: consumption "
+                         "paused until the lake catches up",
+                         self._cfg.name, bytes, topic, budget);
+            ++st.pauses;
+        } else if (!over && paused) {
+            spdlog::info("ingest {}: {} bytes not yet in Iceberg, consumption resumes", self._cfg.name, bytes);
+        }
+        paused = over;
+        st.paused = over;
+        if (over) st.state = "paused";
+        else if (st.state == "paused") st.state = "running";
+        return over;
+    }
+
+    // Shorter fetches with a short max-age, so a segment is sealed close to its age.
+    int64_t fetch_timeout() const {
+        return max_age_ms > 0 ? std::clamp<int64_t>(max_age_ms / 4, 50, fetch_timeout_ms) : fetch_timeout_ms;
     }
 
     void run() {
@@ -261,39 +444,72 @@ struct jetstream_source::impl {
                 backoff = 200;
                 set_running();
             }
-            natsMsgList list{};
-            jsErrCode ec = jsErrCode(0);
-            natsStatus s = natsSubscription_Fetch(&list, sub, fetch_batch, fetch_timeout_ms, &ec);
-            if (s == NATS_OK) {
-                auto r = append(list);
-                natsMsgList_Destroy(&list);
-                if (!r) {
-                    set_error(r.error().message());
-                    // Start again at the mirror's end: nothing is skipped or doubled.
+            maybe_seal(now_ms());
+            settle_offload(now_ms());
+            if (over_budget()) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(paused_sleep_ms));
+                last_progress_ms = now_ms(); // not a stall: nothing was asked for
+            } else {
+                natsMsgList list{};
+                jsErrCode ec = jsErrCode(0);
+                const int64_t t0 = now_ms();
+                natsStatus s = natsSubscription_Fetch(&list, sub, fetch_batch, fetch_timeout(), &ec);
+                if (s == NATS_OK) {
+                    early_timeouts = 0;
+                    auto r = append(list);
+                    natsMsgList_Destroy(&list);
+                    if (!r) {
+                        set_error(r.error().message());
+                        // Start again at the mirror's end: nothing is skipped or doubled.
+                        natsSubscription_Destroy(sub);
+                        sub = nullptr;
+                        continue;
+                    }
+                    if (!paused) set_running();
+                } else if (s == NATS_TIMEOUT) {
+                    if (now_ms() - t0 >= fetch_timeout() / 2) early_timeouts = 0; // a real timeout
+                    else if (++early_timeouts >= early_timeouts_before_resubscribe) {
+                        spdlog::info("ingest {}: {} fetches in a row ended at once with a timeout (stale pull "
+                                     "statuses, libnats < 3.6.1): recreating the pull consumer",
+                                     self._cfg.name, early_timeouts);
+                        natsSubscription_Destroy(sub);
+                        sub = nullptr;
+                        continue;
+                    }
+                } else {
+                    natsMsgList_Destroy(&list);
+                    set_error(fmt::format("fetching from stream {}: {}", stream, natsStatus_GetText(s)));
                     natsSubscription_Destroy(sub);
                     sub = nullptr;
                     continue;
                 }
-                set_running();
-            } else if (s != NATS_TIMEOUT) {
-                natsMsgList_Destroy(&list);
-                set_error(fmt::format("fetching from stream {}: {}", stream, natsStatus_GetText(s)));
-                natsSubscription_Destroy(sub);
-                sub = nullptr;
-                continue;
             }
             auto now = now_ms();
             if (now - last_info_ms >= info_interval_ms) {
                 last_info_ms = now;
                 auto end = stream_end();
                 if (!end) {
+                    // Subscribe again once the stream answers (and purge again: a server that
+                    // restarted may have lost a purge it acknowledged).
                     set_error(end.error().message());
+                    natsSubscription_Destroy(sub);
+                    sub = nullptr;
                     continue;
                 }
                 int64_t local = plog->log_end_offset()();
                 {
                     std::lock_guard g(mu);
                     st.partitions.front().source_end = *end;
+                }
+                if (*end < local) {
+                    // Sequences the mirror holds were handed out again: the server lost messages
+                    // it had acknowledged. New messages at those sequences cannot be mirrored at
+                    // their sequence; say so loudly (mirroring goes on above the mirror's end).
+                    set_error(fmt::format("stream {} went back: its last sequence is {} but the mirror holds sequences "
+                                          "up to {}; the server lost acknowledged messages (a hard kill of a "
+                                          "nats-server file store?) and messages now published at sequences {}..{} "
+                                          "are not mirrored",
+                                          stream, *end, local, *end + 1, local));
                 }
                 if (*end > local && now - last_progress_ms > stall_ms) {
                     spdlog::info("ingest {}: stream {} is at {} and the mirror at {} with no message for {} ms: "
@@ -308,10 +524,11 @@ struct jetstream_source::impl {
     }
 };
 
-jetstream_source::jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs)
-    : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
+jetstream_source::jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs, ingest_hooks hooks)
+    : _cfg(std::move(cfg)), _logs(logs), _hooks(std::move(hooks)), _impl(std::make_unique<impl>(*this)) {
     _impl->st.name = _cfg.name;
     _impl->st.type = "jetstream";
+    _impl->st.max_local_bytes = max_local_bytes_of(_cfg);
     _impl->st.state = "stopped";
 }
 
@@ -323,14 +540,25 @@ result<void> jetstream_source::start() {
     I.topic = _cfg.get("topic", I.stream);
     I.subject = _cfg.get("filter-subject");
     I.mirror_of = "jetstream:" + _cfg.name;
+    I.offload = _cfg.get("mode", "duplicate") == "offload";
+    I.budget = max_local_bytes_of(_cfg);
+    // Validated by config (positive values); read again here.
+    if (auto v = _cfg.get("max-age"); !v.empty())
+        I.max_age_ms = FLOE_TRY_CTX(config::parse_duration(v), "setting 'floe.ingest.sources.{}.max-age'", _cfg.name).count();
+    if (auto v = _cfg.get("max-messages"); !v.empty())
+        I.max_messages = FLOE_TRY_CTX(config::parse_int(v), "setting 'floe.ingest.sources.{}.max-messages'", _cfg.name);
+    if (auto v = _cfg.get("max-bytes"); !v.empty())
+        I.max_bytes = FLOE_TRY_CTX(config::parse_size(v), "setting 'floe.ingest.sources.{}.max-bytes'", _cfg.name);
     FLOE_TRY_CTX(log::local_tier::validate_topic_name(I.topic), "setting 'floe.ingest.sources.{}.topic'", _cfg.name);
     {
         std::lock_guard g(I.mu);
         I.st.state = "starting";
     }
     I.thread = std::thread([this] { _impl->run(); });
-    spdlog::info("ingest {}: jetstream source {} stream={} topic={} mode=duplicate", _cfg.name, _cfg.get("url"),
-                 I.stream, I.topic);
+    spdlog::info("ingest {}: jetstream source {} stream={} topic={} mode={} max-age={} max-messages={} max-bytes={} "
+                 "max-local-bytes={}",
+                 _cfg.name, _cfg.get("url"), I.stream, I.topic, I.offload ? "offload" : "duplicate",
+                 _cfg.get("max-age", "-"), _cfg.get("max-messages", "-"), _cfg.get("max-bytes", "-"), I.budget);
     return {};
 }
 

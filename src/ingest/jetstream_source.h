@@ -10,16 +10,21 @@
 
 namespace floe::ingest {
 
-/// A NATS JetStream source in `duplicate` mode: the stream's messages are copied into the
-/// one-partition mirror topic `topic` (offset = stream sequence - 1, key = subject, value =
-/// payload, headers = NATS headers, timestamp = the stream's stored time) and stay in NATS.
-/// Read through an ephemeral pull consumer created at the mirror's log end (sequence = log end
-/// + 1; everything when the mirror is empty), acknowledged (AckAll) after each append.
+/// A NATS JetStream source: the stream's messages are copied into the one-partition mirror topic
+/// `topic` (offset = stream sequence - 1, key = subject, value = payload, headers = NATS
+/// headers, timestamp = the stream's stored time). `duplicate` keeps them in NATS; `offload`
+/// removes them once the Iceberg table holds them (purge below the mirror's offloaded marker;
+/// on a work queue, explicit acks of a durable consumer), the stream's last message excepted.
+/// `max-age` / `max-messages` / `max-bytes` seal the mirror's active segment and wake the
+/// storage worker; above `max-local-bytes` not yet in Iceberg, fetching pauses.
+/// Limits streams are read through an ephemeral pull consumer created at the mirror's log end
+/// (sequence = log end + 1; everything when the mirror is empty), acknowledged (AckAll) after
+/// each append.
 ///
 /// Threads: start() spawns the fetch thread; status() is safe from any thread; stop() joins.
 class jetstream_source {
 public:
-    jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs);
+    jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs, ingest_hooks hooks = {});
     ~jetstream_source();
     jetstream_source(const jetstream_source&) = delete;
     jetstream_source& operator=(const jetstream_source&) = delete;
@@ -34,6 +39,7 @@ public:
 private:
     config::settings::ingest_source _cfg;
     log::local_tier& _logs;
+    ingest_hooks _hooks;
     std::unique_ptr<impl> _impl;
 };
 

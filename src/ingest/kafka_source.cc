@@ -1,5 +1,6 @@
 #include "ingest/kafka_source.h"
 
+#include "config/units.h"
 #include "log/batch_builder.h"
 
 #include <librdkafka/rdkafka.h>
@@ -30,6 +31,7 @@ struct pending_batches {
     bool open = false;
     int64_t last = -1;
     int64_t last_ts = -1;
+    int64_t floor = -1; ///< the mirror's log end when the round's first record came (-1: not yet)
     size_t records = 0;
 };
 
@@ -86,9 +88,13 @@ struct kafka_source::impl {
         std::shared_ptr<log::local_partition> log;
         int64_t committed = -1; // last offset committed to the source group
     };
-    std::map<std::pair<std::string, int32_t>, assigned> parts; // consumer thread only
+    std::map<std::pair<std::string, int32_t>, assigned> parts; // owned partitions; consumer thread only
+    std::map<std::pair<std::string, int32_t>, pending_batches> pend; // this poll round's records
+    std::vector<std::string> subscribed; // source topics the consumer is subscribed to
     int64_t last_metadata_ms = 0;
     int64_t last_commit_ms = 0;
+    int64_t budget = default_max_local_bytes;
+    bool paused = false;
 
     void set_error(std::string msg) {
         std::lock_guard g(mu);
@@ -102,7 +108,7 @@ struct kafka_source::impl {
     }
     void set_running() {
         std::lock_guard g(mu);
-        st.state = "running";
+        st.state = paused ? "paused" : "running";
         st.last_error.clear();
     }
 
@@ -124,8 +130,20 @@ struct kafka_source::impl {
         FLOE_TRY(set("enable.partition.eof", "false", key("group-id")));
         FLOE_TRY(set("auto.offset.reset", self._cfg.get("start", "earliest"), key("start")));
         FLOE_TRY(set("client.id", "floe-ingest-" + self._cfg.name, key("group-id")));
+        // A deep prefetch queue: librdkafka 2.0 postpones a partition's next fetch by 1 s each
+        // time its queue is above queued.min.messages (100,000 by default), which capped a
+        // mirror at about 100,000 records/s.
+        FLOE_TRY(set("queued.min.messages", "1000000", key("group-id")));
+        FLOE_TRY(set("queued.max.messages.kbytes", "262144", key("group-id")));
+        // New source partitions and topics are seen within seconds (librdkafka's default is 5 min).
+        FLOE_TRY(set("topic.metadata.refresh.interval.ms", std::to_string(metadata_interval_ms), key("group-id")));
         for (auto& [k, v] : self._cfg.values)
             if (k.starts_with("librdkafka.")) FLOE_TRY(set(k.substr(11), v, key(k)));
+        rd_kafka_conf_set_opaque(conf, this);
+        rd_kafka_conf_set_rebalance_cb(conf, [](rd_kafka_t* h, rd_kafka_resp_err_t e,
+                                                rd_kafka_topic_partition_list_t* l, void* opaque) {
+            static_cast<impl*>(opaque)->rebalance(h, e, l);
+        });
         rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
         if (!rk) {
             rd_kafka_conf_destroy(conf);
@@ -135,8 +153,117 @@ struct kafka_source::impl {
         return {};
     }
 
-    // Finds the source topics, creates or grows their mirrors and assigns new partitions at the
-    // mirrors' log ends.
+    // Where an owned partition's mirror resumes: its own log end, or the table's committed
+    // position when higher (another instance owned the partition and offloaded past this one's
+    // mirror); 0 when both are 0 (then the group's committed offset, else `start`). The table is
+    // only asked for mirrors that go to the lake; when it cannot be asked, the log end is used
+    // (the lake writer drops rows below its committed position, so nothing lands twice).
+    int64_t resume_offset(const std::string& local, int32_t p, log::local_partition& plog) {
+        int64_t from = plog.log_end_offset()();
+        if (plog.config().remote_storage_enable && self._hooks.lake_position) {
+            if (auto t = self._hooks.lake_position(local, p); !t)
+                set_error(fmt::format("reading the committed position of {}-{} from its table: {} (resuming from the "
+                                      "mirror's end {})",
+                                      local, p, t.error().message(), from));
+            else if (*t > from) {
+                spdlog::info("ingest {}: {}-{}: the table holds up to offset {}, past the mirror's end {}: resuming "
+                             "there",
+                             self._cfg.name, local, p, *t, from);
+                from = *t;
+            }
+        }
+        return from;
+    }
+
+    // The mirror topic of source topic `name` with at least `count` partitions (created, grown).
+    result<void> ensure_mirror(const std::string& name, int32_t count) {
+        auto local = prefix + name;
+        auto info = self._logs.topic(local);
+        if (!info) {
+            FLOE_TRY_CTX(self._logs.create_topic(local, count, {}, false, mirror_of), "creating mirror topic {}", local);
+            spdlog::info("ingest {}: mirror topic {} created for {} ({} partitions)", self._cfg.name, local, name, count);
+        } else if (info->mirror_of != mirror_of) {
+            return fail(errc::already_exists,
+                        "topic {} exists and is not the mirror of source {} ({}); delete it or set a topic-prefix", local,
+                        self._cfg.name, info->mirror_of.empty() ? "a plain topic" : "mirror of " + info->mirror_of);
+        } else if (info->partitions < count) {
+            FLOE_TRY_CTX(self._logs.create_partitions(local, count), "growing mirror topic {}", local);
+            spdlog::info("ingest {}: mirror topic {} grown to {} partitions", self._cfg.name, local, count);
+        }
+        return {};
+    }
+
+    // Group rebalance (librdkafka calls it from a poll on this thread, or from close at stop).
+    // Assigned partitions start at resume_offset(); revoked ones get what this round gathered
+    // appended and their progress committed first, then are no longer written here: a mirror
+    // partition is only written by the instance that currently owns the source partition.
+    void rebalance(rd_kafka_t* h, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* l) {
+        const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(h)) == "COOPERATIVE";
+        if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+            // Only partitions with a mirror are assigned; the others stay unconsumed (the error
+            // says why) until the next rebalance.
+            rd_kafka_topic_partition_list_t* ok = rd_kafka_topic_partition_list_new(l->cnt);
+            for (int i = 0; i < l->cnt; ++i) {
+                auto& tp = l->elems[i];
+                std::string name = tp.topic;
+                auto local = prefix + name;
+                if (auto r = ensure_mirror(name, tp.partition + 1); !r) {
+                    set_error(r.error().message());
+                    continue;
+                }
+                auto plog = self._logs.partition(local, tp.partition);
+                if (!plog) continue;
+                int64_t from = resume_offset(local, tp.partition, *plog);
+                rd_kafka_topic_partition_list_add(ok, name.c_str(), tp.partition)->offset =
+                    from > 0 ? from : RD_KAFKA_OFFSET_STORED;
+                partition_status ps;
+                ps.source_topic = name;
+                ps.local_topic = local;
+                ps.partition = tp.partition;
+                ps.local_end = plog->log_end_offset()();
+                ps.offloaded = plog->offloaded_up_to()();
+                {
+                    std::lock_guard g(mu);
+                    std::erase_if(st.partitions, [&](auto& x) { return x.source_topic == name && x.partition == tp.partition; });
+                    st.partitions.push_back(ps);
+                }
+                parts[{name, tp.partition}] = assigned{plog, -1};
+                spdlog::info("ingest {}: owns {}-{}: mirroring into {}-{} from {}", self._cfg.name, name, tp.partition,
+                             local, tp.partition,
+                             from > 0 ? fmt::format("offset {}", from)
+                                      : std::string("the group's committed offset or start=") +
+                                            self._cfg.get("start", "earliest"));
+            }
+            if (cooperative) {
+                if (auto* e = rd_kafka_incremental_assign(h, ok)) {
+                    set_error(fmt::format("assign: {}", rd_kafka_error_string(e)));
+                    rd_kafka_error_destroy(e);
+                }
+            } else if (auto e = rd_kafka_assign(h, ok); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+                set_error(fmt::format("assign: {}", rd_kafka_err2str(e)));
+            }
+            if (paused) rd_kafka_pause_partitions(h, ok);
+            rd_kafka_topic_partition_list_destroy(ok);
+            return;
+        }
+        // Revoked (or lost, or an error): what was gathered goes to the mirror first.
+        flush_pending();
+        commit_progress(true);
+        for (int i = 0; i < l->cnt; ++i) {
+            std::pair<std::string, int32_t> k{l->elems[i].topic, l->elems[i].partition};
+            if (parts.erase(k)) spdlog::info("ingest {}: no longer owns {}-{}", self._cfg.name, k.first, k.second);
+            std::lock_guard g(mu);
+            std::erase_if(st.partitions, [&](auto& x) { return x.source_topic == k.first && x.partition == k.second; });
+        }
+        if (cooperative && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+            if (auto* e = rd_kafka_incremental_unassign(h, l)) rd_kafka_error_destroy(e);
+        } else {
+            rd_kafka_assign(h, nullptr);
+        }
+    }
+
+    // Finds the source topics, creates or grows their mirrors and subscribes the consumer group
+    // to them (rebalance() then assigns this instance's partitions).
     void refresh_metadata() {
         const rd_kafka_metadata_t* md = nullptr;
         auto e = rd_kafka_metadata(rk, 1, nullptr, &md, 5000);
@@ -144,79 +271,68 @@ struct kafka_source::impl {
             set_error(fmt::format("metadata from {}: {}", self._cfg.get("bootstrap-servers"), rd_kafka_err2str(e)));
             return;
         }
-        rd_kafka_topic_partition_list_t* add = rd_kafka_topic_partition_list_new(4);
         std::vector<std::string> problems;
+        std::vector<std::string> topics;
         size_t matched = 0;
         for (int i = 0; i < md->topic_cnt; ++i) {
             auto& t = md->topics[i];
             std::string name = t.topic;
             if (t.err != RD_KAFKA_RESP_ERR_NO_ERROR || !selector.matches(name) || t.partition_cnt <= 0) continue;
             ++matched;
-            auto local = prefix + name;
-            auto info = self._logs.topic(local);
-            if (!info) {
-                auto c = self._logs.create_topic(local, t.partition_cnt, {}, false, mirror_of);
-                if (!c) {
-                    problems.push_back(fmt::format("creating mirror topic {}: {}", local, c.error().message()));
-                    continue;
-                }
-                spdlog::info("ingest {}: mirror topic {} created for {} ({} partitions)", self._cfg.name, local, name,
-                             t.partition_cnt);
-                info = *c;
-            } else if (info->mirror_of != mirror_of) {
-                problems.push_back(fmt::format("topic {} exists and is not the mirror of source {} ({}); "
-                                               "delete it or set a topic-prefix",
-                                               local, self._cfg.name,
-                                               info->mirror_of.empty() ? "a plain topic" : "mirror of " + info->mirror_of));
+            if (auto r = ensure_mirror(name, t.partition_cnt); !r) {
+                problems.push_back(r.error().message());
                 continue;
-            } else if (info->partitions < t.partition_cnt) {
-                auto c = self._logs.create_partitions(local, t.partition_cnt);
-                if (!c) {
-                    problems.push_back(fmt::format("growing mirror topic {}: {}", local, c.error().message()));
-                    continue;
-                }
-                spdlog::info("ingest {}: mirror topic {} grown to {} partitions", self._cfg.name, local, t.partition_cnt);
             }
-            for (int p = 0; p < t.partition_cnt; ++p) {
-                auto k = std::make_pair(name, int32_t(p));
-                if (parts.contains(k)) continue;
-                auto plog = self._logs.partition(local, p);
-                if (!plog) continue;
-                auto offs = plog->offsets();
-                // Resume from the mirror's own end; an empty mirror starts where the group
-                // committed, else at `start`.
-                bool empty = offs.log_end() == 0;
-                int64_t from = empty ? RD_KAFKA_OFFSET_STORED : offs.log_end();
-                rd_kafka_topic_partition_list_add(add, name.c_str(), p)->offset = from;
-                partition_status ps;
-                ps.source_topic = name;
-                ps.local_topic = local;
-                ps.partition = p;
-                ps.local_end = offs.log_end();
-                ps.offloaded = plog->offloaded_up_to()();
-                {
-                    std::lock_guard g(mu);
-                    st.partitions.push_back(ps);
-                }
-                parts[k] = assigned{plog, -1};
-                spdlog::info("ingest {}: mirroring {}-{} into {}-{} from {}", self._cfg.name, name, p, local, p,
-                             empty ? std::string("the group's committed offset or start=") + self._cfg.get("start", "earliest")
-                                   : fmt::format("offset {}", from));
-            }
+            topics.push_back(name);
         }
         rd_kafka_metadata_destroy(md);
-        if (add->cnt > 0) {
-            if (auto* err = rd_kafka_incremental_assign(rk, add)) {
-                problems.push_back(fmt::format("assign: {}", rd_kafka_error_string(err)));
-                rd_kafka_error_destroy(err);
+        std::sort(topics.begin(), topics.end());
+        if (!topics.empty() && topics != subscribed) {
+            // The group splits the partitions of these topics between the Floe instances that
+            // mirror this source; rebalance() receives this instance's share.
+            rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(int(topics.size()));
+            for (auto& t : topics) rd_kafka_topic_partition_list_add(l, t.c_str(), RD_KAFKA_PARTITION_UA);
+            if (auto e2 = rd_kafka_subscribe(rk, l); e2 != RD_KAFKA_RESP_ERR_NO_ERROR)
+                problems.push_back(fmt::format("subscribe: {}", rd_kafka_err2str(e2)));
+            else {
+                spdlog::info("ingest {}: subscribed to {} in group {}", self._cfg.name, fmt::join(topics, ","), group_id);
+                subscribed = topics;
             }
+            rd_kafka_topic_partition_list_destroy(l);
         }
-        rd_kafka_topic_partition_list_destroy(add);
         if (matched == 0)
             problems.push_back(fmt::format("no topic of {} matches topics={}", self._cfg.get("bootstrap-servers"),
                                            self._cfg.get("topics")));
         if (!problems.empty()) set_error(fmt::format("{}", fmt::join(problems, "; ")));
         else set_running();
+    }
+
+    // Backpressure: pauses every owned partition while the mirrors hold more bytes not yet in
+    // Iceberg than the budget, resumes them once below (polling goes on: group membership).
+    void apply_budget() {
+        int64_t bytes = 0;
+        for (auto& [k, a] : parts) bytes += unoffloaded_bytes(*a.log);
+        const bool over = bytes > budget;
+        if (over != paused) {
+            rd_kafka_topic_partition_list_t* l = nullptr;
+            if (rd_kafka_assignment(rk, &l) == RD_KAFKA_RESP_ERR_NO_ERROR && l) {
+                if (over) rd_kafka_pause_partitions(rk, l);
+                else rd_kafka_resume_partitions(rk, l);
+                rd_kafka_topic_partition_list_destroy(l);
+            }
+            if (over)
+                spdlog::warn("ingest {}: {} bytes not yet in Iceberg, above max-local-bytes={}: consumption paused "
+                             "until the lake catches up",
+                             self._cfg.name, bytes, budget);
+            else spdlog::info("ingest {}: {} bytes not yet in Iceberg, consumption resumes", self._cfg.name, bytes);
+        }
+        std::lock_guard g(mu);
+        if (over && !paused) ++st.pauses;
+        paused = over;
+        st.paused = over;
+        st.local_bytes = bytes;
+        if (over && st.state == "running") st.state = "paused";
+        else if (!over && st.state == "paused") st.state = "running";
     }
 
     void refresh_status() {
@@ -234,15 +350,24 @@ struct kafka_source::impl {
         }
     }
 
-    // Commits the mirrors' durable ends to the source group: progress for monitoring only.
-    void commit_progress() {
+    // Commits progress to the source group, for monitoring: the mirror's durable end, or for a
+    // mirror that goes to the lake its offloaded marker (what the table holds). Never read back
+    // while the mirror or the table has data; with an empty mirror and an empty table it is
+    // where a partition starts, and then everything below it is in the table already.
+    void commit_progress(bool flush = false) {
         rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(int(parts.size()));
         for (auto& [k, a] : parts) {
-            if (auto f = a.log->flush(); !f) {
-                set_error(fmt::format("fsync of {}-{}: {}", a.log->tp().topic, k.second, f.error().message()));
-                continue;
-            }
-            int64_t end = a.log->offsets().durable_end();
+            // A mirror that goes to the lake reports its offloaded marker (durable already), so
+            // the periodic commit does not fsync on this thread: that stalls consumption, and
+            // librdkafka 2.0 backs a partition's fetches off for 1 s whenever its queue is full
+            // meanwhile. Other mirrors are fsynced first (their flush.ms may be unbounded).
+            const bool tiered = a.log->config().remote_storage_enable;
+            if (flush || !tiered)
+                if (auto f = a.log->flush(); !f) {
+                    set_error(fmt::format("fsync of {}-{}: {}", a.log->tp().topic, k.second, f.error().message()));
+                    continue;
+                }
+            int64_t end = tiered ? a.log->offloaded_up_to()() : a.log->offsets().durable_end();
             if (end <= 0 || end == a.committed) continue;
             rd_kafka_topic_partition_list_add(l, k.first.c_str(), k.second)->offset = end;
             a.committed = end;
@@ -252,7 +377,7 @@ struct kafka_source::impl {
     }
 
     // Appends what one poll round gathered, partition by partition.
-    void flush_pending(std::map<std::pair<std::string, int32_t>, pending_batches>& pend) {
+    void flush_pending() {
         for (auto& [k, pb] : pend) {
             if (pb.open) {
                 if (auto f = pb.builder.finish(pb.bytes); !f) {
@@ -261,8 +386,13 @@ struct kafka_source::impl {
                 }
                 pb.open = false;
             }
-            if (pb.bytes.empty()) continue;
-            auto& a = parts.at(k);
+            auto ait = parts.find(k);
+            if (pb.bytes.empty() || ait == parts.end()) {
+                pb.bytes.clear();
+                pb.records = 0;
+                continue;
+            }
+            auto& a = ait->second;
             auto r = a.log->mirror_append(pb.bytes);
             if (!r) {
                 set_error(fmt::format("appending to {}-{}: {}", a.log->tp().topic, k.second, r.error().message()));
@@ -293,14 +423,15 @@ struct kafka_source::impl {
         rd_kafka_topic_partition_list_destroy(l);
     }
 
-    void add_message(std::map<std::pair<std::string, int32_t>, pending_batches>& pend, rd_kafka_message_t* m) {
+    void add_message(rd_kafka_message_t* m) {
         std::pair<std::string, int32_t> k{rd_kafka_topic_name(m->rkt), m->partition};
         auto ait = parts.find(k);
         if (ait == parts.end()) return;
         auto& pb = pend[k];
         int64_t off = m->offset;
         // Never below what the mirror (or this round) already holds: a replay adds nothing.
-        int64_t floor = std::max(ait->second.log->log_end_offset()(), pb.last + 1);
+        if (pb.floor < 0) pb.floor = ait->second.log->log_end_offset()(); // only this thread appends
+        int64_t floor = std::max(pb.floor, pb.last + 1);
         if (off < floor) return;
         rd_kafka_timestamp_type_t tst;
         int64_t ts = rd_kafka_message_timestamp(m, &tst);
@@ -349,7 +480,7 @@ struct kafka_source::impl {
                 last_metadata_ms = now;
                 refresh_metadata();
             }
-            std::map<std::pair<std::string, int32_t>, pending_batches> pend;
+            pend.clear();
             size_t bytes = 0;
             auto round_end = now_ms() + 100;
             while (!stopping.load() && bytes < 4 * max_batch_bytes) {
@@ -363,12 +494,13 @@ struct kafka_source::impl {
                                               m->rkt ? rd_kafka_topic_name(m->rkt) : self._cfg.get("bootstrap-servers"),
                                               rd_kafka_message_errstr(m)));
                 } else {
-                    add_message(pend, m);
+                    add_message(m);
                     bytes += m->len + m->key_len;
                 }
                 rd_kafka_message_destroy(m);
             }
-            flush_pending(pend);
+            flush_pending();
+            apply_budget();
             if (now_ms() - last_commit_ms >= commit_interval_ms) {
                 last_commit_ms = now_ms();
                 commit_progress();
@@ -376,14 +508,15 @@ struct kafka_source::impl {
             }
         }
         // Durable before the consumer goes: the mirror's end is the resume point.
-        commit_progress();
+        commit_progress(true);
     }
 };
 
-kafka_source::kafka_source(config::settings::ingest_source cfg, log::local_tier& logs)
-    : _cfg(std::move(cfg)), _logs(logs), _impl(std::make_unique<impl>(*this)) {
+kafka_source::kafka_source(config::settings::ingest_source cfg, log::local_tier& logs, ingest_hooks hooks)
+    : _cfg(std::move(cfg)), _logs(logs), _hooks(std::move(hooks)), _impl(std::make_unique<impl>(*this)) {
     _impl->st.name = _cfg.name;
     _impl->st.type = "kafka";
+    _impl->st.max_local_bytes = max_local_bytes_of(_cfg);
     _impl->st.state = "stopped";
 }
 
@@ -396,6 +529,7 @@ result<void> kafka_source::start() {
     I.prefix = _cfg.get("topic-prefix");
     I.group_id = _cfg.get("group-id", "floe-ingest-" + _cfg.name);
     I.mirror_of = "kafka:" + _cfg.name;
+    I.budget = max_local_bytes_of(_cfg);
     FLOE_TRY(I.create_consumer());
     {
         std::lock_guard g(I.mu);
@@ -430,11 +564,30 @@ source_status kafka_source::status() const {
 }
 
 void fill_local_positions(const log::local_tier& logs, source_status& st) {
+    int64_t bytes = 0;
     for (auto& ps : st.partitions)
         if (auto p = logs.partition(ps.local_topic, ps.partition)) {
             ps.local_end = p->log_end_offset()();
             ps.offloaded = p->offloaded_up_to()();
+            bytes += unoffloaded_bytes(*p);
         }
+    st.local_bytes = bytes;
+}
+
+int64_t max_local_bytes_of(const config::settings::ingest_source& cfg) {
+    auto v = cfg.get("max-local-bytes");
+    if (v.empty()) return default_max_local_bytes;
+    auto r = config::parse_size(v);
+    return r && *r > 0 ? *r : default_max_local_bytes;
+}
+
+int64_t unoffloaded_bytes(const log::local_partition& p) {
+    if (!p.config().remote_storage_enable) return 0;
+    const int64_t marker = p.offloaded_up_to()();
+    int64_t n = 0;
+    for (auto& seg : p.segments())
+        if (!seg.empty() && seg.next_offset() > marker) n += int64_t(seg.size_bytes);
+    return n;
 }
 
 int64_t lag_records(const partition_status& p) noexcept {

@@ -148,20 +148,20 @@ void respond_admin(byte_buffer& out, const request_header& h, const Resp& r) {
 
 } // namespace
 
-bool request_handler::dispatch_admin(const request_header& h, bytes_view b, byte_buffer& out) {
+bool request_handler::dispatch_admin(const connection_info& c, const request_header& h, bytes_view b, byte_buffer& out) {
     switch (api_key(h.api_key)) {
     case api_key::create_partitions:
-        return create_partitions(h, b, out);
+        return create_partitions(c, h, b, out);
     case api_key::delete_records:
-        return delete_records(h, b, out);
+        return delete_records(c, h, b, out);
     case api_key::offset_delete:
-        return offset_delete(h, b, out);
+        return offset_delete(c, h, b, out);
     case api_key::describe_log_dirs:
-        return describe_log_dirs(h, b, out);
+        return describe_log_dirs(c, h, b, out);
     case api_key::elect_leaders:
-        return elect_leaders(h, b, out);
+        return elect_leaders(c, h, b, out);
     case api_key::describe_producers:
-        return describe_producers(h, b, out);
+        return describe_producers(c, h, b, out);
     default:
         return false;
     }
@@ -169,7 +169,7 @@ bool request_handler::dispatch_admin(const request_header& h, bytes_view b, byte
 
 // ---------------- CreatePartitions ----------------
 
-bool request_handler::create_partitions(const request_header& h, bytes_view body,
+bool request_handler::create_partitions(const connection_info& c, const request_header& h, bytes_view body,
                                         byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_create_partitions);
     create_partitions_response resp;
@@ -185,6 +185,10 @@ bool request_handler::create_partitions(const request_header& h, bytes_view body
         };
         if (seen[t.name] > 1) {
             error(kerr::invalid_request, fmt::format("topic {} appears more than once", t.name));
+            continue;
+        }
+        if (!allowed(c, acl_operation::alter, acl_resource::topic, t.name)) {
+            error(kerr::topic_authorization_failed, "Topic authorization failed.");
             continue;
         }
         auto info = _logs.topic(t.name);
@@ -233,16 +237,21 @@ bool request_handler::create_partitions(const request_header& h, bytes_view body
 
 // ---------------- DeleteRecords ----------------
 
-bool request_handler::delete_records(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::delete_records(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_delete_records);
     delete_records_response resp;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = std::string(t.name);
         auto info = _logs.topic(t.name);
+        const bool may_delete = allowed(c, acl_operation::remove, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p.index;
+            if (!may_delete) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
             auto plog = info ? _logs.partition(t.name, p.index) : nullptr;
             if (!plog) {
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
@@ -278,9 +287,14 @@ bool request_handler::delete_records(const request_header& h, bytes_view body, b
 
 // ---------------- OffsetDelete ----------------
 
-bool request_handler::offset_delete(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::offset_delete(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_offset_delete);
     offset_delete_response resp;
+    if (!allowed(c, acl_operation::remove, acl_resource::group, req.group_id)) {
+        resp.error_code = int16_t(kerr::group_authorization_failed);
+        respond_admin(out, h, resp);
+        return true;
+    }
     auto g = _groups.describe(req.group_id);
     bool live = g.error_code == 0 && g.state != "Dead" && g.state != "Empty";
     if (!live && !_groups.offsets().has_group(req.group_id)) {
@@ -298,10 +312,13 @@ bool request_handler::offset_delete(const request_header& h, bytes_view body, by
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = std::string(t.name);
+        const bool may_read = allowed(c, acl_operation::read, acl_resource::topic, t.name);
         for (auto p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p;
-            if (!_logs.partition(t.name, p))
+            if (!may_read)
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
+            else if (!_logs.partition(t.name, p))
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
             else if (subscribed.contains(rt.name))
                 rp.error_code = int16_t(kerr::group_subscribed_to_topic);
@@ -321,10 +338,15 @@ bool request_handler::offset_delete(const request_header& h, bytes_view body, by
 
 // ---------------- DescribeLogDirs ----------------
 
-bool request_handler::describe_log_dirs(const request_header& h, bytes_view body,
+bool request_handler::describe_log_dirs(const connection_info& c, const request_header& h, bytes_view body,
                                         byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_describe_log_dirs);
     describe_log_dirs_response resp;
+    if (!allowed_on_cluster(c, acl_operation::describe)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed); // v3+; older: no directories
+        respond_admin(out, h, resp);
+        return true;
+    }
     auto& dir = resp.results.emplace_back();
     auto root = _logs.log_dir();
     std::error_code ec;
@@ -364,9 +386,14 @@ bool request_handler::describe_log_dirs(const request_header& h, bytes_view body
 
 // ---------------- ElectLeaders ----------------
 
-bool request_handler::elect_leaders(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::elect_leaders(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_elect_leaders);
     elect_leaders_response resp;
+    if (!allowed_on_cluster(c, acl_operation::alter)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
+        respond_admin(out, h, resp);
+        return true;
+    }
     if (req.election_type != 0 && req.election_type != 1) {
         resp.error_code = int16_t(kerr::invalid_request);
         respond_admin(out, h, resp);
@@ -396,24 +423,32 @@ bool request_handler::elect_leaders(const request_header& h, bytes_view body, by
 
 // ---------------- DescribeProducers ----------------
 
-bool request_handler::describe_producers(const request_header& h, bytes_view body,
+bool request_handler::describe_producers(const connection_info& c, const request_header& h, bytes_view body,
                                          byte_buffer& out) {
     DECODE_ADMIN_OR_CLOSE(req, decode_describe_producers);
     describe_producers_response resp;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = std::string(t.name);
+        const bool may_read = allowed(c, acl_operation::read, acl_resource::topic, t.name);
         for (auto p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p;
+            if (!may_read) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
             auto plog = _logs.partition(t.name, p);
             if (!plog) {
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
                 continue;
             }
-            for (auto& st : plog->producers())
-                rp.producers.push_back(
-                    {st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1, -1});
+            auto open_txns = plog->open_transactions(); // producer id -> first offset
+            for (auto& st : plog->producers()) {
+                auto txn = open_txns.find(st.producer_id);
+                rp.producers.push_back({st.producer_id, st.epoch, st.last_seq(), st.last_timestamp(), -1,
+                                        txn == open_txns.end() ? -1 : txn->second});
+            }
         }
     }
     respond_admin(out, h, resp);

@@ -1,11 +1,15 @@
 #include "kafka/broker.h"
 
+#include "base/auth_backoff.h"
 #include "base/metrics.h"
 
+#include "kafka/acl.h"
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
+#include "kafka/txn_coordinator.h"
 #include "kafka/messages.h"
 #include "kafka/sasl.h"
+#include "kafka/tls_principal.h"
 #include "kafka/users.h"
 #include "log/log_manager.h"
 
@@ -49,23 +53,6 @@ result<std::pair<std::string, uint16_t>> split_host_port(std::string_view s) {
 
 /// The TLS stream of SSL and SASL_SSL listeners.
 using tls_stream = asio::ssl::stream<tcp::socket>;
-
-/// "User:<subject DN>" of the peer certificate (RFC 2253 form, as Kafka prints it), or
-/// nullopt when the client sent none.
-std::optional<std::string> certificate_principal(SSL* ssl) {
-    X509* cert = SSL_get1_peer_certificate(ssl);
-    if (!cert) return std::nullopt;
-    std::string dn;
-    if (BIO* bio = BIO_new(BIO_s_mem())) {
-        X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
-        char* data = nullptr;
-        long n = BIO_get_mem_data(bio, &data);
-        if (n > 0) dn.assign(data, size_t(n));
-        BIO_free(bio);
-    }
-    X509_free(cert);
-    return "User:" + dn;
-}
 
 /// Reads the 4-byte big-endian size prefix at `p`.
 int32_t read_size(const uint8_t* p) {
@@ -173,8 +160,13 @@ struct broker::impl {
     std::unique_ptr<offset_store> offsets;
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
+    std::unique_ptr<txn_coordinator> txns;
     std::unique_ptr<request_handler> handler;
     std::unique_ptr<user_store> users;
+    std::unique_ptr<acl_store> acls;
+    /// Delay of failed SASL answers, growing per client address (slows password guessing).
+    auth_backoff failed_auth;
+    std::unique_ptr<authorizer> auth;
     asio::io_context io;
     /// Serialises the acceptor and the tick timer with stop()'s closing of them.
     asio::strand<asio::io_context::executor_type> ctl{asio::make_strand(io)};
@@ -187,7 +179,14 @@ struct broker::impl {
         int32_t advertised_port = 0;
     };
     std::deque<listener> listeners;
-    std::optional<asio::ssl::context> tls; ///< set when a listener uses TLS
+    /// Set when a listener uses TLS. New connections take the current one; reload_tls swaps in
+    /// a new one (SIGHUP) while open connections keep theirs (each SSL holds its SSL_CTX).
+    std::shared_ptr<asio::ssl::context> tls;
+    std::mutex tls_mu;
+    std::shared_ptr<asio::ssl::context> tls_context() {
+        std::lock_guard lk(tls_mu);
+        return tls;
+    }
     std::optional<asio::steady_timer> tick_timer;
     std::vector<std::thread> threads;
     std::mutex conns_mu;
@@ -265,7 +264,7 @@ asio::awaitable<void> broker::impl::accept_loop(listener& l) {
             asio::co_spawn(strand, session(std::move(s), id, l), asio::detached);
         };
         if (uses_tls(l.cfg.protocol))
-            start(std::make_shared<tls_stream>(std::move(sock), *tls));
+            start(std::make_shared<tls_stream>(std::move(sock), *tls_context()));
         else
             start(std::make_shared<tcp::socket>(std::move(sock)));
     }
@@ -277,6 +276,9 @@ asio::awaitable<void> broker::impl::tick_loop() {
         auto [ec] = co_await tick_timer->async_wait(use_tuple);
         if (ec || stopping.load()) co_return;
         groups->tick(std::chrono::steady_clock::now());
+        txns->tick(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
     }
 }
 
@@ -311,13 +313,17 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
         if (ec) {
             // A plaintext client on a TLS port, an untrusted or missing client certificate, no
             // common protocol version: only this connection is refused.
-            spdlog::warn("kafka {} listener: TLS handshake with {} failed: {}", to_string(l.cfg.protocol),
-                         info.client_host.empty() ? "?" : info.client_host.substr(1), ec.message());
+            // The certificate check's own reason (expired, untrusted issuer) says more than ec.
+            long verify = SSL_get_verify_result(stream->native_handle());
+            spdlog::warn("kafka {} listener: TLS handshake with {} failed: {}{}{}", to_string(l.cfg.protocol),
+                         info.client_host.empty() ? "?" : info.client_host.substr(1), ec.message(),
+                         verify != X509_V_OK ? ": client certificate: " : "",
+                         verify != X509_V_OK ? X509_verify_cert_error_string(verify) : "");
             connection_metrics().tls_failed.inc();
             close_connection();
             co_return;
         }
-        if (auto p = certificate_principal(stream->native_handle())) info.principal = std::move(*p);
+        if (auto p = peer_principal(stream->native_handle())) info.principal = std::move(*p);
     }
     const bool sasl_listener = uses_sasl(l.cfg.protocol);
     sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host);
@@ -406,7 +412,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                     close = true;
                     break;
                 }
-                if (sasl.authenticated()) info.principal = sasl.principal();
+                if (sasl.authenticated()) {
+                    info.principal = sasl.principal();
+                    failed_auth.succeeded(info.client_host);
+                }
                 begin += 4 + size_t(size);
                 continue;
             }
@@ -451,7 +460,10 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                     begin += 4 + size_t(size);
                     break;
                 }
-                if (sasl.authenticated()) info.principal = sasl.principal();
+                if (sasl.authenticated()) {
+                    info.principal = sasl.principal();
+                    failed_auth.succeeded(info.client_host);
+                }
             } else if (sasl_listener && !sasl.authenticated() && hdr->api_key != int16_t(api_key::api_versions)) {
                 spdlog::warn("kafka {} listener: {} from {} before SASL authentication; closing",
                              to_string(l.cfg.protocol), api_name(hdr->api_key),
@@ -477,7 +489,7 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
             begin += 4 + size_t(size);
         }
         if (auth_failed) {
-            asio::steady_timer t(stream->get_executor(), 100ms);
+            asio::steady_timer t(stream->get_executor(), failed_auth.failed(info.client_host));
             co_await t.async_wait(use_tuple);
         }
         if (!co_await flush() || close || stopping.load()) break;
@@ -516,6 +528,7 @@ uint16_t broker::port(size_t i) const noexcept {
 }
 
 log::local_tier* broker::logs() noexcept { return _impl->logs.get(); }
+authorizer* broker::acl_authorizer() noexcept { return _impl->auth.get(); }
 
 result<void> broker::impl::make_tls_context() {
     auto& t = opts.tls;
@@ -523,8 +536,8 @@ result<void> broker::impl::make_tls_context() {
     if (t.key_file.empty()) return fail(errc::invalid_argument, "floe.tls.key-file: a TLS listener needs a private key");
     if (t.auth != tls_options::client_auth::none && t.ca_file.empty())
         return fail(errc::invalid_argument, "floe.tls.ca-file: client authentication needs the CAs to trust");
-    tls.emplace(asio::ssl::context::tls_server);
-    auto& ctx = *tls;
+    auto fresh = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    auto& ctx = *fresh;
     asio::error_code ec;
     ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
@@ -554,7 +567,15 @@ result<void> broker::impl::make_tls_context() {
         ctx.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
         break;
     }
+    std::lock_guard lk(tls_mu);
+    tls = std::move(fresh);
     return {};
+}
+
+result<void> broker::reload_tls() {
+    auto& m = *_impl;
+    if (!m.tls_context()) return {};
+    return m.make_tls_context();
 }
 
 result<void> broker::start() {
@@ -576,6 +597,11 @@ result<void> broker::start() {
     }
     if (m.opts.sasl_mechanisms.empty()) return fail(errc::invalid_argument, "floe.sasl.mechanisms: none given");
     m.users = std::make_unique<user_store>(m.opts.data_dir / "security");
+    m.acls = std::make_unique<acl_store>(m.opts.data_dir / "security");
+    // With a listener that authenticates, no matching ACL means no access (see authorizer).
+    const bool strict = std::ranges::any_of(configs, [](auto& c) { return c.protocol != security_protocol::plaintext; });
+    m.auth = std::make_unique<authorizer>(*m.acls, m.opts.super_users, strict);
+    if (auto r = m.acls->list(); !r) return fail(std::move(r).error().with_context("floe.data-dir's ACLs"));
     if (std::ranges::any_of(configs, [](auto& c) { return uses_tls(c.protocol); })) FLOE_TRY(m.make_tls_context());
 
     if (m.opts.open_local_tier) {
@@ -587,6 +613,8 @@ result<void> broker::start() {
         lo.default_partitions = m.opts.default_partitions;
         lo.auto_create_topics = m.opts.auto_create_topics;
         lo.flush_interval_ms = m.opts.flush_interval_ms;
+        lo.cleaner_interval_ms = m.opts.cleaner_interval_ms;
+        lo.cleaner_io_max_bytes_per_second = m.opts.cleaner_io_max_bytes_per_second;
         m.logs = FLOE_TRY_CTX(log::log_manager::open(lo), "opening the local log");
     }
     m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
@@ -594,6 +622,8 @@ result<void> broker::start() {
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
     m.pids = FLOE_TRY_CTX(producer_id_allocator::open(m.opts.data_dir / "kafka"), "producer ids");
+    m.txns = FLOE_TRY_CTX(txn_coordinator::open({.dir = m.opts.data_dir / "kafka"}, *m.logs, *m.offsets, *m.pids),
+                          "transaction coordinator");
 
     for (auto& c : configs) {
         auto& l = m.listeners.emplace_back();
@@ -634,6 +664,8 @@ result<void> broker::start() {
     m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,
                                                   *m.groups, *m.pids);
     m.handler->set_user_store(m.users.get());
+    m.handler->set_authorizer(m.auth.get());
+    m.handler->set_txn_coordinator(m.txns.get());
 
     m.tick_timer.emplace(m.ctl);
     for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);

@@ -18,6 +18,8 @@ class remote_tier;
 
 namespace floe::kafka {
 
+class authorizer;
+
 /// Kafka's security protocols, which are also Floe's listener names.
 enum class security_protocol { plaintext, ssl, sasl_plaintext, sasl_ssl };
 std::string_view to_string(security_protocol p) noexcept;
@@ -66,6 +68,9 @@ struct broker_options {
     /// Offered on SASL listeners, in preference order [floe.sasl.mechanisms]. Users live in
     /// <data_dir>/security/users.json (see kafka/users.h).
     std::vector<std::string> sasl_mechanisms = {"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"};
+    /// Principals allowed everything ("User:admin") [floe.security.super-users]. ACLs live in
+    /// <data_dir>/security/acls.json (see kafka/acl.h).
+    std::vector<std::string> super_users;
     std::filesystem::path data_dir = "./floe-data"; ///< [floe.data-dir]; log in <dir>/log, group
                                                     ///< offsets and producer ids in <dir>/kafka
     bool auto_create_topics = true;            ///< [floe.auto-create-topics]
@@ -81,6 +86,8 @@ struct broker_options {
     int32_t node_id = 0;
     std::string cluster_id = "floe";
     int64_t flush_interval_ms = 0;             ///< log.flush.interval.ms (0: acks=all and close only)
+    int64_t cleaner_interval_ms = 15'000;      ///< log.cleaner.backoff.ms (0: no cleaner thread)
+    uint64_t cleaner_io_max_bytes_per_second = 0; ///< log.cleaner.io.max.bytes.per.second (0: unthrottled)
     int64_t group_initial_rebalance_delay_ms = 300;
     /// The remote tier: Fetch and ListOffsets below the local log start of a tiered topic are
     /// served from it (KIP-405). nullptr: only the local tier. Must outlive the broker.
@@ -115,6 +122,11 @@ public:
     /// The local tier the broker serves (valid between start and stop), for the storage worker
     /// and the HTTP plane.
     log::local_tier* logs() noexcept;
+    /// Re-reads floe.tls.* (SIGHUP): new TLS connections use the new certificate, key and CAs;
+    /// open ones are kept. On error nothing changes. No-op without a TLS listener.
+    result<void> reload_tls();
+    /// The authorizer of every Kafka API (valid between start and stop), for the HTTP plane.
+    authorizer* acl_authorizer() noexcept;
 
     struct impl;
 

@@ -217,30 +217,39 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
         finish_response(out, start);
         co_return true;
     }
-    case api_key::produce: co_return co_await produce(h, body, out);
-    case api_key::fetch: co_return co_await fetch(h, b, out, splices);
+    case api_key::produce: co_return co_await produce(conn, h, body, out);
+    case api_key::fetch: co_return co_await fetch(conn, h, b, out, splices);
     case api_key::join_group: co_return co_await join_group(conn, h, b, out);
-    case api_key::sync_group: co_return co_await sync_group(h, b, out);
+    case api_key::sync_group: co_return co_await sync_group(conn, h, b, out);
     case api_key::metadata: co_return metadata(conn, h, b, out);
-    case api_key::list_offsets: co_return list_offsets(h, b, out);
-    case api_key::create_topics: co_return create_topics(h, b, out);
-    case api_key::delete_topics: co_return delete_topics(h, b, out);
-    case api_key::describe_configs: co_return describe_configs(h, b, out);
-    case api_key::alter_configs: co_return alter_configs(h, b, out, false);
-    case api_key::incremental_alter_configs: co_return alter_configs(h, b, out, true);
+    case api_key::list_offsets: co_return list_offsets(conn, h, b, out);
+    case api_key::create_topics: co_return create_topics(conn, h, b, out);
+    case api_key::delete_topics: co_return delete_topics(conn, h, b, out);
+    case api_key::describe_configs: co_return describe_configs(conn, h, b, out);
+    case api_key::alter_configs: co_return alter_configs(conn, h, b, out, false);
+    case api_key::incremental_alter_configs: co_return alter_configs(conn, h, b, out, true);
     case api_key::find_coordinator: co_return find_coordinator(conn, h, b, out);
-    case api_key::heartbeat: co_return heartbeat(h, b, out);
-    case api_key::leave_group: co_return leave_group(h, b, out);
-    case api_key::offset_commit: co_return offset_commit(h, b, out);
-    case api_key::offset_fetch: co_return offset_fetch(h, b, out);
-    case api_key::list_groups: co_return list_groups(h, b, out);
-    case api_key::describe_groups: co_return describe_groups(h, b, out);
-    case api_key::delete_groups: co_return delete_groups(h, b, out);
-    case api_key::init_producer_id: co_return init_producer_id(h, b, out);
+    case api_key::heartbeat: co_return heartbeat(conn, h, b, out);
+    case api_key::leave_group: co_return leave_group(conn, h, b, out);
+    case api_key::offset_commit: co_return offset_commit(conn, h, b, out);
+    case api_key::offset_fetch: co_return offset_fetch(conn, h, b, out);
+    case api_key::list_groups: co_return list_groups(conn, h, b, out);
+    case api_key::describe_groups: co_return describe_groups(conn, h, b, out);
+    case api_key::delete_groups: co_return delete_groups(conn, h, b, out);
+    case api_key::init_producer_id: co_return init_producer_id(conn, h, b, out);
     case api_key::describe_cluster: co_return describe_cluster(conn, h, b, out);
-    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(h, b, out);
-    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(h, b, out);
-    default: co_return dispatch_admin(h, b, out); // admin_handlers.cc
+    case api_key::add_partitions_to_txn:
+    case api_key::add_offsets_to_txn:
+    case api_key::end_txn:
+    case api_key::txn_offset_commit:
+    case api_key::describe_transactions:
+    case api_key::list_transactions: co_return dispatch_txn(conn, h, b, out); // txn_handlers.cc
+    case api_key::describe_user_scram_credentials: co_return describe_user_scram_credentials(conn, h, b, out);
+    case api_key::alter_user_scram_credentials: co_return alter_user_scram_credentials(conn, h, b, out);
+    case api_key::describe_acls: co_return describe_acls(conn, h, b, out);
+    case api_key::create_acls: co_return create_acls(conn, h, b, out);
+    case api_key::delete_acls: co_return delete_acls(conn, h, b, out);
+    default: co_return dispatch_admin(conn, h, b, out); // admin_handlers.cc
     }
 }
 
@@ -263,7 +272,7 @@ static void respond(byte_buffer& out, const request_header& h, const Resp& r) {
 
 // ---------------- Produce ----------------
 
-asio::awaitable<bool> request_handler::produce(const request_header& h, std::span<uint8_t> body,
+asio::awaitable<bool> request_handler::produce(const connection_info& c, const request_header& h, std::span<uint8_t> body,
                                                byte_buffer& out) {
     kreader rd(bytes_view(body.data(), body.size()), h.flexible);
     auto dec = decode_produce(rd, h.api_version);
@@ -288,6 +297,7 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
         rt.name = t.name;
         rt.partitions.reserve(t.partitions.size());
         std::optional<log::topic_info> info;
+        const bool may_write = allowed(c, acl_operation::write, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p.index;
@@ -295,8 +305,13 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
                 rp.error_code = int16_t(kerr::invalid_required_acks);
                 continue;
             }
-            if (req.transactional_id) {
+            if (req.transactional_id &&
+                !allowed(c, acl_operation::write, acl_resource::transactional_id, *req.transactional_id)) {
                 rp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+                continue;
+            }
+            if (!may_write) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
                 continue;
             }
             auto plog = _logs.partition(t.name, p.index);
@@ -310,11 +325,21 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
             }
             auto cfg = plog->config();
             auto valid = validate_records(*p.records,
-                                          batch_limits{cfg.max_message_bytes, 64u << 20}, scratch);
+                                          batch_limits{cfg.max_message_bytes, 64u << 20, cfg.compacted(),
+                                                       req.transactional_id.has_value()},
+                                          scratch);
             if (!valid) {
                 rp.error_code = int16_t(valid.error().code);
                 rp.error_message = valid.error().message;
+                for (auto& [i, m] : valid.error().record_errors)
+                    rp.record_errors.push_back({i, m});
                 spdlog::debug("produce {}-{} refused: {}", t.name, p.index, valid.error().message);
+                continue;
+            }
+            // Transactional batches belong to the open transaction that added this partition.
+            if (auto te = check_transactional_produce(req.transactional_id, *p.records, std::string(t.name),
+                                                      p.index)) {
+                rp.error_code = te;
                 continue;
             }
             // The records view points into the connection's own frame buffer: patch in place.
@@ -370,7 +395,7 @@ asio::awaitable<bool> request_handler::produce(const request_header& h, std::spa
 
 // ---------------- Fetch ----------------
 
-asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view body,
+asio::awaitable<bool> request_handler::fetch(const connection_info& c, const request_header& h, bytes_view body,
                                              byte_buffer& out, std::vector<file_splice>* splices) {
     kreader rd(body, h.flexible);
     auto dec = decode_fetch(rd, h.api_version);
@@ -421,9 +446,16 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 tr.name = info->name;
                 tr.id = info->id;
             }
+            const bool may_read =
+                (!info && v >= 13) || allowed(c, acl_operation::read, acl_resource::topic, tr.name);
             for (auto& p : t.partitions) {
                 auto& pr = tr.parts.emplace_back();
                 pr.hdr.index = p.index;
+                if (!may_read) {
+                    pr.hdr.error_code = int16_t(kerr::topic_authorization_failed);
+                    any_error = true;
+                    continue;
+                }
                 std::shared_ptr<log::local_partition> plog;
                 if (info) plog = _logs.partition(info->name, p.index);
                 if (!plog) {
@@ -443,6 +475,9 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
                 ro.max_offset = kafka_offset(
                     p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
+                // read_committed: nothing at or above the last stable offset (KIP-98).
+                const bool committed_only = req.isolation_level == 1;
+                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
@@ -487,9 +522,18 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                         pr.remote = std::move(rr->batches);
                         continue;
                     }
-                    // Nothing remote at this offset (a gap below the local start): fall through.
+                    // Nothing remote from this offset up to the local start (a gap: aborted or
+                    // control records never become rows): the local log answers from its start.
                 }
-                auto rr = plog->read(kafka_offset(p.fetch_offset), ro);
+                int64_t read_at = p.fetch_offset;
+                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start) {
+                    read_at = local_start;
+                    // The record cap counts from where the records are.
+                    ro.max_offset = std::max(*ro.max_offset, kafka_offset(read_at > INT64_MAX - room ? INT64_MAX
+                                                                                                      : read_at + room));
+                    if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
+                }
+                auto rr = plog->read(kafka_offset(read_at), ro);
                 if (!rr) {
                     auto offs = plog->offsets();
                     pr.hdr.error_code = kerr_of(rr.error());
@@ -502,6 +546,16 @@ asio::awaitable<bool> request_handler::fetch(const request_header& h, bytes_view
                 pr.hdr.high_watermark = rr->offsets.high_watermark();
                 pr.hdr.last_stable_offset = rr->offsets.last_stable();
                 pr.hdr.log_start_offset = rr->offsets.log_start();
+                if (committed_only && !rr->slices.empty()) {
+                    // The aborted transactions the sent batches overlap: the client drops
+                    // their records (Kafka's aborted transaction index, answered per Fetch).
+                    auto aborted = plog->aborted_transactions(
+                        kafka_offset(p.fetch_offset), rr->slices.back().last_offset + 1);
+                    if (!aborted.empty()) {
+                        pr.hdr.aborted.emplace();
+                        for (auto& a : aborted) pr.hdr.aborted->push_back({a.producer_id, a.first_offset});
+                    }
+                }
                 if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
                 total += rr->total_bytes;
                 for (auto& sl : rr->slices)
@@ -587,26 +641,49 @@ bool request_handler::metadata(const connection_info& conn, const request_header
     resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
-    // No authorizer: every operation is allowed (Kafka answers the same).
     if (req.include_cluster_authorized_operations)
-        resp.cluster_authorized_operations = k_cluster_all_ops;
+        resp.cluster_authorized_operations =
+            authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
+    auto may_describe = [&](std::string_view topic) {
+        return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+    };
     auto add = [&](const log::topic_info& t) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
         rt.topic_id = t.id;
-        if (req.include_topic_authorized_operations) rt.authorized_operations = k_topic_all_ops;
+        if (req.include_topic_authorized_operations)
+            rt.authorized_operations = authorized_operations(conn, acl_resource::topic, t.name, k_topic_all_ops);
         for (int32_t i = 0; i < t.partitions; ++i)
             rt.partitions.push_back({0, i, _opts.node_id, 0});
     };
     if (req.all_topics) {
-        for (auto& t : _logs.topics()) add(t);
+        // Kafka lists only the topics the principal may describe.
+        for (auto& t : _logs.topics())
+            if (may_describe(t.name)) add(t);
     } else {
         for (auto& rq : req.topics) {
             std::optional<log::topic_info> t;
             bool collides = false;
             if (rq.name) t = _logs.topic(*rq.name);
             else if (!rq.topic_id.is_nil()) t = _logs.topic(rq.topic_id);
-            if (!t && rq.name && _opts.auto_create_topics && req.allow_auto_topic_creation) {
+            if (t && !may_describe(t->name)) {
+                auto& rt = resp.topics.emplace_back();
+                rt.name = rq.name ? std::string(*rq.name) : std::string();
+                rt.topic_id = rq.topic_id;
+                rt.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
+            // Auto-creation needs CREATE on the cluster or the topic (Kafka's rule).
+            bool may_create = rq.name && !t &&
+                              (allowed_on_cluster(conn, acl_operation::create) ||
+                               allowed(conn, acl_operation::create, acl_resource::topic, *rq.name));
+            if (!t && rq.name && !may_create && !may_describe(*rq.name)) {
+                auto& rt = resp.topics.emplace_back();
+                rt.name = std::string(*rq.name);
+                rt.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
+            if (!t && rq.name && may_create && _opts.auto_create_topics && req.allow_auto_topic_creation) {
                 if (log::local_tier::validate_topic_name(*rq.name)) {
                     auto c = _logs.create_topic(*rq.name, -1);
                     if (c) {
@@ -641,15 +718,20 @@ bool request_handler::metadata(const connection_info& conn, const request_header
 
 // ---------------- ListOffsets ----------------
 
-bool request_handler::list_offsets(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::list_offsets(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_list_offsets);
     list_offsets_response resp;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
+        const bool may_describe = allowed(c, acl_operation::describe, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
             auto& rp = rt.partitions.emplace_back();
             rp.index = p.index;
+            if (!may_describe) {
+                rp.error_code = int16_t(kerr::topic_authorization_failed);
+                continue;
+            }
             auto plog = _logs.partition(t.name, p.index);
             if (!plog) {
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
@@ -700,7 +782,7 @@ bool request_handler::list_offsets(const request_header& h, bytes_view body, byt
 
 // ---------------- Topics ----------------
 
-bool request_handler::create_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::create_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_create_topics);
     create_topics_response resp;
     for (auto& t : req.topics) {
@@ -710,6 +792,11 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
             rt.error_code = int16_t(code);
             rt.error_message = std::move(msg);
         };
+        if (!allowed_on_cluster(c, acl_operation::create) &&
+            !allowed(c, acl_operation::create, acl_resource::topic, t.name)) {
+            error(kerr::topic_authorization_failed, "Authorization failed.");
+            continue;
+        }
         if (auto ok = log::local_tier::validate_topic_name(t.name); !ok) {
             error(kerr::invalid_topic_exception, ok.error().message());
             continue;
@@ -759,7 +846,7 @@ bool request_handler::create_topics(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::delete_topics(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::delete_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_delete_topics);
     delete_topics_response resp;
     for (auto& t : req.topics) {
@@ -775,6 +862,10 @@ bool request_handler::delete_topics(const request_header& h, bytes_view body, by
         }
         rt.name = info->name;
         rt.topic_id = info->id;
+        if (!allowed(c, acl_operation::remove, acl_resource::topic, info->name)) {
+            rt.error_code = int16_t(kerr::topic_authorization_failed);
+            continue;
+        }
         auto d = _logs.delete_topic(info->name);
         if (!d) {
             rt.error_code = kerr_of(d.error());
@@ -787,13 +878,24 @@ bool request_handler::delete_topics(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::describe_configs(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_configs);
     describe_configs_response resp;
     for (auto& r : req.resources) {
         auto& rr = resp.results.emplace_back();
         rr.type = r.type;
         rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::topic) &&
+            !allowed(c, acl_operation::describe_configs, acl_resource::topic, r.name)) {
+            rr.error_code = int16_t(kerr::topic_authorization_failed);
+            rr.error_message = "Topic authorization failed.";
+            continue;
+        }
+        if (r.type == int8_t(resource_type::broker) && !allowed_on_cluster(c, acl_operation::describe_configs)) {
+            rr.error_code = int16_t(kerr::cluster_authorization_failed);
+            rr.error_message = "Cluster authorization failed.";
+            continue;
+        }
         if (r.type == int8_t(resource_type::topic)) {
             auto info = _logs.topic(r.name);
             if (!info) {
@@ -815,7 +917,7 @@ bool request_handler::describe_configs(const request_header& h, bytes_view body,
     return true;
 }
 
-bool request_handler::alter_configs(const request_header& h, bytes_view body, byte_buffer& out,
+bool request_handler::alter_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out,
                                     bool incremental) {
     kreader rd(body, h.flexible);
     auto dec = incremental ? decode_incremental_alter_configs(rd, h.api_version)
@@ -827,6 +929,17 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
         auto& rr = resp.resources.emplace_back();
         rr.type = r.type;
         rr.name = std::string(r.name);
+        if (r.type == int8_t(resource_type::topic) &&
+            !allowed(c, acl_operation::alter_configs, acl_resource::topic, r.name)) {
+            rr.error_code = int16_t(kerr::topic_authorization_failed);
+            rr.error_message = "Topic authorization failed.";
+            continue;
+        }
+        if (r.type == int8_t(resource_type::broker) && !allowed_on_cluster(c, acl_operation::alter_configs)) {
+            rr.error_code = int16_t(kerr::cluster_authorization_failed);
+            rr.error_message = "Cluster authorization failed.";
+            continue;
+        }
         if (r.type == int8_t(resource_type::broker)) {
             alter_broker_configs(r, incremental, req.validate_only, rr); // admin_handlers.cc
             continue;
@@ -876,7 +989,17 @@ bool request_handler::alter_configs(const request_header& h, bytes_view body, by
 bool request_handler::find_coordinator(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_find_coordinator);
     find_coordinator_response resp;
-    for (auto k : req.keys) resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
+    for (auto k : req.keys) {
+        // Key type 0: a group (DESCRIBE on it); 1: a transactional id (DESCRIBE on it).
+        bool txn = req.key_type == 1;
+        if (!allowed(conn, acl_operation::describe, txn ? acl_resource::transactional_id : acl_resource::group, k)) {
+            resp.coordinators.push_back({std::string(k), -1, std::string(), -1,
+                                         int16_t(txn ? kerr::transactional_id_authorization_failed
+                                                     : kerr::group_authorization_failed)});
+            continue;
+        }
+        resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
+    }
     respond(out, h, resp);
     return true;
 }
@@ -935,6 +1058,13 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
     auto dec = decode_join_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        join_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        denied.member_id = std::string(req.member_id);
+        respond(out, h, denied);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<join_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now(),
@@ -960,12 +1090,18 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
     co_return true;
 }
 
-asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes_view body,
+asio::awaitable<bool> request_handler::sync_group(const connection_info& c, const request_header& h, bytes_view body,
                                                   byte_buffer& out) {
     kreader rd(body, h.flexible);
     auto dec = decode_sync_group(rd, h.api_version);
     if (!dec) co_return false;
     auto& req = *dec;
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        sync_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        respond(out, h, denied);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<sync_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.sync(req, clock::now(), answer->callback());
@@ -985,9 +1121,11 @@ asio::awaitable<bool> request_handler::sync_group(const request_header& h, bytes
     co_return true;
 }
 
-bool request_handler::heartbeat(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_heartbeat);
-    error_only_response resp{_groups.heartbeat(req, clock::now())};
+    error_only_response resp{allowed(c, acl_operation::read, acl_resource::group, req.group_id)
+                                 ? _groups.heartbeat(req, clock::now())
+                                 : int16_t(kerr::group_authorization_failed)};
     size_t start = begin_response(out, h);
     kwriter w(out, h.flexible);
     encode_heartbeat(w, h.api_version, resp);
@@ -995,26 +1133,36 @@ bool request_handler::heartbeat(const request_header& h, bytes_view body, byte_b
     return true;
 }
 
-bool request_handler::leave_group(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::leave_group(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_leave_group);
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        leave_group_response denied;
+        denied.error_code = int16_t(kerr::group_authorization_failed);
+        respond(out, h, denied);
+        return true;
+    }
     respond(out, h, _groups.leave(req, h.api_version, clock::now()));
     return true;
 }
 
-bool request_handler::offset_commit(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::offset_commit(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_commit);
     offset_commit_response resp;
     std::vector<group_coordinator::topic_partition> committing;
     for (auto& t : req.topics)
         for (auto& p : t.partitions) committing.emplace_back(t.name, p.index);
-    int16_t err = _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
-                                          req.group_instance_id, committing);
+    // Kafka: READ on the group (every partition refused), then READ on each topic.
+    const bool group_ok = allowed(c, acl_operation::read, acl_resource::group, req.group_id);
+    int16_t err = group_ok ? _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                     req.group_instance_id, committing)
+                           : int16_t(kerr::group_authorization_failed);
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
         rt.name = t.name;
+        const bool topic_ok = !group_ok || allowed(c, acl_operation::read, acl_resource::topic, t.name);
         for (auto& p : t.partitions) {
-            int16_t e = err;
+            int16_t e = topic_ok ? err : int16_t(kerr::topic_authorization_failed);
             if (e == 0 && !_logs.partition(t.name, p.index))
                 e = int16_t(kerr::unknown_topic_or_partition);
             rt.partitions.push_back({p.index, e});
@@ -1037,15 +1185,24 @@ bool request_handler::offset_commit(const request_header& h, bytes_view body, by
     return true;
 }
 
-bool request_handler::offset_fetch(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::offset_fetch(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_offset_fetch);
     offset_fetch_response resp;
     for (auto& g : req.groups) {
         auto& rg = resp.groups.emplace_back();
         rg.group_id = std::string(g.group_id);
+        if (!allowed(conn, acl_operation::describe, acl_resource::group, g.group_id)) {
+            rg.error_code = int16_t(kerr::group_authorization_failed);
+            continue;
+        }
+        auto may_describe = [&](std::string_view topic) {
+            return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+        };
         if (g.all_topics) {
+            // Kafka leaves out the topics the principal may not describe.
             std::map<std::string, offset_fetch_response::topic> by_topic;
             for (auto& [k, c] : _groups.offsets().all(g.group_id)) {
+                if (!may_describe(k.first)) continue;
                 auto& t = by_topic[k.first];
                 t.name = k.first;
                 t.partitions.push_back({k.second, c.offset, c.leader_epoch, c.metadata, 0});
@@ -1056,6 +1213,11 @@ bool request_handler::offset_fetch(const request_header& h, bytes_view body, byt
         for (auto& t : g.topics) {
             auto& rt = rg.topics.emplace_back();
             rt.name = std::string(t.name);
+            if (!may_describe(t.name)) {
+                for (auto p : t.partitions)
+                    rt.partitions.push_back({p, -1, -1, std::string(), int16_t(kerr::topic_authorization_failed)});
+                continue;
+            }
             for (auto p : t.partitions) {
                 auto c = _groups.offsets().get(g.group_id, {rt.name, p});
                 if (c) rt.partitions.push_back({p, c->offset, c->leader_epoch, c->metadata, 0});
@@ -1067,40 +1229,64 @@ bool request_handler::offset_fetch(const request_header& h, bytes_view body, byt
     return true;
 }
 
-bool request_handler::list_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::list_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_list_groups);
-    respond(out, h, _groups.list(req));
+    auto resp = _groups.list(req);
+    // DESCRIBE on the cluster lists every group; otherwise the groups the principal may describe.
+    if (!allowed_on_cluster(c, acl_operation::describe))
+        std::erase_if(resp.groups, [&](auto& g) {
+            return !allowed(c, acl_operation::describe, acl_resource::group, g.group_id);
+        });
+    respond(out, h, resp);
     return true;
 }
 
-bool request_handler::describe_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_groups);
     describe_groups_response resp;
     for (auto g : req.groups) {
+        if (!allowed(c, acl_operation::describe, acl_resource::group, g)) {
+            auto& denied = resp.groups.emplace_back();
+            denied.group_id = std::string(g);
+            denied.error_code = int16_t(kerr::group_authorization_failed);
+            continue;
+        }
         resp.groups.push_back(_groups.describe(g));
         if (req.include_authorized_operations)
-            resp.groups.back().authorized_operations = k_group_all_ops;
+            resp.groups.back().authorized_operations =
+                authorized_operations(c, acl_resource::group, g, k_group_all_ops);
     }
     respond(out, h, resp);
     return true;
 }
 
-bool request_handler::delete_groups(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::delete_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_delete_groups);
     delete_groups_response resp;
-    for (auto g : req.groups) resp.results.push_back({std::string(g), _groups.delete_group(g)});
+    for (auto g : req.groups)
+        resp.results.push_back({std::string(g), allowed(c, acl_operation::remove, acl_resource::group, g)
+                                                    ? _groups.delete_group(g)
+                                                    : int16_t(kerr::group_authorization_failed)});
     respond(out, h, resp);
     return true;
 }
 
 // ---------------- Producers / cluster ----------------
 
-bool request_handler::init_producer_id(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::init_producer_id(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_init_producer_id);
     init_producer_id_response resp;
     if (req.transactional_id && !req.transactional_id->empty()) {
-        // Transactions are not supported; idempotence (no transactional id) is.
-        resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+        if (!allowed(c, acl_operation::write, acl_resource::transactional_id, *req.transactional_id)) {
+            resp.error_code = int16_t(kerr::transactional_id_authorization_failed);
+            respond(out, h, resp);
+            return true;
+        }
+        return init_transactional(c, h, *req.transactional_id, req.transaction_timeout_ms, req.producer_id,
+                                  req.producer_epoch, out); // txn_handlers.cc
+    }
+    if (!may_write_idempotently(c)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
     } else if (req.producer_id >= 0) {
         // KIP-360: a producer re-initialising after an error keeps its id with a bumped epoch.
         resp.producer_id = req.producer_id;
@@ -1130,11 +1316,17 @@ bool request_handler::init_producer_id(const request_header& h, bytes_view body,
 bool request_handler::describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_cluster);
     describe_cluster_response resp;
+    if (!allowed_on_cluster(conn, acl_operation::describe)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
+        respond(out, h, resp);
+        return true;
+    }
     resp.cluster_id = _opts.cluster_id;
     resp.controller_id = _opts.node_id;
     resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
     if (req.include_cluster_authorized_operations)
-        resp.cluster_authorized_operations = k_cluster_all_ops;
+        resp.cluster_authorized_operations =
+            authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
     respond(out, h, resp);
     return true;
 }

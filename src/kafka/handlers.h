@@ -1,5 +1,6 @@
 #pragma once
 
+#include "kafka/acl.h"
 #include "kafka/broker.h"
 #include "kafka/fetch_sessions.h"
 #include "kafka/groups.h"
@@ -22,6 +23,8 @@ namespace floe::kafka {
 /// Hands out producer ids that stay unique across restarts: blocks of ids are reserved by
 /// persisting the next block start (<dir>/producer_ids, replaced atomically) before use.
 /// Thread-safe.
+class txn_coordinator;
+
 class producer_id_allocator {
 public:
     static result<std::unique_ptr<producer_id_allocator>> open(const std::filesystem::path& dir);
@@ -77,6 +80,11 @@ public:
     /// The SASL user store, for DescribeUserScramCredentials / AlterUserScramCredentials
     /// (must outlive the handler).
     void set_user_store(user_store* users) noexcept { _users = users; }
+    /// The authorizer every API asks (must outlive the handler); null: everything is allowed.
+    void set_authorizer(authorizer* auth) noexcept { _auth = auth; }
+    /// The transaction coordinator (must outlive the handler); without one, the transaction
+    /// APIs answer COORDINATOR_NOT_AVAILABLE.
+    void set_txn_coordinator(txn_coordinator* txns) noexcept { _txns = txns; }
 
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
@@ -86,42 +94,74 @@ private:
     asio::awaitable<bool> dispatch(const connection_info& conn, const request_header& h,
                                    std::span<uint8_t> body, byte_buffer& out,
                                    std::vector<file_splice>* splices);
-    asio::awaitable<bool> produce(const request_header& h, std::span<uint8_t> body, byte_buffer& out);
-    asio::awaitable<bool> fetch(const request_header& h, bytes_view body, byte_buffer& out,
+    asio::awaitable<bool> produce(const connection_info& c, const request_header& h, std::span<uint8_t> body, byte_buffer& out);
+    asio::awaitable<bool> fetch(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out,
                                 std::vector<file_splice>* splices);
     asio::awaitable<bool> join_group(const connection_info& c, const request_header& h,
                                      bytes_view body, byte_buffer& out);
-    asio::awaitable<bool> sync_group(const request_header& h, bytes_view body, byte_buffer& out);
+    asio::awaitable<bool> sync_group(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool metadata(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
-    bool list_offsets(const request_header& h, bytes_view body, byte_buffer& out);
-    bool create_topics(const request_header& h, bytes_view body, byte_buffer& out);
-    bool delete_topics(const request_header& h, bytes_view body, byte_buffer& out);
-    bool describe_configs(const request_header& h, bytes_view body, byte_buffer& out);
-    bool alter_configs(const request_header& h, bytes_view body, byte_buffer& out, bool incremental);
+    bool list_offsets(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool create_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_topics(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool alter_configs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out, bool incremental);
     bool find_coordinator(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
-    bool heartbeat(const request_header& h, bytes_view body, byte_buffer& out);
-    bool leave_group(const request_header& h, bytes_view body, byte_buffer& out);
-    bool offset_commit(const request_header& h, bytes_view body, byte_buffer& out);
-    bool offset_fetch(const request_header& h, bytes_view body, byte_buffer& out);
-    bool list_groups(const request_header& h, bytes_view body, byte_buffer& out);
-    bool describe_groups(const request_header& h, bytes_view body, byte_buffer& out);
-    bool delete_groups(const request_header& h, bytes_view body, byte_buffer& out);
-    bool init_producer_id(const request_header& h, bytes_view body, byte_buffer& out);
+    bool heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool leave_group(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_commit(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_fetch(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool list_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool init_producer_id(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    // ---- txn_handlers.cc: transactions (KIP-98) ----
+    bool init_transactional(const connection_info& c, const request_header& h, std::string_view txn_id, int32_t timeout_ms,
+                            int64_t producer_id, int16_t producer_epoch, byte_buffer& out);
+    /// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, DescribeTransactions,
+    /// ListTransactions; false for anything else or a malformed request.
+    bool dispatch_txn(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    /// Produce: 0 when the partition's records may be appended as far as transactions go
+    /// (non-transactional batches without a transactional id, or transactional batches of the
+    /// open transaction that added this partition), else the Kafka error.
+    int16_t check_transactional_produce(std::optional<std::string_view> txn_id, bytes_view records,
+                                        const std::string& topic, int32_t partition);
     // ---- security_handlers.cc ----
-    bool describe_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
-    bool alter_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out);
+    /// Whether the connection's principal may do `op` on the resource (Kafka's authorizer).
+    bool allowed(const connection_info& c, acl_operation op, acl_resource type, std::string_view name) const {
+        return !_auth || _auth->allowed(c.principal, c.client_host, op, type, name);
+    }
+    bool allowed_on_cluster(const connection_info& c, acl_operation op) const {
+        return allowed(c, op, acl_resource::cluster, k_cluster_resource_name);
+    }
+    /// InitProducerId without a transactional id: IDEMPOTENT_WRITE on the cluster, or WRITE on
+    /// some topic (Kafka 3's rule).
+    bool may_write_idempotently(const connection_info& c) const {
+        return allowed_on_cluster(c, acl_operation::idempotent_write) ||
+               !_auth || _auth->allowed_on_some(c.principal, c.client_host, acl_operation::write, acl_resource::topic);
+    }
+    /// The authorized-operations bit field of a Metadata / DescribeGroups / DescribeCluster answer.
+    int32_t authorized_operations(const connection_info& c, acl_resource type, std::string_view name,
+                                  int32_t all_ops) const {
+        return _auth ? _auth->authorized_operations(c.principal, c.client_host, type, name) : all_ops;
+    }
+    bool describe_acls(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool create_acls(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_acls(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_user_scram_credentials(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool alter_user_scram_credentials(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool describe_cluster(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out);
 
     // ---- admin_handlers.cc: admin APIs and configs ----
     /// APIs not dispatched in handlers.cc (CreatePartitions, DeleteRecords, OffsetDelete,
     /// DescribeLogDirs, ElectLeaders, DescribeProducers); false for anything else.
-    bool dispatch_admin(const request_header& h, bytes_view body, byte_buffer& out);
-    bool create_partitions(const request_header& h, bytes_view body, byte_buffer& out);
-    bool delete_records(const request_header& h, bytes_view body, byte_buffer& out);
-    bool offset_delete(const request_header& h, bytes_view body, byte_buffer& out);
-    bool describe_log_dirs(const request_header& h, bytes_view body, byte_buffer& out);
-    bool elect_leaders(const request_header& h, bytes_view body, byte_buffer& out);
-    bool describe_producers(const request_header& h, bytes_view body, byte_buffer& out);
+    bool dispatch_admin(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool create_partitions(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool delete_records(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool offset_delete(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_log_dirs(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool elect_leaders(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool describe_producers(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     std::vector<config_entry_out> describe_topic_configs(const log::topic_info& t,
                                                          const std::vector<std::string_view>* keys,
                                                          bool docs, bool synonyms = false);
@@ -149,6 +189,8 @@ private:
     }
     const broker_options& _opts;
     user_store* _users = nullptr;
+    authorizer* _auth = nullptr;
+    txn_coordinator* _txns = nullptr;
     std::string _host;
     int32_t _port;
     log::local_tier& _logs;

@@ -1,4 +1,5 @@
 #include "kafka/messages.h"
+#include "kafka/messages_txn.h"
 
 #include "kafka/messages_admin.h"
 
@@ -148,7 +149,12 @@ void encode(kwriter& w, int16_t v, const produce_response& r) {
             if (v >= 2) w.i64(p.log_append_time);
             if (v >= 5) w.i64(p.log_start_offset);
             if (v >= 8) {
-                w.array_len(0);
+                w.array_len(p.record_errors.size());
+                for (auto& e : p.record_errors) {
+                    w.i32(e.batch_index);
+                    w.nstr(view(e.message));
+                    w.tags();
+                }
                 w.nstr(view(p.error_message));
             }
             w.tags();
@@ -228,7 +234,18 @@ void encode_fetch_partition_start(kwriter& w, int16_t v, const fetch_partition_h
     w.i64(p.high_watermark);
     if (v >= 4) w.i64(p.last_stable_offset);
     if (v >= 5) w.i64(p.log_start_offset);
-    if (v >= 4) w.array_len(0); // aborted transactions
+    if (v >= 4) { // aborted transactions (read_committed answers only)
+        if (p.aborted) {
+            w.array_len(p.aborted->size());
+            for (auto& a : *p.aborted) {
+                w.i64(a.producer_id);
+                w.i64(a.first_offset);
+                w.tags();
+            }
+        } else {
+            w.array_len(0);
+        }
+    }
     if (v >= 11) w.i32(-1);     // preferred read replica
     if (w.flexible()) w.uvarint(records_size + 1);
     else w.i32(int32_t(records_size));
@@ -924,7 +941,9 @@ result<void> decode_any(int16_t api, int16_t v, bool flexible, bytes_view body) 
     case api_key::delete_groups: FLOE_TRY(decode_delete_groups(r, v)); return {};
     case api_key::init_producer_id: FLOE_TRY(decode_init_producer_id(r, v)); return {};
     case api_key::describe_cluster: FLOE_TRY(decode_describe_cluster(r, v)); return {};
-    default: return decode_any_admin(api, v, r);
+    default:
+        if (auto t = decode_any_txn(api, v, r)) return *t;
+        return decode_any_admin(api, v, r);
     }
 }
 

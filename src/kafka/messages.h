@@ -103,6 +103,12 @@ struct produce_response {
         int64_t base_offset = -1;
         int64_t log_append_time = -1;
         int64_t log_start_offset = -1;
+        /// KIP-467 (v8+): the records that made the batch be refused (index within its batch).
+        struct record_error {
+            int32_t batch_index = 0;
+            std::optional<std::string> message;
+        };
+        std::vector<record_error> record_errors;
         std::optional<std::string> error_message;
     };
     struct topic {
@@ -150,6 +156,13 @@ struct fetch_partition_header {
     int64_t high_watermark = -1;
     int64_t last_stable_offset = -1;
     int64_t log_start_offset = -1;
+    struct aborted_txn {
+        int64_t producer_id = -1;
+        int64_t first_offset = -1;
+    };
+    /// read_committed answers: aborted transactions overlapping the records sent (empty for
+    /// read_uncommitted).
+    std::optional<std::vector<aborted_txn>> aborted;
 };
 void encode_fetch_response_start(kwriter& w, int16_t v, int16_t error_code, size_t topics,
                                  int32_t session_id = 0);

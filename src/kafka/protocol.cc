@@ -26,6 +26,13 @@ constexpr api_range k_apis[] = {
     {api_key::delete_topics, 1, 6, 4},
     {api_key::delete_records, 0, 2, 2},
     {api_key::init_producer_id, 0, 4, 2},
+    {api_key::describe_acls, 0, 3, 2},
+    {api_key::create_acls, 0, 3, 2},
+    {api_key::delete_acls, 0, 3, 2},
+    {api_key::add_partitions_to_txn, 0, 3, 3},
+    {api_key::add_offsets_to_txn, 0, 3, 3},
+    {api_key::end_txn, 0, 3, 3},
+    {api_key::txn_offset_commit, 0, 3, 3},
     {api_key::describe_configs, 1, 4, 4},
     {api_key::alter_configs, 0, 2, 2},
     {api_key::describe_log_dirs, 0, 4, 2},
@@ -39,6 +46,8 @@ constexpr api_range k_apis[] = {
     {api_key::alter_user_scram_credentials, 0, 0, 0},
     {api_key::describe_cluster, 0, 1, 0},
     {api_key::describe_producers, 0, 0, 0},
+    {api_key::describe_transactions, 0, 0, 0},
+    {api_key::list_transactions, 0, 1, 0},
 };
 } // namespace
 
@@ -69,6 +78,13 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::create_topics: return "CreateTopics";
     case api_key::delete_topics: return "DeleteTopics";
     case api_key::init_producer_id: return "InitProducerId";
+    case api_key::describe_acls: return "DescribeAcls";
+    case api_key::create_acls: return "CreateAcls";
+    case api_key::delete_acls: return "DeleteAcls";
+    case api_key::add_partitions_to_txn: return "AddPartitionsToTxn";
+    case api_key::add_offsets_to_txn: return "AddOffsetsToTxn";
+    case api_key::end_txn: return "EndTxn";
+    case api_key::txn_offset_commit: return "TxnOffsetCommit";
     case api_key::describe_configs: return "DescribeConfigs";
     case api_key::alter_configs: return "AlterConfigs";
     case api_key::delete_groups: return "DeleteGroups";
@@ -80,6 +96,8 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::elect_leaders: return "ElectLeaders";
     case api_key::offset_delete: return "OffsetDelete";
     case api_key::describe_producers: return "DescribeProducers";
+    case api_key::describe_transactions: return "DescribeTransactions";
+    case api_key::list_transactions: return "ListTransactions";
     case api_key::sasl_handshake: return "SaslHandshake";
     case api_key::sasl_authenticate: return "SaslAuthenticate";
     case api_key::describe_user_scram_credentials: return "DescribeUserScramCredentials";

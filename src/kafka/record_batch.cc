@@ -38,9 +38,15 @@ std::expected<records_summary, records_error> validate_records(bytes_view record
                                                b.size(), limits.max_message_bytes)};
             return false;
         }
-        if (h.is_control() || h.is_transactional()) {
+        if (h.is_control()) {
+            failed = records_error{kerr::invalid_record, "control batches are written by the broker only"};
+            return false;
+        }
+        if (h.is_transactional() != limits.transactional) {
             failed = records_error{kerr::invalid_record,
-                                   "transactional and control batches are not supported"};
+                                   limits.transactional
+                                       ? "a transactional Produce holds a non-transactional batch"
+                                       : "a transactional batch without a transactional id"};
             return false;
         }
         if (h.record_count <= 0 || h.last_offset_delta != h.record_count - 1) {
@@ -69,6 +75,26 @@ std::expected<records_summary, records_error> validate_records(bytes_view record
         if (!ok) {
             failed = records_error{kerr::corrupt_message, ok.error().to_string()};
             return false;
+        }
+        if (limits.require_keys) {
+            std::vector<std::pair<int32_t, std::string>> keyless;
+            std::vector<header_view> headers;
+            (void)for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
+                auto rec = FLOE_TRY(decode_record(h, body, headers));
+                if (!rec.key)
+                    keyless.emplace_back(i, "a compacted topic accepts only records with a key");
+                return {};
+            });
+            if (!keyless.empty()) {
+                failed = records_error{
+                    kerr::invalid_record,
+                    fmt::format("{} record(s) without a key refused (cleanup.policy=compact), "
+                                "the first at index {} of batch {}: nothing of the batch was "
+                                "appended",
+                                keyless.size(), keyless.front().first, sum.batches),
+                    std::move(keyless)};
+                return false;
+            }
         }
         ++sum.batches;
         sum.records += h.record_count;

@@ -23,6 +23,10 @@ using log::decompress;
 struct batch_limits {
     int32_t max_message_bytes = 1048588; ///< one batch, as the topic's max.message.bytes
     size_t max_decompressed = 64u << 20;  ///< refuse batches inflating beyond this
+    /// A compacted topic: every record needs a key (Kafka refuses keyless ones, KIP-467).
+    bool require_keys = false;
+    /// A transactional Produce: every batch must be transactional (else none may be).
+    bool transactional = false;
 };
 
 /// What a Produce partition's records hold, once they passed validation.
@@ -35,11 +39,15 @@ struct records_summary {
 struct records_error {
     kerr code = kerr::corrupt_message;
     std::string message;
+    /// Per-record causes (KIP-467): index of the record within its batch, and why.
+    std::vector<std::pair<int32_t, std::string>> record_errors;
 };
 
 /// Validates a Produce partition's records field: one or more whole v2 batches back to back,
-/// CRC-32C correct, each no larger than max.message.bytes, not transactional or control, and
-/// every record decodable after decompression with count and offset deltas consistent.
+/// CRC-32C correct, each no larger than max.message.bytes, never a control batch, transactional
+/// exactly when `limits.transactional`, and every record decodable after decompression with
+/// count and offset deltas consistent; with `require_keys`, every record keyed (else
+/// INVALID_RECORD listing each keyless record).
 /// `scratch` is reused for decompression. Never reads past `records`; bounded allocation.
 std::expected<records_summary, records_error> validate_records(bytes_view records,
                                                                const batch_limits& limits,

@@ -1,4 +1,5 @@
-// DescribeUserScramCredentials (50) and AlterUserScramCredentials (51) on the SASL user store.
+// DescribeUserScramCredentials (50) and AlterUserScramCredentials (51) on the SASL user store;
+// DescribeAcls (29), CreateAcls (30) and DeleteAcls (31) on the ACL store.
 #include "kafka/handlers.h"
 #include "kafka/messages_security.h"
 
@@ -18,13 +19,163 @@ void respond_security(byte_buffer& out, const request_header& h, const Resp& r) 
     encode(w, h.api_version, r);
     finish_response(out, start);
 }
+
+acl_binding binding_of(const acl_wire& a) {
+    return {acl_resource(a.resource_type), a.resource_name, acl_pattern(a.pattern_type), a.principal, a.host,
+            acl_operation(a.operation), acl_permission(a.permission)};
+}
+acl_wire wire_of(const acl_binding& b) {
+    return {int8_t(b.resource_type), b.resource_name, int8_t(b.pattern), b.principal,
+            b.host, int8_t(b.operation), int8_t(b.permission)};
+}
+acl_filter filter_of(const acl_filter_wire& f) {
+    auto opt = [](std::optional<std::string_view> v) {
+        return v ? std::optional<std::string>(*v) : std::nullopt;
+    };
+    return {acl_resource(f.resource_type), opt(f.resource_name), acl_pattern(f.pattern_type), opt(f.principal),
+            opt(f.host), acl_operation(f.operation), acl_permission(f.permission)};
+}
+constexpr std::string_view k_cluster_denied = "Cluster authorization failed.";
 } // namespace
 
-bool request_handler::describe_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::describe_acls(const connection_info& c, const request_header& h, bytes_view body,
+                                    byte_buffer& out) {
+    kreader rd(body, h.flexible);
+    auto req = decode_describe_acls(rd, h.api_version);
+    if (!req) return false;
+    describe_acls_response resp;
+    auto filter = filter_of(*req);
+    if (!_auth) {
+        resp.error_code = int16_t(kerr::security_disabled);
+        resp.error_message = "No Authorizer is configured on the broker";
+    } else if (!allowed_on_cluster(c, acl_operation::describe)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
+        resp.error_message = std::string(k_cluster_denied);
+    } else if (auto ok = validate_acl_filter(filter); !ok) {
+        resp.error_code = int16_t(kerr::invalid_request);
+        resp.error_message = ok.error().message();
+    } else {
+        auto acls = _auth->store().snapshot();
+        for (auto& b : *acls) {
+            if (!filter.matches(b)) continue;
+            // The set is ordered by resource type, name and pattern first: one group each.
+            if (resp.resources.empty() || resp.resources.back().resource_type != int8_t(b.resource_type) ||
+                resp.resources.back().resource_name != b.resource_name ||
+                resp.resources.back().pattern_type != int8_t(b.pattern))
+                resp.resources.push_back({int8_t(b.resource_type), b.resource_name, int8_t(b.pattern), {}});
+            resp.resources.back().acls.push_back(wire_of(b));
+        }
+    }
+    respond_security(out, h, resp);
+    return true;
+}
+
+bool request_handler::create_acls(const connection_info& c, const request_header& h, bytes_view body,
+                                  byte_buffer& out) {
+    kreader rd(body, h.flexible);
+    auto req = decode_create_acls(rd, h.api_version);
+    if (!req) return false;
+    create_acls_response resp;
+    resp.results.resize(req->creations.size());
+    auto fail_all = [&](kerr e, std::string_view msg) {
+        for (auto& r : resp.results) r = {int16_t(e), std::string(msg)};
+    };
+    if (!_auth) {
+        fail_all(kerr::security_disabled, "No Authorizer is configured on the broker");
+    } else if (!allowed_on_cluster(c, acl_operation::alter)) {
+        fail_all(kerr::cluster_authorization_failed, k_cluster_denied);
+    } else {
+        std::vector<acl_binding> valid;
+        for (size_t i = 0; i < req->creations.size(); ++i) {
+            auto b = binding_of(req->creations[i]);
+            if (auto ok = validate_acl(b); !ok) resp.results[i] = {int16_t(kerr::invalid_request), ok.error().message()};
+            else valid.push_back(std::move(b));
+        }
+        auto applied = valid.empty() ? result<void>{} : _auth->store().update([&](acl_store::acl_set& acls) -> result<void> {
+            for (auto& b : valid) acls.insert(b);
+            return {};
+        });
+        for (auto& r : resp.results) {
+            if (r.error_code != 0) continue;
+            if (!applied) r = {int16_t(kerr::unknown_server_error), applied.error().message()};
+        }
+        if (applied)
+            for (auto& b : valid) spdlog::info("ACL added by {}: {}", c.principal, describe_acl(b));
+        else
+            spdlog::error("CreateAcls: {}", applied.error());
+    }
+    respond_security(out, h, resp);
+    return true;
+}
+
+bool request_handler::delete_acls(const connection_info& c, const request_header& h, bytes_view body,
+                                  byte_buffer& out) {
+    kreader rd(body, h.flexible);
+    auto req = decode_delete_acls(rd, h.api_version);
+    if (!req) return false;
+    delete_acls_response resp;
+    resp.results.resize(req->filters.size());
+    auto fail_all = [&](kerr e, std::string_view msg) {
+        for (auto& r : resp.results) r = {int16_t(e), std::string(msg), {}};
+    };
+    if (!_auth) {
+        fail_all(kerr::security_disabled, "No Authorizer is configured on the broker");
+    } else if (!allowed_on_cluster(c, acl_operation::alter)) {
+        fail_all(kerr::cluster_authorization_failed, k_cluster_denied);
+    } else {
+        std::vector<std::optional<acl_filter>> filters;
+        for (size_t i = 0; i < req->filters.size(); ++i) {
+            auto f = filter_of(req->filters[i]);
+            if (auto ok = validate_acl_filter(f); !ok) {
+                resp.results[i] = {int16_t(kerr::invalid_request), ok.error().message(), {}};
+                filters.emplace_back();
+            } else {
+                filters.emplace_back(std::move(f));
+            }
+        }
+        std::vector<acl_binding> removed;
+        auto applied = _auth->store().update([&](acl_store::acl_set& acls) -> result<void> {
+            removed.clear();
+            // Every filter sees the set as it was: a binding two filters match is listed by both.
+            for (size_t i = 0; i < filters.size(); ++i) {
+                if (!filters[i]) continue;
+                for (auto& b : acls)
+                    if (filters[i]->matches(b)) resp.results[i].matching.push_back(wire_of(b));
+            }
+            for (auto it = acls.begin(); it != acls.end();) {
+                bool hit = std::ranges::any_of(filters, [&](auto& f) { return f && f->matches(*it); });
+                if (hit) {
+                    removed.push_back(*it);
+                    it = acls.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            return {};
+        });
+        if (!applied) {
+            spdlog::error("DeleteAcls: {}", applied.error());
+            for (auto& r : resp.results)
+                if (r.error_code == 0) r = {int16_t(kerr::unknown_server_error), applied.error().message(), {}};
+        } else {
+            for (auto& b : removed) spdlog::info("ACL removed by {}: {}", c.principal, describe_acl(b));
+        }
+    }
+    respond_security(out, h, resp);
+    return true;
+}
+
+bool request_handler::describe_user_scram_credentials(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     kreader rd(body, h.flexible);
     auto req = decode_describe_user_scram_credentials(rd, h.api_version);
     if (!req) return false;
     describe_user_scram_credentials_response resp;
+    if (!allowed_on_cluster(c, acl_operation::describe)) {
+        resp.error_code = int16_t(kerr::cluster_authorization_failed);
+        resp.error_message = std::string(k_cluster_denied);
+        respond_security(out, h, resp);
+        return true;
+    }
     auto users = _users ? _users->list() : fail(errc::unavailable, "no user store");
     if (!users) {
         resp.error_code = int16_t(kerr::unknown_server_error);
@@ -65,7 +216,7 @@ bool request_handler::describe_user_scram_credentials(const request_header& h, b
     return true;
 }
 
-bool request_handler::alter_user_scram_credentials(const request_header& h, bytes_view body, byte_buffer& out) {
+bool request_handler::alter_user_scram_credentials(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     kreader rd(body, h.flexible);
     auto req = decode_alter_user_scram_credentials(rd, h.api_version);
     if (!req) return false;
@@ -84,6 +235,9 @@ bool request_handler::alter_user_scram_credentials(const request_header& h, byte
     auto set_error = [&](std::string_view name, kerr e, std::string msg) {
         errors.try_emplace(std::string(name), e, std::move(msg));
     };
+    // Kafka: ALTER on the cluster, refused user by user.
+    if (!allowed_on_cluster(c, acl_operation::alter))
+        for (auto& n : order) set_error(n, kerr::cluster_authorization_failed, std::string(k_cluster_denied));
     auto check_common = [&](std::string_view name, int8_t mech) {
         if (name.empty()) set_error(name, kerr::unacceptable_credential, "Username must not be empty");
         else if (mech != int8_t(scram_mechanism::sha256) && mech != int8_t(scram_mechanism::sha512))

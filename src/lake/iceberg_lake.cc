@@ -154,7 +154,10 @@ public:
             return {};
         }
         auto& f = _open[key];
-        if (f && f->writer->file().should_roll()) FLOE_TRY(close_file(*f));
+        // A rewrite writes one file per stream: compaction sized its input by the files' sizes
+        // on storage, while the writer's estimate counts open pages and dictionaries raw, which
+        // would cut a small target's files far below it (and compact them again every pass).
+        if (f && !_replaced && f->writer->file().should_roll()) FLOE_TRY(close_file(*f));
         if (!f || !f->writer) FLOE_TRY(open_new(key, row.segment_id, f));
         auto& last = _last_offset[key];
         if (_rows_by_stream[key] > 0 && row.offset <= last)

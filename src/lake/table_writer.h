@@ -56,7 +56,8 @@ public:
     /// Starts an append against the current snapshot's positions.
     virtual result<std::unique_ptr<append>> begin_append() = 0;
     /// Starts a rewrite of live data files (compaction): rows added go into new files written
-    /// exactly as an append writes them (same Parquet layout, rolled at the target file size),
+    /// as an append writes them (same Parquet layout), one per stream (the caller sizes the
+    /// input: compaction bin-packs files by their size on storage up to the target),
     /// none is skipped for being below a committed position, and commit({}) replaces `replaced`
     /// by the new files in one "replace" snapshot that carries the positions forward unchanged.
     /// The commit fails with errc::not_found when a file of `replaced` is no longer live (a

@@ -15,10 +15,12 @@
 #include "base/uuid.h"
 #include "log/record_batch_header.h"
 #include "log/topic_config.h"
+#include "log/txn_state.h"
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -69,8 +71,8 @@ struct file_slice {
     result<void> copy_to(byte_buffer& out) const;
 };
 
-/// Offsets of a partition at one instant. Single replica: high watermark == log end offset,
-/// and without transactions last stable offset == high watermark.
+/// Offsets of a partition at one instant. Single replica: high watermark == log end offset;
+/// the last stable offset is the first offset of the oldest open transaction (else the HW).
 struct partition_offsets {
     kafka_offset log_start{0};  ///< first offset still in the local log
     kafka_offset log_end{0};    ///< next offset to be assigned
@@ -149,6 +151,9 @@ struct append_options {
     /// The caller already checked every batch's CRC-32C (e.g. while validating the Produce
     /// request): skip the second pass over the bytes. Headers and sizes are still checked.
     bool crc_checked = false;
+    /// Set only by append_txn_marker: the records are one control batch holding this marker.
+    /// Otherwise control batches are refused (invalid_record).
+    std::optional<txn_marker> marker;
 };
 
 /// One segment as the storage worker and retention see it.
@@ -202,7 +207,10 @@ struct config_op {
 result<config_map> apply_config_ops(config_map overrides, std::span<const config_op> ops);
 
 /// One partition of the local tier. Offsets are contiguous (mirror partitions: increasing, with
-/// the source's gaps); the high watermark is the log end (single replica, no transactions).
+/// the source's gaps; compacted partitions: with the gaps the cleaner leaves); the high
+/// watermark is the log end (single replica), the last stable offset the start of the oldest
+/// open transaction. A backend without transactions refuses transactional batches and markers
+/// and reports no open or aborted transactions (LSO == high watermark).
 /// Every method is thread-safe. Handles are shared_ptr: one kept across a topic deletion stays
 /// valid, its appends then fail with errc::shutting_down.
 class local_partition {
@@ -267,6 +275,26 @@ public:
     /// Deletes whole sealed segments past local retention; with remote.storage.enable only
     /// those entirely below offloaded_up_to and below `remote_covers` (nullopt: nothing goes).
     virtual result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers) = 0;
+
+    // ---- transactions (KIP-98) ----
+    /// False for a backend that keeps no transactions: the kafka module then refuses
+    /// AddPartitionsToTxn (UNSUPPORTED_FOR_MESSAGE_FORMAT) and append() refuses transactional
+    /// batches (invalid_record).
+    virtual bool supports_transactions() const noexcept = 0;
+    /// Appends the control batch ending `producer_id`'s transaction on this partition (COMMIT
+    /// or ABORT), as the transaction coordinator does. The marker's epoch must not be below the
+    /// producer's (invalid_producer_epoch). Durable once when_durable says so. A backend without
+    /// transactions answers errc::unsupported.
+    virtual result<append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch, txn_marker m,
+                                                    int32_t coordinator_epoch) = 0;
+    /// First offset of the oldest open transaction, else the high watermark: what
+    /// read_committed readers see up to (exclusive), and what offload never passes.
+    virtual kafka_offset last_stable_offset() const = 0;
+    /// Aborted transactions overlapping [from, to), for read_committed Fetch answers and for
+    /// the storage worker (which drops their records).
+    virtual std::vector<aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const = 0;
+    /// producer id -> first offset of its open transaction here.
+    virtual std::map<int64_t, int64_t> open_transactions() const = 0;
 
     /// Idempotent-producer state (copies).
     virtual std::optional<producer_state> producer(int64_t producer_id) const = 0;

@@ -1,5 +1,7 @@
 #include "log/log_manager.h"
 
+#include "log/cleaner.h"
+
 #include "log/fs_util.h"
 
 #include <fmt/ranges.h>
@@ -60,6 +62,10 @@ struct log_manager::impl final : flush_scheduler {
     std::vector<std::thread> flushers;
     std::thread housekeeper;
     std::condition_variable hcv; // housekeeping sleeps on fmu with its own condition
+    std::thread cleaner_thread;  // sleeps on fmu with hcv too
+    std::atomic<bool> cleaner_stop{false};
+    std::unique_ptr<log_cleaner> cleaner;
+    std::mutex cleaner_mu; // one cleaner pass at a time (thread and run_cleaner)
 
     void request_flush(std::shared_ptr<partition_log> p) override {
         if (!running.load(std::memory_order_acquire)) {
@@ -157,6 +163,18 @@ struct log_manager::impl final : flush_scheduler {
                     }
                 }
             }
+        }
+    }
+
+    void cleaner_loop(log_manager* self) {
+        std::unique_lock l(fmu);
+        while (!stop) {
+            hcv.wait_for(l, std::chrono::milliseconds(opts.cleaner_interval_ms));
+            if (stop) return;
+            l.unlock();
+            if (auto r = self->run_cleaner(); !r)
+                spdlog::warn("log cleaner: {}", r.error().message());
+            l.lock();
         }
     }
 
@@ -290,6 +308,8 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
         for (int i = 0; i < std::max(1, raw->opts.flusher_threads); ++i)
             raw->flushers.emplace_back([raw, i] { raw->flusher_loop(i == 0); });
         raw->housekeeper = std::thread([raw, mp = m.get()] { raw->housekeeping_loop(mp); });
+        if (raw->opts.cleaner_interval_ms > 0)
+            raw->cleaner_thread = std::thread([raw, mp = m.get()] { raw->cleaner_loop(mp); });
     }
     return m;
 }
@@ -572,6 +592,33 @@ result<size_t> log_manager::run_housekeeping() {
     return deleted;
 }
 
+result<size_t> log_manager::run_cleaner() {
+    auto& I = *_impl;
+    std::lock_guard g(I.cleaner_mu);
+    if (!I.cleaner)
+        I.cleaner = std::make_unique<log_cleaner>(cleaner_options{
+            .io_max_bytes_per_second = I.opts.cleaner_io_max_bytes_per_second,
+            .clock = I.opts.clock,
+            .stop = &I.cleaner_stop,
+        });
+    size_t cleaned = 0;
+    double max_ratio = 0;
+    for (auto& p : I.all_partitions()) {
+        if (I.cleaner_stop.load()) break;
+        if (!p->config().compacted()) continue;
+        auto r = I.cleaner->clean(*p);
+        if (!r) {
+            spdlog::warn("log cleaner {}-{}: {}", p->tp().topic, p->tp().partition,
+                         r.error().message());
+            continue;
+        }
+        max_ratio = std::max(max_ratio, r->dirty_ratio);
+        if (r->cleaned) ++cleaned;
+    }
+    log_cleaner::note_round(max_ratio);
+    return cleaned;
+}
+
 result<void> log_manager::flush_all() {
     for (auto& p : _impl->all_partitions()) FLOE_TRY(p->flush());
     return {};
@@ -590,7 +637,9 @@ result<void> log_manager::close() {
         if (t.joinable()) t.join();
     // Requests left after the last round are served by each partition's close() below.
     I.running = false;
+    I.cleaner_stop = true;
     if (I.housekeeper.joinable()) I.housekeeper.join();
+    if (I.cleaner_thread.joinable()) I.cleaner_thread.join();
     result<void> first;
     {
         std::unique_lock g(I.mu);

@@ -31,8 +31,14 @@ struct log_manager_options {
     /// Threads serving fsync requests: fsyncs of different partitions overlap (the filesystem
     /// journal merges them); all waiters of one partition share each of its fsyncs.
     int flusher_threads = 4;
+    /// The log cleaner (compacted topics): a background pass over every compacted partition
+    /// this often (log.cleaner.backoff.ms); 0 = no cleaner thread (run_cleaner() on demand).
+    int64_t cleaner_interval_ms = 15'000;
+    /// Cleaner I/O budget, bytes read + written per second (log.cleaner.io.max.bytes.per.second);
+    /// 0 = unthrottled.
+    uint64_t cleaner_io_max_bytes_per_second = 0;
     clock_source* clock = nullptr;        ///< nullptr = system clock
-    /// Start the flusher and housekeeping threads. Tests may turn them off and call
+    /// Start the flusher, housekeeping and cleaner threads. Tests may turn them off and call
     /// run_housekeeping() themselves; when_durable then fsyncs inline.
     bool background_threads = true;
 };
@@ -102,6 +108,9 @@ public:
 
     /// Applies retention and segment.ms rolls to every partition now. Returns segments deleted.
     result<size_t> run_housekeeping();
+    /// One cleaner pass over every compacted partition now (log/cleaner.h). Returns how many
+    /// partitions were cleaned; a failing partition is logged and skipped.
+    result<size_t> run_cleaner();
     /// fsyncs every partition.
     result<void> flush_all();
     /// Stops threads, flushes and closes every partition (SIGTERM path). Idempotent.

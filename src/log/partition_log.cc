@@ -4,6 +4,7 @@
 #include "base/varint.h"
 #include "log/fs_util.h"
 #include "log/segment_scanner.h"
+#include "log/txn_state.h"
 
 #include <spdlog/spdlog.h>
 
@@ -68,6 +69,7 @@ namespace {
 constexpr uint32_t index_magic = 0x464C4958;    // "FLIX"
 constexpr uint32_t timeindex_magic = 0x464C5449; // "FLTI"
 constexpr uint32_t snapshot_magic = 0x464C5053;  // "FLPS"
+constexpr uint32_t txn_snapshot_magic = 0x464C5458; // "FLTX"
 
 std::string segment_stem(int64_t base) { return fmt::format("{:020}", base); }
 
@@ -123,7 +125,9 @@ struct segment {
             bytes_since_time = 0;
         }
         bytes_since_time += sz;
-        if (h.base_timestamp >= 0 && (first_ts < 0 || h.base_timestamp < first_ts))
+        // A cleaned batch with tombstones holds its delete horizon there, not a record's time.
+        if (!(h.attributes & batch_attr::delete_horizon) && h.base_timestamp >= 0
+            && (first_ts < 0 || h.base_timestamp < first_ts))
             first_ts = h.base_timestamp;
         if (h.max_timestamp > max_ts) {
             max_ts = h.max_timestamp;
@@ -331,6 +335,7 @@ void apply_producer_batch(std::map<int64_t, producer_state>& m, const record_bat
         st.epoch = h.producer_epoch;
         st.recent.clear();
     }
+    if (h.is_control()) return; // a transaction marker carries no sequence
     st.recent.push_back({h.base_sequence, h.last_sequence(), first_offset,
                          first_offset + h.last_offset_delta, h.max_timestamp});
     if (st.recent.size() > producer_state::max_recent) st.recent.erase(st.recent.begin());
@@ -347,6 +352,7 @@ struct partition_log::impl {
     std::vector<std::unique_ptr<segment>> segs; // oldest first; back() is active, never empty
     std::vector<segment*> sealing; // rolled, waiting for flush() to fsync and seal them
     std::map<int64_t, producer_state> producers;
+    partition_txn_state txns; // open and aborted transactions (txn_state.h)
     std::vector<std::pair<int64_t, std::function<void(result<void>)>>> waiters;
     int64_t durable_end = 0;
     int64_t offloaded = 0;
@@ -446,6 +452,33 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         }
     }
 
+    // The cleaner writes its checkpoint before it first replaces a segment: from then on
+    // batches may skip offsets (records removed) and segments may end below the next one's base.
+    const bool gaps = p->_opts.mirror || fs::exists(dir / cleaner_checkpoint_file, ec);
+
+    // Transaction state at the same clean close (a separate file: older data dirs lack it).
+    std::optional<partition_txn_state> txn_snap;
+    int64_t txn_snap_offset = -1;
+    if (auto tb = read_file(dir / "transactions.snapshot")) {
+        auto decode = [&]() -> result<void> {
+            if (tb->size() < 4) return fail(errc::corrupt, "short");
+            auto body = bytes_view(tb->data(), tb->size() - 4);
+            byte_reader crc_r(bytes_view(tb->data() + tb->size() - 4, 4));
+            if (FLOE_TRY(crc_r.be<uint32_t>()) != crc32c(body)) return fail(errc::corrupt, "crc");
+            byte_reader r(body);
+            if (FLOE_TRY(r.be<uint32_t>()) != txn_snapshot_magic) return fail(errc::corrupt, "magic");
+            txn_snap_offset = FLOE_TRY(r.be<int64_t>());
+            txn_snap = FLOE_TRY(partition_txn_state::decode(r));
+            return {};
+        }();
+        if (!decode) {
+            spdlog::warn("log {}: ignoring unreadable transaction snapshot: {}", name,
+                         decode.error().message());
+            txn_snap.reset();
+            txn_snap_offset = -1;
+        }
+    }
+
     // Open segments; all but the last are trusted if their index files match, else scanned.
     std::vector<std::unique_ptr<segment>> segs;
     for (size_t i = 0; i < bases.size(); ++i) {
@@ -453,9 +486,10 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
         uint64_t fsize = file_size_of(s->fh->fd());
         bool last = (i + 1 == bases.size());
         std::string why;
-        // Offsets chain from segment to segment; a mirror's may skip forward (source gaps).
+        // Offsets chain from segment to segment; a mirror's may skip forward (source gaps), and
+        // so may a compacted partition's once the cleaner has rewritten a segment.
         auto chains = [&](int64_t next, int64_t following) {
-            return p->_opts.mirror ? next <= following : next == following;
+            return gaps ? next <= following : next == following;
         };
         bool trusted = !last && s->load_indexes(fsize, why)
                        && (i + 1 >= bases.size() || chains(s->next, bases[i + 1]));
@@ -474,7 +508,7 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
             s->fh->fd(), fsize, s->base, [&](const record_batch_header& h, uint64_t pos) {
                 sp->note_batch(h, pos, interval);
                 if (first_batch_ts < 0) first_batch_ts = h.max_timestamp;
-            }, p->_opts.mirror));
+            }, gaps));
         rep.batches_scanned += out.batches;
         ++rep.segments;
         s->size = out.valid_bytes;
@@ -559,20 +593,45 @@ result<std::shared_ptr<partition_log>> partition_log::open(partition_log_options
     // (log possibly cut and then appended past its offset again) it cannot be mistaken for
     // the state of a different history. close() writes a fresh one.
     fs::remove(dir / "producers.snapshot", ec);
+    // Transaction state: the snapshot of the same close, else a replay of the whole local log
+    // (open transactions and aborted ones are found from their batches and markers).
+    int64_t txn_replay_from = I.log_start();
+    if (txn_snap && txn_snap_offset >= 0 && txn_snap_offset == snap_offset
+        && txn_snap_offset <= I.log_end()) {
+        I.txns = std::move(*txn_snap);
+        txn_replay_from = std::max(txn_snap_offset, txn_replay_from);
+    }
+    fs::remove(dir / "transactions.snapshot", ec);
+    const int64_t scan_from = std::min(replay_from, txn_replay_from);
+    byte_buffer control;
     for (auto& s : I.segs) {
-        if (s->next <= replay_from) continue;
+        if (s->next <= scan_from) continue;
         uint64_t pos = 0;
         for (auto& e : s->index)
-            if (e.offset <= replay_from) pos = e.position;
+            if (e.offset <= scan_from) pos = e.position;
         while (pos < s->size) {
             uint8_t hb[batch_layout::header_size];
             FLOE_TRY(pread_exact(s->fh->fd(), hb, sizeof hb, pos));
             auto h = FLOE_TRY_CTX(parse_batch_header(bytes_view(hb, sizeof hb)),
                                   "replaying producer state of {}", name);
             if (h.base_offset >= replay_from) apply_producer_batch(I.producers, h, h.base_offset);
+            if (h.base_offset >= txn_replay_from && h.is_transactional()) {
+                std::optional<txn_marker> marker;
+                if (h.is_control() && h.size_bytes() <= 4096) {
+                    control.resize(h.size_bytes());
+                    FLOE_TRY(pread_exact(s->fh->fd(), control.data(), control.size(), pos));
+                    auto m = parse_txn_marker(h, control);
+                    if (m) marker = *m;
+                    else spdlog::warn("log {}: unreadable control batch at offset {}: {}", name,
+                                      h.base_offset, m.error().message());
+                }
+                I.txns.apply_replayed(h, marker, txn_replay_from);
+            }
             pos += h.size_bytes();
         }
     }
+    I.txns.end_replay();
+    I.txns.trim_below(I.log_start());
 
     // Offloaded marker.
     if (auto ob = read_file(dir / "offloaded")) {
@@ -606,6 +665,7 @@ append_status check_producer(const producer_state* st, const record_batch_header
                              const producer_batch_meta** dup) {
     if (!st) return append_status::ok; // unknown producer: any sequence starts it
     if (h.producer_epoch < st->epoch) return append_status::invalid_producer_epoch;
+    if (h.is_control()) return append_status::ok; // a marker: epoch checked, no sequence
     if (h.producer_epoch != st->epoch) {
         return (h.base_sequence == 0 || st->epoch < 0) ? append_status::ok
                                                        : append_status::out_of_order_sequence;
@@ -672,6 +732,10 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
                 return reject(append_status::invalid_record,
                               fmt::format("batch at byte {}: {} records but last offset delta {}",
                                           pos, h->record_count, h->last_offset_delta));
+            if (h->is_control() != opts.marker.has_value())
+                return reject(append_status::invalid_record,
+                              opts.marker ? "not a control batch"
+                                              : "control batches are written by the coordinator only");
             if (n == 0) one[0] = {*h, pos};
             else {
                 if (n == 1) many.push_back(one[0]);
@@ -734,7 +798,7 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
         auto* act = &I.active();
         if (act->batches > 0
             && (act->size + records.size() > uint64_t(I.cfg.segment_bytes)
-                || now - act->created_ms >= I.cfg.segment_ms)) {
+                || now - act->created_ms >= I.cfg.effective_roll_ms())) {
             FLOE_TRY(roll_locked());
             act = &I.active();
             want_flush = true; // seal the old segment soon
@@ -767,6 +831,7 @@ result<append_result> partition_log::append(std::span<uint8_t> records,
         for (auto& b : batches) {
             act->note_batch(b.h, at + b.pos, I.cfg.index_interval_bytes);
             apply_producer_batch(I.producers, b.h, b.h.base_offset);
+            I.txns.apply(b.h, opts.marker);
         }
         act->size = at + records.size();
         act->next = next;
@@ -862,7 +927,7 @@ result<append_result> partition_log::mirror_append(bytes_view records) {
         const bool too_far = last - act->base > int64_t(INT32_MAX);
         if (act->batches > 0
             && (too_far || act->size + records.size() > uint64_t(I.cfg.segment_bytes)
-                || now - act->created_ms >= I.cfg.segment_ms)) {
+                || now - act->created_ms >= I.cfg.effective_roll_ms())) {
             FLOE_TRY(roll_locked());
             act = &I.active();
             want_flush = true;
@@ -944,7 +1009,7 @@ result<bool> partition_log::maybe_roll_by_time() {
         auto& I = *_impl;
         if (I.closed) return false;
         auto& act = I.active();
-        if (act.batches == 0 || now_of(I.clock) - act.created_ms < I.cfg.segment_ms) return false;
+        if (act.batches == 0 || now_of(I.clock) - act.created_ms < I.cfg.effective_roll_ms()) return false;
         FLOE_TRY(roll_locked());
     }
     FLOE_TRY(flush());
@@ -1045,8 +1110,8 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
     {
         std::lock_guard g(I.mu);
         out.offsets.log_start = kafka_offset(I.log_start());
-        out.offsets.log_end = out.offsets.high_watermark = out.offsets.last_stable =
-            kafka_offset(I.log_end());
+        out.offsets.log_end = out.offsets.high_watermark = kafka_offset(I.log_end());
+        out.offsets.last_stable = kafka_offset(I.txns.last_stable(I.log_end()));
         out.offsets.durable_end = kafka_offset(I.durable_end);
         if (offset() < I.log_start() || offset() > I.log_end())
             return fail(errc::out_of_range, "offset {} outside [{}, {}] of {}-{}", offset(),
@@ -1057,8 +1122,10 @@ result<read_result> partition_log::read(kafka_offset offset, const read_options&
         auto it = std::upper_bound(I.segs.begin(), I.segs.end(), offset(),
                                    [](int64_t o, const auto& s) { return o < s->base; });
         auto sit = it - 1;
-        // In a mirror, `offset` may fall in a gap between segments: read from the next one.
-        if (offset() >= (*sit)->next && it != I.segs.end()) sit = it;
+        // In a mirror or a compacted log, `offset` may fall in a gap between segments (and
+        // cleaned segments may be empty): read from the next one holding anything above it.
+        while ((offset() >= (*sit)->next || (*sit)->batches == 0) && std::next(sit) != I.segs.end())
+            ++sit;
         auto& s = **sit;
         if (offset() >= s.next) return out; // only possible for an empty active segment
         fh = s.fh;
@@ -1220,7 +1287,8 @@ partition_offsets partition_log::offsets() const {
     std::lock_guard g(_impl->mu);
     partition_offsets o;
     o.log_start = kafka_offset(_impl->log_start());
-    o.log_end = o.high_watermark = o.last_stable = kafka_offset(_impl->log_end());
+    o.log_end = o.high_watermark = kafka_offset(_impl->log_end());
+    o.last_stable = kafka_offset(_impl->txns.last_stable(_impl->log_end()));
     o.durable_end = kafka_offset(_impl->durable_end);
     return o;
 }
@@ -1314,9 +1382,12 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
             auto& s = *I.segs.front();
             // A segment without timestamps ages from when it was rolled in.
             int64_t age_ts = s.max_ts >= 0 ? s.max_ts : s.created_ms;
-            bool by_time = limit_ms >= 0 && now - age_ts > limit_ms;
-            bool by_size = limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
-            bool deleted = s.next <= I.floor; // every record below the DeleteRecords floor
+            // cleanup.policy=compact alone: the cleaner, not retention, bounds the log.
+            const bool deletes = I.cfg.deletes();
+            bool by_time = deletes && limit_ms >= 0 && now - age_ts > limit_ms;
+            bool by_size = deletes && limit_bytes >= 0 && total - s.size >= uint64_t(limit_bytes);
+            // Every record below the DeleteRecords floor (an emptied segment counts by its base).
+            bool deleted = s.next <= I.floor && s.base < I.floor;
             if (!by_time && !by_size && !deleted) break;
             // Not offloaded yet, or the remote tier does not confirm it holds the segment.
             if (I.cfg.remote_storage_enable
@@ -1327,6 +1398,7 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
             doomed.push_back(std::move(I.segs.front()));
             I.segs.erase(I.segs.begin());
         }
+        if (!doomed.empty()) I.txns.trim_below(I.log_start());
     }
     // Unlink outside the lock; readers holding a file_handle keep reading the inode.
     std::error_code ec;
@@ -1340,6 +1412,93 @@ result<std::vector<segment_info>> partition_log::apply_retention(std::optional<k
     }
     if (!doomed.empty()) (void)fsync_dir(_opts.dir);
     return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cleaner's swap
+
+result<bool> partition_log::replace_sealed_segment(kafka_offset base, uint64_t expected_size,
+                                                   const fs::path& cleaned) {
+    auto& I = *_impl;
+    std::error_code ec;
+    // Scan the new file first (outside the lock): whole, CRC-valid batches from `base` on.
+    auto fresh = FLOE_TRY(open_segment_file(_opts.dir, base(), false));
+    {
+        int fd = ::open(cleaned.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return fail(errc::io_error, "open {}: {}", cleaned.string(), std::strerror(errno));
+        fresh->fh = std::make_shared<file_handle>(fd);
+    }
+    int64_t interval;
+    {
+        std::lock_guard g(I.mu);
+        interval = I.cfg.index_interval_bytes;
+    }
+    const uint64_t fsize = file_size_of(fresh->fh->fd());
+    segment* sp = fresh.get();
+    auto out = FLOE_TRY(scan_segment_file(
+        fresh->fh->fd(), fsize, base(),
+        [&](const record_batch_header& h, uint64_t pos) { sp->note_batch(h, pos, interval); },
+        /*allow_gaps=*/true));
+    if (out.valid_bytes != fsize)
+        return fail(errc::corrupt, "cleaned segment {} is not whole batches: {}", cleaned.string(),
+                    out.stop_reason);
+    fresh->size = fsize;
+    fresh->next = out.next_offset;
+    fresh->sealed = true;
+
+    std::lock_guard g(I.mu);
+    auto it = std::find_if(I.segs.begin(), I.segs.end(),
+                           [&](const auto& s) { return s->base == base(); });
+    bool same = !I.closed && it != I.segs.end() && std::next(it) != I.segs.end() && (*it)->sealed
+                && (*it)->size == expected_size
+                && std::find(I.sealing.begin(), I.sealing.end(), it->get()) == I.sealing.end();
+    if (!same || out.next_offset > (*it)->next) {
+        fs::remove(cleaned, ec);
+        return false;
+    }
+    // Index files go first: a crash after the rename finds the new log without them and
+    // rebuilds them by scanning; a crash before it finds the old log without them likewise.
+    fs::remove((*it)->index_path, ec);
+    fs::remove((*it)->time_path, ec);
+    FLOE_TRY(fsync_dir(_opts.dir));
+    if (::rename(cleaned.c_str(), (*it)->log_path.c_str()) != 0)
+        return fail(errc::io_error, "rename {} over {}: {}", cleaned.string(),
+                    (*it)->log_path.string(), std::strerror(errno));
+    FLOE_TRY(fsync_dir(_opts.dir));
+    fresh->created_ms = (*it)->created_ms;
+    // Readers holding the old segment's file handle keep reading the old inode.
+    *it = std::move(fresh);
+    FLOE_TRY((*it)->write_indexes());
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// transactions (the state itself is partition_txn_state, txn_state.h)
+
+result<append_result> partition_log::append_txn_marker(int64_t producer_id, int16_t producer_epoch,
+                                                       txn_marker m, int32_t coordinator_epoch) {
+    auto batch = build_txn_marker_batch(producer_id, producer_epoch, m, coordinator_epoch,
+                                        now_of(_impl->clock));
+    append_options o;
+    o.crc_checked = true;
+    o.marker = m;
+    return append(std::span<uint8_t>(batch.data(), batch.size()), o);
+}
+
+kafka_offset partition_log::last_stable_offset() const {
+    std::lock_guard g(_impl->mu);
+    return kafka_offset(_impl->txns.last_stable(_impl->log_end()));
+}
+
+std::vector<aborted_txn> partition_log::aborted_transactions(kafka_offset from, kafka_offset to) const {
+    std::lock_guard g(_impl->mu);
+    return _impl->txns.aborted_in(from(), to());
+}
+
+std::map<int64_t, int64_t> partition_log::open_transactions() const {
+    std::lock_guard g(_impl->mu);
+    return _impl->txns.open();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1400,7 +1559,15 @@ result<void> partition_log::close() {
         }
     }
     put_u32(b, crc32c(b));
-    auto sr = fr ? write_file_atomic(_opts.dir / "producers.snapshot", b) : result<void>{};
+    byte_buffer tb;
+    put_u32(tb, txn_snapshot_magic);
+    put_i64(tb, I.log_end());
+    I.txns.encode(tb);
+    put_u32(tb, crc32c(tb));
+    // The transaction snapshot first: it is used only beside a producer snapshot of the same
+    // log end, so a crash between the two writes falls back to a replay.
+    auto sr = fr ? write_file_atomic(_opts.dir / "transactions.snapshot", tb) : result<void>{};
+    if (sr) sr = fr ? write_file_atomic(_opts.dir / "producers.snapshot", b) : result<void>{};
     for (auto& [o, fn] : waiters)
         fn(fr ? result<void>(fail(errc::shutting_down, "partition closed")) : fr);
     if (!fr) return fr;

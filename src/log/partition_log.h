@@ -8,11 +8,13 @@
 #include "log/local_tier.h"
 #include "log/record_batch_header.h"
 #include "log/topic_config.h"
+#include "log/txn_state.h"
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -152,6 +154,35 @@ public:
     /// remote tier itself reports; nullopt: unknown, so nothing goes), may go. Returns the
     /// deleted segments.
     result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers);
+
+    /// The log cleaner's swap (log/cleaner.h): replaces the sealed, non-active segment starting
+    /// at `base`, still `expected_size` bytes long (as the cleaner read it), by `cleaned`: a file
+    /// of whole batches, written and fsynced by the cleaner, holding a subset of the segment's
+    /// records at their offsets (batches may skip offsets). Index files are removed, the file
+    /// renamed over the segment, the directory fsynced and the indexes rebuilt; readers
+    /// holding the old file keep reading it. false (and `cleaned` removed) when the segment is
+    /// gone or not as the cleaner saw it. Recovery accepts gaps once the partition directory
+    /// holds `cleaner_checkpoint_file`, which the cleaner writes before its first swap.
+    result<bool> replace_sealed_segment(kafka_offset base, uint64_t expected_size,
+                                        const std::filesystem::path& cleaned);
+    /// The cleaner's checkpoint in the partition directory: the first offset not yet cleaned.
+    static constexpr const char* cleaner_checkpoint_file = "cleaner_checkpoint";
+    // ---- transactions (KIP-98); the state lives in partition_txn_state (txn_state.h) ----
+    /// Appends the control batch ending `producer_id`'s transaction on this partition (COMMIT
+    /// or ABORT), as the transaction coordinator does. The marker's epoch must not be below the
+    /// producer's (invalid_producer_epoch); it becomes the producer's epoch, so a bumped epoch
+    /// fences the old producer here too. Durable once when_durable says so.
+    bool supports_transactions() const noexcept { return true; }
+    result<append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch,
+                                            txn_marker m, int32_t coordinator_epoch);
+    /// First offset of the oldest open transaction, else the high watermark: what
+    /// read_committed readers see up to (exclusive), and what offload never passes.
+    kafka_offset last_stable_offset() const;
+    /// Aborted transactions overlapping [from, to), for read_committed Fetch answers and for
+    /// the storage worker (which drops their records).
+    std::vector<aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const;
+    /// producer id -> first offset of its open transaction here.
+    std::map<int64_t, int64_t> open_transactions() const;
 
     /// Idempotent-producer state (copies).
     std::optional<producer_state> producer(int64_t producer_id) const;

@@ -16,11 +16,12 @@ namespace {
 constexpr int64_t i32max = INT32_MAX;
 constexpr topic_config_key keys[] = {
     {"cleanup.policy", config_type::list, "delete",
-     "Only 'delete' is supported (compacted topics are not yet)."},
+     "delete, compact, or both (comma-separated): retention deletes old segments, the log "
+     "cleaner keeps the latest record per key."},
     {"compression.type", config_type::string, "producer",
      "Batches are kept as the producer compressed them."},
     {"delete.retention.ms", config_type::long_, "86400000",
-     "How long tombstones are kept on compacted topics.", 0, INT64_MAX, false},
+     "How long tombstones are kept on compacted topics once cleaned.", 0, INT64_MAX},
     {"file.delete.delay.ms", config_type::long_, "60000",
      "Delay before a deleted segment file is removed.", 0, INT64_MAX, false},
     {"flush.messages", config_type::long_, "9223372036854775807",
@@ -38,7 +39,7 @@ constexpr topic_config_key keys[] = {
     {"local.retention.ms", config_type::long_, "-2",
      "Local time kept when tiering is on; -2 = retention.ms.", -2, INT64_MAX},
     {"max.compaction.lag.ms", config_type::long_, "9223372036854775807",
-     "Longest a record stays uncompacted (compaction is not supported).", 1, INT64_MAX, false},
+     "Longest a record stays uncompacted on a compacted topic.", 1, INT64_MAX},
     {"max.message.bytes", config_type::int_, "1048588", "Largest record batch accepted.", 0,
      i32max},
     {"message.downconversion.enable", config_type::boolean, "true",
@@ -53,9 +54,9 @@ constexpr topic_config_key keys[] = {
      "Deprecated in Kafka 3.6 for the before/after pair.", 0, INT64_MAX, false},
     {"message.timestamp.type", config_type::string, "CreateTime", "CreateTime or LogAppendTime."},
     {"min.cleanable.dirty.ratio", config_type::double_, "0.5",
-     "Compaction trigger ratio (compaction is not supported).", 0, 1, false},
+     "Dirty share of a compacted log that triggers cleaning.", 0, 1},
     {"min.compaction.lag.ms", config_type::long_, "0",
-     "Shortest a record stays uncompacted (compaction is not supported).", 0, INT64_MAX, false},
+     "Shortest a record stays uncompacted on a compacted topic.", 0, INT64_MAX},
     {"min.insync.replicas", config_type::int_, "1",
      "Replicas that must acknowledge acks=all (one replica always does).", 1, i32max, false},
     {"preallocate", config_type::boolean, "false", "Preallocate segment files.", 0, 0, false},
@@ -197,15 +198,38 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
     else if (key == "flush.ms") cfg.flush_ms = FLOE_TRY(parse_ranged(key, v, 0, INT64_MAX));
     else if (key == "index.interval.bytes")
         cfg.index_interval_bytes = int32_t(FLOE_TRY(parse_ranged(key, v, 0, INT32_MAX)));
+    else if (key == "delete.retention.ms")
+        cfg.delete_retention_ms = FLOE_TRY(parse_ranged(key, v, 0, INT64_MAX));
+    else if (key == "min.compaction.lag.ms")
+        cfg.min_compaction_lag_ms = FLOE_TRY(parse_ranged(key, v, 0, INT64_MAX));
+    else if (key == "max.compaction.lag.ms")
+        cfg.max_compaction_lag_ms = FLOE_TRY(parse_ranged(key, v, 1, INT64_MAX));
+    else if (key == "min.cleanable.dirty.ratio")
+        cfg.min_cleanable_dirty_ratio = FLOE_TRY(parse_double(key, v, 0, 1));
     else if (key == "cleanup.policy") {
-        if (v == "compact" || v == "compact,delete" || v == "delete,compact")
-            return fail(errc::unsupported,
-                        "config cleanup.policy: '{}' is not supported yet (compacted topics are "
-                        "not implemented; only delete)",
-                        v);
-        if (v != "delete")
-            return fail(errc::invalid_argument, "config cleanup.policy: invalid value '{}'", v);
-        cfg.cleanup_policy = std::string(v);
+        // A list (Kafka's ValidList): each item delete or compact, at least one.
+        std::string norm;
+        bool seen_delete = false, seen_compact = false;
+        size_t at = 0;
+        while (at <= v.size()) {
+            size_t c = std::min(v.find(',', at), v.size());
+            auto item = v.substr(at, c - at);
+            while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+            while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+            bool* seen = item == "delete" ? &seen_delete : item == "compact" ? &seen_compact : nullptr;
+            if (!seen)
+                return fail(errc::invalid_argument,
+                            "config cleanup.policy: invalid value '{}' (a list of delete and "
+                            "compact)",
+                            v);
+            if (!*seen) {
+                if (!norm.empty()) norm += ',';
+                norm += item;
+                *seen = true;
+            }
+            at = c + 1;
+        }
+        cfg.cleanup_policy = std::move(norm);
     } else if (key == "message.timestamp.type") {
         if (v == "CreateTime") cfg.message_timestamp_type = timestamp_type::create_time;
         else if (v == "LogAppendTime") cfg.message_timestamp_type = timestamp_type::log_append_time;
@@ -242,6 +266,16 @@ int64_t topic_config::effective_local_retention_bytes() const noexcept {
     return local_retention_bytes;
 }
 
+bool topic_config::compacted() const noexcept {
+    return cleanup_policy.find("compact") != std::string::npos;
+}
+bool topic_config::deletes() const noexcept {
+    return cleanup_policy.find("delete") != std::string::npos;
+}
+int64_t topic_config::effective_roll_ms() const noexcept {
+    return compacted() ? std::min(segment_ms, max_compaction_lag_ms) : segment_ms;
+}
+
 std::span<const topic_config_key> topic_config_keys() noexcept { return keys; }
 
 const topic_config_key* find_topic_config_key(std::string_view name) noexcept {
@@ -259,6 +293,10 @@ result<topic_config> resolve_topic_config(const config_map& base, const config_m
     topic_config cfg;
     for (auto& [k, v] : base) FLOE_TRY(apply(cfg, k, v));
     for (auto& [k, v] : overrides) FLOE_TRY(apply(cfg, k, v));
+    if (cfg.min_compaction_lag_ms > cfg.max_compaction_lag_ms)
+        return fail(errc::invalid_argument,
+                    "config min.compaction.lag.ms: {} is greater than max.compaction.lag.ms {}",
+                    cfg.min_compaction_lag_ms, cfg.max_compaction_lag_ms);
     return cfg;
 }
 
@@ -276,6 +314,13 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
     if (key == "flush.ms") return n(c.flush_ms);
     if (key == "index.interval.bytes") return n(c.index_interval_bytes);
     if (key == "cleanup.policy") return c.cleanup_policy;
+    if (key == "delete.retention.ms") return n(c.delete_retention_ms);
+    if (key == "min.compaction.lag.ms") return n(c.min_compaction_lag_ms);
+    if (key == "max.compaction.lag.ms") return n(c.max_compaction_lag_ms);
+    if (key == "min.cleanable.dirty.ratio") {
+        auto t = fmt::format("{}", c.min_cleanable_dirty_ratio);
+        return t;
+    }
     if (key == "compression.type") return c.compression_type;
     if (key == "message.timestamp.type")
         return std::string(c.message_timestamp_type == timestamp_type::log_append_time

@@ -24,7 +24,11 @@ struct topic_config {
     bool remote_storage_enable = false;                 ///< remote.storage.enable
     int64_t local_retention_ms = -2;                    ///< local.retention.ms, -2 = retention.ms
     int64_t local_retention_bytes = -2;                 ///< local.retention.bytes, -2 = retention.bytes
-    std::string cleanup_policy = "delete";              ///< cleanup.policy (only delete supported)
+    std::string cleanup_policy = "delete";              ///< cleanup.policy: delete, compact or both
+    int64_t delete_retention_ms = 86400000;             ///< delete.retention.ms (tombstones kept)
+    double min_cleanable_dirty_ratio = 0.5;             ///< min.cleanable.dirty.ratio
+    int64_t min_compaction_lag_ms = 0;                  ///< min.compaction.lag.ms
+    int64_t max_compaction_lag_ms = INT64_MAX;          ///< max.compaction.lag.ms
     timestamp_type message_timestamp_type = timestamp_type::create_time; ///< message.timestamp.type
     int32_t max_message_bytes = 1048588;                ///< max.message.bytes (one batch)
     std::string compression_type = "producer";          ///< compression.type (kept as received)
@@ -39,6 +43,14 @@ struct topic_config {
     /// "same as retention.*"), else retention.*.
     int64_t effective_local_retention_ms() const noexcept;
     int64_t effective_local_retention_bytes() const noexcept;
+    /// cleanup.policy holds "compact": the log cleaner keeps the latest record per key.
+    bool compacted() const noexcept;
+    /// cleanup.policy holds "delete": retention.ms / retention.bytes delete old segments.
+    bool deletes() const noexcept;
+    /// When the active segment rolls by age: segment.ms, or for compacted topics the smaller of
+    /// it and max.compaction.lag.ms (a record cannot stay uncompacted longer than that while
+    /// it sits in the active segment, which is never cleaned).
+    int64_t effective_roll_ms() const noexcept;
 };
 
 /// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).
@@ -65,9 +77,8 @@ const topic_config_key* find_topic_config_key(std::string_view name) noexcept;
 using config_map = std::map<std::string, std::string, std::less<>>;
 
 /// Validates one key/value pair: known key, parses as its type, within bounds (e.g.
-/// segment.bytes >= 14, cleanup.policy == delete, message.timestamp.type in
-/// {CreateTime, LogAppendTime}). errc::invalid_argument naming the key, or errc::unsupported for
-/// a known-but-unsupported value (cleanup.policy=compact).
+/// segment.bytes >= 14, cleanup.policy a non-empty list of delete and compact,
+/// message.timestamp.type in {CreateTime, LogAppendTime}). errc::invalid_argument naming the key.
 result<void> validate_topic_config(std::string_view key, std::string_view value);
 
 /// Builds the effective config: `base` (broker defaults, possibly empty) overlaid with

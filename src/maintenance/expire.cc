@@ -3,11 +3,15 @@
 #include "lake/table_writer.h"
 #include "maintenance/table_files.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <mutex>
+#include <random>
+#include <set>
 
 namespace floe::maintenance {
 
@@ -97,15 +101,18 @@ bool apply(iceberg::table_metadata& m, const expiry_plan& plan) {
 
 struct deletions {
     std::vector<std::string> data, manifests, lists, metadata;
+    std::vector<std::string> intents; ///< intent records of interrupted runs finished by these
     int64_t bytes = 0;
 };
 
 // The files `expired` reached that `kept` does not.
+// With `partly_deleted`, files of `expired` already gone are skipped (a run killed part-way
+// through deleting them).
 result<deletions> unreached(iceberg::file_io& io, const std::vector<iceberg::snapshot>& expired,
-                            const std::vector<iceberg::snapshot>& kept) {
+                            const std::vector<iceberg::snapshot>& kept, bool partly_deleted = false) {
     deletions out;
     auto keep = FLOE_TRY(reach(io, kept));
-    auto gone = FLOE_TRY(reach(io, expired));
+    auto gone = FLOE_TRY(reach(io, expired, partly_deleted));
     for (auto& l : gone.manifest_lists)
         if (!keep.manifest_lists.count(l)) out.lists.push_back(l);
     for (auto& [p, len] : gone.manifests)
@@ -143,13 +150,115 @@ result<std::vector<std::string>> stale_metadata_files(iceberg::file_io& io, cons
     return out;
 }
 
+// The intent record of an expiry: written before its commit, removed once the files only the
+// expired snapshots reached are deleted. A run killed in between leaves it; the next run
+// finishes the deletions from it (see finish_interrupted).
+//   floe expiry intent v1
+//   written-ms <ms>
+//   <manifest list of an expired snapshot>   (one a line)
+constexpr std::string_view intent_header = "floe expiry intent v1";
+constexpr std::string_view intent_suffix = ".expiry-intent";
+// An intent whose snapshots are all still in the table may be a run that has not committed yet:
+// it is left alone this long.
+constexpr int64_t pending_intent_ms = 3600 * 1000;
+
+std::string new_intent_uri(const std::string& location, int64_t now_ms) {
+    static std::mt19937_64 rng{std::random_device{}()};
+    static std::mutex mu;
+    std::lock_guard g(mu);
+    return fmt::format("{}floe-{}-{:016x}{}", metadata_dir(location), now_ms, rng(), intent_suffix);
+}
+
+std::string intent_text(int64_t now_ms, const std::vector<iceberg::snapshot>& expired) {
+    std::string out = fmt::format("{}\nwritten-ms {}\n", intent_header, now_ms);
+    for (auto& s : expired)
+        if (!s.manifest_list.empty()) out += s.manifest_list + "\n";
+    return out;
+}
+
+struct intent {
+    int64_t written_ms = 0;
+    std::vector<std::string> manifest_lists;
+};
+
+result<intent> parse_intent(bytes_view data, const std::string& uri) {
+    std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        auto nl = text.find('\n');
+        if (nl == std::string_view::npos) return fail(errc::corrupt, "expiry intent {}: no final newline", uri);
+        lines.push_back(text.substr(0, nl));
+        text.remove_prefix(nl + 1);
+    }
+    constexpr std::string_view written = "written-ms ";
+    if (lines.size() < 2 || lines[0] != intent_header || !lines[1].starts_with(written))
+        return fail(errc::corrupt, "expiry intent {}: not a '{}' record", uri, intent_header);
+    intent out;
+    auto ms = lines[1].substr(written.size());
+    if (std::from_chars(ms.data(), ms.data() + ms.size(), out.written_ms).ec != std::errc())
+        return fail(errc::corrupt, "expiry intent {}: bad time '{}'", uri, ms);
+    for (size_t i = 2; i < lines.size(); ++i) out.manifest_lists.emplace_back(lines[i]);
+    return out;
+}
+
+// Finishes what expiry runs killed after writing their intent left: the files the intent's
+// snapshots reached that no snapshot of `m` reaches (skipping those already deleted), then the
+// intent. If the kill came before the commit, the snapshots are still in `m`, so they reach
+// nothing deletable; such an intent is kept while it may belong to a run still going.
+result<void> finish_interrupted(iceberg::file_io& io, const iceberg::table_ident& t, const iceberg::table_metadata& m,
+                                const expire_options& opts, deletions& out) {
+    std::set<std::string> current_lists;
+    for (auto& s : m.snapshots) current_lists.insert(s.manifest_list);
+    for (auto& uri : FLOE_TRY(io.list(metadata_dir(m.location)))) {
+        if (!uri.ends_with(intent_suffix)) continue;
+        auto bytes = io.read(uri);
+        if (!bytes) {
+            if (bytes.error().code() == errc::not_found) continue; // finished by another run
+            return std::unexpected(std::move(bytes).error());
+        }
+        auto in = parse_intent(*bytes, uri);
+        if (!in) {
+            spdlog::warn("table {}.{}: {} (left for orphan cleanup)", t.ns, t.name, in.error().message());
+            continue;
+        }
+        std::vector<iceberg::snapshot> expired;
+        bool pending = false;
+        for (auto& l : in->manifest_lists) {
+            if (current_lists.count(l)) {
+                pending = true;
+                continue;
+            }
+            iceberg::snapshot s;
+            s.manifest_list = l;
+            expired.push_back(std::move(s));
+        }
+        if (pending && expired.empty() && opts.now_ms - in->written_ms < pending_intent_ms) continue;
+        auto del = FLOE_TRY_CTX(unreached(io, expired, m.snapshots, true), "finishing the expiry recorded in {}", uri);
+        spdlog::info("table {}.{}: finishing an interrupted expiry ({}): {} data files, {} manifests, {} manifest lists",
+                     t.ns, t.name, uri, del.data.size(), del.manifests.size(), del.lists.size());
+        out.data.insert(out.data.end(), del.data.begin(), del.data.end());
+        out.manifests.insert(out.manifests.end(), del.manifests.begin(), del.manifests.end());
+        out.lists.insert(out.lists.end(), del.lists.begin(), del.lists.end());
+        out.bytes += del.bytes;
+        out.intents.push_back(uri);
+    }
+    return {};
+}
+
 } // namespace
 
 result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t,
                                        const expire_options& opts) {
     expire_report report;
+    // First what runs killed after their commit left undeleted (their intent records).
+    deletions leftovers;
+    {
+        auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
+        FLOE_TRY(finish_interrupted(io, t, loaded.metadata, opts, leftovers));
+    }
     std::vector<iceberg::snapshot> expired, kept;
     iceberg::table_metadata committed;
+    std::string intent_uri;
     auto choose = [&](iceberg::table_metadata& m) -> result<bool> {
         report.snapshots_before = m.snapshots.size();
         auto plan = plan_expiry(m, opts.now_ms, opts.max_age_override_ms, opts.defaults);
@@ -157,6 +266,14 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
         kept.clear();
         for (auto& s : m.snapshots) (plan.retained.count(s.snapshot_id) ? kept : expired).push_back(s);
         if (!apply(m, plan)) return false;
+        if (!opts.dry_run && !expired.empty()) {
+            // Before the commit: what it will make deletable, so a kill after it loses nothing
+            // (each attempt writes its own set over the last one's).
+            if (intent_uri.empty()) intent_uri = new_intent_uri(m.location, opts.now_ms);
+            auto text = intent_text(opts.now_ms, expired);
+            FLOE_TRY_CTX(io.write(intent_uri, bytes_view(reinterpret_cast<const uint8_t*>(text.data()), text.size())),
+                         "writing the expiry intent {}", intent_uri);
+        }
         return true;
     };
     if (opts.dry_run) {
@@ -165,8 +282,15 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
         committed = loaded.metadata;
         report.metadata_location = loaded.metadata_location;
     } else {
-        FLOE_TRY_CTX(iceberg::commit_metadata(cat, io, t, choose, opts.commit), "expiring snapshots of {}.{}", t.ns,
-                     t.name);
+        auto done = iceberg::commit_metadata(cat, io, t, choose, opts.commit);
+        if (!done || !*done) {
+            // No commit: the snapshots the intent names are all still there.
+            if (!intent_uri.empty()) (void)io.remove(intent_uri);
+            intent_uri.clear();
+            expired.clear();
+        }
+        if (!done)
+            return std::unexpected(std::move(done).error().with_context("expiring snapshots of {}.{}", t.ns, t.name));
         // The metadata-log as committed (or as a later commit left it): what it no longer
         // names may go.
         auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
@@ -176,12 +300,22 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
     report.snapshots_expired = expired.size();
     deletions del;
     if (!expired.empty()) del = FLOE_TRY_CTX(unreached(io, expired, kept), "expiring snapshots of {}.{}", t.ns, t.name);
+    auto append = [](std::vector<std::string>& to, const std::vector<std::string>& from) {
+        std::set<std::string> have(to.begin(), to.end());
+        for (auto& f : from)
+            if (have.insert(f).second) to.push_back(f);
+    };
+    append(del.data, leftovers.data);
+    append(del.manifests, leftovers.manifests);
+    append(del.lists, leftovers.lists);
+    del.bytes += leftovers.bytes;
+    report.leftovers_finished = leftovers.intents.size();
     del.metadata = FLOE_TRY(stale_metadata_files(io, committed, report.metadata_location));
     auto remove = [&](const std::vector<std::string>& files, size_t& count) {
         for (auto& f : files) {
             if (!opts.dry_run) {
                 if (auto r = io.remove(f); !r) {
-                    spdlog::warn("table {}.{}: could not delete expired file {}: {} (left for orphan cleanup)", t.ns,
+                    spdlog::warn("table {}.{}: could not delete expired file {}: {} (the next expiry tries again)", t.ns,
                                  t.name, f, r.error().message());
                     continue;
                 }
@@ -197,6 +331,13 @@ result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& 
     remove(del.lists, report.manifest_lists_deleted);
     remove(del.metadata, report.metadata_files_deleted);
     report.bytes_deleted = del.bytes;
+    // Last: the intent records, once what they name is deleted (kept when a deletion failed, so
+    // the next run tries again).
+    if (!opts.dry_run && report.deleted.size() == del.data.size() + del.manifests.size() + del.lists.size()
+                                                      + del.metadata.size()) {
+        if (!intent_uri.empty()) leftovers.intents.push_back(intent_uri);
+        for (auto& f : leftovers.intents) (void)io.remove(f);
+    }
     return report;
 }
 

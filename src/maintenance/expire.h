@@ -59,6 +59,7 @@ struct expire_report {
     size_t metadata_files_deleted = 0;
     int64_t bytes_deleted = 0;  ///< data files and manifests (sizes from the metadata)
     std::vector<std::string> deleted;  ///< every file removed (or, dry run, that would be)
+    size_t leftovers_finished = 0;     ///< interrupted earlier runs whose deletions this one finished
     std::string metadata_location;     ///< the version committed (empty: none)
 };
 
@@ -66,7 +67,10 @@ struct expire_report {
 /// entries and expired refs), then deletion of the data files, manifests and manifest lists
 /// only they reached, and of metadata files older than the oldest one the metadata-log keeps
 /// (write.metadata.previous-versions-max). A file any retained snapshot reaches is never
-/// deleted. Deletion failures are reported (files left for orphan cleanup), not fatal.
+/// deleted. Deletion failures are reported (files left for the next run), not fatal.
+/// Before its commit, a run writes an intent record (metadata/floe-<ms>-<random>.expiry-intent:
+/// the manifest lists of the snapshots it expires) and removes it once their files are deleted;
+/// each run first finishes the deletions of the records runs killed part-way left behind.
 result<expire_report> expire_snapshots(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t,
                                        const expire_options& opts);
 

@@ -4,7 +4,10 @@
 #include "base/metrics.h"
 #include "iceberg/table.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 
 namespace floe::maintenance {
 
@@ -66,26 +69,56 @@ result<table_health> measure(lake::iceberg_lake& lake, const iceberg::table_iden
     return h;
 }
 
-result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o) {
+void publish_health(const iceberg::table_ident& t, const table_health& h) {
+    auto& m = maintenance_metrics::get();
+    const std::vector<std::string> label{t.name};
+    m.data_files.with(label).set(double(h.data_files));
+    m.small_files.with(label).set(double(h.small_files));
+    m.avg_file_size.with(label).set(average_file_bytes(h));
+    m.snapshots.with(label).set(double(h.snapshots));
+    m.metadata_bytes.with(label).set(double(h.metadata_bytes));
+}
+
+result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o,
+                             std::vector<step_outcome>* steps) {
     auto& m = maintenance_metrics::get();
     iceberg::table_ident t{lake.options().ns, lake::table_name_for_topic(topic)};
     const std::vector<std::string> label{t.name};
     m.runs.with(label).inc();
+    // Runs one step, noting how it ended: fn() -> result<std::string> (what it did).
+    auto step = [&](const char* kind, auto fn) -> result<void> {
+        step_outcome s{kind, system_clock_source::instance().now_ms(), 0, true, {}};
+        auto start = std::chrono::steady_clock::now();
+        auto done = fn();
+        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        s.ok = done.has_value();
+        s.detail = done ? *done : done.error().message();
+        if (steps) steps->push_back(std::move(s));
+        if (!done) return std::unexpected(std::move(done).error());
+        return {};
+    };
     auto body = [&]() -> result<run_report> {
         run_report r;
-        if (o.compact) {
+        if (o.compact) FLOE_TRY(step("compact", [&]() -> result<std::string> {
             r.compaction = FLOE_TRY(compact(lake, topic, o.compaction));
             m.files_compacted.with(label).inc(r.compaction.files_rewritten);
             m.files_written.with(label).inc(r.compaction.files_written);
             m.rows_rewritten.with(label).inc(static_cast<uint64_t>(r.compaction.rows));
-        }
-        if (o.manifests) {
+            auto& c = r.compaction;
+            return fmt::format("{} of {} data files small; {} rewritten into {} ({} rows){}", c.small_files,
+                               c.data_files_before, c.files_rewritten, c.files_written, c.rows,
+                               c.conflicts ? fmt::format(", {} groups skipped (concurrent change)", c.conflicts) : "");
+        }));
+        if (o.manifests) FLOE_TRY(step("manifests", [&]() -> result<std::string> {
             manifest_rewrite_options mo;
             mo.commit = lake.options().commit;
             r.manifests = FLOE_TRY(rewrite_manifests(lake.catalog(), lake.io(), t, mo));
             if (r.manifests.committed) m.manifest_rewrites.with(label).inc();
-        }
-        if (o.expire) {
+            return fmt::format("{} manifests ({} small) -> {}{}", r.manifests.manifests_before,
+                               r.manifests.small_manifests, r.manifests.manifests_after,
+                               r.manifests.committed ? "" : " (nothing merged)");
+        }));
+        if (o.expire) FLOE_TRY(step("expire", [&]() -> result<std::string> {
             expire_options eo;
             eo.now_ms = system_clock_source::instance().now_ms();
             eo.defaults = o.expiry;
@@ -97,24 +130,30 @@ result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic,
             m.files_deleted.with({t.name, "manifest-list"}).inc(r.expiry.manifest_lists_deleted);
             m.files_deleted.with({t.name, "metadata"}).inc(r.expiry.metadata_files_deleted);
             m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.expiry.bytes_deleted));
-        }
-        if (o.orphans) {
+            auto& e = r.expiry;
+            return fmt::format("{} of {} snapshots expired; deleted {} data files, {} manifests, {} manifest lists, "
+                               "{} metadata files{}",
+                               e.snapshots_expired, e.snapshots_before, e.data_files_deleted, e.manifests_deleted,
+                               e.manifest_lists_deleted, e.metadata_files_deleted,
+                               e.leftovers_finished
+                                   ? fmt::format(" (with those {} interrupted run(s) left)", e.leftovers_finished)
+                                   : "");
+        }));
+        if (o.orphans) FLOE_TRY(step("orphans", [&]() -> result<std::string> {
             orphan_options oo;
             oo.now_ms = system_clock_source::instance().now_ms();
             oo.older_than_ms = o.orphan_older_than_ms;
             r.orphans = FLOE_TRY(remove_orphans(lake.catalog(), lake.io(), t, oo));
             m.files_deleted.with({t.name, "orphan"}).inc(r.orphans.orphans);
             m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.orphans.orphan_bytes));
-        }
-        const int64_t small =
-            o.compaction.small_file_size > 0 ? o.compaction.small_file_size : o.compaction.target_file_size * 3 / 4;
-        r.health = FLOE_TRY(measure(lake, t, small));
-        m.data_files.with(label).set(double(r.health.data_files));
-        m.small_files.with(label).set(double(r.health.small_files));
-        m.avg_file_size.with(label).set(r.health.data_files ? double(r.health.data_bytes) / double(r.health.data_files)
-                                                            : 0.0);
-        m.snapshots.with(label).set(double(r.health.snapshots));
-        m.metadata_bytes.with(label).set(double(r.health.metadata_bytes));
+            return fmt::format("{} orphans deleted ({} bytes), {} unreferenced files younger than the margin kept{}",
+                               r.orphans.orphans, r.orphans.orphan_bytes, r.orphans.too_young,
+                               r.orphans.uploads_aborted
+                                   ? fmt::format(", {} abandoned uploads aborted", r.orphans.uploads_aborted)
+                                   : "");
+        }));
+        r.health = FLOE_TRY(measure(lake, t, small_file_size(o.compaction)));
+        publish_health(t, r.health);
         return r;
     };
     auto r = body();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace floe::maintenance {
 
@@ -22,6 +23,16 @@ struct table_health {
 
 /// Reads the current metadata and its live files.
 result<table_health> measure(lake::iceberg_lake& lake, const iceberg::table_ident& t, int64_t small_file_size);
+/// Files under this size count as small: compact_options' own, else 3/4 of the target.
+inline int64_t small_file_size(const compact_options& o) {
+    return o.small_file_size > 0 ? o.small_file_size : o.target_file_size * 3 / 4;
+}
+/// Sets the table's floe_table_* gauges to `h` (what run_table does after a pass).
+void publish_health(const iceberg::table_ident& t, const table_health& h);
+/// The floe_table_avg_data_file_bytes gauge's value.
+inline double average_file_bytes(const table_health& h) {
+    return h.data_files ? double(h.data_bytes) / double(h.data_files) : 0.0;
+}
 
 struct run_options {
     bool compact = true, manifests = true, expire = true, orphans = true;
@@ -38,11 +49,22 @@ struct run_report {
     table_health health;
 };
 
+/// How one step of a pass ended (kind: compact, manifests, expire, orphans).
+struct step_outcome {
+    std::string kind;
+    int64_t at_ms = 0;  ///< when it started (system clock)
+    double seconds = 0;
+    bool ok = true;
+    std::string detail;  ///< what it did, or the error
+};
+
 /// One scheduled pass over the table of `topic`: compaction, manifest rewrite (when the table
 /// has commit.manifest.min-count-to-merge small manifests), then snapshot expiry (so the files
 /// both replaced can go), then orphan cleanup; then the table's gauges are refreshed.
 /// Updates the metrics floe_maintenance_* (gauges per table, counters of work done). The
 /// caller holds the storage worker's lease.
-result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o);
+/// Each step that ran (also a failed one, which ends the pass) is added to `steps` when given.
+result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o,
+                             std::vector<step_outcome>* steps = nullptr);
 
 } // namespace floe::maintenance

@@ -13,16 +13,21 @@ std::string location_prefix(const std::string& location) {
 
 std::string metadata_dir(const std::string& location) { return location_prefix(location) + "metadata/"; }
 
-result<reached_files> reach(iceberg::file_io& io, const std::vector<iceberg::snapshot>& snapshots) {
+result<reached_files> reach(iceberg::file_io& io, const std::vector<iceberg::snapshot>& snapshots, bool skip_missing) {
     reached_files out;
+    auto gone = [&](const result<byte_buffer>& r) { return skip_missing && !r && r.error().code() == errc::not_found; };
     for (auto& s : snapshots) {
         if (s.manifest_list.empty() || !out.manifest_lists.insert(s.manifest_list).second) continue;
-        auto bytes = FLOE_TRY_CTX(io.read(s.manifest_list), "snapshot {}", s.snapshot_id);
-        auto list = FLOE_TRY(iceberg::read_manifest_list(bytes, s.manifest_list));
+        auto bytes = io.read(s.manifest_list);
+        if (gone(bytes)) continue;
+        if (!bytes) return std::unexpected(std::move(bytes).error().with_context("snapshot {}", s.snapshot_id));
+        auto list = FLOE_TRY(iceberg::read_manifest_list(*bytes, s.manifest_list));
         for (auto& mf : list) {
             if (!out.manifests.emplace(mf.manifest_path, mf.manifest_length).second) continue;
-            auto mbytes = FLOE_TRY_CTX(io.read(mf.manifest_path), "snapshot {}", s.snapshot_id);
-            for (auto& e : FLOE_TRY(iceberg::read_manifest(mbytes, mf.manifest_path, &mf)))
+            auto mbytes = io.read(mf.manifest_path);
+            if (gone(mbytes)) continue;
+            if (!mbytes) return std::unexpected(std::move(mbytes).error().with_context("snapshot {}", s.snapshot_id));
+            for (auto& e : FLOE_TRY(iceberg::read_manifest(*mbytes, mf.manifest_path, &mf)))
                 if (e.status != iceberg::entry_status::deleted)
                     out.data_files.emplace(e.file.file_path, e.file.file_size_in_bytes);
         }

@@ -20,8 +20,11 @@ struct reached_files {
     std::map<std::string, int64_t> data_files;  ///< path -> size in bytes
 };
 
-/// Walks `snapshots` (manifest list -> manifests -> entries), reading each manifest once.
-result<reached_files> reach(iceberg::file_io& io, const std::vector<iceberg::snapshot>& snapshots);
+/// Walks `snapshots` (manifest list -> manifests -> entries), reading each manifest once. With
+/// `skip_missing`, a manifest list or manifest that is gone is skipped (what an interrupted
+/// deletion left of expired snapshots), else it is an error.
+result<reached_files> reach(iceberg::file_io& io, const std::vector<iceberg::snapshot>& snapshots,
+                            bool skip_missing = false);
 
 /// Every file the table's metadata at `metadata_location` references: what its snapshots reach,
 /// the current metadata file and those in its metadata-log, the v<N>.metadata.json copies of

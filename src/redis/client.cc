@@ -124,6 +124,35 @@ result<void> check(const reply& r) {
 
 namespace {
 
+// hiredis builds replies through these callbacks: they build redis::reply values directly,
+// instead of a redisReply tree copied afterwards (half the allocations and copies on the read
+// path). An array's elements are sized when it is created, so a child's address is stable.
+reply* place(const redisReadTask* task, reply&& value) {
+    if (task->parent) {
+        auto* parent = static_cast<reply*>(task->parent->obj);
+        auto& slot = parent->elements()[static_cast<size_t>(task->idx)];
+        slot = std::move(value);
+        return &slot;
+    }
+    return new reply(std::move(value));
+}
+
+void* create_string(const redisReadTask* task, char* str, size_t len) {
+    std::string text(str, len);
+    if (task->type == REDIS_REPLY_ERROR) return place(task, reply::error(std::move(text)));
+    if (task->type == REDIS_REPLY_STATUS) return place(task, reply::status(std::move(text)));
+    return place(task, reply::string(std::move(text)));
+}
+void* create_array(const redisReadTask* task, int elements) {
+    return place(task, reply::array(std::vector<reply>(static_cast<size_t>(std::max(elements, 0)))));
+}
+void* create_integer(const redisReadTask* task, long long value) { return place(task, reply::integer(value)); }
+void* create_nil(const redisReadTask* task) { return place(task, reply::nil()); }
+// hiredis frees only root objects (children belong to their array).
+void free_object(void* obj) { delete static_cast<reply*>(obj); }
+
+redisReplyObjectFunctions reply_functions = {create_string, create_array, create_integer, create_nil, free_object};
+
 /// One hiredis connection: used by one thread at a time (borrowed from its pool).
 struct connection {
     redisContext* ctx = nullptr;
@@ -227,9 +256,8 @@ private:
         for (size_t i = 0; i < cmds.size(); ++i) {
             void* raw = nullptr;
             if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
-            auto* r = static_cast<redisReply*>(raw);
-            out.push_back(from_hiredis(r));
-            freeReplyObject(r);
+            std::unique_ptr<reply> r(static_cast<reply*>(raw));
+            out.push_back(std::move(*r));
         }
         return out;
     }
@@ -252,6 +280,7 @@ private:
         if (!c->ctx) return fail(errc::unavailable, "redis {}: cannot allocate a connection", _name);
         if (c->ctx->err) return fail(errc::unavailable, "redis {}: cannot connect: {}", _name, c->ctx->errstr);
         redisSetTimeout(c->ctx, to_timeval(_opts.command_timeout));
+        c->ctx->reader->fn = &reply_functions;
         if (_opts.keepalive.count() > 0) {
             int on = 1, idle = static_cast<int>(_opts.keepalive.count());
             int intvl = std::max(1, idle / 3), cnt = 3;
@@ -510,7 +539,7 @@ public:
                 results[i] = std::move(r);
             }
             if (again.empty()) break;
-            if (clock_type::now() >= deadline || attempt >= 64) {
+            if (clock_type::now() >= deadline || attempt >= 1000) {
                 if (redir)
                     return fail(errc::unavailable, "redis slot {}: still redirected ({} {}) after the retry budget",
                                 redir->slot, redir->ask ? "ASK" : "MOVED", redir->to.to_string());
@@ -518,6 +547,9 @@ public:
             }
             pending = std::move(again);
             if (redir) {
+                // A first redirect is followed at once; more in a row mean the nodes disagree
+                // for a moment (a migration being finished node by node): back off meanwhile.
+                if (attempt >= 2) backoff(attempt - 2, deadline);
                 target = pool_for(redir->to);
                 asking = redir->ask;
                 if (redir->ask) _ask.fetch_add(1, std::memory_order_relaxed);
@@ -760,15 +792,26 @@ result<void> client::load_library(std::string_view name, std::string_view code, 
     if (version.find('\n') != std::string_view::npos)
         return fail(errc::invalid_argument, "redis function library version must be one line");
     impl::library lib{std::string(name), impl::full_code(name, code, version), std::string(version)};
+    std::optional<impl::library> previous;
+    auto remember = [&](const std::optional<impl::library>& l) {
+        std::lock_guard lk(_impl->_lib_mu);
+        std::erase_if(_impl->_libraries, [&](auto& x) { return x.name == name; });
+        if (l) _impl->_libraries.push_back(*l);
+    };
     {
         std::lock_guard lk(_impl->_lib_mu);
-        auto it = std::find_if(_impl->_libraries.begin(), _impl->_libraries.end(),
-                               [&](auto& l) { return l.name == name; });
-        if (it != _impl->_libraries.end()) *it = lib;
-        else _impl->_libraries.push_back(lib);
+        for (auto& l : _impl->_libraries)
+            if (l.name == name) previous = l;
     }
+    // Remembered first, so that while Redis is down the first fcall after it returns loads it.
+    remember(lib);
     FLOE_TRY(_impl->ensure_detected());
-    for (auto& pool : _impl->master_pools()) FLOE_TRY(_impl->ensure_library(*pool, lib));
+    for (auto& pool : _impl->master_pools()) {
+        auto loaded = _impl->ensure_library(*pool, lib);
+        // Code the server refuses (a Lua error): fcall goes on offering the previous version.
+        if (!loaded && !loaded.error().retryable()) remember(previous);
+        FLOE_TRY(std::move(loaded));
+    }
     return {};
 }
 

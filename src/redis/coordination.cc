@@ -118,6 +118,14 @@ redis.register_function{function_name='floe_coord_lease_get', flags={'no-writes'
 end}
 )LUA";
 
+// The text after a function's error code ("FLOE_LEASE_LOST detail" -> "detail").
+std::string_view detail_of(const floe::error& e, std::string_view code) {
+    std::string_view m = e.message();
+    if (m.starts_with(code)) m.remove_prefix(code.size());
+    while (m.starts_with(' ')) m.remove_prefix(1);
+    return m;
+}
+
 std::string random_token() { return fmt::format("{:016x}{:016x}", os_random64(), os_random64()); }
 
 } // namespace
@@ -170,7 +178,7 @@ result<void> broker_registry::heartbeat() {
                            {_id_text, _token, _listeners, ttl});
     if (!r) {
         if (server_error_is(r.error(), "FLOE_BROKER_ID_TAKEN"))
-            return fail(errc::already_exists, "{}", r.error().message().substr(sizeof("FLOE_BROKER_ID_TAKEN")));
+            return fail(errc::already_exists, "{}", detail_of(r.error(), "FLOE_BROKER_ID_TAKEN"));
         return std::unexpected(std::move(r).error());
     }
     return {};
@@ -191,7 +199,20 @@ result<std::vector<broker_info>> broker_registry::live() {
         out.push_back(std::move(b));
     }
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.id < b.id; });
+    {
+        std::lock_guard lk(_cache_mu);
+        bool changed = out.size() != _cache.size();
+        for (size_t i = 0; !changed && i < out.size(); ++i)
+            changed = out[i].id != _cache[i].id || out[i].listeners != _cache[i].listeners;
+        _cache = out;
+        if (changed) _generation.fetch_add(1);
+    }
     return out;
+}
+
+std::vector<broker_info> broker_registry::cached_live() const {
+    std::lock_guard lk(_cache_mu);
+    return _cache;
 }
 
 result<void> broker_registry::leave() {
@@ -210,6 +231,8 @@ void broker_registry::start(std::chrono::milliseconds interval) {
             if (auto r = heartbeat(); !r) {
                 _failures.fetch_add(1, std::memory_order_relaxed);
                 spdlog::warn("broker {}: registry heartbeat failed: {}", _id, r.error());
+            } else if (auto l = live(); !l) {
+                spdlog::warn("broker {}: reading the live brokers failed: {}", _id, l.error());
             }
             lk.lock();
             _cv.wait_for(lk, interval, [this] { return _stopping; });
@@ -261,7 +284,7 @@ result<lease> lease_manager::renew(const lease& l, std::chrono::milliseconds ttl
     auto r = _client.fcall("floe_coord_lease_renew", {l.key}, {l.holder, epoch, ttl_text});
     if (!r) {
         if (server_error_is(r.error(), "FLOE_LEASE_LOST"))
-            return fail(errc::conflict, "lease lost: {}", r.error().message().substr(sizeof("FLOE_LEASE_LOST")));
+            return fail(errc::conflict, "lease lost: {}", detail_of(r.error(), "FLOE_LEASE_LOST"));
         return std::unexpected(std::move(r).error());
     }
     if (!r->is_array() || r->size() != 4)

@@ -44,7 +44,7 @@ struct broker_info {
 /// (errc::already_exists) until the first one's entry expires.
 ///
 /// Thread-safe: heartbeat()/live()/leave() may be called from any thread; start() runs the
-/// heartbeats on its own thread until stop() (or destruction).
+/// heartbeats on its own thread until stop() (or destruction). The client must outlive it.
 class broker_registry {
 public:
     /// `ns` must not contain '{' or '}' (it is part of the hash tag). `instance_token`
@@ -67,9 +67,15 @@ public:
     /// Removes this broker at once (clean shutdown), if the entry is still its own.
     result<void> leave();
 
-    /// Heartbeats every `interval` on a background thread; failures are logged and counted,
-    /// the thread goes on. stop() joins it (and does not leave()).
+    /// Heartbeats every `interval` on a background thread, and reads live() after each
+    /// heartbeat into the cache below; failures are logged and counted, the thread goes on.
+    /// stop() joins it (and does not leave()).
     void start(std::chrono::milliseconds interval);
+    /// The live brokers as of the last successful live() (by the thread or a caller), without
+    /// a round trip: what Metadata answers from. Empty before the first one.
+    std::vector<broker_info> cached_live() const;
+    /// Increases each time the cached set of live ids changes (a broker joined or died).
+    uint64_t generation() const noexcept { return _generation.load(); }
     void stop();
     uint64_t heartbeat_failures() const noexcept { return _failures.load(); }
 
@@ -86,6 +92,9 @@ private:
     std::string _id_text, _listeners, _token;
     std::chrono::milliseconds _ttl;
     std::atomic<uint64_t> _failures{0};
+    std::atomic<uint64_t> _generation{0};
+    mutable std::mutex _cache_mu;
+    std::vector<broker_info> _cache;
     std::mutex _mu;
     std::condition_variable _cv;
     bool _stopping = false;
@@ -118,7 +127,7 @@ struct lease_state {
 /// can check `HGET key epoch` atomically with their writes). Fields: `holder`, `epoch`,
 /// `expires` (server ms). The hash is never deleted, so epochs only grow.
 ///
-/// Stateless apart from the client reference: thread-safe.
+/// Stateless apart from the client reference (the client must outlive it): thread-safe.
 class lease_manager {
 public:
     static result<std::unique_ptr<lease_manager>> create(client& c);

@@ -197,6 +197,16 @@ public:
                 return false;
             }
             prev_last = h.last_offset();
+            if (!mirror && (h.is_transactional() || h.is_control())) {
+                // No transaction state here (no LSO, no aborted index): never store records
+                // whose visibility would depend on one.
+                spdlog::warn("redis local tier: {}-{}: transactional batch of producer {} refused: "
+                             "transactions are not supported on floe.local.type=redis",
+                             _tp.topic, _tp.partition, h.producer_id);
+                bad = reject(append_status::invalid_record,
+                             "transactional produce is not supported on floe.local.type=redis");
+                return false;
+            }
             if (h.size_bytes() > size_t(cfg.max_message_bytes)) {
                 bad = reject(append_status::message_too_large,
                              fmt::format("batch of {} bytes > max.message.bytes {}", h.size_bytes(),
@@ -728,6 +738,18 @@ public:
         return out;
     }
 
+    // Transactions are not implemented on this tier (README): refused at AddPartitionsToTxn
+    // and in append(); so no transaction is ever open, nothing is aborted, LSO == HW.
+    bool supports_transactions() const noexcept override { return false; }
+    result<append_result> append_txn_marker(int64_t producer_id, int16_t, txn_marker, int32_t) override {
+        spdlog::warn("redis local tier: {}-{}: transaction marker of producer {} refused", _tp.topic,
+                     _tp.partition, producer_id);
+        return fail(errc::unsupported, "transactions are not supported on floe.local.type=redis");
+    }
+    kafka_offset last_stable_offset() const override { return offsets().high_watermark; }
+    std::vector<aborted_txn> aborted_transactions(kafka_offset, kafka_offset) const override { return {}; }
+    std::map<int64_t, int64_t> open_transactions() const override { return {}; }
+
     topic_config config() const override {
         std::lock_guard g(_mu);
         return _cfg;
@@ -752,6 +774,21 @@ private:
     std::string _meta, _stream, _idx, _prod, _segs;
 };
 
+/// resolve_topic_config, refusing what this tier does not implement: compacted topics
+/// (cleanup.policy with compact) need the log cleaner, which works on segment files only.
+result<topic_config> resolve_redis_topic_config(const config_map& defaults, const config_map& overrides) {
+    auto c = FLOE_TRY(resolve_topic_config(defaults, overrides));
+    if (c.compacted()) {
+        spdlog::warn("redis local tier: refused cleanup.policy={}: compacted topics are not supported",
+                     c.cleanup_policy);
+        return fail(errc::unsupported,
+                    "cleanup.policy={} is not supported on floe.local.type=redis (no log cleaner for Redis "
+                    "streams): use cleanup.policy=delete, or floe.local.type=embedded",
+                    c.cleanup_policy);
+    }
+    return c;
+}
+
 /// The topic store in Redis: hash `{<ns>}:topics` (name -> JSON: id, partitions, overrides,
 /// mirror_of) and string `{<ns>}:topic-defaults` (JSON of the dynamic broker-level defaults).
 class redis_tier final : public local_tier {
@@ -762,7 +799,7 @@ public:
     }
 
     result<void> load() {
-        FLOE_TRY_CTX(resolve_topic_config(_st->opts.topic_defaults, {}), "topic defaults");
+        FLOE_TRY_CTX(resolve_redis_topic_config(_st->opts.topic_defaults, {}), "floe.topic-defaults");
         auto d = _st->c->command({"GET", _defaults_key});
         if (!d) return fail(tier_error(d.error(), "reading topic defaults"));
         std::unique_lock g(_mu);
@@ -787,7 +824,7 @@ public:
             t.mirror_of = j.value("mirror_of", "");
             if (j.contains("overrides"))
                 for (auto& [k, v] : j["overrides"].items()) t.overrides[k] = v.get<std::string>();
-            t.config = FLOE_TRY_CTX(resolve_topic_config(defaults_locked(), t.overrides), "topic {}", t.name);
+            t.config = FLOE_TRY_CTX(resolve_redis_topic_config(defaults_locked(), t.overrides), "topic {}", t.name);
             insert_locked(t);
         }
         return {};
@@ -804,7 +841,7 @@ public:
         t.partitions = partitions;
         t.overrides = overrides;
         t.mirror_of = std::string(mirror_of);
-        t.config = FLOE_TRY(resolve_topic_config(defaults_locked(), overrides));
+        t.config = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), overrides));
         if (_topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
         auto key = topic_collision_key(name);
         for (auto& [n, e] : _topics)
@@ -862,7 +899,7 @@ public:
         auto it = _topics.find(name);
         if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
         auto t = it->second.info;
-        t.config = FLOE_TRY(resolve_topic_config(defaults_locked(), overrides));
+        t.config = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), overrides));
         t.overrides = overrides;
         if (validate_only) return t;
         FLOE_TRY(store_locked(t));
@@ -914,8 +951,8 @@ public:
         _dynamic = defaults;
         std::map<std::string, topic_config, std::less<>> resolved;
         auto check = [&]() -> result<void> {
-            FLOE_TRY(resolve_topic_config(defaults_locked(), {}));
-            for (auto& [n, e] : _topics) resolved[n] = FLOE_TRY(resolve_topic_config(defaults_locked(), e.info.overrides));
+            FLOE_TRY(resolve_redis_topic_config(defaults_locked(), {}));
+            for (auto& [n, e] : _topics) resolved[n] = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), e.info.overrides));
             return {};
         };
         if (auto c = check(); !c || validate_only) {

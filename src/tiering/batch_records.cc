@@ -78,12 +78,14 @@ result<record_view> indexed_batch::record(size_t index, std::vector<header_view>
 
 result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buffer& scratch,
                                    size_t max_decompressed,
-                                   const std::function<result<bool>(const record_view&)>& fn) {
+                                   const std::function<result<bool>(const record_view&)>& fn,
+                                   const std::function<bool(const log::record_batch_header&)>& keep_batch) {
     int64_t last = -1;
     bool stop = false;
     std::optional<error> record_error;
     auto walked = log::for_each_batch(batches, check_crc, [&](const log::record_batch_header& h, bytes_view b) {
         last = std::max(last, h.last_offset());
+        if (keep_batch && !keep_batch(h)) return true;
         auto rr = for_each_record(h, b, scratch, max_decompressed, [&](const record_view& v) -> result<void> {
             if (stop) return {};
             stop = !FLOE_TRY(fn(v));
@@ -99,10 +101,24 @@ result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buff
 
 result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_t until, size_t chunk_bytes,
                                    size_t max_decompressed,
-                                   const std::function<result<bool>(const record_view&)>& fn) {
+                                   const std::function<result<bool>(const record_view&)>& fn,
+                                   bool committed_only) {
     byte_buffer chunk, scratch;
     int64_t offset = from;
     bool stop = false;
+    // Aborted transactions of the range: their batches are not committed data.
+    std::vector<log::aborted_txn> aborted;
+    if (committed_only) aborted = p.aborted_transactions(kafka_offset(from), kafka_offset(until));
+    std::function<bool(const log::record_batch_header&)> keep;
+    if (!aborted.empty())
+        keep = [&aborted](const log::record_batch_header& h) {
+            if (!h.is_transactional()) return true;
+            for (auto& a : aborted)
+                if (a.producer_id == h.producer_id && a.first_offset <= h.base_offset
+                    && h.base_offset <= a.last_offset)
+                    return false;
+            return true;
+        };
     while (offset < until && !stop) {
         auto rd = FLOE_TRY_CTX(p.read(kafka_offset(offset), {.max_bytes = chunk_bytes,
                                                              .min_one_batch = true,
@@ -116,7 +132,7 @@ result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_
                                                         if (v.offset < from) return true;
                                                         stop = !FLOE_TRY(fn(v));
                                                         return !stop;
-                                                    }),
+                                                    }, keep),
                                  "{}-{} at offset {}", p.tp().topic, p.tp().partition, offset);
         if (last < offset) break; // no progress: nothing more below `until`
         offset = last + 1;

@@ -51,15 +51,22 @@ struct indexed_batch {
 /// checking CRCs when asked. fn(const record_view&) -> result<bool>; false stops the walk.
 /// Returns the last offset of the last batch walked (-1 when none), so callers progress past
 /// batches that hold no records for them (control batches).
+/// `keep_batch`, when given, chooses the batches whose records are decoded (the others are
+/// walked past, as control batches are).
 result<int64_t> for_each_record_in(bytes_view batches, bool check_crc, byte_buffer& scratch,
                                    size_t max_decompressed,
-                                   const std::function<result<bool>(const record_view&)>& fn);
+                                   const std::function<result<bool>(const record_view&)>& fn,
+                                   const std::function<bool(const log::record_batch_header&)>& keep_batch = {});
 
 /// Reads a partition's local log from `from` up to `until` (exclusive) in chunks of about
 /// `chunk_bytes` and decodes each record at or after `from` (fn as above). Errors from the log
 /// (errc::out_of_range once retention moved the start past `from`) are returned.
+/// With `committed_only`, records of aborted transactions are skipped (control batches always
+/// are); `until` must then not pass the partition's last stable offset, above which a
+/// transaction's outcome is not known yet.
 result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_t until, size_t chunk_bytes,
                                    size_t max_decompressed,
-                                   const std::function<result<bool>(const record_view&)>& fn);
+                                   const std::function<result<bool>(const record_view&)>& fn,
+                                   bool committed_only = false);
 
 } // namespace floe::tiering

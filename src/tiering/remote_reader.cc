@@ -1,5 +1,6 @@
 #include "tiering/remote_reader.h"
 
+#include "base/log.h"
 #include "base/metrics.h"
 #include "log/batch_builder.h"
 #include "tiering/storage_worker.h"
@@ -29,6 +30,20 @@ auto& tiered_reads() {
     static auto& f = metrics::registry::instance().counter_family(
         "floe_tiered_reads_total", "Reads served from the remote (Iceberg) tier.", {"kind"});
     return f;
+}
+
+/// Runs a read that plans its files and then opens them, again (from a new plan) when a planned
+/// file is gone: compaction replaced it and expiry deleted it between the plan and the open.
+/// Each plan asks the catalog for the current metadata, so the next attempt names the files of
+/// a newer version; a few attempts at most (a file missing without a commit stays an error).
+template <class F>
+auto replanning(const char* what, F&& body) -> decltype(body()) {
+    constexpr int kAttempts = 4;
+    for (int attempt = 1;; ++attempt) {
+        auto r = body();
+        if (r || r.error().code() != errc::not_found || attempt == kAttempts) return r;
+        spdlog::debug("{}: a planned data file is gone ({}); planning again", what, r.error().message());
+    }
 }
 
 } // namespace
@@ -193,6 +208,12 @@ result<std::shared_ptr<remote_reader::open_file>> remote_reader::opened(lake::ta
 result<std::vector<parquet::message_record>> remote_reader::find_by_key(const std::string& topic,
                                                                       std::string_view key, bool all,
                                                                       parquet::lookup_stats* stats) {
+    return replanning("key lookup", [&] { return find_by_key_once(topic, key, all, stats); });
+}
+
+result<std::vector<parquet::message_record>> remote_reader::find_by_key_once(const std::string& topic,
+                                                                           std::string_view key, bool all,
+                                                                           parquet::lookup_stats* stats) {
     auto& r = reader_for(topic);
     auto files = FLOE_TRY(r.files());
     // Newest first within each stream, so a single-record lookup stops at its first hit.
@@ -234,6 +255,12 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key(const st
 
 result<std::vector<parquet::message_record>> remote_reader::read_rows(const std::string& topic, int32_t partition,
                                                                     int64_t offset, int64_t below, size_t limit) {
+    return replanning("offset lookup", [&] { return read_rows_once(topic, partition, offset, below, limit); });
+}
+
+result<std::vector<parquet::message_record>> remote_reader::read_rows_once(const std::string& topic,
+                                                                         int32_t partition, int64_t offset,
+                                                                         int64_t below, size_t limit) {
     std::vector<parquet::message_record> out;
     offset = std::max(offset, floor_of(topic, partition));
     if (offset >= below || limit == 0) return out;
@@ -271,6 +298,14 @@ result<std::vector<parquet::message_record>> remote_reader::read_rows(const std:
 result<std::vector<parquet::message_record>> remote_reader::find_by_time(const std::string& topic, int32_t partition,
                                                                        int64_t from_ts, int64_t to_ts,
                                                                        int64_t below_offset, size_t limit) {
+    return replanning("time lookup",
+                      [&] { return find_by_time_once(topic, partition, from_ts, to_ts, below_offset, limit); });
+}
+
+result<std::vector<parquet::message_record>> remote_reader::find_by_time_once(const std::string& topic,
+                                                                            int32_t partition, int64_t from_ts,
+                                                                            int64_t to_ts, int64_t below_offset,
+                                                                            size_t limit) {
     auto& r = reader_for(topic);
     auto key = stream_key_for(topic, partition);
     auto files = FLOE_TRY(r.files_for_time(key, from_ts, to_ts));
@@ -313,6 +348,12 @@ result<std::optional<int64_t>> remote_reader::recent_start_offset(const std::str
 result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp(const std::string& topic,
                                                                                  int32_t partition, int64_t ts,
                                                                                  int64_t limit) {
+    return replanning("offset for timestamp", [&] { return offset_for_timestamp_once(topic, partition, ts, limit); });
+}
+
+result<std::optional<remote_reader::ts_hit>> remote_reader::offset_for_timestamp_once(const std::string& topic,
+                                                                                      int32_t partition, int64_t ts,
+                                                                                      int64_t limit) {
     auto& r = reader_for(topic);
     auto key = stream_key_for(topic, partition);
     auto files = FLOE_TRY(r.files_for_time(key, ts, INT64_MAX));

@@ -24,6 +24,8 @@ using lake::is_stream_key_of;
 /// cache bounded by bytes, plus the file each stream is being read from (sequential readers).
 /// Only rows of the asked topic's partition are returned: files are chosen by their manifest
 /// partition value (stream_key) and every row's stream_key is checked again.
+/// A planned file gone by the time it is opened (compaction replaced it, expiry deleted it) makes
+/// every read and lookup plan again from the catalog's current metadata (a few times at most).
 /// Thread-safe (one lock around planning and the cache; file reads happen outside it).
 class remote_reader final : public log::remote_tier {
 public:
@@ -67,6 +69,17 @@ public:
 
 private:
     using rows_ptr = std::shared_ptr<const std::vector<parquet::message_record>>;
+    // One attempt of each lookup from one plan; the public methods plan again when a planned file
+    // is gone (replaced by compaction, deleted by expiry) before it was opened.
+    result<std::vector<parquet::message_record>> find_by_key_once(const std::string& topic, std::string_view key,
+                                                                  bool all, parquet::lookup_stats* stats);
+    result<std::vector<parquet::message_record>> read_rows_once(const std::string& topic, int32_t partition,
+                                                                int64_t offset, int64_t below, size_t limit);
+    result<std::vector<parquet::message_record>> find_by_time_once(const std::string& topic, int32_t partition,
+                                                                   int64_t from_ts, int64_t to_ts,
+                                                                   int64_t below_offset, size_t limit);
+    result<std::optional<ts_hit>> offset_for_timestamp_once(const std::string& topic, int32_t partition, int64_t ts,
+                                                            int64_t limit);
     lake::table_reader& reader_for(const std::string& topic);
     result<rows_ptr> rows_of(lake::table_reader& r, const lake::planned_file& f);
     /// A data file kept open (footer, page indexes and its reader's buffers) for lookups.

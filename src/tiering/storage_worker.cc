@@ -76,8 +76,17 @@ void storage_worker::run() {
             spdlog::debug("storage worker tick: {} segments, {} rows, {} failures",
                           report.segments_offloaded, report.rows_committed, report.failures);
         lk.lock();
-        _cv.wait_for(lk, _opts.tick_interval, [this] { return _stopping; });
+        _cv.wait_for(lk, _opts.tick_interval, [this] { return _stopping || _woken; });
+        _woken = false;
     }
+}
+
+void storage_worker::wake() {
+    {
+        std::lock_guard g(_run_mu);
+        _woken = true;
+    }
+    _cv.notify_all();
 }
 
 worker_health storage_worker::health() const {
@@ -287,6 +296,9 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
     bool log_append_time = topic.config.message_timestamp_type == log::timestamp_type::log_append_time;
     for (auto& seg : p.sealed_segments()) {
         if (seg.empty() || seg.next_offset() <= p.offloaded_up_to()()) continue;
+        // Never past the last stable offset: an open transaction's records may still be
+        // aborted, and only committed data becomes rows (segments go in order, so stop here).
+        if (seg.next_offset() > p.last_stable_offset()()) break;
         auto t0 = std::chrono::steady_clock::now();
         auto app = FLOE_TRY_CTX(table->begin_append(), "starting an append for segment {} of {}", seg.id(), key);
         std::vector<parquet::message_header_view> headers;
@@ -310,7 +322,7 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
                 row.offset = rec.offset;
                 FLOE_TRY(app->add(row));
                 return true;
-            });
+            }, /*committed_only=*/true);
         FLOE_TRY_CTX(std::move(rows), "offloading segment {} of {}", seg.id(), key);
         auto res = FLOE_TRY_CTX(app->commit({{key, seg.next_offset()}}), "committing segment {} of {}", seg.id(), key);
         FLOE_TRY_CTX(p.set_offloaded_up_to(seg.next_offset), "marking segment {} of {} offloaded", seg.id(), key);

@@ -74,6 +74,9 @@ public:
     void stop();
     /// Runs one pass now on the calling thread.
     tick_report tick();
+    /// Makes the scheduler thread run its next pass now instead of at the end of the interval
+    /// (e.g. an ingest threshold sealed a segment). Cheap; any thread.
+    void wake();
     worker_health health() const;
 
 private:
@@ -115,6 +118,7 @@ private:
     std::mutex _run_mu;
     std::condition_variable _cv;
     bool _stopping = false;
+    bool _woken = false;
     std::thread _thread;
 };
 

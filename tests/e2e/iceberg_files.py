@@ -7,7 +7,7 @@ the snapshot summary carries committed positions.
 usage: iceberg_files.py CATALOG_DB NAMESPACE TABLE  -> prints JSON:
        (with FLOE_S3_MIRROR=s3://bucket/prefix=/dir, s3:// URIs are read from a local download)
        (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text)
-  {"metadata": path, "files": [{"path":..., "records":..., "stream_key":...}], "positions": {...},
+  {"metadata": path, "files": [{"path":..., "records":..., "size":..., "stream_key":...}], "positions": {...},
    "snapshots": N}
 """
 import json
@@ -98,7 +98,7 @@ def main():
                 continue
             df = e["data_file"]
             files.append({"path": local(df["file_path"]), "records": df["record_count"],
-                          "stream_key": df["partition"].get("stream_key")})
+                          "size": df["file_size_in_bytes"], "stream_key": df["partition"].get("stream_key")})
     print(json.dumps({"metadata": meta_path, "files": files, "positions": positions,
                       "snapshots": len(snaps)}))
 

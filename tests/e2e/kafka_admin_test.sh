@@ -46,8 +46,10 @@ is "a floe.topic-defaults value is a static broker default" "4000 source=STATIC_
   "$(admin describe-config broker 0 log.cleaner.delete.retention.ms)"
 matches "unset config reported with Kafka's default" "^60000 source=DEFAULT_CONFIG read_only=0 default=1$" \
   "$(admin describe-config topic "$topic" file.delete.delay.ms)"
-matches "compact refused, saying it is not supported yet" "^ERR INVALID_CONFIG .*not supported" \
+is "a compacted topic is created" "ok compacted" \
   "$(admin create-topic compacted 1 cleanup.policy=compact)"
+matches "an unknown cleanup.policy is INVALID_CONFIG naming the key" "^ERR INVALID_CONFIG .*cleanup.policy" \
+  "$(admin create-topic shredded 1 cleanup.policy=shred)"
 matches "a mistyped value is INVALID_CONFIG" "^ERR INVALID_CONFIG .*delete.retention.ms" \
   "$(admin create-topic badtype 1 delete.retention.ms=soon)"
 is "AlterConfigs with message.format.version" "ok" \

@@ -193,6 +193,37 @@ check "/metrics shows the table's data files" grep -qE "^floe_table_data_files\{
 check "/metrics shows the table's snapshots" grep -qE "^floe_table_snapshots\{table=\"$table\"\} [0-9]+" <<<"$metrics"
 check "/metrics shows expired snapshots" grep -qE "^floe_maintenance_snapshots_expired_total\{table=\"$table\"\} [1-9]" <<<"$metrics"
 lint=$(promtool check metrics <<<"$metrics" 2>&1); check "promtool accepts metrics ($lint)" test -z "$lint"
+# /v1/topics shows the table's state with the gauges' numbers and each kind's last run. A pass
+# runs every second, so the two answers are compared until one pair falls between two passes.
+table_state_matches() {
+  for _ in $(seq 1 20); do
+    curl -s "http://127.0.0.1:$HTTP_PORT/metrics" > "$work/state.metrics"
+    curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics" > "$work/state.json"
+    /usr/bin/python3 - "$work/state.metrics" "$work/state.json" "$topic" "$table" > "$work/state.out" 2>&1 <<'PY' && return 0
+import json, re, sys
+metrics, topics, topic, table = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+def gauge(name):
+    m = re.search(r'^%s\{table="%s"\} (\S+)$' % (name, table), metrics, re.M)
+    assert m, name
+    return float(m.group(1))
+st = next(t for t in topics["topics"] if t["name"] == topic)["table"]["state"]
+assert st, "no table state"
+for key, name in [("data_files", "floe_table_data_files"), ("small_data_files", "floe_table_small_data_files"),
+                  ("avg_data_file_bytes", "floe_table_avg_data_file_bytes"), ("snapshots", "floe_table_snapshots"),
+                  ("metadata_bytes", "floe_table_metadata_bytes")]:
+    assert float(st[key]) == gauge(name), (key, st[key], gauge(name))
+assert st["data_files"] > 0 and st["snapshots"] >= 1, st
+runs = st["last_runs"]
+assert set(runs) == {"compact", "manifests", "expire", "orphans"}, runs
+assert all(r["ok"] and r["at_ms"] > 0 and r["detail"] for r in runs.values()), runs
+print(json.dumps(st))
+PY
+    sleep 0.1
+  done
+  cat "$work/state.out"; return 1
+}
+check "/v1/topics shows the table's state, the same numbers as /metrics, and each kind's last run" table_state_matches
+cat "$work/state.out"
 check "DuckDB: every row once after scheduled maintenance" fresh_check "$work/sched.json"
 consume "$work/sched.txt"
 check "kcat from offset 0 still gets the records it got before maintenance" cmp -s "$work/before.txt" "$work/sched.txt"

@@ -8,6 +8,7 @@ copies, version-hint.text, and for every snapshot its manifest list, the manifes
 the data files those manifests list as live (status 0 or 1).
 
 usage: table_references.py CATALOG_DB NAMESPACE TABLE TABLE_DIR
+       (with FLOE_S3_MIRROR=s3://bucket/prefix=/dir, s3:// URIs are read from a local download)
 prints JSON {"referenced": N, "on_disk": N, "unreferenced": [...], "missing": [...],
              "snapshots": N, "data_files": N, "current_manifests": N}
 """
@@ -25,6 +26,13 @@ warnings.filterwarnings("ignore")
 
 
 def local(uri):
+    # FLOE_S3_MIRROR="s3://bucket/prefix=/local/dir": a boto3 download of the bucket (every
+    # object, keys as paths), so TABLE_DIR is then the bucket's objects under the table.
+    mirror = os.environ.get("FLOE_S3_MIRROR")
+    if mirror and uri.startswith("s3://"):
+        remote, local_dir = mirror.split("=", 1)
+        assert uri.startswith(remote), (uri, remote)
+        return local_dir + uri[len(remote):]
     assert uri.startswith("file://"), uri
     return uri[len("file://"):]
 

@@ -297,14 +297,37 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
     EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1"})
                   .find("floe.ingest.sources.j.stream"),
               std::string::npos);
+    // Thresholds and the budget: typed, positive; a wrong one names its key.
+    for (auto bad : {"max-age=0", "max-age=soon", "max-messages=-1", "max-messages=1x", "max-bytes=0",
+                     "max-bytes=lots", "max-local-bytes=0"}) {
+        std::string kv = std::string("floe.ingest.sources.j.") + bad;
+        auto key = kv.substr(0, kv.find('='));
+        EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                       "floe.ingest.sources.j.stream=S", kv})
+                      .find(key),
+                  std::string::npos)
+            << bad;
+    }
     EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
-                   "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=offload"})
+                   "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=keep"})
                   .find("floe.ingest.sources.j.mode"),
               std::string::npos);
     auto j = load_with(std::nullopt, {}, {"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
-                                          "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.topic=s.mirror"});
+                                          "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.topic=s.mirror",
+                                          "floe.ingest.sources.j.mode=offload", "floe.ingest.sources.j.max-age=1s",
+                                          "floe.ingest.sources.j.max-messages=1000", "floe.ingest.sources.j.max-bytes=1MiB",
+                                          "floe.ingest.sources.j.max-local-bytes=64MiB"});
     ASSERT_TRUE(j) << j.error();
     EXPECT_EQ(j->ingest_sources().at("j").get("topic"), "s.mirror");
+    EXPECT_EQ(j->ingest_sources().at("j").get("max-age"), "1s");
+    // The budget applies to Kafka sources too.
+    EXPECT_TRUE(load_with(std::nullopt, {}, {"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
+                                             "floe.ingest.sources.k.bootstrap-servers=h:1",
+                                             "floe.ingest.sources.k.max-local-bytes=1GiB"}));
+    EXPECT_NE(err({"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
+                   "floe.ingest.sources.k.bootstrap-servers=h:1", "floe.ingest.sources.k.max-age=1s"})
+                  .find("floe.ingest.sources.k.max-age"),
+              std::string::npos);
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 /* Test helper for the JetStream ingest test, on libnats:
- *   nats_tool URL create STREAM SUBJECT          -> creates a file-store stream
+ *   nats_tool URL create STREAM SUBJECT [workqueue] -> creates a file-store stream (limits, or
+ *                                                  work-queue retention)
+ *   nats_tool URL info STREAM                    -> prints "first_seq last_seq messages"
  *   nats_tool URL publish SUBJECT FROM TO        -> publishes "value-<i>" with header h=<i>
  *   nats_tool URL delete STREAM SEQ              -> deletes one message (a gap in sequences)
  *   nats_tool URL dump STREAM FIRST LAST         -> prints "seq subject value ts_ms h=<v>" per message
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
         cfg.Subjects = subjects;
         cfg.SubjectsLen = 1;
         cfg.Storage = js_FileStorage;
+        if (argc >= 6 && strcmp(argv[5], "workqueue") == 0) cfg.Retention = js_WorkQueuePolicy;
         jsStreamInfo* si = NULL;
         s = js_AddStream(&si, js, &cfg, NULL, &ec);
         if (s != NATS_OK) rc = die("add stream", s, ec);
@@ -54,6 +57,15 @@ int main(int argc, char** argv) {
             if (s != NATS_OK) rc = die("publish", s, ec);
             jsPubAck_Destroy(pa);
             natsMsg_Destroy(m);
+        }
+    } else if (strcmp(cmd, "info") == 0 && argc >= 4) {
+        jsStreamInfo* si = NULL;
+        s = js_GetStreamInfo(&si, js, argv[3], NULL, &ec);
+        if (s != NATS_OK) rc = die("stream info", s, ec);
+        else {
+            printf("%llu %llu %llu\n", (unsigned long long)si->State.FirstSeq, (unsigned long long)si->State.LastSeq,
+                   (unsigned long long)si->State.Msgs);
+            jsStreamInfo_Destroy(si);
         }
     } else if (strcmp(cmd, "delete") == 0 && argc >= 5) {
         s = js_DeleteMsg(js, argv[3], (uint64_t)atoll(argv[4]), NULL, &ec);

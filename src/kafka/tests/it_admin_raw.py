@@ -276,7 +276,8 @@ def main(binary, work):
                f'a double config {d["log.cleaner.min.cleanable.ratio"]}')
         expect(d['log.dirs'][1] is True and d['log.dirs'][2] == 4, f'log.dirs read-only {d["log.dirs"]}')
         expect(incremental([('log.dirs', 0, '/x')])[0] == 40, 'a read-only broker config: INVALID_CONFIG')
-        expect(incremental([('log.cleanup.policy', 0, 'compact')])[0] == 40, 'compact: INVALID_CONFIG')
+        expect(incremental([('log.cleanup.policy', 0, 'shred')])[0] == 40, 'an unknown policy: INVALID_CONFIG')
+        expect(incremental([('log.cleanup.policy', 0, 'compact')], validate=True) == (0, None), 'compact accepted')
         expect(incremental([('log.segment.bytes', 0, '600000')], validate=True) == (0, None), 'validate only')
         expect(describe_broker(['log.segment.bytes'])['log.segment.bytes'][0] == '500000', 'validate only changed nothing')
 

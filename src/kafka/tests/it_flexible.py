@@ -2,9 +2,10 @@
 """Flexible-version (KIP-482) requests against the real broker, over a raw socket, decoded by a
 small Python reader written from the Kafka message definitions (compact strings/arrays, uvarint
 lengths, tagged fields, request header v2, response header v1). Covers what librdkafka 2.0 and
-kafkajs never send: Metadata v12, Produce v9, Fetch v13 (topic ids), ListOffsets v7,
-CreateTopics v7, DescribeCluster v1, FindCoordinator v4, InitProducerId v4, OffsetCommit v8,
-OffsetFetch v8, JoinGroup v9 / SyncGroup v5 / Heartbeat v4 / LeaveGroup v5, ApiVersions v3.
+kafkajs never send: Metadata v12, Produce v9 (and its KIP-467 record errors for keyless records
+on a compacted topic), Fetch v13 (topic ids), ListOffsets v7, CreateTopics v7, DescribeCluster
+v1, FindCoordinator v4, InitProducerId v4, OffsetCommit v8, OffsetFetch v8, JoinGroup v9 /
+SyncGroup v5 / Heartbeat v4 / LeaveGroup v5, ApiVersions v3.
 Usage: it_flexible.py <floe binary> <work dir>"""
 import os
 import socket
@@ -199,6 +200,34 @@ def main(binary, work):
         b2 = batch([b'three'])
         expect(produce(b1)[:3] == (1, 0, 0), 'first produce at offset 0')
         expect(produce(b2)[:3] == (1, 0, 2), 'second produce at offset 2')
+
+        # A compacted topic refuses keyless records: INVALID_RECORD (87) with KIP-467 record
+        # errors, one per keyless record (its index in the batch), and nothing appended.
+        r = c.call(19, 7, carr([cstr('flexc') + struct.pack('>ih', 1, 1) + carr([])
+                                + carr([cstr('cleanup.policy') + cstr('compact') + TAGS]) + TAGS])
+                   + struct.pack('>i', 10000) + b'\x00' + TAGS)
+        r.i32()
+        made = r.arr(created)
+        expect(made[0][2] == 0, f'create compacted topic: {made[0][:4]}')
+        r = c.call(0, 9, cstr(None) + struct.pack('>hi', -1, 5000)
+                   + carr([cstr('flexc') + carr([struct.pack('>i', 0) + uvarint(len(b1) + 1) + b1 + TAGS])
+                           + TAGS]) + TAGS)
+
+        def cpart():
+            idx, err, base, lat, lso = r.i32(), r.i16(), r.i64(), r.i64(), r.i64()
+            rec_errs = r.arr(lambda: (r.i32(), r.cstr(), r.tags())[:2])
+            msg = r.cstr()
+            r.tags()
+            return err, base, rec_errs, msg
+        resp = r.arr(lambda: (r.cstr(), r.arr(cpart), r.tags())[:2])
+        r.i32()
+        r.tags()
+        r.done()
+        err, base, rec_errs, msg = resp[0][1][0]
+        expect(err == 87, f'keyless produce to a compacted topic: error {err}')
+        expect([i for i, _ in rec_errs] == [0, 1], f'record errors name both records: {rec_errs}')
+        expect(all('key' in (m or '') for _, m in rec_errs), f'record error messages: {rec_errs}')
+        expect(msg and 'compact' in msg, f'partition error message: {msg}')
 
         # Fetch v13 by topic id: the stored batches come back (offsets patched, CRC unchanged).
         r = c.call(1, 13, struct.pack('>iiiibii', -1, 100, 1, 1 << 20, 0, 0, -1)

@@ -136,7 +136,13 @@ def tls(binary, work):
     b = SecBroker(binary, work, ['PLAINTEXT', 'SSL'],
                   [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
                    f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=required',
-                   'floe.kafka.advertised-listeners=SSL://localhost:0'])
+                   'floe.kafka.advertised-listeners=SSL://localhost:0', 'floe.security.super-users=User:ANONYMOUS'])
+    # The client certificate's subject, as Kafka formats it (RFC 2253, last RDN first), is the
+    # principal its ACLs name: every topic, and CREATE on the cluster for auto-creation.
+    for args in [['--operation', 'ALL', '--topic', '*'], ['--operation', 'CREATE', '--cluster']]:
+        r = run([binary, 'acls', 'add', '--allow', 'User:O=floe-test,CN=alice-cert', *args,
+                 '--set', f'floe.data-dir={b.data_dir}'], check=False)
+        expect(r.returncode == 0, f'acls add: {r.stderr}')
     try:
         b.start()
         ssl = {'security.protocol': 'SSL', 'ssl.ca.location': c('ca.pem'),
@@ -210,7 +216,8 @@ def sasl(binary, work):
     users made with `floe users` before and while the broker runs."""
     c = make_certs(os.path.join(work, 'certs'))
     b = SecBroker(binary, work, ['PLAINTEXT', 'SASL_SSL', 'SASL_PLAINTEXT'],
-                  [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}'])
+                  [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
+                   'floe.security.super-users=User:ANONYMOUS;User:alice;User:bob;User:carol'])
     r = floe_users(binary, b.data_dir, 'add', 'alice', password='alice-secret\n')
     expect(r.returncode == 0, f'users add alice: {r.stderr}')
     with open(os.path.join(work, 'bob.pw'), 'w') as f:
@@ -291,7 +298,8 @@ def scram_api(binary, work):
 
     def cbytes(b):
         return uvarint(len(b) + 1) + b
-    b = SecBroker(binary, work, ['PLAINTEXT', 'SASL_PLAINTEXT'], [])
+    b = SecBroker(binary, work, ['PLAINTEXT', 'SASL_PLAINTEXT'],
+                  ['floe.security.super-users=User:ANONYMOUS;User:alice;User:dave'])
     r = floe_users(binary, b.data_dir, 'add', 'alice', password='alice-secret\n')
     expect(r.returncode == 0, f'users add alice: {r.stderr}')
     try:
@@ -359,7 +367,8 @@ def kafkajs(binary, work):
     c = make_certs(os.path.join(work, 'certs'))
     b = SecBroker(binary, work, ['SASL_SSL', 'SSL'],
                   [f'floe.tls.cert-file={c("server.pem")}', f'floe.tls.key-file={c("server.key")}',
-                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=requested'])
+                   f'floe.tls.ca-file={c("ca.pem")}', 'floe.tls.client-auth=requested',
+                   'floe.security.super-users=User:ANONYMOUS;User:alice;User:O=floe-test,CN=alice-cert'])
     r = floe_users(binary, b.data_dir, 'add', 'alice', password='alice-secret\n')
     expect(r.returncode == 0, f'users add alice: {r.stderr}')
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests', 'js', 'kafka',

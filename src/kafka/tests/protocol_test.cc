@@ -2,6 +2,7 @@
 #include "kafka/messages.h"
 #include "kafka/messages_admin.h"
 #include "kafka/protocol.h"
+#include "kafka/messages_txn.h"
 
 #include <gtest/gtest.h>
 
@@ -143,7 +144,55 @@ TEST(KafkaProtocol, AdvertisedRangesMatchTheIssue) {
     EXPECT_EQ(r(api_key::offset_delete).max, 0);
     EXPECT_EQ(r(api_key::offset_delete).first_flexible, 1); // OffsetDelete has no flexible version
     EXPECT_EQ(r(api_key::describe_producers).first_flexible, 0);
-    EXPECT_EQ(supported_apis().size(), 32u);
+    // Transactions (KIP-98).
+    EXPECT_EQ(r(api_key::add_partitions_to_txn).max, 3);
+    EXPECT_EQ(r(api_key::add_partitions_to_txn).first_flexible, 3);
+    EXPECT_EQ(r(api_key::end_txn).max, 3);
+    EXPECT_EQ(r(api_key::txn_offset_commit).max, 3);
+    EXPECT_EQ(r(api_key::describe_transactions).first_flexible, 0);
+    EXPECT_EQ(r(api_key::list_transactions).max, 1);
+    EXPECT_EQ(supported_apis().size(), 41u);
+}
+
+TEST(KafkaProtocol, TxnOffsetCommitV3Decodes) {
+    byte_buffer b;
+    kwriter w(b, true);
+    w.str("tx");
+    w.str("group");
+    w.i64(1000);
+    w.i16(2);
+    w.i32(7);          // generation
+    w.str("member-1"); // member id
+    w.nstr(std::nullopt);
+    w.array_len(1);
+    w.str("topic");
+    w.array_len(1);
+    w.i32(3);
+    w.i64(42);
+    w.i32(-1);
+    w.nstr("md");
+    w.tags();
+    w.tags();
+    w.tags();
+    kreader r(b, true);
+    auto q = decode_txn_offset_commit(r, 3);
+    ASSERT_TRUE(q) << q.error();
+    EXPECT_EQ(q->transactional_id, "tx");
+    EXPECT_EQ(q->group_id, "group");
+    EXPECT_EQ(q->producer_id, 1000);
+    EXPECT_EQ(q->producer_epoch, 2);
+    EXPECT_EQ(q->generation_id, 7);
+    EXPECT_EQ(q->member_id, "member-1");
+    ASSERT_EQ(q->topics.size(), 1u);
+    ASSERT_EQ(q->topics[0].partitions.size(), 1u);
+    EXPECT_EQ(q->topics[0].partitions[0].offset, 42);
+    EXPECT_EQ(q->topics[0].partitions[0].metadata, std::optional<std::string_view>("md"));
+    EXPECT_EQ(r.remaining(), 0u);
+    // Truncated anywhere: an error, never a read past the end.
+    for (size_t n = 0; n < b.size(); ++n) {
+        kreader t(bytes_view(b.data(), n), true);
+        EXPECT_FALSE(decode_txn_offset_commit(t, 3)) << n;
+    }
 }
 
 TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
@@ -162,7 +211,7 @@ TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
     EXPECT_EQ(*r.i32(), 9);
     kreader body(r.rest(), true);
     EXPECT_EQ(*body.i16(), 0);             // error code, no header tags before it
-    EXPECT_EQ(*body.array_len(0), 32);
+    EXPECT_EQ(*body.array_len(0), 41);
 }
 
 TEST(KafkaProtocol, ProduceRequestDecodesEveryVersion) {

@@ -81,8 +81,12 @@ TEST(log_manager, alter_and_incremental_alter_configs) {
     ASSERT_TRUE(b) << b.error();
     EXPECT_EQ(b->config.retention_bytes, 999);
     EXPECT_FALSE(b->overrides.contains("segment.ms"));
-    std::vector<config_op> bad{{"cleanup.policy", config_op::kind::append, "compact"}};
-    EXPECT_FALSE(m->incremental_alter_topic_config("t", bad)); // delete,compact unsupported
+    std::vector<config_op> both{{"cleanup.policy", config_op::kind::append, "compact"}};
+    auto bc = m->incremental_alter_topic_config("t", both, /*validate_only=*/true);
+    ASSERT_TRUE(bc) << bc.error();
+    EXPECT_EQ(bc->config.cleanup_policy, "delete,compact");
+    std::vector<config_op> bad{{"cleanup.policy", config_op::kind::append, "shred"}};
+    EXPECT_FALSE(m->incremental_alter_topic_config("t", bad));
     std::vector<config_op> unknown{{"foo", config_op::kind::set, "1"}};
     EXPECT_FALSE(m->incremental_alter_topic_config("t", unknown));
     EXPECT_EQ(m->topic("t")->config.retention_bytes, 999);

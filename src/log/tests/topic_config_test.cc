@@ -40,7 +40,8 @@ TEST(topic_config, rejects_bad_values_naming_the_key) {
     EXPECT_FALSE(validate_topic_config("retention.ms", "-5"));
     EXPECT_FALSE(validate_topic_config("remote.storage.enable", "yes"));
     EXPECT_FALSE(validate_topic_config("no.such.key", "1"));
-    EXPECT_EQ(validate_topic_config("cleanup.policy", "compact").error().code(), errc::unsupported);
+    EXPECT_FALSE(validate_topic_config("cleanup.policy", "compacted"));
+    EXPECT_FALSE(validate_topic_config("cleanup.policy", ""));
     EXPECT_FALSE(validate_topic_config("message.timestamp.type", "Now"));
     EXPECT_FALSE(validate_topic_config("compression.type", "brotli"));
     EXPECT_TRUE(validate_topic_config("compression.type", "zstd"));
@@ -97,11 +98,47 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                         {"message.format.version", "3"}, {"leader.replication.throttled.replicas", "0-1"},
                         {"max.compaction.lag.ms", "0"}})
         EXPECT_FALSE(validate_topic_config(k, v)) << k << "=" << v;
-    auto compact = validate_topic_config("cleanup.policy", "compact");
-    EXPECT_EQ(compact.error().code(), errc::unsupported);
-    EXPECT_NE(compact.error().message().find("not supported yet"), std::string::npos);
     // A stored value equal to the default is not kept as a difference.
     auto d = resolve_topic_config({}, {{"preallocate", "false"}});
     ASSERT_TRUE(d);
     EXPECT_TRUE(d->stored.empty());
+}
+
+TEST(topic_config, compacted_topics) {
+    for (auto v : {"compact", "delete,compact", "compact,delete", "compact, delete"}) {
+        auto c = resolve_topic_config({}, {{"cleanup.policy", v}});
+        ASSERT_TRUE(c) << v << ": " << c.error();
+        EXPECT_TRUE(c->compacted()) << v;
+        EXPECT_EQ(c->deletes(), std::string_view(v) != "compact") << v;
+    }
+    auto one = resolve_topic_config({}, {{"cleanup.policy", "compact,compact"}});
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->cleanup_policy, "compact");
+    auto d = resolve_topic_config({}, {});
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->compacted());
+    EXPECT_TRUE(d->deletes());
+    EXPECT_EQ(d->delete_retention_ms, 86400000);
+    EXPECT_EQ(d->min_cleanable_dirty_ratio, 0.5);
+    // Typed and reported.
+    auto c = resolve_topic_config({{"delete.retention.ms", "10"}},
+                                  {{"cleanup.policy", "compact"},
+                                   {"min.cleanable.dirty.ratio", "0.01"},
+                                   {"min.compaction.lag.ms", "7"},
+                                   {"max.compaction.lag.ms", "60000"},
+                                   {"segment.ms", "100000"}});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->delete_retention_ms, 10);
+    EXPECT_EQ(c->min_cleanable_dirty_ratio, 0.01);
+    EXPECT_EQ(c->min_compaction_lag_ms, 7);
+    EXPECT_EQ(*topic_config_value(*c, "min.cleanable.dirty.ratio"), "0.01");
+    EXPECT_EQ(*topic_config_value(*c, "max.compaction.lag.ms"), "60000");
+    // The active segment of a compacted topic rolls by max.compaction.lag.ms when smaller.
+    EXPECT_EQ(c->effective_roll_ms(), 60000);
+    c->cleanup_policy = "delete";
+    EXPECT_EQ(c->effective_roll_ms(), 100000);
+    // Kafka refuses min.compaction.lag.ms above max.compaction.lag.ms, naming the key.
+    auto bad = resolve_topic_config({}, {{"min.compaction.lag.ms", "10"}, {"max.compaction.lag.ms", "5"}});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("min.compaction.lag.ms"), std::string::npos);
 }

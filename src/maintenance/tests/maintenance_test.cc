@@ -13,10 +13,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace floe::maintenance {
 namespace {
@@ -550,6 +554,116 @@ TEST_F(maintenance_test, compaction_never_spans_a_file_it_does_not_rewrite) {
     std::sort(ranges.begin(), ranges.end());
     EXPECT_EQ(ranges, (std::vector<std::pair<int64_t, int64_t>>{{0, 39}, {40, 4039}, {4040, 4079}}));
     EXPECT_EQ(rows().size(), 4080u);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+namespace floe::maintenance {
+namespace {
+
+/// Local files, but the process dies (SIGKILL, as kill -9) at its `kill_at`-th remove().
+class dying_io final : public iceberg::file_io {
+public:
+    explicit dying_io(int kill_at) : _kill_at(kill_at) {}
+    result<byte_buffer> read(std::string_view u) override { return _in.read(u); }
+    result<void> write(std::string_view u, bytes_view d) override { return _in.write(u, d); }
+    result<void> create_new(std::string_view u, bytes_view d) override { return _in.create_new(u, d); }
+    result<bool> exists(std::string_view u) override { return _in.exists(u); }
+    result<void> remove(std::string_view u) override {
+        if (++_removes == _kill_at) ::raise(SIGKILL);
+        return _in.remove(u);
+    }
+    result<std::vector<std::string>> list(std::string_view p) override { return _in.list(p); }
+    result<std::vector<iceberg::object_info>> list_info(std::string_view p) override { return _in.list_info(p); }
+
+private:
+    iceberg::local_file_io _in;
+    int _kill_at;
+    int _removes = 0;
+};
+
+// kill -9 of an expiry after its commit, part-way through its deletions (at every point of
+// them): the next expiry finishes the job from the intent record the killed run wrote before its
+// commit, so the files on disk are exactly those the metadata references again without orphan
+// cleanup (whose margin would keep the leftovers for days).
+TEST_F(maintenance_test, expiry_killed_during_its_deletions_is_finished_by_the_next_run) {
+    int64_t next = 0;
+    auto table = _lake->table_for_topic("orders");
+    ASSERT_TRUE(table);
+    size_t killed_with_leftovers = 0;
+    for (int kill_at = 1;; ++kill_at) {
+        // Something to expire: new snapshots, and files remote retention removed from the table.
+        for (int i = 0; i < 4; ++i, next += 10) ASSERT_TRUE(append_range("orders-0", next, next + 10));
+        ASSERT_TRUE((*table)->expire_before(1000 + next - 20));
+        auto rows_before = rows();
+        auto before = files_on_disk();
+        pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            // A process of its own (its own catalog connection), as `floe maintain` is.
+            auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
+            if (!cat) ::_exit(3);
+            dying_io io(kill_at);
+            expire_options o;
+            o.now_ms = system_clock_source::instance().now_ms();
+            o.max_age_override_ms = 0;
+            auto r = expire_snapshots(**cat, io, ident, o);
+            ::_exit(r ? 0 : 4);
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        if (WIFEXITED(status)) {
+            ASSERT_EQ(WEXITSTATUS(status), 0) << "the expiry failed";
+            break; // it finished before its kill_at-th deletion: every point was tried
+        }
+        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        auto t = load();
+        auto refs = referenced_by(*_io, t.metadata, t.metadata_location);
+        ASSERT_TRUE(refs) << refs.error();
+        ASSERT_EQ(t.metadata.snapshots.size(), 1u) << "the killed run committed";
+        size_t left = 0;
+        for (auto& f : files_on_disk()) left += !refs->contains(f);
+        EXPECT_GT(left, 0u) << "killed at deletion " << kill_at << " with nothing left to delete";
+        killed_with_leftovers += left > 0;
+        EXPECT_EQ(rows(), rows_before) << "readable, every row once";
+
+        // The next run: nothing more to expire, and the leftovers go (no orphan cleanup).
+        expire_options o;
+        o.now_ms = system_clock_source::instance().now_ms();
+        auto r = expire_snapshots(*_cat, *_io, ident, o);
+        ASSERT_TRUE(r) << r.error();
+        EXPECT_EQ(r->snapshots_expired, 0u);
+        EXPECT_EQ(r->leftovers_finished, 1u);
+        t = load();
+        refs = referenced_by(*_io, t.metadata, t.metadata_location);
+        ASSERT_TRUE(refs) << refs.error();
+        for (auto& f : files_on_disk()) EXPECT_TRUE(refs->contains(f)) << "killed at deletion " << kill_at << ": " << f;
+        EXPECT_EQ(rows(), rows_before);
+        ASSERT_LT(kill_at, 200);
+    }
+    EXPECT_GT(killed_with_leftovers, 5u);
+}
+
+// A run killed before its commit leaves an intent whose snapshots are all still in the table: it
+// deletes nothing they reach.
+TEST_F(maintenance_test, expiry_intent_of_a_run_killed_before_its_commit_deletes_nothing) {
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(append_range("orders-0", i * 10, i * 10 + 10));
+    auto t = load();
+    std::string text = fmt::format("floe expiry intent v1\nwritten-ms {}\n", 0);
+    for (auto& s : t.metadata.snapshots) text += s.manifest_list + "\n";
+    auto uri = metadata_dir(t.metadata.location) + "floe-0-0000000000000000.expiry-intent";
+    ASSERT_TRUE(_io->write(uri, bytes_view(reinterpret_cast<const uint8_t*>(text.data()), text.size())));
+    auto before_rows = rows();
+    auto before = files_on_disk();
+    expire_options o;
+    o.now_ms = system_clock_source::instance().now_ms();
+    auto r = expire_snapshots(*_cat, *_io, ident, o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->deleted.size(), 0u);
+    before.erase(uri);
+    EXPECT_EQ(files_on_disk(), before) << "the stale intent (old) is removed, nothing else";
+    EXPECT_EQ(rows(), before_rows);
 }
 
 } // namespace

@@ -128,6 +128,19 @@ TEST_F(redis_single, functions_load_once_per_version_and_reload_after_flush) {
     auto again = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
     ASSERT_TRUE(again) << again.error();
     EXPECT_EQ(again->integer(), 6);
+    // Code the server refuses: a clear error with the server's text, nothing replaced.
+    auto broken = c->load_library("floe_test", "this is not lua(", "3");
+    ASSERT_FALSE(broken);
+    EXPECT_FALSE(broken.error().retryable());
+    EXPECT_NE(broken.error().message().find("floe_test"), std::string::npos) << broken.error();
+    auto still = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
+    ASSERT_TRUE(still) << still.error();
+    EXPECT_EQ(still->integer(), 7);
+    // ... and the version still remembered is the good one: reloaded after a flush.
+    ASSERT_TRUE(srv->raw({"FUNCTION", "FLUSH"}));
+    auto reloaded = c->fcall("floe_test_incr_by", {"{f}.n"}, {"1"});
+    ASSERT_TRUE(reloaded) << reloaded.error();
+    EXPECT_EQ(reloaded->integer(), 8);
     auto unknown = c->fcall("no_such_function", {"{f}.n"}, {});
     ASSERT_FALSE(unknown);
     EXPECT_EQ(unknown.error().code(), errc::not_found);
@@ -456,13 +469,19 @@ TEST_F(redis_cluster, tryagain_during_migration_is_retried_until_the_slot_settle
     EXPECT_TRUE(stuck.error().retryable()) << stuck.error();
     EXPECT_TRUE(server_error_is(stuck.error(), "TRYAGAIN")) << stuck.error();
     EXPECT_GT(c->counters().retries, retries_before + 2);
-    // The migration finishes while the client is retrying: the same call then succeeds.
+    // The migration finishes while the client is retrying: the same call then succeeds. The
+    // nodes learn the new owner one by one (in no particular order), so for a moment they
+    // redirect to each other: the client backs off through that.
+    auto o2 = parse_uris(cl->uris());
+    o2->retry_budget = std::chrono::milliseconds(5000);
+    auto patient = client::connect(*o2);
+    ASSERT_TRUE(patient) << patient.error();
     std::thread finisher([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
         (void)from.raw({"MIGRATE", "127.0.0.1", std::to_string(to->port()), b, "0", "5000"});
         for (auto& n : cl->nodes()) (void)n.raw({"CLUSTER", "SETSLOT", s, "NODE", to_id});
     });
-    auto settled = c->command({"MGET", a, b});
+    auto settled = (*patient)->command({"MGET", a, b});
     finisher.join();
     ASSERT_TRUE(settled) << settled.error();
     EXPECT_EQ(settled->debug_string(), "[\"1\", \"2\"]");

@@ -87,6 +87,10 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     auto gave_up = (*impostor)->join(300ms);
     ASSERT_FALSE(gave_up);
     EXPECT_EQ(gave_up.error().code(), errc::already_exists);
+    // Each heartbeat thread keeps a cached view: after a round all three see all three.
+    std::this_thread::sleep_for(400ms);
+    EXPECT_EQ(ids((*r2)->cached_live()), (std::vector<int32_t>{0, 1, 2}));
+    auto gen = (*r0)->generation();
     // Broker 2 dies (heartbeats stop, no leave): gone within the ttl (+ a heartbeat).
     (*r2)->stop();
     auto died = std::chrono::steady_clock::now();
@@ -98,6 +102,10 @@ TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     auto gone_after = std::chrono::steady_clock::now() - died;
     ASSERT_EQ(ids(live), (std::vector<int32_t>{0, 1}));
     EXPECT_LT(gone_after, 2500ms);
+    // Broker 0's thread notices too, and counts the change.
+    for (int i = 0; i < 20 && (*r0)->cached_live().size() != 2; ++i) std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(ids((*r0)->cached_live()), (std::vector<int32_t>{0, 1}));
+    EXPECT_GT((*r0)->generation(), gen);
     // Pruned from the keys too.
     EXPECT_EQ(srv->raw({"HEXISTS", "reg{reg.brokers}.listeners", "2"})->integer(), 0);
     // Broker 0 leaves cleanly: gone at once. The impostor can now take id 2's place... and id 0.
@@ -136,31 +144,31 @@ TEST_F(redis_coordination, leases_fence_with_increasing_epochs) {
     ASSERT_TRUE(lm) << lm.error();
     auto& m = **lm;
     const std::string key = "ns{orders.0}.lease.offload";
-    auto a = m.try_acquire(key, "broker-a", 600ms);
+    auto a = m.try_acquire(key, "broker-a", 1200ms);
     ASSERT_TRUE(a && *a) << (a ? "held" : a.error().to_string());
     EXPECT_EQ((*a)->epoch, 1);
     // Held: b cannot take it.
-    auto b = m.try_acquire(key, "broker-b", 600ms);
+    auto b = m.try_acquire(key, "broker-b", 1200ms);
     ASSERT_TRUE(b);
     EXPECT_FALSE(*b);
     // a renews (same epoch), and acquiring again while holding keeps the epoch.
-    auto renewed = m.renew(**a, 600ms);
+    auto renewed = m.renew(**a, 1200ms);
     ASSERT_TRUE(renewed) << renewed.error();
     EXPECT_EQ(renewed->epoch, 1);
-    auto again = m.try_acquire(key, "broker-a", 600ms);
+    auto again = m.try_acquire(key, "broker-a", 1200ms);
     EXPECT_EQ((*again)->epoch, 1);
     auto st = m.get(key);
     ASSERT_TRUE(st);
     EXPECT_TRUE(st->held());
     EXPECT_EQ(st->holder, "broker-a");
     // a stops renewing (it died); after the ttl b steals it with a higher epoch.
-    std::this_thread::sleep_for(700ms);
+    std::this_thread::sleep_for(1300ms);
     EXPECT_FALSE(m.get(key)->held());
-    auto stolen = m.try_acquire(key, "broker-b", 600ms);
+    auto stolen = m.try_acquire(key, "broker-b", 1200ms);
     ASSERT_TRUE(stolen && *stolen);
     EXPECT_EQ((*stolen)->epoch, 2);
     // a comes back: its renew and release are refused / ignored; b keeps the lease.
-    auto late = m.renew(**a, 600ms);
+    auto late = m.renew(**a, 1200ms);
     ASSERT_FALSE(late);
     EXPECT_EQ(late.error().code(), errc::conflict) << late.error();
     ASSERT_TRUE(m.release(**a));
@@ -168,13 +176,13 @@ TEST_F(redis_coordination, leases_fence_with_increasing_epochs) {
     // b releases; a takes it again with a new epoch.
     ASSERT_TRUE(m.release(**stolen));
     EXPECT_FALSE(m.get(key)->held());
-    auto back = m.try_acquire(key, "broker-a", 600ms);
+    auto back = m.try_acquire(key, "broker-a", 1200ms);
     ASSERT_TRUE(back && *back);
     EXPECT_EQ((*back)->epoch, 3);
     // The lease is a plain hash a Redis function of the caller can check atomically.
     EXPECT_EQ(srv->raw({"HGET", key, "epoch"})->str(), "3");
     // Bad input: clear errors, nothing written.
-    EXPECT_EQ(m.try_acquire(key, "", 600ms).error().code(), errc::invalid_argument);
+    EXPECT_EQ(m.try_acquire(key, "", 1200ms).error().code(), errc::invalid_argument);
     EXPECT_EQ(m.try_acquire(key, "x", 0ms).error().code(), errc::invalid_argument);
 }
 

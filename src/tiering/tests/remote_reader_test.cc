@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <filesystem>
 #include <thread>
 
@@ -308,6 +309,135 @@ TEST_F(RemoteReaderTest, FetchReplansWhenAPlannedFileIsGone) {
     rewriter.join();
     EXPECT_GT(rewrites, 2);
     EXPECT_GT(reads, 2);
+}
+
+} // namespace
+} // namespace floe::tiering
+
+namespace floe::tiering {
+namespace {
+
+/// The catalog of a lake whose readers see a commit only after they planned: armed, the next
+/// metadata_location() answers the current location, but first runs `on_lookup` (which commits
+/// a rewrite through another catalog object and deletes the files it replaced). So the reader
+/// plans from a version whose files are gone by the time it opens them, every time.
+class stale_once_catalog final : public iceberg::catalog {
+public:
+    stale_once_catalog(std::unique_ptr<iceberg::catalog> in, std::function<void()> on_lookup)
+        : _in(std::move(in)), _on_lookup(std::move(on_lookup)) {}
+    void arm() { _armed = true; }
+    bool armed() const { return _armed; }
+    result<void> create_namespace_if_missing(const std::string& ns) override {
+        return _in->create_namespace_if_missing(ns);
+    }
+    result<bool> namespace_exists(const std::string& ns) override { return _in->namespace_exists(ns); }
+    result<std::optional<std::string>> metadata_location(const iceberg::table_ident& t) override {
+        auto loc = _in->metadata_location(t);
+        if (_armed.exchange(false)) _on_lookup();
+        return loc;
+    }
+    result<void> create_table(const iceberg::table_ident& t, const std::string& l) override {
+        return _in->create_table(t, l);
+    }
+    result<void> swap(const iceberg::table_ident& t, const std::string& e, const std::string& n) override {
+        return _in->swap(t, e, n);
+    }
+    result<std::vector<std::string>> list_tables(const std::string& ns) override { return _in->list_tables(ns); }
+    std::string metadata_file_name(int64_t v) const override { return _in->metadata_file_name(v); }
+
+private:
+    std::unique_ptr<iceberg::catalog> _in;
+    std::function<void()> _on_lookup;
+    std::atomic<bool> _armed{false};
+};
+
+/// Rewrites every live file of topic t's table into new files (one replace commit), then
+/// deletes the replaced files: what compaction followed by expiry does.
+void rewrite_and_delete(lake::iceberg_lake& lk) {
+    auto table = lk.table_for_topic("t");
+    ASSERT_TRUE(table) << table.error();
+    lake::table_reader tr(lk, "t");
+    auto files = tr.files();
+    ASSERT_TRUE(files) << files.error();
+    std::vector<std::string> uris;
+    for (auto& f : *files) uris.push_back(f.uri);
+    auto rw = (*table)->begin_rewrite(uris);
+    ASSERT_TRUE(rw) << rw.error();
+    for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        std::vector<parquet::message_header_view> hs;
+        for (auto& r : *rows) {
+            parquet::message_row row;
+            row.stream_key = r.stream_key;
+            row.segment_id = r.segment_id;
+            row.message_id = r.message_id;
+            row.message_ts = r.message_ts;
+            row.kafka_timestamp = r.kafka_timestamp;
+            if (r.key) row.key = *r.key;
+            if (r.value) row.value = *r.value;
+            hs.clear();
+            if (r.headers)
+                for (auto& h : *r.headers)
+                    hs.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+            if (r.headers) row.headers = std::span<const parquet::message_header_view>(hs);
+            row.offset = r.offset;
+            ASSERT_TRUE((*rw)->add(row));
+        }
+    }
+    ASSERT_TRUE((*rw)->commit({}));
+    for (auto& u : uris) ASSERT_TRUE(lk.io().remove(u));
+}
+
+// The lookups behind the HTTP API (by key, by offset, by time) and ListOffsets by time: a file
+// planned from the metadata of before a compaction and deleted by expiry before it is opened
+// makes the lookup plan again from the current metadata, not fail. Deterministic: the catalog
+// runs the rewrite right after telling the reader where the (then current) metadata is.
+TEST_F(RemoteReaderTest, LookupsReplanWhenAPlannedFileIsGone) {
+    auto writer_cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
+    ASSERT_TRUE(writer_cat);
+    lake::iceberg_lake writer(std::shared_ptr<iceberg::catalog>(std::move(*writer_cat)),
+                              std::make_shared<iceberg::local_file_io>(), _lake->options());
+    auto reader_cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
+    ASSERT_TRUE(reader_cat);
+    auto stale = std::make_shared<stale_once_catalog>(std::move(*reader_cat), [&] { rewrite_and_delete(writer); });
+    lake::iceberg_lake reading(stale, std::make_shared<iceberg::local_file_io>(), _lake->options());
+
+    auto check = [&](const char* what, auto lookup) {
+        SCOPED_TRACE(what);
+        remote_reader rr(reading, 1); // a new reader: nothing of the old files is open or cached
+        ASSERT_TRUE(rr.start_offset("t", 0)); // plans (opens no file): the reader knows this version
+        stale->arm();
+        lookup(rr);
+        EXPECT_FALSE(stale->armed()) << "the rewrite did not run";
+    };
+    check("by offset", [](remote_reader& rr) {
+        auto rows = rr.read_rows("t", 0, 1490, 3000, 20);
+        ASSERT_TRUE(rows) << rows.error();
+        ASSERT_EQ(rows->size(), 20u);
+        for (size_t i = 0; i < rows->size(); ++i) EXPECT_EQ((*rows)[i].offset, 1490 + int64_t(i));
+    });
+    check("by key", [](remote_reader& rr) {
+        auto rows = rr.find_by_key("t", "key-42", true);
+        ASSERT_TRUE(rows) << rows.error();
+        size_t want = 0;
+        for (int64_t o = 0; o < 3000; ++o) want += expected(o).key == std::optional<std::string>("key-42");
+        EXPECT_EQ(rows->size(), want);
+        for (auto& m : *rows) EXPECT_EQ(m.key, std::optional<std::string>("key-42"));
+    });
+    check("by time", [](remote_reader& rr) {
+        auto rows = rr.find_by_time("t", 0, expected(100).timestamp, expected(199).timestamp, 3000, 1000);
+        ASSERT_TRUE(rows) << rows.error();
+        ASSERT_EQ(rows->size(), 100u);
+        EXPECT_EQ(rows->front().offset, 100);
+        EXPECT_EQ(rows->back().offset, 199);
+    });
+    check("offset for timestamp", [](remote_reader& rr) {
+        auto hit = rr.offset_for_timestamp("t", 0, expected(2500).timestamp, 3000);
+        ASSERT_TRUE(hit) << hit.error();
+        ASSERT_TRUE(*hit);
+        EXPECT_EQ((*hit)->offset, 2500);
+    });
 }
 
 } // namespace

@@ -8,7 +8,7 @@ const from = Number(fromS), to = Number(toS), partitions = Number(partsS ?? 1);
 const kafka = new Kafka({ brokers: [broker], clientId: 'floe-e2e', logLevel: logLevel.ERROR, retry: { retries: 10 } });
 const producer = kafka.producer({ allowAutoTopicCreation: true });
 await producer.connect();
-const batch = 500;
+const batch = Number(process.env.PRODUCE_BATCH ?? 500); // records a send (a smaller one: smaller batches in the log)
 for (let i = from; i < to; i += batch) {
   const messages = [];
   for (let k = i; k < Math.min(to, i + batch); k++) {

@@ -131,8 +131,13 @@ run(async () => {
       () => admin.createTopics({ topics: [{ topic: 'badcfg', configEntries: [{ name, value }] }] }));
   }
   // (kafkajs drops the broker's error message; the librdkafka test checks that it names why.)
-  await failsWith('cleanup.policy=compact', 'INVALID_CONFIG',
-    () => admin.createTopics({ topics: [{ topic: 'badcfg', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] }));
+  await failsWith('cleanup.policy=shred', 'INVALID_CONFIG',
+    () => admin.createTopics({ topics: [{ topic: 'badcfg', configEntries: [{ name: 'cleanup.policy', value: 'shred' }] }] }));
+  // Compacted topics (Kafka Connect and Kafka Streams create them at start-up).
+  expect(await admin.createTopics({ topics: [{ topic: 'compacted',
+    configEntries: [{ name: 'cleanup.policy', value: 'compact,delete' }] }] }) === true, 'a compacted topic is created');
+  cfg = await describe(ConfigResourceTypes.TOPIC, 'compacted');
+  expect(cfg['cleanup.policy'].configValue === 'compact,delete', `cleanup.policy ${cfg['cleanup.policy'].configValue}`);
   // AlterConfigs with the configs that used to be refused.
   await admin.alterConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: 'plain', configEntries: [
     { name: 'delete.retention.ms', value: '1000' }, { name: 'message.format.version', value: '0.10.2' }] }] });

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Ingest end to end (issue 17), each beside its peer in the same run, 100-byte records:
+#  1. Kafka source (a second floe serve, one partition, N records) -> Floe mirror -> Iceberg:
+#     records/s from the mirror's start until the table's committed position reaches N, against
+#     librdkafka's bare consume of the same partition (before and after).
+#  2. JetStream (nats-server -js, file store, NJ messages) -> Floe (mode=duplicate, max-age=1s)
+#     -> Iceberg, against a bare libnats pull consumer on the same stream (before and after).
+#  3. Publish-to-visible-in-Iceberg latency with 1-second thresholds (max-age=1s; a message every
+#     20 ms for DURATION s), p50/p99.
+# usage: bash bench/ingest/run.sh     (N, NJ, DURATION override the sizes)
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+N=${N:-1000000}; NJ=${NJ:-300000}; DURATION=${DURATION:-20}
+peers="$build/bench/floe-bench-ingest-peers"
+floe_bin="${FLOE_BIN:-$build/bin/floe}"
+serve() { # name kafka-port http-port [--set ...]: floe serve logging to $work/NAME.log
+  local name="$1" kp="$2" hp="$3"; shift 3
+  env -u FLOE_BIN "$floe_bin" serve --set floe.data-dir="$work/$name" --set floe.kafka.listen=127.0.0.1:$kp \
+    --set floe.http.listen=127.0.0.1:$hp "$@" >"$work/$name.log" 2>&1 &
+  bench_pids+=($!); last_pid=$!
+  for _ in $(seq 1 200); do grep -q "floe is up" "$work/$name.log" && return 0; sleep 0.1; done
+  echo "floe $name did not come up:" >&2; tail -20 "$work/$name.log" >&2; return 1
+}
+positions() { # http-port -> "local committed" of the first source's first partition
+  curl -s "http://127.0.0.1:$1/v1/ingest" | /usr/bin/python3 -c "import json,sys
+s=json.load(sys.stdin)['sources'][0]['partitions']
+print(s[0]['local_position'], s[0]['committed_position']) if s else print(0, 0)"
+}
+until_committed() { # http-port target -> "secs-local secs-committed": wall time until the mirror's
+  local t0 l c tl=""  # local end, then the table's committed position, reach target
+  t0=$(date +%s.%N)
+  for _ in $(seq 1 6000); do
+    read -r l c <<<"$(positions "$1")"
+    [ -z "$tl" ] && [ "$l" -ge "$2" ] && tl=$(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")
+    [ "$c" -ge "$2" ] && { echo "$tl $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")"; return 0; }
+    sleep 0.05
+  done
+  echo "timeout timeout"; return 1
+}
+tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.storage.worker.tick-interval=200ms
+  --set floe.auto-create-topics=false)
+
+echo "== Kafka source -> Iceberg, one partition, $N records of 100 bytes"
+sk=$(port); sh=$(port)
+serve src "$sk" "$sh" --set floe.default-partitions=1 --set floe.auto-create-topics=true
+/usr/bin/python3 -c "
+import sys
+v = 'v' * 92
+w = sys.stdout.write
+for i in range($N): w(f'{i:08d}{v}\n')" > "$work/records"
+kcat -P -b 127.0.0.1:$sk -t src -p 0 -X linger.ms=20 -X batch.num.messages=10000 \
+  -z none <"$work/records" 2>"$work/kcat.err" || { cat "$work/kcat.err" >&2; exit 1; }
+rm -f "$work/records"
+read -r n s r1 <<<"$("$peers" kafka-consume 127.0.0.1:$sk src "$N")"
+echo "peer librdkafka consume (before): $n records in $s s = $r1 records/s"
+mk=$(port); mh=$(port)
+serve mirror "$mk" "$mh" "${tiered[@]}" --set floe.topic-defaults.segment.ms=1000 \
+  --set floe.ingest.sources.k.type=kafka --set floe.ingest.sources.k.bootstrap-servers=127.0.0.1:$sk \
+  --set floe.ingest.sources.k.topics=src --set floe.ingest.sources.k.start=earliest
+read -r lsecs secs <<<"$(until_committed "$mh" "$N")"
+kafka_rate=$(/usr/bin/python3 -c "print(round($N / $secs))")
+echo "Floe Kafka -> Iceberg: $N records committed in $secs s = $kafka_rate records/s (from the mirror's start; all mirrored locally after $lsecs s)"
+read -r n s r2 <<<"$("$peers" kafka-consume 127.0.0.1:$sk src "$N")"
+echo "peer librdkafka consume (after): $n records in $s s = $r2 records/s"
+/usr/bin/python3 -c "print(f'ratio: {$kafka_rate / max($r1, $r2):.2f}x of the faster peer run')"
+grep -c "offloaded segment" "$work/mirror.log" | xargs echo "segments offloaded:"
+grep -m1 "floe is up" "$work/mirror.log" | cut -c12-23 | xargs echo "mirror up at"
+grep -m1 "owns src-0" "$work/mirror.log" | cut -c12-23 | xargs echo "partition assigned (group joined) at"
+grep "offloaded segment" "$work/mirror.log" | tail -1 | cut -c12-23 | xargs echo "last commit at"
+
+echo "== JetStream -> Iceberg, $NJ messages of 100 bytes"
+np=$(port)
+nats-server -js -sd "$work/nats" -a 127.0.0.1 -p "$np" >"$work/nats.log" 2>&1 &
+bench_pids+=($!)
+for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$np) 2>/dev/null && break; sleep 0.1; done
+nt="$build/src/ingest/ingest_nats_tool"
+"$nt" nats://127.0.0.1:$np create BENCH 'bench.>'
+t0=$(date +%s.%N)
+"$peers" nats-publish nats://127.0.0.1:$np bench.x "$NJ" 100
+echo "published in $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.1f}')") s"
+read -r n s j1 <<<"$("$peers" nats-consume nats://127.0.0.1:$np BENCH 'bench.>' "$NJ")"
+echo "peer libnats pull consumer (before): $n messages in $s s = $j1 messages/s"
+jk=$(port); jh=$(port)
+serve jmirror "$jk" "$jh" "${tiered[@]}" \
+  --set floe.ingest.sources.j.type=jetstream --set floe.ingest.sources.j.url=nats://127.0.0.1:$np \
+  --set floe.ingest.sources.j.stream=BENCH --set floe.ingest.sources.j.topic=bench \
+  --set floe.ingest.sources.j.mode=duplicate --set floe.ingest.sources.j.max-age=1s \
+  --set floe.ingest.sources.j.max-messages=100000
+read -r lsecs secs <<<"$(until_committed "$jh" "$NJ")"
+js_rate=$(/usr/bin/python3 -c "print(round($NJ / $secs))")
+echo "Floe JetStream -> Iceberg: $NJ messages committed in $secs s = $js_rate messages/s (from the mirror's start; all mirrored locally after $lsecs s)"
+read -r n s j2 <<<"$("$peers" nats-consume nats://127.0.0.1:$np BENCH 'bench.>' "$NJ")"
+echo "peer libnats pull consumer (after): $n messages in $s s = $j2 messages/s"
+/usr/bin/python3 -c "print(f'ratio: {$js_rate / max($j1, $j2):.2f}x of the faster peer run')"
+
+echo "== publish-to-visible-in-Iceberg latency, JetStream source, max-age=1s, a message every 20 ms for $DURATION s"
+"$nt" nats://127.0.0.1:$np create LAT 'lat.>'
+lk=$(port); lh=$(port)
+serve lat "$lk" "$lh" "${tiered[@]}" \
+  --set floe.ingest.sources.l.type=jetstream --set floe.ingest.sources.l.url=nats://127.0.0.1:$np \
+  --set floe.ingest.sources.l.stream=LAT --set floe.ingest.sources.l.topic=lat \
+  --set floe.ingest.sources.l.mode=offload --set floe.ingest.sources.l.max-age=1s \
+  --set floe.ingest.sources.l.max-messages=1000000 --set floe.ingest.sources.l.max-bytes=64MiB
+node "$here/tests/js/bench/ingest_visibility.mjs" nats://127.0.0.1:$np lat.x http://127.0.0.1:$lh l 20 "$DURATION"

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "http/server.h"
+
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace floe::http {
+
+/// Bearer-token authentication of the HTTP plane, installed as a server guard on every path
+/// ([floe.http.tokens-file]). The tokens file holds one token a line as
+/// `<principal> sha256:<hex of SHA-256(token)>` ('#' starts a comment), so the file never holds
+/// a usable secret; it is re-read when it changes (inode, size, mtime). Paths in `open_paths`
+/// (exact, e.g. /metrics, /healthz, /readyz) need no token and run as User:ANONYMOUS. A
+/// missing or unknown token is answered 401 with `WWW-Authenticate: Bearer` and the server's
+/// JSON error, logged with the client address (never the token) and counted. Thread-safe.
+class token_guard {
+public:
+    token_guard(std::filesystem::path file, std::vector<std::string> open_paths);
+    /// Checks the file can be read and parsed (start-up).
+    result<void> load();
+    std::optional<response> operator()(request& r);
+
+private:
+    result<void> refresh_locked();
+    std::filesystem::path _file;
+    std::vector<std::string> _open;
+    std::mutex _mu;
+    std::map<std::string, std::string> _principal_of; ///< hex SHA-256 -> principal
+    std::string _seen;
+};
+
+/// "sha256:<hex>" of `token` (what a tokens-file line holds).
+std::string token_digest(std::string_view token);
+/// Parses a tokens file (exposed for tests): hex digest -> principal.
+result<std::map<std::string, std::string>> parse_tokens_file(std::string_view text);
+
+} // namespace floe::http

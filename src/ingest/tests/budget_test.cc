@@ -1,0 +1,70 @@
+// The backpressure budget: which local bytes count as not yet in Iceberg, and the setting's
+// default.
+#include "ingest/kafka_source.h"
+#include "log/batch_builder.h"
+#include "log/partition_log.h"
+#include "log/tests/test_util.h"
+
+#include <gtest/gtest.h>
+
+using namespace floe;
+using namespace floe::ingest;
+
+namespace {
+
+std::shared_ptr<log::partition_log> open_mirror(const std::filesystem::path& dir, bool tiered) {
+    log::partition_log_options o;
+    o.dir = dir;
+    o.tp = {"m", 0};
+    o.config.remote_storage_enable = tiered;
+    o.mirror = true;
+    auto r = log::partition_log::open(o);
+    EXPECT_TRUE(r) << r.error();
+    return r ? *r : nullptr;
+}
+
+void mirror(log::partition_log& p, int64_t first, int n) {
+    log::batch_builder b;
+    b.begin(first);
+    for (int i = 0; i < n; ++i) b.add(first + i, 1'700'000'000'000 + i, std::string_view("k"), std::string_view("v"), {});
+    byte_buffer bytes;
+    ASSERT_TRUE(b.finish(bytes));
+    auto r = p.mirror_append(bytes);
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_EQ(r->status, log::append_status::ok);
+}
+
+} // namespace
+
+TEST(IngestBudget, CountsSegmentsAboveTheOffloadedMarkerOfTieredMirrorsOnly) {
+    log::testing::temp_dir tmp;
+    auto p = open_mirror(tmp.path / "tiered", true);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(unoffloaded_bytes(*p), 0);
+    mirror(*p, 0, 10);
+    ASSERT_TRUE(p->roll()); // segment 0 sealed, holding 0..9
+    mirror(*p, 10, 5);      // the active segment
+    auto segs = p->segments();
+    ASSERT_EQ(segs.size(), 2u);
+    const int64_t all = int64_t(segs[0].size_bytes + segs[1].size_bytes);
+    EXPECT_GT(all, 0);
+    EXPECT_EQ(unoffloaded_bytes(*p), all);
+    ASSERT_TRUE(p->set_offloaded_up_to(kafka_offset(10))); // segment 0 is in the table
+    EXPECT_EQ(unoffloaded_bytes(*p), int64_t(segs[1].size_bytes));
+    ASSERT_TRUE(p->set_offloaded_up_to(kafka_offset(15)));
+    EXPECT_EQ(unoffloaded_bytes(*p), 0);
+
+    // A mirror that does not go to the lake is bounded by local retention, not the budget.
+    auto q = open_mirror(tmp.path / "local", false);
+    ASSERT_TRUE(q);
+    mirror(*q, 0, 10);
+    EXPECT_EQ(unoffloaded_bytes(*q), 0);
+}
+
+TEST(IngestBudget, SettingAndDefault) {
+    config::settings::ingest_source s;
+    s.name = "x";
+    EXPECT_EQ(max_local_bytes_of(s), default_max_local_bytes);
+    s.values["max-local-bytes"] = "64MiB";
+    EXPECT_EQ(max_local_bytes_of(s), 64ll << 20);
+}

@@ -1,0 +1,446 @@
+// The log cleaner (compacted topics): latest record per key kept at its offset, tombstones kept
+// until delete.retention.ms after their first cleaning, keyless records dropped, the active
+// segment never touched, dirty ratio / min / max compaction lag respected, tiered partitions
+// cleaned only below the offload marker, producers' last batches kept, compressed batches
+// re-encoded with their codec, and recovery of a log with offset gaps (indexes lost, a
+// leftover temp file, reads at every offset).
+#include "log/batch_builder.h"
+#include "log/cleaner.h"
+#include "log/compression.h"
+#include "log/partition_log.h"
+#include "log/record_batch_header.h"
+#include "log/records.h"
+#include "log/tests/test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace floe;
+using namespace floe::log;
+using namespace floe::log::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+topic_config compact_config() {
+    topic_config c;
+    c.cleanup_policy = "compact";
+    c.min_cleanable_dirty_ratio = 0.01;
+    c.delete_retention_ms = 60'000;
+    return c;
+}
+
+struct fixture {
+    temp_dir tmp;
+    manual_clock clock;
+    topic_config cfg = compact_config();
+    std::shared_ptr<partition_log> log;
+
+    void open() {
+        log.reset();
+        partition_log_options o;
+        o.dir = tmp.path / "c-0";
+        o.tp = {"c", 0};
+        o.config = cfg;
+        o.clock = &clock;
+        auto r = partition_log::open(o);
+        ASSERT_TRUE(r) << r.error();
+        log = *r;
+    }
+
+    // Appends one batch of (key, value) records; nullopt value = tombstone, nullopt key = keyless.
+    int64_t append(std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> recs,
+                   compression_codec codec = compression_codec::none, int64_t pid = -1,
+                   int32_t seq = -1) {
+        batch_builder b;
+        b.begin(0, codec, pid, pid >= 0 ? 0 : -1, seq);
+        int64_t i = 0;
+        for (auto& [k, v] : recs) {
+            std::optional<std::string_view> kv, vv;
+            if (k) kv = *k;
+            if (v) vv = *v;
+            b.add(i++, clock.now_ms(), kv, vv);
+        }
+        byte_buffer out;
+        EXPECT_TRUE(b.finish(out));
+        auto r = log->append(out);
+        EXPECT_TRUE(r) << r.error();
+        EXPECT_EQ(r->status, append_status::ok) << r->message;
+        return r->base_offset();
+    }
+
+    result<clean_stats> clean(cleaner_options o = {}) {
+        o.clock = &clock;
+        log_cleaner c(o);
+        return c.clean(*log);
+    }
+};
+
+struct rec {
+    int64_t offset;
+    std::optional<std::string> key, value;
+    bool operator==(const rec&) const = default;
+};
+
+// Every record from `from` on, read through read() batch after batch (as a consumer does: the
+// next fetch starts after the last offset of the previous batch); checks CRCs and headers.
+std::vector<rec> read_all(partition_log& l, int64_t from = 0, std::vector<record_batch_header>* hdrs = nullptr) {
+    std::vector<rec> out;
+    int64_t at = from;
+    byte_buffer scratch;
+    while (at < l.log_end_offset()()) {
+        auto r = l.read(kafka_offset(at), {.max_bytes = 1 << 20});
+        EXPECT_TRUE(r) << r.error();
+        if (!r || r->slices.empty()) break;
+        byte_buffer bytes;
+        EXPECT_TRUE(r->copy_to(bytes));
+        auto walked = for_each_batch(bytes, true, [&](const record_batch_header& h, bytes_view b) {
+            if (hdrs) hdrs->push_back(h);
+            bytes_view body = b.subspan(batch_layout::header_size);
+            if (h.compression() != compression_codec::none) {
+                EXPECT_TRUE(decompress(h.compression(), body, scratch, 1 << 26));
+                body = scratch;
+            }
+            std::vector<header_view> hv;
+            EXPECT_TRUE(for_each_record_body(h, body, [&](int32_t, bytes_view rb) -> result<void> {
+                auto r2 = FLOE_TRY(decode_record(h, rb, hv));
+                if (r2.offset >= at) {
+                    rec x{r2.offset, {}, {}};
+                    if (r2.key) x.key = std::string(*r2.key);
+                    if (r2.value) x.value = std::string(*r2.value);
+                    out.push_back(x);
+                }
+                return {};
+            }));
+            at = std::max(at, h.last_offset() + 1);
+            return true;
+        });
+        EXPECT_TRUE(walked);
+    }
+    return out;
+}
+
+std::optional<std::string> s(const char* v) { return std::string(v); }
+const std::optional<std::string> tomb;
+
+// The expected compacted view: latest record per key among `all` (offsets below `end` only are
+// compacted; from `end` on everything stays).
+std::vector<rec> latest_per_key(const std::vector<rec>& all, int64_t end) {
+    std::map<std::string, int64_t> last;
+    for (auto& r : all)
+        if (r.offset < end && r.key) last[*r.key] = r.offset;
+    std::vector<rec> out;
+    for (auto& r : all)
+        if (r.offset >= end || (r.key && last[*r.key] == r.offset)) out.push_back(r);
+    return out;
+}
+
+} // namespace
+
+TEST(cleaner, keeps_the_latest_record_per_key_with_offset_gaps) {
+    fixture f;
+    f.open();
+    // Three sealed segments of repeated keys and a tombstone, then an active segment.
+    f.append({{s("a"), s("a1")}, {s("b"), s("b1")}, {s("c"), s("c1")}});
+    f.append({{s("a"), s("a2")}, {s("b"), tomb}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("a"), s("a3")}, {s("c"), s("c2")}}, compression_codec::gzip);
+    f.append({{s("d"), s("d1")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("d"), s("d2")}, {s("e"), s("e1")}}, compression_codec::zstd);
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("a"), s("a4")}}); // active: never cleaned
+    auto before = read_all(*f.log);
+    ASSERT_EQ(before.size(), 11u);
+    auto active_base = f.log->segments().back().base_offset();
+
+    auto st = f.clean();
+    ASSERT_TRUE(st) << st.error();
+    EXPECT_TRUE(st->cleaned) << st->skipped;
+    EXPECT_EQ(st->cleaned_up_to, active_base);
+    auto after = read_all(*f.log);
+    EXPECT_EQ(after, latest_per_key(before, active_base));
+    // b's tombstone stays (delete.retention.ms not over); a1, a2, b1, c1, d1 are gone.
+    EXPECT_EQ(st->records_removed, 5u);
+    // Offsets skip what was removed; the log's offsets did not move.
+    EXPECT_EQ(after.front().offset, 4); // b's tombstone
+    EXPECT_EQ(f.log->offsets().log_start(), 0);
+    EXPECT_EQ(f.log->offsets().log_end(), 11);
+    // A read at any offset returns the first record at or after it.
+    for (int64_t o = 0; o < 11; ++o) {
+        auto got = read_all(*f.log, o);
+        ASSERT_FALSE(got.empty()) << o;
+        auto want = std::find_if(after.begin(), after.end(), [&](const rec& r) { return r.offset >= o; });
+        EXPECT_EQ(got.front(), *want) << o;
+    }
+    // Compressed batches stay compressed with their codec.
+    std::vector<record_batch_header> hdrs;
+    read_all(*f.log, 0, &hdrs);
+    bool saw_zstd = false;
+    for (auto& h : hdrs) saw_zstd |= h.compression() == compression_codec::zstd;
+    EXPECT_TRUE(saw_zstd);
+
+    // Reopen: recovery accepts the gaps (trusted indexes), and again with the indexes gone.
+    f.open();
+    EXPECT_EQ(read_all(*f.log), after);
+    EXPECT_EQ(f.log->last_recovery().truncated_bytes, 0u);
+    for (auto& e : fs::directory_iterator(f.tmp.path / "c-0"))
+        if (e.path().extension() == ".index" || e.path().extension() == ".timeindex") fs::remove(e.path());
+    // A temp file left by a crash before a swap is removed.
+    {
+        auto tmp = f.tmp.path / "c-0" / "00000000000000000000.log.cleaning.tmp";
+        FILE* fp = std::fopen(tmp.c_str(), "w");
+        std::fputs("junk", fp);
+        std::fclose(fp);
+    }
+    f.open();
+    EXPECT_EQ(read_all(*f.log), after);
+    EXPECT_EQ(f.log->last_recovery().truncated_bytes, 0u);
+    EXPECT_GE(f.log->last_recovery().indexes_rebuilt, 3u);
+    EXPECT_FALSE(fs::exists(f.tmp.path / "c-0" / "00000000000000000000.log.cleaning.tmp"));
+    // Appends go on at the log end.
+    EXPECT_EQ(f.append({{s("f"), s("f1")}}), 11);
+
+    // Nothing dirty: a second pass does nothing.
+    auto again = f.clean();
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->cleaned);
+}
+
+TEST(cleaner, tombstones_go_after_delete_retention) {
+    fixture f;
+    f.open();
+    f.append({{s("a"), s("a1")}, {s("b"), s("b1")}});
+    f.append({{s("a"), tomb}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("x"), s("x1")}});
+    ASSERT_TRUE(f.clean());
+    auto v = read_all(*f.log);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[1], (rec{2, s("a"), tomb})); // the tombstone stays for now
+    // More dirty data; before the horizon the tombstone still stays.
+    f.append({{s("b"), s("b2")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("y"), s("y1")}});
+    f.clock.advance(std::chrono::milliseconds(30'000));
+    ASSERT_TRUE(f.clean());
+    v = read_all(*f.log);
+    EXPECT_EQ(v, (std::vector<rec>{{2, s("a"), tomb}, {3, s("x"), s("x1")}, {4, s("b"), s("b2")}, {5, s("y"), s("y1")}}));
+    // Past delete.retention.ms after the first cleaning: the tombstone goes.
+    f.append({{s("z"), s("z1")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("w"), s("w1")}});
+    f.clock.advance(std::chrono::milliseconds(31'000));
+    auto st = f.clean();
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->tombstones_removed, 1u);
+    v = read_all(*f.log);
+    EXPECT_EQ(v.front(), (rec{3, s("x"), s("x1")}));
+    EXPECT_EQ(f.log->offsets().log_start(), 0); // the log start does not move
+}
+
+TEST(cleaner, respects_dirty_ratio_lags_and_the_offload_marker) {
+    fixture f;
+    f.cfg.min_cleanable_dirty_ratio = 0.99;
+    f.open();
+    f.append({{s("a"), s("1")}, {s("a"), s("2")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("a"), s("3")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("b"), s("1")}});
+    // First pass: everything is dirty (ratio 1).
+    auto st = f.clean();
+    ASSERT_TRUE(st);
+    EXPECT_TRUE(st->cleaned);
+    EXPECT_EQ(read_all(*f.log).size(), 2u);
+    // A small dirty segment after a big clean section: below the ratio, nothing happens.
+    f.append({{s("b"), s("2")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("c"), s("1")}});
+    st = f.clean();
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->cleaned);
+    EXPECT_NE(st->skipped.find("dirty ratio"), std::string::npos) << st->skipped;
+    // max.compaction.lag.ms forces it once the dirty data is old enough.
+    f.cfg.max_compaction_lag_ms = 10'000;
+    f.log->update_config(f.cfg);
+    st = f.clean();
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->cleaned);
+    f.clock.advance(std::chrono::milliseconds(10'001));
+    st = f.clean();
+    ASSERT_TRUE(st);
+    EXPECT_TRUE(st->cleaned) << st->skipped;
+
+    // min.compaction.lag.ms: segments with records younger than it are not cleanable.
+    fixture g;
+    g.cfg.min_compaction_lag_ms = 5'000;
+    g.open();
+    g.append({{s("a"), s("1")}, {s("a"), s("2")}});
+    ASSERT_TRUE(g.log->roll());
+    g.append({{s("b"), s("1")}});
+    st = g.clean();
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->cleaned);
+    g.clock.advance(std::chrono::milliseconds(5'000));
+    st = g.clean();
+    ASSERT_TRUE(st);
+    EXPECT_TRUE(st->cleaned) << st->skipped;
+
+    // Tiered: only segments wholly below the offload marker (the table gets every record).
+    fixture t;
+    t.cfg.remote_storage_enable = true;
+    t.open();
+    t.append({{s("a"), s("1")}, {s("a"), s("2")}});
+    ASSERT_TRUE(t.log->roll());
+    t.append({{s("a"), s("3")}, {s("a"), s("4")}});
+    ASSERT_TRUE(t.log->roll());
+    t.append({{s("b"), s("1")}});
+    st = t.clean();
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->cleaned);
+    ASSERT_TRUE(t.log->set_offloaded_up_to(kafka_offset(2)));
+    st = t.clean();
+    ASSERT_TRUE(st);
+    EXPECT_TRUE(st->cleaned);
+    EXPECT_EQ(st->cleaned_up_to, 2);
+    // Only the first segment was compacted (a=1 gone); the second is intact.
+    auto v = read_all(*t.log);
+    EXPECT_EQ(v.size(), 4u);
+    EXPECT_EQ(v.front().offset, 1);
+
+    // Not compacted: nothing.
+    fixture d;
+    d.cfg.cleanup_policy = "delete";
+    d.open();
+    st = d.clean();
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->cleaned);
+}
+
+TEST(cleaner, keeps_a_producers_last_batch_and_drops_keyless_records) {
+    fixture f;
+    f.open();
+    // An idempotent producer's only batch is superseded entirely by a later plain one.
+    f.append({{s("a"), s("p0")}, {s("b"), s("p1")}}, compression_codec::lz4, 7, 0);
+    f.append({{s("a"), s("x")}, {s("b"), s("y")}, {std::nullopt, s("keyless")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    std::vector<record_batch_header> hdrs;
+    auto v = read_all(*f.log, 0, &hdrs);
+    EXPECT_EQ(v, (std::vector<rec>{{2, s("a"), s("x")}, {3, s("b"), s("y")}, {5, s("z"), s("1")}}));
+    ASSERT_GE(hdrs.size(), 2u);
+    // The emptied batch keeps producer id, epoch, sequence and its offset span.
+    EXPECT_EQ(hdrs[0].producer_id, 7);
+    EXPECT_EQ(hdrs[0].record_count, 0);
+    EXPECT_EQ(hdrs[0].base_offset, 0);
+    EXPECT_EQ(hdrs[0].last_offset_delta, 1);
+    EXPECT_EQ(hdrs[0].base_sequence, 0);
+    // The rewritten batch: offsets span kept (last offset delta 2), record count 2.
+    EXPECT_EQ(hdrs[1].base_offset, 2);
+    EXPECT_EQ(hdrs[1].last_offset_delta, 2);
+    EXPECT_EQ(hdrs[1].record_count, 2);
+    // After a crash (no producer snapshot) the producer state is rebuilt from the log: a retry
+    // of its batch is still a duplicate.
+    f.log->close();
+    fs::remove(f.tmp.path / "c-0" / "producers.snapshot");
+    f.open();
+    auto ps = f.log->producer(7);
+    ASSERT_TRUE(ps);
+    EXPECT_EQ(ps->last_seq(), 1);
+}
+
+TEST(cleaner, reads_skip_emptied_segments_and_gaps) {
+    fixture f;
+    f.open();
+    // Three segments whose every record a later one supersedes, then the survivors.
+    for (int seg = 0; seg < 3; ++seg) {
+        f.append({{s("a"), s("old")}, {s("b"), s("old")}});
+        ASSERT_TRUE(f.log->roll());
+    }
+    f.append({{s("a"), s("new")}, {s("b"), s("new")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("c"), s("active")}});
+    auto st = f.clean();
+    ASSERT_TRUE(st);
+    ASSERT_TRUE(st->cleaned);
+    auto segs = f.log->segments();
+    ASSERT_EQ(segs.size(), 5u);
+    EXPECT_EQ(segs[0].size_bytes, 0u);
+    EXPECT_EQ(segs[2].size_bytes, 0u);
+    // A fetch at 0 with a record cap far below the first surviving offset (Kafka's handler
+    // passes max_offset = fetch offset + records left) still returns the first batch.
+    for (int64_t at : {0, 1, 2, 5}) {
+        auto r = f.log->read(kafka_offset(at), {.max_bytes = 1 << 20, .max_offset = kafka_offset(at + 1)});
+        ASSERT_TRUE(r) << at << ": " << r.error();
+        ASSERT_EQ(r->slices.size(), 1u) << at;
+        EXPECT_EQ(r->slices[0].first_offset(), 6) << at;
+    }
+    EXPECT_EQ(read_all(*f.log), (std::vector<rec>{{6, s("a"), s("new")}, {7, s("b"), s("new")}, {8, s("c"), s("active")}}));
+    // Retention does not take emptied segments for records below the DeleteRecords floor.
+    ASSERT_TRUE(f.log->apply_retention(std::nullopt));
+    EXPECT_EQ(f.log->offsets().log_start(), 0);
+    f.open();
+    EXPECT_EQ(read_all(*f.log).size(), 3u);
+}
+
+TEST(cleaner, segments_larger_than_its_read_chunk_and_batches_larger_than_it) {
+    fixture f;
+    f.cfg.max_message_bytes = 16 << 20;
+    f.open();
+    // 12 batches of ~700 KB (they straddle the cleaner's 4 MiB read chunks), then one ~6 MB
+    // batch, all in one segment; keys k0..k9 repeated.
+    std::string big(70'000, 'x');
+    for (int b = 0; b < 12; ++b) {
+        std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> recs;
+        for (int i = 0; i < 10; ++i) recs.push_back({fmt::format("k{}", i), fmt::format("{}-{}-{}", b, i, big)});
+        f.append(recs);
+    }
+    std::string huge(600'000, 'y');
+    std::vector<std::pair<std::optional<std::string>, std::optional<std::string>>> recs;
+    for (int i = 0; i < 10; ++i) recs.push_back({fmt::format("k{}", i % 5), fmt::format("last-{}-{}", i, huge)});
+    f.append(recs);
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("active")}});
+    auto before = read_all(*f.log);
+    auto st = f.clean();
+    ASSERT_TRUE(st) << st.error();
+    ASSERT_TRUE(st->cleaned) << st->skipped;
+    auto after = read_all(*f.log);
+    EXPECT_EQ(after, latest_per_key(before, 130));
+    EXPECT_EQ(after.size(), 11u); // k0..k4 from the huge batch, k5..k9 from batch 11, z
+}
+
+TEST(cleaner, an_emptied_batch_goes_once_its_producer_wrote_again) {
+    fixture f;
+    f.open();
+    f.append({{s("a"), s("1")}}, compression_codec::none, 9, 0);
+    f.append({{s("a"), s("2")}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("x"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    std::vector<record_batch_header> hdrs;
+    read_all(*f.log, 0, &hdrs);
+    ASSERT_FALSE(hdrs.empty());
+    EXPECT_EQ(hdrs[0].record_count, 0); // producer 9's last batch: kept empty
+    // Producer 9 writes again; the next pass drops the empty batch.
+    f.append({{s("b"), s("1")}}, compression_codec::none, 9, 1);
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("y"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    hdrs.clear();
+    auto v = read_all(*f.log, 0, &hdrs);
+    EXPECT_EQ(hdrs[0].base_offset, 1);
+    EXPECT_EQ(v.front(), (rec{1, s("a"), s("2")}));
+    // delete.retention.ms at its maximum does not overflow the horizon.
+    f.cfg.delete_retention_ms = INT64_MAX;
+    f.log->update_config(f.cfg);
+    f.append({{s("a"), tomb}});
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("1")}});
+    ASSERT_TRUE(f.clean());
+    v = read_all(*f.log);
+    EXPECT_TRUE(std::find(v.begin(), v.end(), rec{5, s("a"), tomb}) != v.end());
+}
