@@ -4,7 +4,8 @@
 # the Iceberg table (DuckDB checks the rows), consumers read through both tiers; kcat produces
 # keyed records with headers to a second topic and a plain `redis-cli XRANGE` reads the same
 # keys, values and headers back from the stream; Redis stopped: Produce answers a retriable
-# error and /readyz names redis; Redis back: produce resumes.
+# error and /readyz names redis; Redis back: produce resumes. Transactional produce and compacted
+# topics are refused (kafkajs sees the Kafka errors, the log says why).
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
@@ -89,6 +90,13 @@ check "XRANGE entry 7 has offset, key, value and headers" grep -qx "7|key7|value
 firstid=$(head -1 "$work/xrange.txt")
 now_ms=$(($(date +%s%N) / 1000000))
 check "entry id ms is the append time (${firstid%-*} near $now_ms)" test $((now_ms - ${firstid%-*})) -lt 600000
+
+# Transactions and compacted topics are refused with a clear Kafka error and a log line;
+# idempotent produce still works.
+check "transactional produce and compacted topics refused (kafkajs)" env FLOE_BROKER=127.0.0.1:$KAFKA_PORT \
+  node "$here/../js/kafka/redis_refusals.mjs" "$plain"
+check "the log says why the transaction was refused" grep -q "does not support transactions" "$work/floe.log"
+check "the log says why the compacted topic was refused" grep -q "refused cleanup.policy=compact" "$work/floe.log"
 
 # Redis down: Produce answers a retriable error, /readyz names redis; back: produce resumes.
 stop_redis

@@ -104,6 +104,15 @@ result<append_result> append(local_partition& p, byte_buffer bytes) {
     return p.append(std::span<uint8_t>(bytes.data(), bytes.size()));
 }
 
+/// A transactional producer's batch: make_batch with the transactional attribute (CRC redone).
+byte_buffer txn_batch(size_t n, int64_t pid, int16_t epoch, int32_t seq) {
+    auto b = make_batch(n, 20, 1000, {.producer_id = pid, .producer_epoch = epoch, .base_sequence = seq});
+    b[batch_layout::attributes + 1] |= uint8_t(batch_attr::transactional);
+    uint32_t crc = compute_batch_crc(b);
+    for (int i = 0; i < 4; ++i) b[batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+    return b;
+}
+
 } // namespace
 
 void local_tier_conformance::SetUp() {
@@ -678,5 +687,46 @@ TEST_P(local_tier_conformance, concurrent_writers_get_distinct_contiguous_offset
 } // namespace
 
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(local_tier_conformance);
+
+// A backend keeps transactions whole (open -> LSO held back, abort -> in the aborted index) or
+// refuses them whole (transactional batches and markers refused, nothing written, LSO == HW):
+// never stores transactional records it cannot account for.
+TEST_P(local_tier_conformance, transactions_are_kept_or_refused_whole) {
+    auto& t = open();
+    auto p = create(t, "txn");
+    ASSERT_TRUE(p);
+    ASSERT_TRUE(append(*p, make_batch(2, 10, 0)));
+    const int64_t pid = 4242;
+    auto ar = append(*p, txn_batch(3, pid, 0, 0));
+    ASSERT_TRUE(ar) << ar.error();
+    if (p->supports_transactions()) {
+        ASSERT_EQ(ar->status, append_status::ok) << ar->message;
+        EXPECT_EQ(p->log_end_offset()(), 5);
+        EXPECT_EQ(p->last_stable_offset()(), 2);
+        EXPECT_EQ(p->open_transactions().at(pid), 2);
+        auto m = p->append_txn_marker(pid, 0, txn_marker::abort, 0);
+        ASSERT_TRUE(m) << m.error();
+        ASSERT_EQ(m->status, append_status::ok) << m->message;
+        EXPECT_EQ(p->last_stable_offset(), p->log_end_offset());
+        EXPECT_TRUE(p->open_transactions().empty());
+        auto ab = p->aborted_transactions(kafka_offset(0), p->log_end_offset());
+        ASSERT_EQ(ab.size(), 1u);
+        EXPECT_EQ(ab[0].producer_id, pid);
+        EXPECT_EQ(ab[0].first_offset, 2);
+    } else {
+        EXPECT_EQ(ar->status, append_status::invalid_record);
+        EXPECT_NE(ar->message.find("transactional"), std::string::npos) << ar->message;
+        EXPECT_EQ(p->log_end_offset()(), 2);
+        auto m = p->append_txn_marker(pid, 0, txn_marker::commit, 0);
+        ASSERT_FALSE(m);
+        EXPECT_EQ(m.error().code(), errc::unsupported);
+        EXPECT_EQ(p->log_end_offset()(), 2);
+        EXPECT_EQ(p->last_stable_offset(), p->offsets().high_watermark);
+        EXPECT_EQ(p->offsets().last_stable, p->offsets().high_watermark);
+        EXPECT_TRUE(p->open_transactions().empty());
+        EXPECT_TRUE(p->aborted_transactions(kafka_offset(0), p->log_end_offset()).empty());
+        EXPECT_EQ(read_all(*p, 0).size(), 2u);
+    }
+}
 
 } // namespace floe::log::testing

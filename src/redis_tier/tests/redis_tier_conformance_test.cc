@@ -115,3 +115,40 @@ INSTANTIATE_TEST_SUITE_P(
                                             return std::make_unique<redis_store>(c.cluster->uris());
                                         }}),
     conformance_param_name);
+
+// Beyond the conformance suite: what the Redis tier refuses. Compacted topics need the log
+// cleaner, which works on segment files only: every way to get cleanup.policy=compact is refused
+// with errc::unsupported naming the policy and the tier, and nothing is created or changed.
+TEST(redis_tier_refusals, compacted_topics_are_refused_everywhere) {
+    auto& s = the_server();
+    ASSERT_TRUE(s.server) << s.error;
+    redis_store store(s.server->uri());
+    auto tier = store.open({});
+    ASSERT_TRUE(tier) << tier.error();
+    auto& t = **tier;
+    for (auto policy : {"compact", "compact,delete"}) {
+        auto c = t.create_topic("compacted", 1, {{"cleanup.policy", policy}});
+        ASSERT_FALSE(c);
+        EXPECT_EQ(c.error().code(), errc::unsupported);
+        EXPECT_NE(c.error().message().find("floe.local.type=redis"), std::string::npos) << c.error().message();
+        EXPECT_NE(c.error().message().find("cleanup.policy"), std::string::npos) << c.error().message();
+    }
+    EXPECT_FALSE(t.topic("compacted"));
+    ASSERT_TRUE(t.create_topic("plain", 1, {{"cleanup.policy", "delete"}}));
+    auto a = t.alter_topic_config("plain", {{"cleanup.policy", "compact"}});
+    ASSERT_FALSE(a);
+    EXPECT_EQ(a.error().code(), errc::unsupported);
+    config_op op{"cleanup.policy", config_op::kind::set, "compact"};
+    auto ia = t.incremental_alter_topic_config("plain", std::span<const config_op>(&op, 1));
+    ASSERT_FALSE(ia);
+    EXPECT_EQ(ia.error().code(), errc::unsupported);
+    EXPECT_EQ(t.topic("plain")->config.cleanup_policy, "delete");
+    auto d = t.set_dynamic_topic_defaults({{"cleanup.policy", "compact"}});
+    ASSERT_FALSE(d);
+    EXPECT_TRUE(t.dynamic_topic_defaults().empty());
+    ASSERT_TRUE(t.close());
+    // As a start-up default: the tier does not open, and says which setting.
+    auto bad = store.open({{"cleanup.policy", "compact"}});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message().find("floe.topic-defaults"), std::string::npos) << bad.error().message();
+}
