@@ -197,9 +197,10 @@ public:
                 return false;
             }
             prev_last = h.last_offset();
-            if (!mirror && (h.is_transactional() || h.is_control())) {
+            if (h.is_transactional() || h.is_control()) {
                 // No transaction state here (no LSO, no aborted index): never store records
-                // whose visibility would depend on one.
+                // whose visibility would depend on one. (Ingest mirrors rebuild batches from
+                // committed records, so they never carry any.)
                 spdlog::warn("redis local tier: {}-{}: transactional batch of producer {} refused: "
                              "transactions are not supported on floe.local.type=redis",
                              _tp.topic, _tp.partition, h.producer_id);
