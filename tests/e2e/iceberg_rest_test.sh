@@ -15,7 +15,7 @@ spec="$here/../../../shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 [ -f "$spec" ] || spec="/work/shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 work="$(mktemp -d)"
 A_PID=
-cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; stop_floe; rm -rf "$work"; }
+cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
 trap cleanup EXIT
 py=python3  # the interpreter with openapi-schema-validator
 
@@ -70,6 +70,39 @@ check "GET an unknown route under /iceberg is a 404" test "$(raw GET /iceberg/v1
 # The validator knows the spec's operations only: the unknown route is checked by status above.
 grep -v '/views/' "$work/exchanges.jsonl" >"$work/exchanges.spec.jsonl"
 check "every response conforms to the REST OpenAPI spec" $py "$here/iceberg_rest_validate.py" "$spec" "$work/exchanges.spec.jsonl"
-tail -n 3 "$work/exchanges.spec.jsonl" >/dev/null
+
+# --- Floe A offloads through B's REST catalog (same warehouse; B writes the metadata) --------
+mkdir -p "$work/a"
+a_args=(--set floe.storage.remote.catalog.type=rest --set "floe.storage.remote.catalog.uri=$base"
+  --set "floe.storage.remote.path=file://$work/b/data/warehouse"
+  --set floe.storage.remote.catalog.header.X-Floe-Test=a
+  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=300
+  --set floe.storage.worker.tick-interval=100ms --set floe.default-partitions=2)
+start_a() { start_floe "$work/a" "${a_args[@]}" && A_PID=$FLOE_PID && A_HTTP=$HTTP_PORT && A_KAFKA=$KAFKA_PORT; }
+start_a || exit 1
+check "A logs its REST catalog" grep -q "catalog: rest at $base" "$work/a/floe.log"
+cycles=${CYCLES:-5}; chunk=${CHUNK:-3000}; total=0
+for c in $(seq 1 "$cycles"); do
+  node "$js/produce.mjs" 127.0.0.1:$A_KAFKA rest.a "$total" "$((total + chunk))" 2 >/dev/null || { echo "produce failed in cycle $c"; break; }
+  total=$((total + chunk))
+  # Let the storage worker commit through B for a moment, then kill A mid-offload.
+  sleep "0.$((RANDOM % 9 + 1))"
+  kill -9 "$A_PID"; wait "$A_PID" 2>/dev/null; FLOE_PID=; A_PID=
+  start_a || exit 1
+done
+check "A produced $total records over $cycles kill -9 cycles" test "$total" -eq $((cycles * chunk))
+wait_for 90 bash -c "/usr/bin/python3 '$here/iceberg_files.py' '$work/b/data/catalog.db' floe rest_a >'$work/a_files.json' 2>/dev/null &&
+  [ \"\$(/usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))[\"positions\"].values()))' '$work/a_files.json')\" = $total ]"
+got=$(/usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/a_files.json" 2>/dev/null)
+check "A's offload through B reached every record (positions $got of $total)" test "$got" = "$total"
+check "DuckDB finds each of A's rows exactly once in the table B's catalog holds" \
+  node "$js/check_table.mjs" "$work/a_files.json" 0 "$total" 2 rest.a
+tables_b=$(curl -s "$base/v1/namespaces/floe/tables")
+tables_a=$(curl -s "http://127.0.0.1:$A_HTTP/iceberg/v1/namespaces/floe/tables")
+check "A and B list the same tables ($tables_b)" test "$tables_a" = "$tables_b"
+contains "$tables_b" '"rest_a"' && contains "$tables_b" '"rest_b"'; check "both tables are listed" test $? = 0
+check "A's metadata files are written by B (no v<N> copies from A, one writer)" \
+  test "$(grep -c 'could not publish its path copy' "$work/a/floe.log" "$work/b/floe.log" | awk -F: '{s+=$2} END {print s}')" = 0
+kill -9 "$A_PID" 2>/dev/null; wait "$A_PID" 2>/dev/null; A_PID=; FLOE_PID=$B_PID
 
 finish
