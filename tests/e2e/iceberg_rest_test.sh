@@ -15,7 +15,7 @@ spec="$here/../../../shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 [ -f "$spec" ] || spec="/work/shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 work="$(mktemp -d)"
 A_PID=
-cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
+cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; [ -n "${STANDIN_PID:-}" ] && kill "$STANDIN_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
 trap cleanup EXIT
 py=python3  # the interpreter with openapi-schema-validator
 
@@ -104,5 +104,53 @@ contains "$tables_b" '"rest_a"' && contains "$tables_b" '"rest_b"'; check "both 
 check "A's metadata files are written by B (no v<N> copies from A, one writer)" \
   test "$(grep -c 'could not publish its path copy' "$work/a/floe.log" "$work/b/floe.log" | awk -F: '{s+=$2} END {print s}')" = 0
 kill -9 "$A_PID" 2>/dev/null; wait "$A_PID" 2>/dev/null; A_PID=; FLOE_PID=$B_PID
+
+# --- Floe C against a spec-faithful stand-in (python) that injects faults on commits --------
+# Requirements failing after another engine's commit (409), 500/503 before applying, 500 after
+# applying, an answer slower than C's request timeout after applying; OAuth2 tokens that expire
+# after 3 s; a header C must send. Every path must end with each row exactly once.
+mkdir -p "$work/c"
+faults=ok,conflict,500-before,ok,500-after,503-before,timeout-after,ok
+/usr/bin/python3 "$here/rest_standin.py" "$work/standin.port" --expires 3 --faults "$faults" \
+  --header X-Floe-Test=standin --timeout-sleep 1.5 >"$work/standin.log" 2>&1 &
+STANDIN_PID=$!
+wait_for 10 test -s "$work/standin.port"
+sp=$(cat "$work/standin.port")
+c_args=(--set floe.storage.remote.catalog.type=rest --set "floe.storage.remote.catalog.uri=http://127.0.0.1:$sp"
+  --set floe.storage.remote.catalog.credential=floe:s3cret --set floe.storage.remote.catalog.header.X-Floe-Test=standin
+  --set floe.storage.remote.catalog.request-timeout=1s --set "floe.storage.remote.path=file://$work/c/wh"
+  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=300
+  --set floe.storage.worker.tick-interval=100ms --set floe.default-partitions=2)
+start_floe "$work/c" "${c_args[@]}" || exit 1
+check "C took the prefix from the stand-in's /v1/config" grep -q "path /v1/standin" "$work/c/floe.log"
+ctotal=0
+for i in $(seq 1 ${STANDIN_CHUNKS:-8}); do
+  node "$js/produce.mjs" 127.0.0.1:$KAFKA_PORT rest.c "$ctotal" "$((ctotal + 1000))" 2 >/dev/null || break
+  ctotal=$((ctotal + 1000)); sleep 0.8
+done
+cpos() { /usr/bin/python3 "$here/iceberg_files.py" "path:$work/c/wh" floe rest_c >"$work/c_files.json" 2>/dev/null &&
+  /usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/c_files.json"; }
+for _ in $(seq 1 180); do got=$(cpos); [ "$got" = "$ctotal" ] && break; sleep 0.5; done
+check "C's offload through the faulty stand-in reached every record (positions $got of $ctotal)" test "$got" = "$ctotal"
+check "DuckDB finds each of C's rows exactly once" node "$js/check_table.mjs" "$work/c_files.json" 0 "$ctotal" 2 rest.c
+st=$(curl -s "http://127.0.0.1:$sp/standin/state")
+echo "stand-in: $st"
+for f in ${faults//,/ }; do
+  n=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["faults"].get(sys.argv[2],0))' "$st" "$f")
+  check "fault $f was injected (${n}x)" test "$n" -ge 1
+done
+stv() { /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$st" "$1"; }
+check "OAuth2 tokens were refreshed ($(stv tokens_issued) issued)" test "$(stv tokens_issued)" -ge 2
+check "no request carried an expired token ($(stv expired_refused) refused)" test "$(stv expired_refused)" = 0
+check "every request carried the configured header ($(stv missing_header) without)" test "$(stv missing_header)" = 0
+check "an applied commit answered 500 was found by reloading (error type and message logged)" \
+  grep -q "answered 500 ServerErrorException: injected 500-after (the commit was applied) but landed" "$work/c/floe.log"
+stop_floe
+# Wrong client credentials stop start-up with the OAuth2 error named.
+"$FLOE_BIN" serve --set floe.data-dir="$work/c2" --set floe.kafka.listen=127.0.0.1:0 --set floe.http.listen=127.0.0.1:0 \
+  "${c_args[@]}" --set floe.storage.remote.catalog.credential=floe:wrong >"$work/c2.out" 2>&1
+check "wrong OAuth2 credentials stop start-up naming the error" grep -q "invalid_client: bad client credentials" "$work/c2.out"
+kill "$STANDIN_PID" 2>/dev/null; wait "$STANDIN_PID" 2>/dev/null
+FLOE_PID=$B_PID
 
 finish
