@@ -460,7 +460,64 @@ result<std::map<std::string, int64_t>> positions_of(const iceberg::table_metadat
     return lake::positions_from_summary(s->summary);
 }
 
+/// nlohmann recurses while parsing: absurd nesting is refused before parsing.
+result<json> parse_body(std::string_view text) {
+    int depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (in_str) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > 64) return fail(errc::invalid_argument, "request body nested deeper than 64 levels");
+        } else if (c == '}' || c == ']') {
+            --depth;
+        }
+    }
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return fail(errc::invalid_argument, "request body is not a JSON object");
+    return j;
+}
+
+/// Checks the requirements on `m` and applies the updates in place; false when there are
+/// none. Requirement failures are errc::conflict; refusals (bad updates, the positions guard)
+/// other codes.
+result<bool> apply_changes(const json& reqs, const json& ups, iceberg::table_metadata& m, int64_t now_ms) {
+    if (!reqs.is_array() || !ups.is_array())
+        return fail(errc::invalid_argument, "a commit needs \"requirements\" and \"updates\" arrays");
+    for (auto& r : reqs) {
+        if (!r.is_object()) return fail(errc::invalid_argument, "a requirement is not an object");
+        FLOE_TRY(check_requirement(r, &m));
+    }
+    if (ups.empty()) return false;
+    auto before = FLOE_TRY(positions_of(m));
+    change_state st;
+    st.now_ms = now_ms;
+    for (auto& u : ups) {
+        if (!u.is_object()) return fail(errc::invalid_argument, "an update is not an object");
+        FLOE_TRY(apply_update(u, m, st));
+    }
+    FLOE_TRY(check_positions(before, m));
+    return true;
+}
+
 } // namespace
+
+result<iceberg::table_metadata> apply_commit(iceberg::table_metadata base, std::string_view body, int64_t now_ms) {
+    auto j = FLOE_TRY(parse_body(body));
+    try {
+        auto reqs = j.find("requirements"), ups = j.find("updates");
+        if (reqs == j.end() || ups == j.end())
+            return fail(errc::invalid_argument, "a commit needs \"requirements\" and \"updates\" arrays");
+        FLOE_TRY(apply_changes(*reqs, *ups, base, now_ms));
+        return base;
+    } catch (const json::exception& e) {
+        return fail(errc::invalid_argument, "malformed request: {}", e.what());
+    }
+}
 
 iceberg_rest::iceberg_rest(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,
                            iceberg_rest_options opts)
@@ -520,9 +577,9 @@ response iceberg_rest::handle(const request& r) {
 
     json body;
     if (post) {
-        body = json::parse(r.body, nullptr, false);
-        if (body.is_discarded() || !body.is_object())
-            return iceberg_error(400, "BadRequestException", "request body is not a JSON object");
+        auto parsed = parse_body(r.body);
+        if (!parsed) return iceberg_error(400, "BadRequestException", parsed.error().message());
+        body = std::move(*parsed);
     }
     try {
         if (seg.size() == 1) {
@@ -711,21 +768,9 @@ response iceberg_rest::commit(const iceberg::table_ident& t, const json& body) {
     std::optional<refusal> refused;
     iceberg::metadata_update update = [&](iceberg::table_metadata& m) -> result<bool> {
         refused.reset();
-        auto keep = [&](const error& e) -> result<bool> {
-            refused = from_error(e);
-            return std::unexpected(e);
-        };
-        for (auto& r : *reqs)
-            if (auto c = check_requirement(r, &m); !c) return keep(c.error());
-        if (ups->empty()) return false;
-        auto before = positions_of(m);
-        if (!before) return keep(before.error());
-        change_state st;
-        st.now_ms = system_clock_source::instance().now_ms();
-        for (auto& u : *ups)
-            if (auto a = apply_update(u, m, st); !a) return keep(a.error());
-        if (auto p = check_positions(*before, m); !p) return keep(p.error());
-        return true;
+        auto changed = apply_changes(*reqs, *ups, m, system_clock_source::instance().now_ms());
+        if (!changed) refused = from_error(changed.error());
+        return changed;
     };
     auto done = iceberg::commit_metadata(*_cat, *_io, t, update);
     if (!done) {

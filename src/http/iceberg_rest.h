@@ -9,6 +9,7 @@
 #include "http/server.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
+#include "iceberg/metadata.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,6 +40,11 @@ private:
     std::shared_ptr<iceberg::file_io> _io;
     iceberg_rest_options _opts;
 };
+
+/// What a commit request (CommitTableRequest JSON) makes of `base`: requirements checked
+/// (a failure is errc::conflict), updates applied, the floe.committed-positions guard. Pure;
+/// the server's commit runs it on each attempt, and http_request_fuzz on hostile input.
+result<iceberg::table_metadata> apply_commit(iceberg::table_metadata base, std::string_view body, int64_t now_ms);
 
 /// The spec's error model: {"error":{"message":...,"type":...,"code":N}}.
 response iceberg_error(int status, std::string_view type, std::string_view message);
