@@ -782,15 +782,17 @@ response iceberg_rest::commit(const iceberg::table_ident& t, const json& body) {
         // Anything else may have happened after the swap: the client must reload to know.
         return iceberg_error(500, "CommitStateUnknownException", done.error().message());
     }
+    auto loaded = iceberg::load_table(*_cat, *_io, t);  // from the cache the commit filled
+    if (loaded && (!*done || loaded->metadata_location == (*done)->metadata_location))
+        return table_result(200, loaded->metadata_location, loaded->metadata);
     if (*done) {
-        // The version this commit made (a later commit may already have followed it).
+        // The version this commit made (a later commit has already followed it).
         auto bytes = _io->read((*done)->metadata_location);
         if (bytes) {
             auto m = iceberg::parse_metadata(as_chars(*bytes));
             if (m) return table_result(200, (*done)->metadata_location, *m);
         }
     }
-    auto loaded = iceberg::load_table(*_cat, *_io, t);
     if (!loaded) return to_response(from_error(loaded.error()));
     return table_result(200, loaded->metadata_location, loaded->metadata);
 }

@@ -258,6 +258,9 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, se
             spdlog::warn("http accept failed: {}", ec.message());
             continue;
         }
+        // Each response goes out in one write: no reason to wait for the client's ACK.
+        asio::error_code nec;
+        sock.set_option(tcp::no_delay(true), nec);
         asio::co_spawn(acceptor.get_executor(), serve_connection(std::move(sock), srv, opts), asio::detached);
     }
 }
