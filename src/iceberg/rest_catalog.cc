@@ -245,8 +245,9 @@ void rest_catalog::remember(const table_ident& t, const std::string& body, std::
                           : std::string();
     if (location_out) *location_out = loc;
     if (j.contains("metadata") && !loc.empty()) {
+        auto m = std::make_shared<const json>(std::move(j["metadata"]));
         std::lock_guard g(_mu);
-        _loaded[key(t)] = {loc, j["metadata"].dump()};
+        _loaded[key(t)] = {loc, std::move(m)};
     }
     if (!_opts.on_vended_credentials) return;
     // storage-credentials first (the spec's order), then the table config.
@@ -446,19 +447,20 @@ result<std::string> rest_catalog::commit_next(const table_ident& t, const std::s
         return loc;
     }
     // The base as the server last gave it (metadata_location() just loaded it for this attempt).
-    std::string base_text;
+    std::shared_ptr<const json> base_ptr;
     {
         std::lock_guard g(_mu);
         if (auto it = _loaded.find(key(t)); it != _loaded.end() && it->second.first == expected)
-            base_text = it->second.second;
+            base_ptr = it->second.second;
     }
-    if (base_text.empty()) {
+    if (!base_ptr) {
         auto now = FLOE_TRY(metadata_location(t));
         if (!now || *now != expected) return fail(errc::conflict, "{}.{} moved on from {}", t.ns, t.name, expected);
         std::lock_guard g(_mu);
-        base_text = _loaded[key(t)].second;
+        base_ptr = _loaded[key(t)].second;
     }
-    auto base = json::parse(base_text, nullptr, false);
+    if (!base_ptr) return fail(errc::corrupt, "{}.{}: the catalog's answer held no metadata", t.ns, t.name);
+    const json& base = *base_ptr;
     auto req = FLOE_TRY_CTX(commit_request(base, next), "commit to {}.{}", t.ns, t.name);
     auto path = table_path(t);
     auto r = send("POST", path, req.dump());
@@ -482,12 +484,12 @@ result<std::string> rest_catalog::commit_next(const table_ident& t, const std::s
             backoff(_opts, attempt);
             continue;
         }
-        std::string now_text;
+        std::shared_ptr<const json> cur_ptr;
         {
             std::lock_guard g(_mu);
-            now_text = _loaded[key(t)].second;
+            cur_ptr = _loaded[key(t)].second;
         }
-        auto cur = json::parse(now_text, nullptr, false);
+        const json cur = cur_ptr ? *cur_ptr : json::object();
         auto ids = snapshot_ids(cur);
         bool landed = *now && **now != expected && !added.empty()
                       && std::all_of(added.begin(), added.end(), [&](int64_t id) { return ids.count(id) > 0; })

@@ -9,6 +9,8 @@
 #include "iceberg/catalog.h"
 #include "iceberg/aws_credentials.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -83,7 +85,9 @@ private:
     std::chrono::steady_clock::time_point _refresh_at{};
     bool _oauth = false;
     std::vector<void*> _idle;  ///< idle curl easy handles (each keeps its connections)
-    std::map<std::string, std::pair<std::string, std::string>> _loaded;  ///< "ns.name" -> location, metadata
+    /// The table as last loaded: "ns\x1fname" -> metadata location and its metadata (parsed
+    /// once; the base a commit diffs against).
+    std::map<std::string, std::pair<std::string, std::shared_ptr<const nlohmann::json>>> _loaded;
 };
 
 /// Opens the REST catalog from a URI and the rest of the options.
