@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sys/resource.h>
 
 using namespace floe;
 using namespace floe::iceberg;
@@ -41,16 +42,29 @@ data_file small_file(const std::string& location, int i) {
     return f;
 }
 
+double cpu_ms() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    auto ms = [](const timeval& tv) { return tv.tv_sec * 1e3 + tv.tv_usec / 1e3; };
+    return ms(ru.ru_utime) + ms(ru.ru_stime);
+}
+
+struct rate {
+    double commits_per_s = 0;
+    double cpu_ms_per_commit = 0;  ///< the whole process: client and (in-process) server
+};
+
 /// Commits/s of `commits` appends to `t` through `cat`.
-result<double> appends(catalog& cat, file_io& io, const table_ident& t, const std::string& location, int commits) {
+result<rate> appends(catalog& cat, file_io& io, const table_ident& t, const std::string& location, int commits) {
     FLOE_TRY(create_table_if_missing(cat, io, t, location));
     auto start = now_ms();
+    auto cpu = cpu_ms();
     for (int i = 0; i < commits; ++i) {
         append_request req;
         req.files.push_back(small_file(location, i));
         FLOE_TRY(append_files(cat, io, t, std::move(req)));
     }
-    return commits / ((now_ms() - start) / 1000);
+    return rate{commits / ((now_ms() - start) / 1000), (cpu_ms() - cpu) / commits};
 }
 
 } // namespace
@@ -84,6 +98,7 @@ int main(int argc, char** argv) {
     if (!rest_rate) return std::fprintf(stderr, "%s\n", rest_rate.error().message().c_str()), 1;
 
     // loadTable latency on the table with `commits` snapshots.
+    auto load_cpu = cpu_ms();
     std::vector<double> ms;
     ms.reserve(static_cast<size_t>(loads));
     for (int i = 0; i < loads; ++i) {
@@ -92,17 +107,22 @@ int main(int argc, char** argv) {
         if (!loc || !*loc) return std::fprintf(stderr, "loadTable failed\n"), 1;
         ms.push_back(now_ms() - t0);
     }
+    double load_cpu_ms = (cpu_ms() - load_cpu) / loads;
     std::sort(ms.begin(), ms.end());
     auto pct = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(p * static_cast<double>(ms.size())))]; };
     auto meta_bytes = std::filesystem::file_size(
         std::string(*(*client)->metadata_location({"floe", "via_rest"}).value()).substr(std::string("file://").size()));
     std::printf("appends of one small file, %d commits each:\n", commits);
-    std::printf("  SQLite catalog directly          %8.1f commits/s\n", *sql_rate);
-    std::printf("  REST client -> Floe REST server  %8.1f commits/s  (%.2fx the direct rate)\n", *rest_rate,
-                *rest_rate / *sql_rate);
+    std::printf("  SQLite catalog directly          %8.1f commits/s  %6.2f CPU ms/commit\n", sql_rate->commits_per_s,
+                sql_rate->cpu_ms_per_commit);
+    std::printf("  REST client -> Floe REST server  %8.1f commits/s  %6.2f CPU ms/commit (client + server)  "
+                "(%.2fx the direct rate)\n",
+                rest_rate->commits_per_s, rest_rate->cpu_ms_per_commit,
+                rest_rate->commits_per_s / sql_rate->commits_per_s);
     std::printf("loadTable from Floe's REST server (%d snapshots, metadata %zu bytes), %d requests:\n", commits,
                 static_cast<size_t>(meta_bytes), loads);
-    std::printf("  p50 %.3f ms   p99 %.3f ms   max %.3f ms\n", pct(0.50), pct(0.99), ms.back());
+    std::printf("  p50 %.3f ms   p99 %.3f ms   max %.3f ms   %.2f CPU ms/request (client + server)\n", pct(0.50),
+                pct(0.99), ms.back(), load_cpu_ms);
     srv.stop();
     std::filesystem::remove_all(dir);
     return 0;
