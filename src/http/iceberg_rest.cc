@@ -62,7 +62,7 @@ std::string decode_segment(std::string_view s) {
             if (c >= 'A' && c <= 'F') return c - 'A' + 10;
             return -1;
         };
-        if (s[i] == '%' && i + 2 < s.size() + 0 && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
             out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
             i += 2;
         } else {
@@ -499,6 +499,14 @@ result<bool> apply_changes(const json& reqs, const json& ups, iceberg::table_met
     for (auto& u : ups) {
         if (!u.is_object()) return fail(errc::invalid_argument, "an update is not an object");
         FLOE_TRY(apply_update(u, m, st));
+    }
+    // A compaction ("replace": the same rows in other files) by an engine that does not know
+    // Floe's summary entry keeps the positions of its parent: they are carried forward here.
+    if (!before.empty() && m.current_snapshot_id && st.added_snapshots.count(*m.current_snapshot_id)) {
+        auto& snap = *std::find_if(m.snapshots.begin(), m.snapshots.end(),
+                                   [&](auto& s) { return s.snapshot_id == *m.current_snapshot_id; });
+        if (snap.operation() == "replace" && !snap.summary.contains(lake::positions_summary_key))
+            snap.summary[lake::positions_summary_key] = lake::positions_to_json(before);
     }
     FLOE_TRY(check_positions(before, m));
     return true;

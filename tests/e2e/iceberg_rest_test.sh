@@ -17,7 +17,12 @@ work="$(mktemp -d)"
 A_PID=
 cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; [ -n "${STANDIN_PID:-}" ] && kill "$STANDIN_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
 trap cleanup EXIT
-py=python3  # the interpreter with openapi-schema-validator
+# The interpreter with openapi-schema-validator (the image's pyenv Python 3.11).
+py=""
+for p in python3 /root/.pyenv/shims/python3 /usr/bin/python3; do
+  "$p" -c 'import openapi_schema_validator, yaml' 2>/dev/null && { py=$p; break; }
+done
+[ -n "$py" ] || { echo "no python3 with openapi-schema-validator and PyYAML"; exit 1; }
 
 records=${RECORDS:-4000}
 mkdir -p "$work/b"

@@ -22,8 +22,9 @@ iceberg::table_metadata floe_table() {
     return t;
 }
 
-std::string snapshot_commit(int64_t id, std::string_view positions_json, int64_t parent = 42) {
-    std::string summary = R"({"operation":"replace")";
+std::string snapshot_commit(int64_t id, std::string_view positions_json, int64_t parent = 42,
+                            std::string_view operation = "append") {
+    std::string summary = fmt::format(R"({{"operation":"{}")", operation);
     if (!positions_json.empty()) summary += fmt::format(R"(,"floe.committed-positions":"{}")", positions_json);
     summary += "}";
     return fmt::format(
@@ -45,6 +46,10 @@ TEST(iceberg_rest, commit_carrying_positions_forward_is_applied) {
 }
 
 TEST(iceberg_rest, commit_dropping_or_moving_back_positions_is_refused) {
+    // A compaction that does not know the entry gets its parent's positions.
+    auto compacted = apply_commit(floe_table(), snapshot_commit(43, "", 42, "replace"), 2000);
+    ASSERT_TRUE(compacted) << compacted.error().message();
+    EXPECT_EQ(compacted->current_snapshot()->summary.at("floe.committed-positions"), R"({"t-0":10,"t-1":5})");
     auto dropped = apply_commit(floe_table(), snapshot_commit(43, ""), 2000);
     ASSERT_FALSE(dropped);
     EXPECT_EQ(dropped.error().code(), errc::invalid_argument);

@@ -130,8 +130,8 @@ const uuid = meta['table-uuid'];
 const main = big(/"current-snapshot-id":(\d+)/.exec(rawLoaded)[1]);
 const lastSeq = Number(/"last-sequence-number":(\d+)/.exec(rawLoaded)[1]);
 const positions = JSON.parse(snap.summary['floe.committed-positions']);
-const newSnapshot = (snapshotId, summary) => ({
-  'snapshot-id': snapshotId, 'parent-snapshot-id': main, 'sequence-number': lastSeq + 1,
+const newSnapshot = (snapshotId, summary, parent = main, seq = lastSeq + 1) => ({
+  'snapshot-id': snapshotId, 'parent-snapshot-id': parent, 'sequence-number': seq,
   'timestamp-ms': Date.now(), 'manifest-list': snap['manifest-list'], 'schema-id': meta['current-schema-id'],
   summary: { operation: 'replace', ...summary },
 });
@@ -139,8 +139,8 @@ const commitOf = (snapshot) => ({
   requirements: [{ type: 'assert-table-uuid', uuid }, { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': main }],
   updates: [{ action: 'add-snapshot', snapshot }, { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshot['snapshot-id'] }],
 });
-const dropped = await expectError(catalog.updateTable(id, commitOf(newSnapshot(7001, {}))), 400, 'BadRequestException',
-  'a snapshot without floe.committed-positions is refused');
+const dropped = await expectError(catalog.updateTable(id, commitOf(newSnapshot(7001, { operation: 'append' }))), 400, 'BadRequestException',
+  'an append without floe.committed-positions is refused');
 ok(dropped && /floe\.committed-positions/.test(dropped.message), 'the refusal names floe.committed-positions');
 const back = Object.fromEntries(Object.entries(positions).map(([k, v]) => [k, v - 1]));
 await expectError(catalog.updateTable(id, commitOf(newSnapshot(7002, { 'floe.committed-positions': JSON.stringify(back) }))),
@@ -169,6 +169,17 @@ try {
 }
 await expectError(catalog.updateTable(id, commitOf(newSnapshot(7004, { 'floe.committed-positions': snap.summary['floe.committed-positions'] }))),
   409, 'CommitFailedException', 'replaying the same commit (main moved) is a 409');
+
+// A compaction by an engine that does not know Floe's summary entry: positions carried forward.
+const compaction = {
+  requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': 7003 }],
+  updates: [{ action: 'add-snapshot', snapshot: newSnapshot(7005, {}, 7003, lastSeq + 2) },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': 7005 }],
+};
+const compacted = await catalog.updateTable(id, compaction);
+const cur = compacted.metadata.snapshots.find((s) => s['snapshot-id'] === 7005);
+ok(cur && cur.summary['floe.committed-positions'] === snap.summary['floe.committed-positions'],
+   `a replace snapshot without the entry gets its parent's positions: ${cur && cur.summary['floe.committed-positions']}`);
 
 // A table of another engine: create, commit properties, remove them.
 await catalog.createNamespace({ namespace: ['ext'] });
