@@ -692,9 +692,14 @@ response iceberg_rest::create(const std::string& ns, const json& body) {
     auto name = member<std::string>(body, "name");
     if (!name || name->empty() || name->find('/') != std::string::npos)
         return iceberg_error(400, "BadRequestException", "createTable needs a \"name\" without '/'");
-    auto exists = _cat->namespace_exists(ns);
-    if (!exists) return to_response(from_error(exists.error()));
-    if (!*exists) return iceberg_error(404, "NoSuchNamespaceException", fmt::format("Namespace does not exist: {}", ns));
+    // The filesystem catalog keeps no namespace records (a namespace is the directory its first
+    // table makes), so there any namespace takes a table.
+    if (!_cat->commit_by_create()) {
+        auto exists = _cat->namespace_exists(ns);
+        if (!exists) return to_response(from_error(exists.error()));
+        if (!*exists)
+            return iceberg_error(404, "NoSuchNamespaceException", fmt::format("Namespace does not exist: {}", ns));
+    }
     iceberg::table_ident t{ns, *name};
     iceberg::table_metadata m;
     m.table_uuid = uuid::random().to_string();

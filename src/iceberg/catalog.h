@@ -45,9 +45,11 @@ public:
     virtual bool server_side_commit() const { return false; }
     /// For server_side_commit catalogs: makes `next_json` (the next version, built from the one
     /// at `expected`) current, or registers it as a new table when `expected` is empty.
-    /// Returns the metadata location the server wrote. errc::conflict when another writer
-    /// moved the table first (or the outcome was unknown and the change did not land: reload
-    /// and retry); errc::already_exists when creating a table that exists.
+    /// Returns the metadata location the server wrote. errc::conflict when the server refused
+    /// it (another writer moved the table first): nothing of it landed. errc::unavailable when
+    /// the outcome is unknown (no answer, a 5xx, and the change not in the table when looked
+    /// at): the caller keeps its files and, after a reload, first looks for its snapshot.
+    /// errc::already_exists when creating a table that exists.
     virtual result<std::string> commit_next(const table_ident& t, const std::string& expected,
                                             const std::string& next_json);
 

@@ -498,9 +498,11 @@ result<std::string> rest_catalog::commit_next(const table_ident& t, const std::s
             spdlog::info("catalog: commit to {}.{} answered {} but landed ({})", t.ns, t.name, what, **now);
             return **now;
         }
-        // Not (recognisably) ours: the caller reloads and re-checks from the table as it is.
-        return fail(errc::conflict, "REST catalog POST {}: {}; the table does not hold this commit, retrying from a reload",
-                    path, what);
+        // Not in the table now; a slow server may still apply it, so the outcome stays unknown:
+        // the caller keeps the files and retries from a reload, where it looks for the snapshot
+        // first (and the requirement on main refuses a second copy).
+        return fail(errc::unavailable, "REST catalog POST {}: {}; the table does not hold this commit (yet)", path,
+                    what);
     }
     return fail(errc::unavailable, "REST catalog POST {}: {}; outcome unknown (the table could not be reloaded)", path,
                 what);

@@ -504,18 +504,23 @@ result<result<void>> publish_version(catalog& cat, file_io& io, const table_iden
                                      const std::string& json, attempt_files& written,
                                      const std::function<void(std::string_view)>& step) {
     if (cat.server_side_commit()) {
-        // The server writes the metadata file (meta_uri becomes its location). A lost race,
-        // and an outcome the catalog could not settle, are retried from a reload: the caller's
-        // prepare then sees whatever landed, so nothing is added twice.
+        // The server writes the metadata file (meta_uri becomes its location). A lost race is
+        // retried from a reload (the caller's prepare then sees whatever landed, so nothing is
+        // added twice); so is an outcome the catalog could not settle, keeping the files.
         auto r = cat.commit_next(t, base_location, json);
         if (r) {
             step("metadata");
             meta_uri = std::move(*r);
             return result<void>{};
         }
-        written.cleanup(io);
         auto code = r.error().code();
-        if (code == errc::conflict || code == errc::unavailable) return result<void>(std::unexpected(r.error()));
+        if (code == errc::unavailable) {
+            // The outcome is unknown (the catalog could not tell): every file stays, the caller
+            // retries from a reload and first looks for this attempt's snapshot.
+            return result<void>(std::unexpected(r.error()));
+        }
+        written.cleanup(io);  // refused for sure: this attempt's files are referenced nowhere
+        if (code == errc::conflict) return result<void>(std::unexpected(r.error()));
         return std::unexpected(std::move(r).error().with_context("commit to {}.{}", t.ns, t.name));
     }
     result<void> swapped;
@@ -614,6 +619,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
     std::optional<written_manifest> manifest;
     std::string manifest_uri;
     int64_t snapshot_id = 0;
+    bool unknown_outcome = false;  ///< an attempt's answer was lost (server-side catalogs)
     for (int attempt = 1;; ++attempt) {
         // This attempt owns `base`: it becomes the next version in place (no copy of the
         // history) and goes back to the cache only under the location whose swap succeeded.
@@ -623,6 +629,12 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         auto* schema = bm.current_schema();
         auto* spec = bm.default_spec();
         if (!schema || !spec) return fail(errc::corrupt, "table {}.{} has no current schema or spec", t.ns, t.name);
+        if (unknown_outcome && bm.find_snapshot(snapshot_id)) {
+            // An earlier attempt whose answer was lost (a REST catalog's 5xx or timeout) landed
+            // after all: that is this commit.
+            auto* landed = bm.find_snapshot(snapshot_id);
+            return commit_result{snapshot_id, landed->sequence_number, base_location, attempt};
+        }
         if (!snapshot_id || bm.find_snapshot(snapshot_id)) {
             // The manifest names its snapshot, so a new id (a collision, practically never)
             // means a new manifest.
@@ -725,7 +737,9 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         if (req.prepare) {
             if (auto r = req.prepare(bm, summary); !r) {
                 written.cleanup(io);
-                if (manifest) (void)io.remove(manifest_uri);
+                // After an unknown outcome the manifest may still be referenced by a snapshot
+                // that lands late: it is left for orphan cleanup then.
+                if (manifest && !unknown_outcome) (void)io.remove(manifest_uri);
                 if (o.cache) o.cache->put(std::move(base));  // unchanged: still that version
                 return std::unexpected(r.error());
             }
@@ -785,6 +799,9 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             if (o.cache && !cat.server_side_commit()) o.cache->put(std::move(base));
             return commit_result{snapshot_id, seq, meta_uri, attempt};
         }
+        // unavailable from a server-side commit: the answer was lost and the snapshot was not
+        // (yet) in the table; its files stay, and the next attempt looks for it first.
+        if (cat.server_side_commit() && swapped.error().code() == errc::unavailable) unknown_outcome = true;
         if (attempt >= o.max_attempts)
             return std::unexpected(std::move(swapped).error().with_context(
                 "commit to {}.{} after {} attempts", t.ns, t.name, attempt));

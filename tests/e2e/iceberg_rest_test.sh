@@ -15,7 +15,7 @@ spec="$here/../../../shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 [ -f "$spec" ] || spec="/work/shared/fixtures/iceberg-rest/rest-catalog-open-api.yaml"
 work="$(mktemp -d)"
 A_PID=
-cleanup() { [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; [ -n "${STANDIN_PID:-}" ] && kill "$STANDIN_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
+cleanup() { [ -n "${KEEP:-}" ] && echo "kept $work" && work=/nonexistent; [ -n "$A_PID" ] && kill -9 "$A_PID" 2>/dev/null; [ -n "${STANDIN_PID:-}" ] && kill "$STANDIN_PID" 2>/dev/null; FLOE_PID=${B_PID:-$FLOE_PID}; stop_floe; rm -rf "$work"; }
 trap cleanup EXIT
 # The interpreter with openapi-schema-validator (the image's pyenv Python 3.11).
 py=""
@@ -110,6 +110,31 @@ check "A's metadata files are written by B (no v<N> copies from A, one writer)" 
   test "$(grep -c 'could not publish its path copy' "$work/a/floe.log" "$work/b/floe.log" | awk -F: '{s+=$2} END {print s}')" = 0
 kill -9 "$A_PID" 2>/dev/null; wait "$A_PID" 2>/dev/null; A_PID=; FLOE_PID=$B_PID
 
+# --- The server over the filesystem catalog (floe D) -----------------------------------------
+mkdir -p "$work/d"
+start_floe "$work/d" --set floe.storage.remote.catalog.type=filesystem --set floe.topic-defaults.remote.storage.enable=true \
+  --set floe.topic-defaults.segment.ms=300 --set floe.storage.worker.tick-interval=100ms || exit 1
+D_PID=$FLOE_PID
+node "$js/produce.mjs" 127.0.0.1:$KAFKA_PORT rest.d 0 500 1 >/dev/null
+dbase="http://127.0.0.1:$HTTP_PORT/iceberg"
+dfirst=$(( $(wc -l <"$work/exchanges.jsonl") + 1 ))
+draw() { B_HTTP=$HTTP_PORT raw "$@"; }
+wait_for 30 bash -c "curl -s '$dbase/v1/namespaces/floe/tables/rest_d' | grep -q '\"floe.committed-positions\":\"{\\\\\"rest.d-0\\\\\":500}\"'"
+check "D (filesystem catalog) serves its table" test "$(draw GET /iceberg/v1/namespaces/floe/tables/rest_d)" = 200
+dloc=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata-location"])' "$work/raw.body")
+duuid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata"]["table-uuid"])' "$work/raw.body")
+check "its metadata-location is a v<N>.metadata.json ($dloc)" grep -q '/metadata/v[0-9]*\.metadata\.json$' <<<"$dloc"
+check "a set-properties commit on the filesystem catalog is 200" test "$(draw POST /iceberg/v1/namespaces/floe/tables/rest_d \
+  "{\"requirements\":[{\"type\":\"assert-table-uuid\",\"uuid\":\"$duuid\"}],\"updates\":[{\"action\":\"set-properties\",\"updates\":{\"engine\":\"x\"}}]}")" = 200
+dloc2=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metadata-location"])' "$work/raw.body")
+check "it made the next version ($dloc2)" test "$(basename "$dloc2")" != "$(basename "$dloc")"
+check "a stale requirement on the filesystem catalog is 409" test "$(draw POST /iceberg/v1/namespaces/floe/tables/rest_d \
+  '{"requirements":[{"type":"assert-table-uuid","uuid":"nope"}],"updates":[{"action":"set-properties","updates":{"a":"b"}}]}')" = 409
+check "a new table on the filesystem catalog" test "$(draw POST /iceberg/v1/namespaces/other/tables \
+  '{"name":"t","schema":{"type":"struct","fields":[{"id":1,"name":"x","type":"long","required":true}]}}')" = 200
+check "the D exchanges conform to the spec" $py "$here/iceberg_rest_validate.py" "$spec" <(tail -n +"$dfirst" "$work/exchanges.jsonl")
+stop_floe
+
 # --- Floe C against a spec-faithful stand-in (python) that injects faults on commits --------
 # Requirements failing after another engine's commit (409), 500/503 before applying, 500 after
 # applying, an answer slower than C's request timeout after applying; OAuth2 tokens that expire
@@ -117,13 +142,13 @@ kill -9 "$A_PID" 2>/dev/null; wait "$A_PID" 2>/dev/null; A_PID=; FLOE_PID=$B_PID
 mkdir -p "$work/c"
 faults=ok,conflict,500-before,ok,500-after,503-before,timeout-after,ok
 /usr/bin/python3 "$here/rest_standin.py" "$work/standin.port" --expires 3 --faults "$faults" \
-  --header X-Floe-Test=standin --timeout-sleep 1.5 >"$work/standin.log" 2>&1 &
+  --header X-Floe-Test=standin --timeout-sleep 3.5 >"$work/standin.log" 2>&1 &
 STANDIN_PID=$!
 wait_for 10 test -s "$work/standin.port"
 sp=$(cat "$work/standin.port")
 c_args=(--set floe.storage.remote.catalog.type=rest --set "floe.storage.remote.catalog.uri=http://127.0.0.1:$sp"
   --set floe.storage.remote.catalog.credential=floe:s3cret --set floe.storage.remote.catalog.header.X-Floe-Test=standin
-  --set floe.storage.remote.catalog.request-timeout=1s --set "floe.storage.remote.path=file://$work/c/wh"
+  --set floe.storage.remote.catalog.request-timeout=2500ms --set "floe.storage.remote.path=file://$work/c/wh"
   --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=300
   --set floe.storage.worker.tick-interval=100ms --set floe.default-partitions=2)
 start_floe "$work/c" "${c_args[@]}" || exit 1
@@ -137,6 +162,7 @@ cpos() { /usr/bin/python3 "$here/iceberg_files.py" "path:$work/c/wh" floe rest_c
   /usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/c_files.json"; }
 for _ in $(seq 1 180); do got=$(cpos); [ "$got" = "$ctotal" ] && break; sleep 0.5; done
 check "C's offload through the faulty stand-in reached every record (positions $got of $ctotal)" test "$got" = "$ctotal"
+[ "$got" = "$ctotal" ] || { echo "C's log:"; tail -n 40 "$work/c/floe.log" | cut -c1-400; }
 check "DuckDB finds each of C's rows exactly once" node "$js/check_table.mjs" "$work/c_files.json" 0 "$ctotal" 2 rest.c
 st=$(curl -s "http://127.0.0.1:$sp/standin/state")
 echo "stand-in: $st"
