@@ -170,6 +170,7 @@ for f in ${faults//,/ }; do
   n=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])["faults"].get(sys.argv[2],0))' "$st" "$f")
   check "fault $f was injected (${n}x)" test "$n" -ge 1
 done
+check "no file of C's table went missing (no 'No such file' in its log)" bash -c "! grep -q 'No such file' '$work/c/floe.log'"
 stv() { /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$st" "$1"; }
 check "OAuth2 tokens were refreshed ($(stv tokens_issued) issued)" test "$(stv tokens_issued)" -ge 2
 check "no request carried an expired token ($(stv expired_refused) refused)" test "$(stv expired_refused)" = 0
