@@ -162,7 +162,6 @@ int maintain(const config::settings& s, const maintain_request& req) {
         older_than_ms = d->count();
     }
     auto type = s.get_string("floe.storage.remote.catalog.type");
-    auto uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");
     auto ns = s.get_string("floe.namespace");
     while (warehouse.ends_with("/")) warehouse.pop_back();
@@ -206,7 +205,7 @@ int maintain(const config::settings& s, const maintain_request& req) {
         return 2;
     }
     auto io = storage->io;
-    auto cat = iceberg::open_catalog(type, uri, "floe", io, warehouse);
+    auto cat = open_catalog(s, *storage);
     if (!cat) {
         std::fprintf(stderr, "floe maintain: cannot open the %s catalog: %s\n", type.c_str(),
                      cat.error().message().c_str());

@@ -8,6 +8,7 @@
 #include "http/admin.h"
 #include "config/redact.h"
 #include "http/auth.h"
+#include "http/iceberg_rest.h"
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
 #include "http/lookups.h"
@@ -225,11 +226,6 @@ int serve(const config::settings& s) {
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
     auto catalog_uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");
-    if (catalog_type == "rest") {
-        spdlog::error("floe.storage.remote.catalog.type=rest is not supported yet; use sql (sqlite:// or "
-                      "postgresql://) or filesystem");
-        return 2;
-    }
     auto storage = make_file_io(s);
     if (!storage) {
         spdlog::error("{}", storage.error().message());
@@ -245,7 +241,7 @@ int serve(const config::settings& s) {
         if (!ok) return http::component_health{http::health_status::down, ok.error().message()};
         return http::component_health{http::health_status::up, *ok};
     });
-    auto cat = iceberg::open_catalog(catalog_type, catalog_uri, "floe", io, warehouse);
+    auto cat = open_catalog(s, *storage);
     if (!cat) {
         spdlog::error("cannot open the {} catalog at {}: {}; check floe.storage.remote.catalog.uri", catalog_type,
                       config::redact_uri(catalog_uri), config::redact_uri(cat.error().message()));
@@ -478,7 +474,7 @@ int serve(const config::settings& s) {
     }
 
     auto http_addr = s.get_address("floe.http.listen");
-    http::server_options http_opts{.host = http_addr.host, .port = http_addr.port};
+    http::server_options http_opts{.host = http_addr.host, .port = http_addr.port, .threads = 4};
     if (s.get_bool("floe.http.tls.enabled")) {
         auto cert = s.get_optional("floe.tls.cert-file"), key = s.get_optional("floe.tls.key-file");
         if (!cert || !key) {
@@ -520,6 +516,9 @@ int serve(const config::settings& s) {
             return acl->allowed(principal, host, read ? kafka::acl_operation::read : kafka::acl_operation::describe,
                                 kafka::acl_resource::topic, topic);
         });
+    // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.
+    http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse});
+    iceberg_catalog.add_routes(admin);
     if (auto r = admin.start(); !r) {
         if (r.error().code() == errc::already_exists)
             spdlog::error("{}", address_in_use(s, "floe.http.listen", r.error()));
@@ -533,7 +532,7 @@ int serve(const config::settings& s) {
                                                 broker.port(), http_addr.host, admin.port()));
         !r)
         spdlog::warn("{}", r.error().message());
-    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics, /v1/ingest)", http_addr.host,
+    spdlog::info("http admin plane listening on {}:{} (/metrics, /healthz, /readyz, /v1/topics, /v1/ingest, /iceberg/v1)", http_addr.host,
                  admin.port());
     spdlog::info("floe is up; stop it with Ctrl-C or SIGTERM");
 

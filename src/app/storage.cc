@@ -1,11 +1,45 @@
 #include "app/storage.h"
 
 #include "iceberg/aws_credentials.h"
+#include "iceberg/rest_catalog.h"
 #include "iceberg/s3_file_io.h"
 
 #include <spdlog/spdlog.h>
 
 namespace floe::app {
+
+namespace {
+
+/// The configured credentials until a REST catalog vends some; those from then on (the
+/// newest vended set wins).
+class vended_credentials final : public iceberg::credentials_provider {
+public:
+    explicit vended_credentials(std::shared_ptr<iceberg::credentials_provider> fallback)
+        : _fallback(std::move(fallback)) {}
+    result<iceberg::aws_credentials> credentials() override {
+        {
+            std::lock_guard g(_mu);
+            if (_vended) return *_vended;
+        }
+        return _fallback->credentials();
+    }
+    std::string source() const override {
+        std::lock_guard g(_mu);
+        return _vended ? "REST catalog (vended)" : _fallback->source();
+    }
+    void set(const iceberg::aws_credentials& c) {
+        std::lock_guard g(_mu);
+        if (!_vended) spdlog::info("s3: using credentials vended by the REST catalog");
+        _vended = c;
+    }
+
+private:
+    mutable std::mutex _mu;
+    std::shared_ptr<iceberg::credentials_provider> _fallback;
+    std::optional<iceberg::aws_credentials> _vended;
+};
+
+} // namespace
 
 result<remote_storage> make_file_io(const config::settings& s) {
     auto warehouse = s.get_string("floe.storage.remote.path");
@@ -42,6 +76,11 @@ result<remote_storage> make_file_io(const config::settings& s) {
         co.region = o.region;
         o.credentials = iceberg::make_default_credential_chain(co);
     }
+    if (s.get_string("floe.storage.remote.catalog.type") == "rest") {
+        auto v = std::make_shared<vended_credentials>(o.credentials);
+        out.vend = [v](const iceberg::aws_credentials& c) { v->set(c); };
+        o.credentials = v;
+    }
     spdlog::info("s3: bucket {} in {} via {} ({}-style), credentials from {}", loc.bucket, o.region,
                  o.endpoint.empty() ? "AWS" : o.endpoint, o.path_style ? "path" : "virtual-host",
                  o.credentials->source());
@@ -52,6 +91,25 @@ result<remote_storage> make_file_io(const config::settings& s) {
         return warehouse;
     };
     return out;
+}
+
+result<std::unique_ptr<iceberg::catalog>> open_catalog(const config::settings& s, const remote_storage& storage) {
+    auto type = s.get_string("floe.storage.remote.catalog.type");
+    auto uri = s.get_string("floe.storage.remote.catalog.uri");
+    auto warehouse = s.get_string("floe.storage.remote.path");
+    if (type != "rest") return iceberg::open_catalog(type, uri, "floe", storage.io, warehouse);
+    iceberg::rest_catalog_options o;
+    o.uri = uri;
+    o.warehouse = s.get_optional("floe.storage.remote.catalog.warehouse").value_or("");
+    o.prefix = s.get_optional("floe.storage.remote.catalog.prefix").value_or("");
+    o.token = s.get_optional("floe.storage.remote.catalog.token").value_or("");
+    o.credential = s.get_optional("floe.storage.remote.catalog.credential").value_or("");
+    o.oauth2_server_uri = s.get_optional("floe.storage.remote.catalog.oauth2-server-uri").value_or("");
+    o.scope = s.get_optional("floe.storage.remote.catalog.scope").value_or("catalog");
+    o.headers = s.catalog_headers();
+    o.request_timeout = s.get_duration("floe.storage.remote.catalog.request-timeout");
+    o.on_vended_credentials = storage.vend;
+    return iceberg::open_rest_catalog(std::move(o));
 }
 
 } // namespace floe::app

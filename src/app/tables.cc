@@ -14,7 +14,6 @@ namespace floe::app {
 
 int adopt_tables(const config::settings& s, const std::vector<std::string>& names) {
     auto type = s.get_string("floe.storage.remote.catalog.type");
-    auto uri = s.get_string("floe.storage.remote.catalog.uri");
     auto warehouse = s.get_string("floe.storage.remote.path");
     auto ns = s.get_string("floe.namespace");
     while (warehouse.ends_with("/")) warehouse.pop_back();
@@ -24,7 +23,7 @@ int adopt_tables(const config::settings& s, const std::vector<std::string>& name
         return 2;
     }
     auto io = storage->io;
-    auto cat = iceberg::open_catalog(type, uri, "floe", io, warehouse);
+    auto cat = open_catalog(s, *storage);
     if (!cat) {
         std::fprintf(stderr, "floe: cannot open the %s catalog: %s\n", type.c_str(), cat.error().message().c_str());
         return 1;

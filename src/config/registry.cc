@@ -163,6 +163,26 @@ registry::registry() {
                                      "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST URI; "
                                      "default sqlite://<data-dir>/catalog.db")),
                         "floe.data-dir"));
+    d.push_back(optional(def("floe.storage.remote.catalog.warehouse", st::string, "",
+                             "REST catalog: the warehouse to ask /v1/config for (its overrides may set the "
+                             "prefix)")));
+    d.push_back(optional(def("floe.storage.remote.catalog.prefix", st::string, "",
+                             "REST catalog: the path prefix after /v1/; default what /v1/config says")));
+    d.push_back(optional(def("floe.storage.remote.catalog.token", st::string, "",
+                             "REST catalog: a bearer token sent with every request"),
+                         true));
+    d.push_back(optional(def("floe.storage.remote.catalog.credential", st::string, "",
+                             "REST catalog: OAuth2 client credentials id:secret (client_credentials grant; "
+                             "tokens refreshed before they expire)"),
+                         true));
+    d.push_back(optional(def("floe.storage.remote.catalog.oauth2-server-uri", st::string, "",
+                             "REST catalog: the OAuth2 token endpoint; default <uri>/v1/oauth/tokens")));
+    d.push_back(optional(def("floe.storage.remote.catalog.scope", st::string, "",
+                             "REST catalog: the OAuth2 scope asked for; default catalog")));
+    d.push_back(bounded(def("floe.storage.remote.catalog.request-timeout", st::duration, "30s",
+                            "REST catalog: the longest one request may take (a commit that times out is "
+                            "checked by reloading the table before anything is retried)"),
+                        100, 600'000));
     d.push_back(optional(def("floe.storage.remote.s3.region", st::string, "",
                              "S3 region; default AWS_REGION, AWS_DEFAULT_REGION, else us-east-1")));
     d.push_back(optional(def("floe.storage.remote.s3.endpoint", st::string, "",

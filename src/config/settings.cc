@@ -193,6 +193,19 @@ result<void> settings::check_ingest_sources() const {
 
 result<void> settings::set(std::string_view name, std::string_view text, value_source source) {
     if (name.starts_with(registry::ingest_sources_prefix)) return set_ingest(name, text, std::move(source));
+    if (name.starts_with(catalog_headers_prefix)) {
+        auto header = name.substr(catalog_headers_prefix.size());
+        auto token_char = [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+        };
+        if (header.empty() || !std::all_of(header.begin(), header.end(), token_char))
+            return fail(errc::invalid_argument, "setting '{}' in {}: '{}' is not an HTTP header name", name,
+                        source.describe(), header);
+        if (text.find_first_of("\r\n") != std::string_view::npos)
+            return fail(errc::invalid_argument, "setting '{}' in {}: a header value is one line", name, source.describe());
+        _catalog_headers[std::string(header)] = std::string(text);
+        return {};
+    }
     auto it = std::find_if(_entries.begin(), _entries.end(),
                            [&](auto& e) { return e.def->name == name; });
     if (it == _entries.end()) {

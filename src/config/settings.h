@@ -88,6 +88,9 @@ public:
     };
     /// Every configured ingest source, by name.
     const std::map<std::string, ingest_source>& ingest_sources() const noexcept { return _ingest; }
+    /// floe.storage.remote.catalog.header.<Name>=<value>: extra headers for the REST catalog.
+    const std::map<std::string, std::string>& catalog_headers() const noexcept { return _catalog_headers; }
+    static constexpr std::string_view catalog_headers_prefix = "floe.storage.remote.catalog.header.";
 
     struct entry {
         const setting_def* def;
@@ -109,6 +112,7 @@ private:
     result<void> check_ingest_sources() const;
     std::vector<entry> _entries;
     std::map<std::string, ingest_source> _ingest;
+    std::map<std::string, std::string> _catalog_headers;
 };
 
 /// Validates a textual value for a setting; returns its normalized text.

@@ -22,6 +22,12 @@ metrics::family<metrics::counter>& auth_failures() {
         "floe_http_authentication_failures_total", "HTTP requests refused for a missing or unknown bearer token.");
     return c;
 }
+metrics::family<metrics::counter>& auth_slowed() {
+    static auto& c = metrics::registry::instance().counter_family(
+        "floe_http_authentication_slowed_total",
+        "HTTP requests answered 429 because their address failed authentication moments before.");
+    return c;
+}
 } // namespace
 
 std::string token_digest(std::string_view token) {
@@ -56,8 +62,9 @@ result<std::map<std::string, std::string>> parse_tokens_file(std::string_view te
     return out;
 }
 
-token_guard::token_guard(std::filesystem::path file, std::vector<std::string> open_paths)
-    : _file(std::move(file)), _open(std::move(open_paths)) {}
+token_guard::token_guard(std::filesystem::path file, std::vector<std::string> open_paths,
+                         auth_backoff::options backoff)
+    : _file(std::move(file)), _open(std::move(open_paths)), _backoff(backoff) {}
 
 result<void> token_guard::refresh_locked() {
     struct stat st {};
@@ -85,26 +92,54 @@ std::optional<response> token_guard::operator()(request& r) {
         r.principal = "User:ANONYMOUS";
         return std::nullopt;
     }
-    auto refuse = [&](std::string_view why) {
+    const auto now = auth_backoff::clock::now();
+    {
+        std::lock_guard lk(_mu);
+        if (auto s = _slowed.find(r.client_host); s != _slowed.end() && now < s->second) {
+            auto wait = std::chrono::ceil<std::chrono::seconds>(s->second - now).count();
+            auth_slowed().with({}).inc();
+            auto resp = response::error(429, fmt::format("too many failed authentications from {}; retry in {} s",
+                                                         r.client_host, wait));
+            resp.headers.emplace_back("Retry-After", std::to_string(wait));
+            return resp;
+        }
+    }
+    // A request without credentials is answered 401 but not held against its address (clients
+    // commonly try without first); a wrong token or scheme is a failed authentication.
+    auto refuse = [&](std::string_view why, bool failed_attempt = true) {
         spdlog::warn("http authentication from {} for {} failed: {}", r.client_host, r.path, why);
         auth_failures().with({}).inc();
+        auto delay = failed_attempt ? _backoff.failed(r.client_host, now) : std::chrono::milliseconds(0);
+        {
+            std::lock_guard lk(_mu);
+            if (_slowed.size() > 10000) std::erase_if(_slowed, [&](auto& kv) { return kv.second <= now; });
+            if (delay.count() > 0) _slowed[r.client_host] = now + delay;
+        }
         auto resp = response::error(401, why);
         resp.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floe\"");
         return resp;
     };
     auto it = r.headers.find("authorization");
-    if (it == r.headers.end()) return refuse("a bearer token is required (Authorization: Bearer <token>)");
+    if (it == r.headers.end()) return refuse("a bearer token is required (Authorization: Bearer <token>)", false);
     std::string_view v = it->second;
     if (v.size() < 7 || !std::equal(v.begin(), v.begin() + 7, "bearer ", [](char a, char b) {
             return std::tolower(uint8_t(a)) == b;
         }))
         return refuse("only Bearer authorization is accepted");
     auto digest = token_digest(v.substr(7));
-    std::lock_guard lk(_mu);
-    if (auto ok = refresh_locked(); !ok) spdlog::error("http tokens: {}; keeping the tokens read before", ok.error());
-    auto p = _principal_of.find(digest);
-    if (p == _principal_of.end()) return refuse("unknown bearer token");
-    r.principal = p->second;
+    std::optional<std::string> principal;
+    {
+        std::lock_guard lk(_mu);
+        if (auto ok = refresh_locked(); !ok)
+            spdlog::error("http tokens: {}; keeping the tokens read before", ok.error());
+        if (auto p = _principal_of.find(digest); p != _principal_of.end()) {
+            principal = p->second;
+            _slowed.erase(r.client_host);
+        }
+    }
+    if (!principal) return refuse("unknown bearer token");
+    r.principal = std::move(*principal);
+    _backoff.succeeded(r.client_host);
     return std::nullopt;
 }
 

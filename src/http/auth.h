@@ -1,5 +1,6 @@
 #pragma once
 
+#include "base/auth_backoff.h"
 #include "http/server.h"
 
 #include <filesystem>
@@ -15,10 +16,15 @@ namespace floe::http {
 /// a usable secret; it is re-read when it changes (inode, size, mtime). Paths in `open_paths`
 /// (exact, e.g. /metrics, /healthz, /readyz) need no token and run as User:ANONYMOUS. A
 /// missing or unknown token is answered 401 with `WWW-Authenticate: Bearer` and the server's
-/// JSON error, logged with the client address (never the token) and counted. Thread-safe.
+/// JSON error, logged with the client address (never the token) and counted. An address that
+/// keeps failing (a wrong token or scheme; a request without one is not held against it) is
+/// slowed down: after a failure its requests are answered 429 with
+/// `Retry-After` (nothing checked) for a delay that starts at `backoff.first` and doubles per
+/// further failure up to `backoff.max`; a success starts it over. Thread-safe.
 class token_guard {
 public:
-    token_guard(std::filesystem::path file, std::vector<std::string> open_paths);
+    token_guard(std::filesystem::path file, std::vector<std::string> open_paths,
+                auth_backoff::options backoff = {});
     /// Checks the file can be read and parsed (start-up).
     result<void> load();
     std::optional<response> operator()(request& r);
@@ -30,6 +36,9 @@ private:
     std::mutex _mu;
     std::map<std::string, std::string> _principal_of; ///< hex SHA-256 -> principal
     std::string _seen;
+    auth_backoff _backoff;
+    /// address -> until when its requests are answered 429 (expired entries pruned on failures).
+    std::map<std::string, auth_backoff::clock::time_point, std::less<>> _slowed;
 };
 
 /// "sha256:<hex>" of `token` (what a tokens-file line holds).

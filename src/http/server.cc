@@ -87,10 +87,7 @@ std::multimap<std::string, std::string> parse_query(std::string_view q) {
     return out;
 }
 
-namespace {
-
-/// Parses the request line and headers (everything before the blank line).
-result<request> parse_head(std::string_view head) {
+result<request> parse_request_head(std::string_view head) {
     request r;
     auto eol = head.find("\r\n");
     auto line = head.substr(0, eol);
@@ -107,23 +104,31 @@ result<request> parse_head(std::string_view head) {
     r.path = percent_decode(std::string_view(r.target).substr(0, qpos));
     if (qpos != std::string::npos) r.query = parse_query(std::string_view(r.target).substr(qpos + 1));
     if (version == "HTTP/1.0") r.headers["connection"] = "close";
+    size_t count = 0;
     while (eol != std::string_view::npos) {
         head.remove_prefix(eol + 2);
         eol = head.find("\r\n");
         auto h = head.substr(0, eol);
         if (h.empty()) break;
         auto colon = h.find(':');
-        if (colon == std::string_view::npos) return fail(errc::invalid_argument, "malformed header");
+        if (colon == std::string_view::npos || colon == 0) return fail(errc::invalid_argument, "malformed header");
+        if (++count > max_request_headers)
+            return fail(errc::out_of_range, "more than {} request headers", max_request_headers);
         std::string name(h.substr(0, colon));
         std::transform(name.begin(), name.end(), name.begin(),
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         auto value = h.substr(colon + 1);
         while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
         while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        // A repeated Content-Length or Transfer-Encoding could frame the body two ways.
+        if ((name == "content-length" || name == "transfer-encoding") && r.headers.contains(name))
+            return fail(errc::invalid_argument, "repeated {} header", name);
         r.headers[name] = std::string(value);
     }
     return r;
 }
+
+namespace {
 
 std::string serialize(const response& r, bool keep_alive, bool head_only) {
     std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
@@ -245,9 +250,10 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
             co_return;
         }
         if (ec) co_return;
-        auto parsed = parse_head(std::string_view(buf).substr(0, n));
+        auto parsed = parse_request_head(std::string_view(buf).substr(0, n));
         if (!parsed) {
-            auto out = serialize(response::error(400, parsed.error().message()), false, false);
+            int status = parsed.error().code() == errc::out_of_range ? 431 : 400;
+            auto out = serialize(response::error(status, parsed.error().message()), false, false);
             co_await asio::async_write(sock, asio::buffer(out), use_tuple);
             co_return;
         }
@@ -331,6 +337,9 @@ asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server& srv, se
             spdlog::warn("http accept failed: {}", ec.message());
             continue;
         }
+        // Each response goes out in one write: no reason to wait for the client's ACK.
+        asio::error_code nec;
+        sock.set_option(tcp::no_delay(true), nec);
         if (auto ctx = tls ? tls() : nullptr)
             asio::co_spawn(acceptor.get_executor(), serve_tls(std::move(sock), std::move(ctx), srv, opts),
                            asio::detached);

@@ -106,6 +106,12 @@ private:
     uint16_t _port = 0;
 };
 
+/// Parses the request line and headers (everything before the blank line; the server has
+/// bounded its size). Fuzzed by http_request_fuzz.
+/// More headers than max_request_headers is errc::out_of_range (answered 431).
+inline constexpr size_t max_request_headers = 100;
+result<request> parse_request_head(std::string_view head);
+
 /// Parses "a=1&b=x%20y" into decoded pairs; '+' means space.
 std::multimap<std::string, std::string> parse_query(std::string_view q);
 std::string percent_decode(std::string_view s);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <initializer_list>
+#include <set>
 
 namespace floe::iceberg {
 
@@ -291,6 +292,38 @@ result<void> filesystem_catalog::swap(const table_ident& t, const std::string&, 
                 t.ns, t.name);
 }
 
+result<std::vector<std::string>> sqlite_catalog::list_namespaces() {
+    std::lock_guard g(_mu);
+    stmt s(prepared("SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ?1 "
+                    "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ?1 ORDER BY 1"),
+           {_name});
+    if (!s.ok()) return db_error(_db, "list namespaces");
+    std::vector<std::string> out;
+    for (;;) {
+        int rc = s.step();
+        if (rc == SQLITE_DONE) break;
+        if (rc != SQLITE_ROW) return db_error(_db, "list namespaces");
+        out.push_back(s.text(0));
+    }
+    return out;
+}
+
+result<std::vector<std::string>> filesystem_catalog::list_namespaces() {
+    // A namespace is a directory holding at least one table (<ns>/<name>/metadata/v<N>...).
+    auto prefix = _warehouse + "/";
+    std::set<std::string> found;
+    for (auto& uri : FLOE_TRY(_io->list(prefix))) {
+        auto rest = std::string_view(uri).substr(prefix.size());
+        auto slash = rest.find('/');
+        if (slash == std::string_view::npos) continue;
+        auto after = rest.substr(slash);
+        auto meta = after.find("/metadata/v");
+        if (meta == std::string_view::npos || !after.ends_with(".metadata.json")) continue;
+        found.emplace(rest.substr(0, slash));
+    }
+    return std::vector<std::string>(found.begin(), found.end());
+}
+
 result<std::vector<std::string>> filesystem_catalog::list_tables(const std::string& ns) {
     auto prefix = fmt::format("{}/{}/", _warehouse, ns);
     std::vector<std::string> out;
@@ -304,6 +337,14 @@ result<std::vector<std::string>> filesystem_catalog::list_tables(const std::stri
         if (out.empty() || out.back() != name) out.push_back(std::move(name));
     }
     return out;
+}
+
+result<std::vector<std::string>> catalog::list_namespaces() {
+    return fail(errc::unsupported, "this catalog cannot list namespaces");
+}
+
+result<std::string> catalog::commit_next(const table_ident& t, const std::string&, const std::string&) {
+    return fail(errc::unsupported, "table {}.{}: this catalog commits by swapping its pointer", t.ns, t.name);
 }
 
 result<std::unique_ptr<catalog>> open_catalog(const std::string& type, const std::string& uri,

@@ -36,6 +36,22 @@ public:
     virtual result<void> swap(const table_ident& t, const std::string& expected,
                               const std::string& new_location) = 0;
     virtual result<std::vector<std::string>> list_tables(const std::string& ns) = 0;
+    /// Every namespace that has a table or was created (sorted).
+    virtual result<std::vector<std::string>> list_namespaces();
+
+    /// True for catalogs whose server writes the metadata files (REST): a commit sends the
+    /// next metadata to `commit_next` instead of writing a file and swapping a pointer, and the
+    /// location's files are the server's business (no v<N> copies, no owner check here).
+    virtual bool server_side_commit() const { return false; }
+    /// For server_side_commit catalogs: makes `next_json` (the next version, built from the one
+    /// at `expected`) current, or registers it as a new table when `expected` is empty.
+    /// Returns the metadata location the server wrote. errc::conflict when the server refused
+    /// it (another writer moved the table first): nothing of it landed. errc::unavailable when
+    /// the outcome is unknown (no answer, a 5xx, and the change not in the table when looked
+    /// at): the caller keeps its files and, after a reload, first looks for its snapshot.
+    /// errc::already_exists when creating a table that exists.
+    virtual result<std::string> commit_next(const table_ident& t, const std::string& expected,
+                                            const std::string& next_json);
 
     /// The file name for metadata version `version`. Catalogs that swap a pointer use a unique
     /// name (two writers may prepare the same version at once); the filesystem catalog uses
@@ -62,6 +78,7 @@ public:
     result<void> swap(const table_ident& t, const std::string& expected,
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
+    result<std::vector<std::string>> list_namespaces() override;
     std::string metadata_file_name(int64_t version) const override;
     bool commit_by_create() const override { return true; }
 
@@ -91,6 +108,7 @@ public:
     result<void> swap(const table_ident& t, const std::string& expected,
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
+    result<std::vector<std::string>> list_namespaces() override;
 
 private:
     sqlite_catalog(sqlite3* db, std::string name) : _db(db), _name(std::move(name)) {}

@@ -148,4 +148,15 @@ result<std::vector<std::string>> postgres_catalog::list_tables(const std::string
     return out;
 }
 
+result<std::vector<std::string>> postgres_catalog::list_namespaces() {
+    std::lock_guard g(_mu);
+    auto r = FLOE_TRY(exec("SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = $1 "
+                           "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name = $1 ORDER BY 1",
+                           {_name}));
+    std::vector<std::string> out;
+    for (auto& v : r)
+        if (v) out.push_back(*v);
+    return out;
+}
+
 } // namespace floe::iceberg

@@ -27,6 +27,7 @@ public:
     result<void> swap(const table_ident& t, const std::string& expected,
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
+    result<std::vector<std::string>> list_namespaces() override;
 
 private:
     using rows = std::vector<std::optional<std::string>>;

@@ -328,6 +328,35 @@ void to_json_text(const table_metadata& m, snapshot_json_cache& cache, std::stri
 
 namespace {
 
+result<snapshot> parse_snapshot_object(const json& sj, bool v2) {
+    if (!sj.is_object()) return fail(errc::corrupt, "snapshot is not an object");
+    snapshot sn;
+    sn.snapshot_id = FLOE_TRY_CTX(json_int<int64_t>(sj, "snapshot-id"), "snapshots");
+    if (auto p = sj.find("parent-snapshot-id"); p != sj.end() && !p->is_null())
+        sn.parent_snapshot_id = FLOE_TRY_CTX(json_int<int64_t>(sj, "parent-snapshot-id"),
+                                             "snapshot {}", sn.snapshot_id);
+    if (v2)
+        sn.sequence_number = FLOE_TRY_CTX(json_int<int64_t>(sj, "sequence-number"),
+                                          "snapshot {}", sn.snapshot_id);
+    sn.timestamp_ms = FLOE_TRY_CTX(json_int<int64_t>(sj, "timestamp-ms"), "snapshot {}", sn.snapshot_id);
+    if (v2 || sj.contains("manifest-list"))
+        sn.manifest_list = FLOE_TRY_CTX(json_string(sj, "manifest-list"), "snapshot {}", sn.snapshot_id);
+    if (v2 || sj.contains("summary")) {
+        auto sum = sj.find("summary");
+        if (sum == sj.end() || !sum->is_object())
+            return fail(errc::corrupt, "snapshot {}: missing required field \"summary\"", sn.snapshot_id);
+        for (auto& [k, v] : sum->items()) {
+            if (!v.is_string())
+                return fail(errc::corrupt, "snapshot {}: summary {} is not a string", sn.snapshot_id, k);
+            sn.summary[k] = v.get<std::string>();
+        }
+        if (v2 && !sn.summary.count("operation"))
+            return fail(errc::corrupt, "snapshot {}: summary without \"operation\"", sn.snapshot_id);
+    }
+    if (sj.contains("schema-id")) sn.schema_id = FLOE_TRY(json_int<int32_t>(sj, "schema-id"));
+    return sn;
+}
+
 result<table_metadata> parse_object(const json& j) {
     if (!j.is_object()) return fail(errc::corrupt, "metadata is not a JSON object");
     table_metadata m;
@@ -383,34 +412,7 @@ result<table_metadata> parse_object(const json& j) {
     }
     if (auto s = j.find("snapshots"); s != j.end()) {
         if (!s->is_array()) return fail(errc::corrupt, "field \"snapshots\" is not an array");
-        for (auto& sj : *s) {
-            if (!sj.is_object()) return fail(errc::corrupt, "snapshot is not an object");
-            snapshot sn;
-            sn.snapshot_id = FLOE_TRY_CTX(json_int<int64_t>(sj, "snapshot-id"), "snapshots");
-            if (auto p = sj.find("parent-snapshot-id"); p != sj.end() && !p->is_null())
-                sn.parent_snapshot_id = FLOE_TRY_CTX(json_int<int64_t>(sj, "parent-snapshot-id"),
-                                                     "snapshot {}", sn.snapshot_id);
-            if (v2)
-                sn.sequence_number = FLOE_TRY_CTX(json_int<int64_t>(sj, "sequence-number"),
-                                                  "snapshot {}", sn.snapshot_id);
-            sn.timestamp_ms = FLOE_TRY_CTX(json_int<int64_t>(sj, "timestamp-ms"), "snapshot {}", sn.snapshot_id);
-            if (v2 || sj.contains("manifest-list"))
-                sn.manifest_list = FLOE_TRY_CTX(json_string(sj, "manifest-list"), "snapshot {}", sn.snapshot_id);
-            if (v2 || sj.contains("summary")) {
-                auto sum = sj.find("summary");
-                if (sum == sj.end() || !sum->is_object())
-                    return fail(errc::corrupt, "snapshot {}: missing required field \"summary\"", sn.snapshot_id);
-                for (auto& [k, v] : sum->items()) {
-                    if (!v.is_string())
-                        return fail(errc::corrupt, "snapshot {}: summary {} is not a string", sn.snapshot_id, k);
-                    sn.summary[k] = v.get<std::string>();
-                }
-                if (v2 && !sn.summary.count("operation"))
-                    return fail(errc::corrupt, "snapshot {}: summary without \"operation\"", sn.snapshot_id);
-            }
-            if (sj.contains("schema-id")) sn.schema_id = FLOE_TRY(json_int<int32_t>(sj, "schema-id"));
-            m.snapshots.push_back(std::move(sn));
-        }
+        for (auto& sj : *s) m.snapshots.push_back(FLOE_TRY(parse_snapshot(sj, v2)));
     }
     if (auto c = j.find("current-snapshot-id"); c != j.end() && !c->is_null()) {
         auto id = FLOE_TRY(json_int<int64_t>(j, "current-snapshot-id"));
@@ -458,6 +460,14 @@ result<table_metadata> parse_object(const json& j) {
 }
 
 } // namespace
+
+result<snapshot> parse_snapshot(const nlohmann::json& j, bool v2) {
+    try {
+        return parse_snapshot_object(j, v2);
+    } catch (const json::exception& e) {
+        return fail(errc::corrupt, "snapshot JSON: {}", e.what());
+    }
+}
 
 result<table_metadata> parse_metadata(std::string_view text) {
     // nlohmann recurses while parsing; refuse absurd nesting first.

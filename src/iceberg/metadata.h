@@ -2,6 +2,8 @@
 
 #include "iceberg/schema.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -99,5 +101,9 @@ void to_json_text(const table_metadata& m, snapshot_json_cache& cache, std::stri
 /// known snapshots). Errors are errc::corrupt naming the field; callers add the file name.
 /// v1 files are accepted (their v1-only fields mapped) so older tables can be read.
 result<table_metadata> parse_metadata(std::string_view json_text);
+
+/// One snapshot object as the metadata's "snapshots" holds it (and a REST add-snapshot update
+/// sends it); v2 requires sequence-number, manifest-list and a summary with "operation".
+result<snapshot> parse_snapshot(const nlohmann::json& j, bool v2 = true);
 
 } // namespace floe::iceberg

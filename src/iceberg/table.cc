@@ -140,6 +140,8 @@ result<location_metadata> scan_location(file_io& io, const std::string& location
 
 result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& t, const std::string& location,
                                   const std::optional<std::string>& current) {
+    // A REST catalog's server writes the metadata and owns the location's files.
+    if (cat.server_side_commit()) return {};
     auto found = FLOE_TRY_CTX(scan_location(io, location), "checking who owns table {}.{}", t.ns, t.name);
     if (found.empty()) return {};
     if (!current)
@@ -284,6 +286,12 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
     auto m = new_floe_table(base, uuid::random().to_string(),
                             system_clock_source::instance().now_ms(), std::move(properties));
     auto json = to_json_text(m);
+    if (cat.server_side_commit()) {
+        // The server writes the first metadata file; a concurrent creator's table wins.
+        if (auto r = cat.commit_next(t, "", json); !r && r.error().code() != errc::already_exists)
+            return std::unexpected(r.error());
+        return load_table(cat, io, t);
+    }
     auto loc = metadata_dir(base) + cat.metadata_file_name(1);
     if (auto r = io.create_new(loc, as_bytes(json)); !r) {
         if (r.error().code() == errc::already_exists && cat.commit_by_create()) return load_table(cat, io, t);
@@ -301,6 +309,30 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
     e->metadata = m;
     metadata_cache::global().put(std::move(e));
     return loaded_table{loc, std::move(m)};
+}
+
+result<loaded_table> create_table(catalog& cat, file_io& io, const table_ident& t, const table_metadata& m) {
+    FLOE_TRY(cat.create_namespace_if_missing(t.ns));
+    auto json = to_json_text(m);
+    if (cat.server_side_commit()) {
+        FLOE_TRY(cat.commit_next(t, "", json));
+        return load_table(cat, io, t);
+    }
+    auto current = FLOE_TRY(cat.metadata_location(t));
+    if (current) return fail(errc::already_exists, "table {}.{} already exists", t.ns, t.name);
+    FLOE_TRY(check_location_owner(cat, io, t, m.location, current));
+    auto loc = metadata_dir(m.location) + cat.metadata_file_name(1);
+    if (auto r = io.create_new(loc, as_bytes(json)); !r) {
+        if (r.error().code() == errc::already_exists && cat.commit_by_create())
+            return fail(errc::already_exists, "table {}.{} already exists", t.ns, t.name);
+        return std::unexpected(r.error());
+    }
+    if (auto r = cat.create_table(t, loc); !r) {
+        (void)io.remove(loc);
+        return std::unexpected(r.error());
+    }
+    FLOE_TRY(write_path_copies(io, m.location, 1, loc));
+    return loaded_table{loc, m};
 }
 
 result<std::vector<manifest_entry>> live_files(file_io& io, const table_metadata& m) {
@@ -468,9 +500,29 @@ std::vector<metadata_log_entry> trim_metadata_log(table_metadata& next) {
 // cleaned up then); a failed result<> when the commit must stop (an outcome that stays unknown
 // leaves every file in place).
 result<result<void>> publish_version(catalog& cat, file_io& io, const table_ident& t, const std::string& base_location,
-                                     const std::string& location, int64_t version, const std::string& meta_uri,
+                                     const std::string& location, int64_t version, std::string& meta_uri,
                                      const std::string& json, attempt_files& written,
                                      const std::function<void(std::string_view)>& step) {
+    if (cat.server_side_commit()) {
+        // The server writes the metadata file (meta_uri becomes its location). A lost race is
+        // retried from a reload (the caller's prepare then sees whatever landed, so nothing is
+        // added twice); so is an outcome the catalog could not settle, keeping the files.
+        auto r = cat.commit_next(t, base_location, json);
+        if (r) {
+            step("metadata");
+            meta_uri = std::move(*r);
+            return result<void>{};
+        }
+        auto code = r.error().code();
+        if (code == errc::unavailable) {
+            // The outcome is unknown (the catalog could not tell): every file stays, the caller
+            // retries from a reload and first looks for this attempt's snapshot.
+            return result<void>(std::unexpected(r.error()));
+        }
+        written.cleanup(io);  // refused for sure: this attempt's files are referenced nowhere
+        if (code == errc::conflict) return result<void>(std::unexpected(r.error()));
+        return std::unexpected(std::move(r).error().with_context("commit to {}.{}", t.ns, t.name));
+    }
     result<void> swapped;
     // A catalog that swaps a pointer copies its file to v<N> after the swap. That name must
     // be free: taken while the catalog still points at the base, it was written by another
@@ -534,8 +586,9 @@ result<result<void>> publish_version(catalog& cat, file_io& io, const table_iden
 
 // After the swap: the commit is done whatever happens here. Path copies for path-based
 // readers, and the metadata files that fell off the metadata-log when the table asks for it.
-void after_commit(file_io& io, const table_ident& t, const table_metadata& next, int64_t version,
+void after_commit(catalog& cat, file_io& io, const table_ident& t, const table_metadata& next, int64_t version,
                   const std::string& meta_uri, const std::vector<metadata_log_entry>& dropped_versions) {
+    if (cat.server_side_commit()) return;  // the server's files: its path copies, its clean-up
     // A v<N> taken between the check before the swap and this copy means another writer raced
     // into this location: say so, replace nothing.
     if (auto r = write_path_copies(io, next.location, version, meta_uri); !r)
@@ -566,6 +619,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
     std::optional<written_manifest> manifest;
     std::string manifest_uri;
     int64_t snapshot_id = 0;
+    bool unknown_outcome = false;  ///< an attempt's answer was lost (server-side catalogs)
     for (int attempt = 1;; ++attempt) {
         // This attempt owns `base`: it becomes the next version in place (no copy of the
         // history) and goes back to the cache only under the location whose swap succeeded.
@@ -575,6 +629,12 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         auto* schema = bm.current_schema();
         auto* spec = bm.default_spec();
         if (!schema || !spec) return fail(errc::corrupt, "table {}.{} has no current schema or spec", t.ns, t.name);
+        if (unknown_outcome && bm.find_snapshot(snapshot_id)) {
+            // An earlier attempt whose answer was lost (a REST catalog's 5xx or timeout) landed
+            // after all: that is this commit.
+            auto* landed = bm.find_snapshot(snapshot_id);
+            return commit_result{snapshot_id, landed->sequence_number, base_location, attempt};
+        }
         if (!snapshot_id || bm.find_snapshot(snapshot_id)) {
             // The manifest names its snapshot, so a new id (a collision, practically never)
             // means a new manifest.
@@ -677,7 +737,9 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         if (req.prepare) {
             if (auto r = req.prepare(bm, summary); !r) {
                 written.cleanup(io);
-                if (manifest) (void)io.remove(manifest_uri);
+                // After an unknown outcome the manifest may still be referenced by a snapshot
+                // that lands late: it is left for orphan cleanup then.
+                if (manifest && !unknown_outcome) (void)io.remove(manifest_uri);
                 if (o.cache) o.cache->put(std::move(base));  // unchanged: still that version
                 return std::unexpected(r.error());
             }
@@ -728,14 +790,18 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
                                                 written, step));
         if (swapped) {
             step("swap");
-            after_commit(io, t, next, version, meta_uri, dropped_versions);
+            after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
             base->metadata_location = meta_uri;
             base->content = metadata_content::of(json);
             base->manifest_list_uri = list_uri;
             base->manifest_list = std::move(list);
-            if (o.cache) o.cache->put(std::move(base));
+            // A server-side commit's file is the server's text, not ours: not cached.
+            if (o.cache && !cat.server_side_commit()) o.cache->put(std::move(base));
             return commit_result{snapshot_id, seq, meta_uri, attempt};
         }
+        // unavailable from a server-side commit: the answer was lost and the snapshot was not
+        // (yet) in the table; its files stay, and the next attempt looks for it first.
+        if (cat.server_side_commit() && swapped.error().code() == errc::unavailable) unknown_outcome = true;
         if (attempt >= o.max_attempts)
             return std::unexpected(std::move(swapped).error().with_context(
                 "commit to {}.{} after {} attempts", t.ns, t.name, attempt));
@@ -781,10 +847,10 @@ result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file
                                                 written, step));
         if (swapped) {
             step("swap");
-            after_commit(io, t, next, version, meta_uri, dropped_versions);
+            after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
             base->metadata_location = meta_uri;
             base->content = metadata_content::of(json);
-            if (o.cache) o.cache->put(std::move(base));
+            if (o.cache && !cat.server_side_commit()) o.cache->put(std::move(base));
             return metadata_commit_result{meta_uri, attempt};
         }
         if (attempt >= o.max_attempts)

@@ -37,6 +37,11 @@ result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const ta
                                              const std::string& location,
                                              std::map<std::string, std::string> properties = {});
 
+/// Registers a new table whose first metadata is `m` (any schema, spec and sort order; a REST
+/// client's createTable). errc::already_exists if the catalog has it; a location holding
+/// metadata this catalog does not know is refused as in create_table_if_missing.
+result<loaded_table> create_table(catalog& cat, file_io& io, const table_ident& t, const table_metadata& m);
+
 /// The metadata files found under <location>/metadata/.
 struct location_metadata {
     int64_t newest_path_version = 0;   ///< highest v<N>.metadata.json (0: none)

@@ -61,5 +61,13 @@ result<void> metered_catalog::swap(const iceberg::table_ident& t, const std::str
 result<std::vector<std::string>> metered_catalog::list_tables(const std::string& ns) {
     return metered("list_tables", [&] { return _inner->list_tables(ns); });
 }
+result<std::vector<std::string>> metered_catalog::list_namespaces() {
+    return metered("list_namespaces", [&] { return _inner->list_namespaces(); });
+}
+result<std::string> metered_catalog::commit_next(const iceberg::table_ident& t, const std::string& expected,
+                                                 const std::string& next_json) {
+    return metered(expected.empty() ? "create_table" : "swap",
+                   [&] { return _inner->commit_next(t, expected, next_json); });
+}
 
 } // namespace floe::lake

@@ -23,6 +23,10 @@ public:
     result<void> swap(const iceberg::table_ident& t, const std::string& expected,
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
+    result<std::vector<std::string>> list_namespaces() override;
+    bool server_side_commit() const override { return _inner->server_side_commit(); }
+    result<std::string> commit_next(const iceberg::table_ident& t, const std::string& expected,
+                                    const std::string& next_json) override;
     std::string metadata_file_name(int64_t version) const override { return _inner->metadata_file_name(version); }
     bool commit_by_create() const override { return _inner->commit_by_create(); }
 

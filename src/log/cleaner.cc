@@ -267,12 +267,18 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         return st;
     }
     const int64_t offloaded = p.offloaded_up_to()();
+    // Transactions: nothing at or above the last stable offset is cleaned (an open transaction
+    // may still commit or abort), and records of aborted transactions never count as a key's
+    // latest value: they go, as Kafka's cleaner removes them.
+    const int64_t stable = p.last_stable_offset()();
     // Cleanable: sealed segments from the start, never the active one, until one is still
-    // within min.compaction.lag.ms or (tiered) not yet wholly in the table.
+    // within min.compaction.lag.ms, holds offsets at or above the last stable offset, or
+    // (tiered) is not yet wholly in the table.
     size_t n_cleanable = 0;
     for (size_t i = 0; i + 1 < segs.size(); ++i) {
         auto& s = segs[i];
         if (!s.sealed) break;
+        if (s.next_offset() > stable) break;
         if (cfg.remote_storage_enable && s.next_offset() > offloaded) break;
         int64_t newest = s.max_timestamp_ms >= 0 ? s.max_timestamp_ms : s.created_ms;
         if (cfg.min_compaction_lag_ms > 0 && now - newest < cfg.min_compaction_lag_ms) break;
@@ -313,6 +319,16 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         return st;
     }
 
+    const auto aborted = p.aborted_transactions(kafka_offset(segs[0].base_offset()),
+                                                kafka_offset(segs[n_cleanable - 1].next_offset()));
+    auto is_aborted = [&](const record_batch_header& h) {
+        if (!h.is_transactional() || h.is_control()) return false;
+        return std::ranges::any_of(aborted, [&](const aborted_txn& a) {
+            return a.producer_id == h.producer_id && a.first_offset <= h.base_offset
+                   && h.last_offset() <= a.last_offset;
+        });
+    };
+
     // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer).
     std::unordered_map<std::string, int64_t> latest;
     size_t map_bytes = 0;
@@ -332,7 +348,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
                                                                  bytes_view b, uint64_t) -> result<void> {
             throttle(b.size());
-            if (h.is_control() || h.record_count == 0) return {};
+            if (h.is_control() || h.record_count == 0 || is_aborted(h)) return {};
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
             return for_each_record_body(h, plain, [&](int32_t, bytes_view body) -> result<void> {
                 auto rec = FLOE_TRY(peek_record_key(h, body));
@@ -400,6 +416,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
                 return {}; // its producer has written since: it goes
             }
+            const bool aborted_batch = is_aborted(h);
             const bool has_horizon = h.attributes & batch_attr::delete_horizon;
             const bool horizon_passed = has_horizon && now >= h.base_timestamp;
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
@@ -409,7 +426,8 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             int32_t dropped = 0, kept = 0;
             FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
                 auto rec = FLOE_TRY(peek_record_key(h, body));
-                bool k = rec.key.has_value(); // keyless records have no place in a compacted log
+                // Keyless records have no place in a compacted log, aborted ones in none.
+                bool k = rec.key.has_value() && !aborted_batch;
                 if (k) {
                     keybuf.assign(*rec.key);
                     auto it = latest.find(keybuf);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 namespace floe::http {
@@ -41,7 +42,7 @@ TEST(HttpAuth, BearerTokensStoredAsDigests) {
     std::filesystem::create_directories(dir);
     auto file = dir / "tokens";
     std::ofstream(file) << "# comment\nUser:alice " << token_digest("t-alice") << "  # trailing\n\n";
-    token_guard g(file, {"/healthz"});
+    token_guard g(file, {"/healthz"}, {.first = std::chrono::milliseconds(0), .max = std::chrono::milliseconds(0)});
     ASSERT_TRUE(g.load());
     auto r = get("/v1/topics", "t-alice");
     EXPECT_FALSE(g(r));
@@ -68,6 +69,48 @@ TEST(HttpAuth, BearerTokensStoredAsDigests) {
     EXPECT_TRUE(g(alice));
     EXPECT_FALSE(parse_tokens_file("alice sha256:" + std::string(64, 'a')));   // no Type:
     EXPECT_FALSE(parse_tokens_file("User:alice plaintext-token"));              // not a digest
+    std::filesystem::remove_all(dir);
+}
+
+TEST(HttpAuth, AnAddressThatKeepsFailingIsSlowedDown) {
+    auto dir = std::filesystem::temp_directory_path() / ("floe-http-slow-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto file = dir / "tokens";
+    std::ofstream(file) << "User:alice " << token_digest("t-alice") << "\n";
+    using std::chrono::milliseconds;
+    token_guard g(file, {}, {.first = milliseconds(500), .max = milliseconds(4000)});
+    ASSERT_TRUE(g.load());
+    auto none = get("/v1/topics");
+    EXPECT_EQ(g(none)->status, 401); // no credentials: not held against the address
+    auto ok = get("/v1/topics", "t-alice");
+    EXPECT_FALSE(g(ok));
+    auto wrong = get("/v1/topics", "guess-1");
+    EXPECT_EQ(g(wrong)->status, 401);
+    // Within the delay even the right token is answered 429 with Retry-After, unchecked.
+    auto early = get("/v1/topics", "t-alice");
+    auto slowed = g(early);
+    ASSERT_TRUE(slowed);
+    EXPECT_EQ(slowed->status, 429);
+    EXPECT_EQ(slowed->headers.at(0).first, "Retry-After");
+    // Another address is not affected.
+    auto other = get("/v1/topics", "t-alice");
+    other.client_host = "127.0.0.2";
+    EXPECT_FALSE(g(other));
+    std::this_thread::sleep_for(milliseconds(550));
+    auto guess2 = get("/v1/topics", "guess-2");
+    EXPECT_EQ(g(guess2)->status, 401);
+    // The second failure doubles the delay: still slowed after the first delay has passed.
+    std::this_thread::sleep_for(milliseconds(550));
+    auto still = get("/v1/topics", "t-alice");
+    EXPECT_EQ(g(still)->status, 429);
+    std::this_thread::sleep_for(milliseconds(500));
+    auto later = get("/v1/topics", "t-alice");
+    EXPECT_FALSE(g(later)); // a success starts the address over
+    auto guess3 = get("/v1/topics", "guess-3");
+    EXPECT_EQ(g(guess3)->status, 401);
+    std::this_thread::sleep_for(milliseconds(550));
+    auto after = get("/v1/topics", "t-alice");
+    EXPECT_FALSE(g(after)) << "after a success the delay starts again at its first value";
     std::filesystem::remove_all(dir);
 }
 

@@ -20,7 +20,7 @@ from it_kcat import batch  # noqa: E402
 from it_security import SecBroker, floe_users, kcat  # noqa: E402
 import socket  # noqa: E402
 
-TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH = 29, 30, 31
+TOPIC_AUTH, GROUP_AUTH, CLUSTER_AUTH, TXN_AUTH = 29, 30, 31, 53
 
 
 class SaslConn:
@@ -206,8 +206,8 @@ def delete_records(c, topic, before):
     return r.arr(lambda: (r.cstr(), r.arr(lambda: (r.i32(), r.i64(), r.i16(), r.tags())[2]), r.tags())[1])[0][0]
 
 
-def init_producer_id(c):
-    r = c.call(22, 4, cstr(None) + struct.pack('>iqh', 60000, -1, -1) + TAGS)
+def init_producer_id(c, transactional_id=None):
+    r = c.call(22, 4, cstr(transactional_id) + struct.pack('>iqh', 60000, -1, -1) + TAGS)
     r.i32()
     return r.i16()
 
@@ -399,6 +399,11 @@ def main(binary, work):
         expect(delete_records(alice, 'orders', 1) == 0, 'alice DeleteRecords with DELETE')
         expect(init_producer_id(bob) == CLUSTER_AUTH, 'bob InitProducerId (no WRITE anywhere)')
         expect(init_producer_id(alice) == 0, 'alice InitProducerId (WRITE on a topic)')
+        # Transactions: WRITE on the transactional id.
+        expect(init_producer_id(bob, 'tx-bob') == TXN_AUTH, 'bob InitProducerId(tx-bob) without WRITE on it')
+        acls('add', '--allow', 'User:bob', '--operation', 'WRITE', '--transactional-id', 'tx-bob')
+        expect(init_producer_id(bob, 'tx-bob') == 0, 'bob InitProducerId(tx-bob) with WRITE on the transactional id')
+        expect(init_producer_id(bob, 'tx-other') == TXN_AUTH, 'bob InitProducerId(tx-other)')
         expect(describe_cluster(bob) == CLUSTER_AUTH and describe_cluster(admin) == 0, 'DescribeCluster')
         expect(describe_log_dirs(bob) == CLUSTER_AUTH and describe_log_dirs(admin) == 0, 'DescribeLogDirs')
 

@@ -3,7 +3,8 @@
 // segment never touched, dirty ratio / min / max compaction lag respected, tiered partitions
 // cleaned only below the offload marker, producers' last batches kept, compressed batches
 // re-encoded with their codec, and recovery of a log with offset gaps (indexes lost, a
-// leftover temp file, reads at every offset).
+// leftover temp file, reads at every offset), and transactions (aborted records go, nothing at
+// or above the last stable offset is cleaned).
 #include "log/batch_builder.h"
 #include "log/cleaner.h"
 #include "log/compression.h"
@@ -443,4 +444,55 @@ TEST(cleaner, an_emptied_batch_goes_once_its_producer_wrote_again) {
     ASSERT_TRUE(f.clean());
     v = read_all(*f.log);
     EXPECT_TRUE(std::find(v.begin(), v.end(), rec{5, s("a"), tomb}) != v.end());
+}
+
+// Transactions on a compacted topic: an aborted transaction's record never becomes a key's
+// latest value (it goes, the committed value stays), and nothing at or above the last stable
+// offset is cleaned while a transaction is open.
+TEST(cleaner, aborted_records_go_and_open_transactions_wait) {
+    fixture f;
+    f.open();
+    auto txn_append = [&](int64_t pid, int32_t seq, std::string_view key, std::string_view value) {
+        batch_builder b;
+        b.begin(0, compression_codec::none, pid, 0, seq);
+        b.add(0, f.clock.now_ms(), key, value);
+        byte_buffer out;
+        EXPECT_TRUE(b.finish(out));
+        out[batch_layout::attributes + 1] |= uint8_t(batch_attr::transactional);
+        uint32_t crc = compute_batch_crc(out);
+        for (int i = 0; i < 4; ++i) out[batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+        auto r = f.log->append(out);
+        EXPECT_TRUE(r) << r.error();
+        EXPECT_EQ(r->status, append_status::ok) << r->message;
+        return r->base_offset();
+    };
+    f.append({{s("a"), s("committed")}});                 // 0
+    txn_append(7, 0, "a", "aborted");                    // 1
+    ASSERT_TRUE(f.log->append_txn_marker(7, 0, txn_marker::abort, 0)); // 2
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("b"), s("b1")}});                        // 3
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("active")}});                    // 4, active
+    auto st = f.clean();
+    ASSERT_TRUE(st) << st.error();
+    EXPECT_TRUE(st->cleaned) << st->skipped;
+    auto v = read_all(*f.log);
+    EXPECT_TRUE(std::find(v.begin(), v.end(), rec{0, s("a"), s("committed")}) != v.end());
+    for (auto& r : v) EXPECT_NE(r.value, s("aborted")) << r.offset;
+
+    // An open transaction holds the cleaner below its first offset.
+    ASSERT_TRUE(f.log->roll());
+    const int64_t open_at = txn_append(8, 0, "b", "open"); // 5
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("b"), s("b2")}}); // 6
+    ASSERT_TRUE(f.log->roll());
+    f.append({{s("z"), s("active2")}});
+    ASSERT_EQ(f.log->last_stable_offset()(), open_at);
+    st = f.clean();
+    ASSERT_TRUE(st) << st.error();
+    EXPECT_LE(st->cleaned_up_to, open_at);
+    v = read_all(*f.log);
+    EXPECT_TRUE(std::find(v.begin(), v.end(), rec{open_at, s("b"), s("open")}) != v.end());
+    EXPECT_TRUE(std::find(v.begin(), v.end(), rec{3, s("b"), s("b1")}) != v.end())
+        << "b1 stays while the segment holding b's newer value is above the last stable offset";
 }

@@ -1,0 +1,516 @@
+#include "iceberg/rest_catalog.h"
+
+#include "base/random.h"
+#include "iceberg/sigv4.h"
+
+#include <curl/curl.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <thread>
+
+namespace floe::iceberg {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::once_flag curl_once;
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+    static_cast<std::string*>(user)->append(data, size * n);
+    return size * n;
+}
+
+struct header_list {
+    curl_slist* list = nullptr;
+    ~header_list() { curl_slist_free_all(list); }
+    void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+};
+
+/// "409 CommitFailedException: Requirement failed: ..." from the spec's error model, or the
+/// status and the start of the body when the server did not use it.
+std::string describe(const rest_catalog::http_response& r) {
+    auto j = json::parse(r.body, nullptr, false);
+    if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+        auto& e = j["error"];
+        return fmt::format("{} {}: {}", r.status, e.value("type", std::string("?")),
+                           e.value("message", std::string("(no message)")));
+    }
+    auto body = r.body.substr(0, 200);
+    return body.empty() ? fmt::format("HTTP {}", r.status) : fmt::format("HTTP {}: {}", r.status, body);
+}
+
+std::string form_encode(std::string_view s) { return uri_encode(s, false); }
+
+bool retryable(long status) { return status == 429 || status >= 500; }
+
+std::string key(const table_ident& t) { return t.ns + '\x1f' + t.name; }
+
+void backoff(const rest_catalog_options& o, int attempt) {
+    auto cap = std::max<int64_t>(1, o.retry_base.count() << std::min(attempt, 6));
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(os_random64() % static_cast<uint64_t>(cap + 1))));
+}
+
+} // namespace
+
+rest_catalog::rest_catalog(rest_catalog_options opts) : _opts(std::move(opts)) {
+    std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    while (_opts.uri.ends_with("/")) _opts.uri.pop_back();
+    if (_opts.oauth2_server_uri.empty()) _opts.oauth2_server_uri = _opts.uri + "/v1/oauth/tokens";
+    if (_opts.scope.empty()) _opts.scope = "catalog";
+    _oauth = !_opts.credential.empty();
+}
+
+rest_catalog::~rest_catalog() {
+    for (auto* h : _idle) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+result<std::unique_ptr<rest_catalog>> rest_catalog::open(rest_catalog_options opts) {
+    if (!opts.uri.starts_with("http://") && !opts.uri.starts_with("https://"))
+        return fail(errc::invalid_argument, "REST catalog URI '{}' must start with http:// or https://", opts.uri);
+    std::unique_ptr<rest_catalog> c(new rest_catalog(std::move(opts)));
+    std::string path = "/v1/config";
+    if (!c->_opts.warehouse.empty()) path += "?warehouse=" + form_encode(c->_opts.warehouse);
+    c->_prefix_path = "/v1";
+    auto r = FLOE_TRY_CTX(c->send_idempotent("GET", path), "REST catalog {}", c->_opts.uri);
+    if (r.status != 200)
+        return fail(r.status == 401 || r.status == 403 ? errc::invalid_argument : errc::unavailable,
+                    "REST catalog GET {}{}: {}", c->_opts.uri, path, describe(r));
+    auto j = json::parse(r.body, nullptr, false);
+    if (!j.is_object()) return fail(errc::corrupt, "REST catalog GET {}{}: not a JSON object", c->_opts.uri, path);
+    // Catalog properties: defaults, then ours, then overrides.
+    std::string prefix;
+    if (j.contains("defaults") && j["defaults"].is_object()) prefix = j["defaults"].value("prefix", std::string());
+    if (!c->_opts.prefix.empty()) prefix = c->_opts.prefix;
+    if (j.contains("overrides") && j["overrides"].is_object()) {
+        prefix = j["overrides"].value("prefix", prefix);
+        c->_opts.warehouse = j["overrides"].value("warehouse", c->_opts.warehouse);
+    }
+    if (!prefix.empty()) c->_prefix_path = "/v1/" + uri_encode(prefix, true);
+    spdlog::info("catalog: rest at {} (path {}{}){}", c->_opts.uri, c->_prefix_path,
+                 c->_opts.warehouse.empty() ? "" : fmt::format(", warehouse {}", c->_opts.warehouse),
+                 c->_oauth ? ", OAuth2 client credentials" : (c->_opts.token.empty() ? "" : ", bearer token"));
+    return c;
+}
+
+result<void> rest_catalog::refresh_token_locked() {
+    auto colon = _opts.credential.find(':');
+    std::string id = colon == std::string::npos ? std::string() : _opts.credential.substr(0, colon);
+    std::string secret = colon == std::string::npos ? _opts.credential : _opts.credential.substr(colon + 1);
+    std::string form = "grant_type=client_credentials";
+    if (!id.empty()) form += "&client_id=" + form_encode(id);
+    form += "&client_secret=" + form_encode(secret) + "&scope=" + form_encode(_opts.scope);
+    CURL* h = curl_easy_init();
+    if (!h) return fail(errc::internal, "curl_easy_init failed");
+    std::string body;
+    header_list hl;
+    hl.add("Content-Type: application/x-www-form-urlencoded");
+    hl.add("Accept: application/json");
+    curl_easy_setopt(h, CURLOPT_URL, _opts.oauth2_server_uri.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl.list);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(_opts.request_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(_opts.connect_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, form.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(form.size()));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    auto rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    if (rc != CURLE_OK)
+        return fail(errc::unavailable, "OAuth2 token request to {}: {}", _opts.oauth2_server_uri, curl_easy_strerror(rc));
+    auto j = json::parse(body, nullptr, false);
+    if (status != 200 || !j.is_object() || !j.contains("access_token") || !j["access_token"].is_string()) {
+        // OAuth errors are {"error": "invalid_client", "error_description": ...}.
+        std::string what = j.is_object() && j.contains("error") && j["error"].is_string()
+                               ? fmt::format("{}: {}", j["error"].get<std::string>(), j.value("error_description", std::string()))
+                               : body.substr(0, 200);
+        return fail(status == 401 || status == 400 ? errc::invalid_argument : errc::unavailable,
+                    "OAuth2 token request to {} (client credentials, scope {}): HTTP {}: {}",
+                    _opts.oauth2_server_uri, _opts.scope, status, what);
+    }
+    _token = j["access_token"].get<std::string>();
+    int64_t expires_in = j.contains("expires_in") && j["expires_in"].is_number_integer()
+                             ? j["expires_in"].get<int64_t>()
+                             : 3600;
+    // Refreshed before it expires: at half its life for short tokens, a minute before otherwise.
+    auto lead = std::min<int64_t>(60, expires_in / 2);
+    _refresh_at = std::chrono::steady_clock::now() + std::chrono::seconds(std::max<int64_t>(0, expires_in - lead));
+    spdlog::debug("catalog: OAuth2 token valid for {} s", expires_in);
+    return {};
+}
+
+result<std::string> rest_catalog::bearer() {
+    std::lock_guard g(_mu);
+    if (_oauth) {
+        if (_token.empty() || std::chrono::steady_clock::now() >= _refresh_at) FLOE_TRY(refresh_token_locked());
+        return _token;
+    }
+    return _opts.token;
+}
+
+result<rest_catalog::http_response> rest_catalog::send(const std::string& method, const std::string& path,
+                                                       const std::string& body, bool vend) {
+    for (int auth_try = 0;; ++auth_try) {
+        auto token = FLOE_TRY(bearer());
+        CURL* h = nullptr;
+        {
+            std::lock_guard g(_mu);
+            if (!_idle.empty()) {
+                h = static_cast<CURL*>(_idle.back());
+                _idle.pop_back();
+            }
+        }
+        if (!h) h = curl_easy_init();
+        if (!h) return fail(errc::internal, "curl_easy_init failed");
+        curl_easy_reset(h);
+        header_list hl;
+        hl.add("Accept: application/json");
+        hl.add("X-Client-Version: floe");
+        if (!body.empty()) hl.add("Content-Type: application/json");
+        if (!token.empty()) hl.add("Authorization: Bearer " + token);
+        if (vend) hl.add("X-Iceberg-Access-Delegation: vended-credentials");
+        for (auto& [k, v] : _opts.headers) hl.add(k + ": " + v);
+        hl.add("Expect:");
+        auto url = _opts.uri + path;
+        http_response resp;
+        char errbuf[CURL_ERROR_SIZE] = {0};
+        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl.list);
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(_opts.request_timeout.count()));
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(_opts.connect_timeout.count()));
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp.body);
+        if (method == "HEAD") {
+            curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+        } else if (method == "POST") {
+            curl_easy_setopt(h, CURLOPT_POST, 1L);
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        } else if (method != "GET") {
+            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+        }
+        auto rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
+        if (rc != CURLE_OK) {
+            curl_easy_cleanup(h);  // its connection may be half-used
+            return fail(errc::unavailable, "REST catalog {} {}: {}", method, url,
+                        errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        }
+        {
+            std::lock_guard g(_mu);
+            if (_idle.size() < 16) _idle.push_back(h);
+            else curl_easy_cleanup(h);
+        }
+        if (resp.status == 401 && _oauth && auth_try == 0) {
+            // Revoked or expired early: one new token, one more try.
+            std::lock_guard g(_mu);
+            _token.clear();
+            continue;
+        }
+        return resp;
+    }
+}
+
+result<rest_catalog::http_response> rest_catalog::send_idempotent(const std::string& method, const std::string& path,
+                                                                  bool vend) {
+    for (int attempt = 1;; ++attempt) {
+        auto r = send(method, path, "", vend);
+        bool again = !r ? r.error().code() == errc::unavailable : retryable(r->status);
+        if (!again || attempt >= _opts.max_attempts) return r;
+        spdlog::debug("catalog: {} {}: {}; retrying", method, path, r ? describe(*r) : r.error().message());
+        backoff(_opts, attempt);
+    }
+}
+
+std::string rest_catalog::ns_path(const std::string& ns) const {
+    return _prefix_path + "/namespaces/" + uri_encode(ns, false);
+}
+
+std::string rest_catalog::table_path(const table_ident& t) const {
+    return ns_path(t.ns) + "/tables/" + uri_encode(t.name, false);
+}
+
+void rest_catalog::remember(const table_ident& t, const std::string& body, std::string* location_out) {
+    auto j = json::parse(body, nullptr, false);
+    if (!j.is_object()) return;
+    std::string loc = j.contains("metadata-location") && j["metadata-location"].is_string()
+                          ? j["metadata-location"].get<std::string>()
+                          : std::string();
+    if (location_out) *location_out = loc;
+    if (j.contains("metadata") && !loc.empty()) {
+        auto m = std::make_shared<const json>(std::move(j["metadata"]));
+        std::lock_guard g(_mu);
+        _loaded[key(t)] = {loc, std::move(m)};
+    }
+    if (!_opts.on_vended_credentials) return;
+    // storage-credentials first (the spec's order), then the table config.
+    auto from = [&](const json& cfg) -> bool {
+        if (!cfg.is_object()) return false;
+        auto id = cfg.find("s3.access-key-id");
+        auto secret = cfg.find("s3.secret-access-key");
+        if (id == cfg.end() || secret == cfg.end() || !id->is_string() || !secret->is_string()) return false;
+        aws_credentials c{id->get<std::string>(), secret->get<std::string>(), cfg.value("s3.session-token", std::string())};
+        _opts.on_vended_credentials(c);
+        return true;
+    };
+    if (auto sc = j.find("storage-credentials"); sc != j.end() && sc->is_array())
+        for (auto& e : *sc)
+            if (e.is_object() && from(e.value("config", json::object()))) return;
+    if (auto cfg = j.find("config"); cfg != j.end()) from(*cfg);
+}
+
+result<bool> rest_catalog::namespace_exists(const std::string& ns) {
+    auto r = FLOE_TRY(send_idempotent("HEAD", ns_path(ns)));
+    if (r.status == 204 || r.status == 200) return true;
+    if (r.status == 404) return false;
+    return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog HEAD {}: {}",
+                ns_path(ns), describe(r));
+}
+
+result<void> rest_catalog::create_namespace_if_missing(const std::string& ns) {
+    if (FLOE_TRY(namespace_exists(ns))) return {};
+    json body;
+    body["namespace"] = json::array({ns});
+    body["properties"] = json::object();
+    auto path = _prefix_path + "/namespaces";
+    auto r = FLOE_TRY(send("POST", path, body.dump()));
+    if (r.status == 200 || r.status == 409) return {};  // 409: created concurrently
+    return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog POST {}: {}", path,
+                describe(r));
+}
+
+result<std::optional<std::string>> rest_catalog::metadata_location(const table_ident& t) {
+    auto path = table_path(t);
+    auto r = FLOE_TRY(send_idempotent("GET", path, true));
+    if (r.status == 404) return std::optional<std::string>();
+    if (r.status != 200)
+        return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog GET {}: {}", path,
+                    describe(r));
+    std::string loc;
+    remember(t, r.body, &loc);
+    if (loc.empty()) return fail(errc::corrupt, "REST catalog GET {}: no metadata-location in the answer", path);
+    return std::optional<std::string>(loc);
+}
+
+result<void> rest_catalog::create_table(const table_ident& t, const std::string&) {
+    return fail(errc::unsupported, "table {}.{}: the REST catalog creates tables through commit_next", t.ns, t.name);
+}
+
+result<void> rest_catalog::swap(const table_ident& t, const std::string&, const std::string&) {
+    return fail(errc::unsupported, "table {}.{}: the REST catalog commits through commit_next", t.ns, t.name);
+}
+
+result<std::vector<std::string>> rest_catalog::list_tables(const std::string& ns) {
+    std::vector<std::string> out;
+    std::string token;
+    for (int page = 0; page < 100000; ++page) {
+        auto path = ns_path(ns) + "/tables" + (token.empty() ? "" : "?pageToken=" + form_encode(token));
+        auto r = FLOE_TRY(send_idempotent("GET", path));
+        if (r.status == 404) return out;
+        if (r.status != 200)
+            return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog GET {}: {}",
+                        path, describe(r));
+        auto j = json::parse(r.body, nullptr, false);
+        if (!j.is_object()) return fail(errc::corrupt, "REST catalog GET {}: not a JSON object", path);
+        for (auto& id : j.value("identifiers", json::array()))
+            if (id.is_object() && id.contains("name") && id["name"].is_string()) out.push_back(id["name"]);
+        if (!j.contains("next-page-token") || !j["next-page-token"].is_string()) break;
+        token = j["next-page-token"].get<std::string>();
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+result<std::vector<std::string>> rest_catalog::list_namespaces() {
+    std::vector<std::string> out;
+    std::string token;
+    for (int page = 0; page < 100000; ++page) {
+        auto path = _prefix_path + "/namespaces" + (token.empty() ? "" : "?pageToken=" + form_encode(token));
+        auto r = FLOE_TRY(send_idempotent("GET", path));
+        if (r.status != 200)
+            return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog GET {}: {}",
+                        path, describe(r));
+        auto j = json::parse(r.body, nullptr, false);
+        if (!j.is_object()) return fail(errc::corrupt, "REST catalog GET {}: not a JSON object", path);
+        for (auto& ns : j.value("namespaces", json::array())) {
+            std::string name;
+            for (auto& level : ns) {
+                if (!level.is_string()) continue;
+                if (!name.empty()) name.push_back('.');
+                name.append(level.get_ref<const std::string&>());
+            }
+            out.push_back(std::move(name));
+        }
+        if (!j.contains("next-page-token") || !j["next-page-token"].is_string()) break;
+        token = j["next-page-token"].get<std::string>();
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+namespace {
+
+/// The snapshot ids of a metadata object.
+std::set<int64_t> snapshot_ids(const json& m) {
+    std::set<int64_t> out;
+    for (auto& s : m.value("snapshots", json::array()))
+        if (s.is_object() && s.contains("snapshot-id") && s["snapshot-id"].is_number_integer())
+            out.insert(s["snapshot-id"].get<int64_t>());
+    return out;
+}
+
+json ref_of(const json& m, const std::string& name) {
+    if (m.contains("refs") && m["refs"].is_object() && m["refs"].contains(name)) return m["refs"][name];
+    return nullptr;
+}
+
+/// requirements + updates that turn `base` into `next` (what table.cc changes: snapshots,
+/// refs, properties; the rest must be equal).
+result<json> commit_request(const json& base, const json& next) {
+    json req;
+    req["requirements"] = json::array();
+    req["updates"] = json::array();
+    req["requirements"].push_back({{"type", "assert-table-uuid"}, {"uuid", base.value("table-uuid", std::string())}});
+    auto base_main = ref_of(base, "main");
+    req["requirements"].push_back({{"type", "assert-ref-snapshot-id"},
+                                   {"ref", "main"},
+                                   {"snapshot-id", base_main.is_object() ? base_main["snapshot-id"] : json(nullptr)}});
+    auto& ups = req["updates"];
+    auto base_ids = snapshot_ids(base);
+    auto next_ids = snapshot_ids(next);
+    for (auto& s : next.value("snapshots", json::array()))
+        if (!base_ids.count(s.value("snapshot-id", int64_t{0}))) ups.push_back({{"action", "add-snapshot"}, {"snapshot", s}});
+    json removed = json::array();
+    for (auto id : base_ids)
+        if (!next_ids.count(id)) removed.push_back(id);
+    // Refs: set the ones that changed, remove the ones gone (main last set, after its snapshot).
+    json base_refs = base.value("refs", json::object()), next_refs = next.value("refs", json::object());
+    for (auto& [name, ref] : next_refs.items()) {
+        if (base_refs.contains(name) && base_refs[name] == ref) continue;
+        json u = ref;
+        u["action"] = "set-snapshot-ref";
+        u["ref-name"] = name;
+        ups.push_back(u);
+    }
+    for (auto& [name, ref] : base_refs.items())
+        if (!next_refs.contains(name)) ups.push_back({{"action", "remove-snapshot-ref"}, {"ref-name", name}});
+    if (!removed.empty()) ups.push_back({{"action", "remove-snapshots"}, {"snapshot-ids", removed}});
+    json base_props = base.value("properties", json::object()), next_props = next.value("properties", json::object());
+    json set = json::object(), gone = json::array();
+    for (auto& [k, v] : next_props.items())
+        if (!base_props.contains(k) || base_props[k] != v) set[k] = v;
+    for (auto& [k, v] : base_props.items())
+        if (!next_props.contains(k)) gone.push_back(k);
+    if (!set.empty()) ups.push_back({{"action", "set-properties"}, {"updates", set}});
+    if (!gone.empty()) ups.push_back({{"action", "remove-properties"}, {"removals", gone}});
+    for (auto* field : {"location", "current-schema-id", "default-spec-id", "default-sort-order-id"})
+        if (base.value(field, json()) != next.value(field, json()))
+            return fail(errc::unsupported, "the REST catalog client does not commit changes of \"{}\"", field);
+    return req;
+}
+
+} // namespace
+
+result<std::string> rest_catalog::commit_next(const table_ident& t, const std::string& expected,
+                                              const std::string& next_json) {
+    auto next = json::parse(next_json, nullptr, false);
+    if (!next.is_object()) return fail(errc::internal, "commit of {}.{}: the next metadata is not JSON", t.ns, t.name);
+    if (expected.empty()) {
+        // createTable with the schema, spec, order and properties of the first version.
+        json body;
+        body["name"] = t.name;
+        body["location"] = next.value("location", std::string());
+        int32_t sid = next.value("current-schema-id", 0), pid = next.value("default-spec-id", 0),
+                oid = next.value("default-sort-order-id", 0);
+        for (auto& s : next.value("schemas", json::array()))
+            if (s.value("schema-id", -1) == sid) body["schema"] = s;
+        for (auto& s : next.value("partition-specs", json::array()))
+            if (s.value("spec-id", -1) == pid) body["partition-spec"] = s;
+        for (auto& s : next.value("sort-orders", json::array()))
+            if (s.value("order-id", -1) == oid) body["write-order"] = s;
+        body["properties"] = next.value("properties", json::object());
+        auto path = ns_path(t.ns) + "/tables";
+        auto r = FLOE_TRY(send("POST", path, body.dump(), true));
+        if (r.status == 409) return fail(errc::already_exists, "REST catalog POST {}: {}", path, describe(r));
+        if (r.status != 200)
+            return fail(retryable(r.status) ? errc::unavailable : errc::invalid_argument, "REST catalog POST {}: {}",
+                        path, describe(r));
+        std::string loc;
+        remember(t, r.body, &loc);
+        return loc;
+    }
+    // The base as the server last gave it (metadata_location() just loaded it for this attempt).
+    std::shared_ptr<const json> base_ptr;
+    {
+        std::lock_guard g(_mu);
+        if (auto it = _loaded.find(key(t)); it != _loaded.end() && it->second.first == expected)
+            base_ptr = it->second.second;
+    }
+    if (!base_ptr) {
+        auto now = FLOE_TRY(metadata_location(t));
+        if (!now || *now != expected) return fail(errc::conflict, "{}.{} moved on from {}", t.ns, t.name, expected);
+        std::lock_guard g(_mu);
+        base_ptr = _loaded[key(t)].second;
+    }
+    if (!base_ptr) return fail(errc::corrupt, "{}.{}: the catalog's answer held no metadata", t.ns, t.name);
+    const json& base = *base_ptr;
+    auto req = FLOE_TRY_CTX(commit_request(base, next), "commit to {}.{}", t.ns, t.name);
+    auto path = table_path(t);
+    auto r = send("POST", path, req.dump());
+    if (r && r->status == 200) {
+        std::string loc;
+        remember(t, r->body, &loc);
+        return loc;
+    }
+    if (r && r->status == 409) return fail(errc::conflict, "REST catalog POST {}: {}", path, describe(*r));
+    if (r && !retryable(r->status) && r->status != 408)
+        return fail(r->status == 404 ? errc::not_found : errc::invalid_argument, "REST catalog POST {}: {}", path,
+                    describe(*r));
+    // 5xx, 408 or no answer: the commit may have landed. Look before anything is retried.
+    auto what = r ? describe(*r) : r.error().message();
+    auto want_main = ref_of(next, "main");
+    auto added = snapshot_ids(next);
+    for (auto id : snapshot_ids(base)) added.erase(id);
+    for (int attempt = 1; attempt <= _opts.max_attempts; ++attempt) {
+        auto now = metadata_location(t);
+        if (!now) {
+            backoff(_opts, attempt);
+            continue;
+        }
+        std::shared_ptr<const json> cur_ptr;
+        {
+            std::lock_guard g(_mu);
+            cur_ptr = _loaded[key(t)].second;
+        }
+        const json cur = cur_ptr ? *cur_ptr : json::object();
+        auto ids = snapshot_ids(cur);
+        bool landed = *now && **now != expected && !added.empty()
+                      && std::all_of(added.begin(), added.end(), [&](int64_t id) { return ids.count(id) > 0; })
+                      && ref_of(cur, "main") == want_main;
+        if (landed) {
+            spdlog::info("catalog: commit to {}.{} answered {} but landed ({})", t.ns, t.name, what, **now);
+            return **now;
+        }
+        // Not in the table now; a slow server may still apply it, so the outcome stays unknown:
+        // the caller keeps the files and retries from a reload, where it looks for the snapshot
+        // first (and the requirement on main refuses a second copy).
+        return fail(errc::unavailable, "REST catalog POST {}: {}; the table does not hold this commit (yet)", path,
+                    what);
+    }
+    return fail(errc::unavailable, "REST catalog POST {}: {}; outcome unknown (the table could not be reloaded)", path,
+                what);
+}
+
+result<std::unique_ptr<catalog>> open_rest_catalog(rest_catalog_options opts) {
+    auto c = FLOE_TRY(rest_catalog::open(std::move(opts)));
+    return std::unique_ptr<catalog>(std::move(c));
+}
+
+} // namespace floe::iceberg
