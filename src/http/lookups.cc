@@ -189,23 +189,28 @@ private:
 
 /// Reads local records of a partition from `offset`, calling fn(record_out) -> bool (false:
 /// stop). Reads at most `max_records` records. A start moved by retention ends the scan.
+/// Committed data only, as a read_committed consumer and the Iceberg table see it: the scan
+/// stops at the last stable offset and skips records of aborted transactions.
 /// With a cache, one batch at a time through it (lookups of a few records); without, 1 MiB
 /// chunks streamed (index building, long scans).
 result<void> scan_local(log::local_partition& p, int64_t offset, size_t max_records,
                         const std::function<bool(record_out&&)>& fn, batch_cache* cache = nullptr) {
     size_t seen = 0;
-    int64_t from = std::max(offset, p.log_start_offset()()), until = p.log_end_offset()();
+    int64_t from = std::max(offset, p.log_start_offset()()), until = p.last_stable_offset()();
     if (!cache) {
         auto r = tiering::for_each_local_record(p, from, until, 1u << 20, 64u << 20,
                                                 [&](const tiering::record_view& v) -> result<bool> {
                                                     ++seen;
                                                     return fn(from_view(p.tp().partition, v, "local"))
                                                            && seen < max_records;
-                                                });
+                                                },
+                                                /*committed_only=*/true);
         if (!r && r.error().code() == errc::out_of_range) return {};
         return r;
     }
     std::vector<tiering::header_view> headers;
+    const auto aborted = from < until ? p.aborted_transactions(kafka_offset(from), kafka_offset(until))
+                                      : std::vector<log::aborted_txn>{};
     for (int64_t next = from; next < until && seen < max_records;) {
         // The batch holding `next`: only its header is read here.
         auto rd = p.read(kafka_offset(next), {.max_bytes = 1, .min_one_batch = true, .max_offset = kafka_offset(until)});
@@ -215,9 +220,18 @@ result<void> scan_local(log::local_partition& p, int64_t offset, size_t max_reco
         auto& sl = rd->slices.front();
         auto k = fmt::format("{}/{}/{}", p.topic_id().to_string(), p.tp().partition, sl.first_offset());
         auto batch = cache->get(k);
-        if (!batch) {
-            byte_buffer raw;
+        byte_buffer raw;
+        if (!aborted.empty()) {
             FLOE_TRY(rd->copy_to(raw));
+            auto h = FLOE_TRY(log::parse_batch_header(raw));
+            if (log::in_aborted_transaction(h, aborted)) {
+                if (sl.last_offset() < next) break; // no progress
+                next = sl.last_offset() + 1;        // not committed data
+                continue;
+            }
+        }
+        if (!batch) {
+            if (raw.empty()) FLOE_TRY(rd->copy_to(raw));
             batch = FLOE_TRY_CTX(tiering::indexed_batch::build(raw, 64u << 20), "{}-{} at offset {}", p.tp().topic,
                                  p.tp().partition, next);
             cache->put(k, batch);

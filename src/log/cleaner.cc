@@ -321,13 +321,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
 
     const auto aborted = p.aborted_transactions(kafka_offset(segs[0].base_offset()),
                                                 kafka_offset(segs[n_cleanable - 1].next_offset()));
-    auto is_aborted = [&](const record_batch_header& h) {
-        if (!h.is_transactional() || h.is_control()) return false;
-        return std::ranges::any_of(aborted, [&](const aborted_txn& a) {
-            return a.producer_id == h.producer_id && a.first_offset <= h.base_offset
-                   && h.last_offset() <= a.last_offset;
-        });
-    };
+    auto is_aborted = [&](const record_batch_header& h) { return in_aborted_transaction(h, aborted); };
 
     // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer).
     std::unordered_map<std::string, int64_t> latest;

@@ -8,6 +8,14 @@
 
 namespace floe::log {
 
+bool in_aborted_transaction(const record_batch_header& h, std::span<const aborted_txn> aborted) noexcept {
+    if (!h.is_transactional() || h.is_control()) return false;
+    for (auto& a : aborted)
+        if (a.producer_id == h.producer_id && a.first_offset <= h.base_offset && h.base_offset <= a.last_offset)
+            return true;
+    return false;
+}
+
 namespace {
 void put_be16(byte_buffer& b, uint16_t v) {
     b.push_back(uint8_t(v >> 8));

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace floe::log {
@@ -24,6 +25,10 @@ struct aborted_txn {
     int64_t last_offset = -1;
     bool operator==(const aborted_txn&) const = default;
 };
+
+/// Whether batch `h` belongs to one of the `aborted` transactions (a transactional data batch of
+/// that producer within its offsets): its records are not committed data.
+bool in_aborted_transaction(const record_batch_header& h, std::span<const aborted_txn> aborted) noexcept;
 
 /// The type of a transaction marker (a control record's key: version int16 0, type int16).
 enum class txn_marker : int16_t { abort = 0, commit = 1 };

@@ -111,14 +111,7 @@ result<void> for_each_local_record(log::local_partition& p, int64_t from, int64_
     if (committed_only) aborted = p.aborted_transactions(kafka_offset(from), kafka_offset(until));
     std::function<bool(const log::record_batch_header&)> keep;
     if (!aborted.empty())
-        keep = [&aborted](const log::record_batch_header& h) {
-            if (!h.is_transactional()) return true;
-            for (auto& a : aborted)
-                if (a.producer_id == h.producer_id && a.first_offset <= h.base_offset
-                    && h.base_offset <= a.last_offset)
-                    return false;
-            return true;
-        };
+        keep = [&aborted](const log::record_batch_header& h) { return !log::in_aborted_transaction(h, aborted); };
     while (offset < until && !stop) {
         auto rd = FLOE_TRY_CTX(p.read(kafka_offset(offset), {.max_bytes = chunk_bytes,
                                                              .min_one_batch = true,

@@ -33,6 +33,21 @@ check "librdkafka: 9 transactions, 6 committed ($made $(cat "$work/rk.err"))" te
 check "librdkafka read_committed: the 60 committed records, none aborted" \
   test "$(grep -c '^c-' "$work/rk-rc.txt")" = 60 -a "$(grep -vc '^c-' "$work/rk-rc.txt")" = 0
 check "librdkafka read_uncommitted: all 90 records" test "$(wc -l < "$work/rk-ru.txt")" = 90
+# The HTTP lookups show committed data only, as read_committed consumers and the table do.
+http_values() {
+  # limit <= 100 reads batch by batch through the lookup cache, larger limits stream chunks.
+  { curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics/rk-txn/partitions/0/records?offset=0&limit=100"
+    curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics/rk-txn/partitions/1/records?offset=0&limit=1000"; } | /usr/bin/python3 -c '
+import json, sys
+dec = json.JSONDecoder(); text = sys.stdin.read(); i = 0
+while i < len(text):
+    doc, i = dec.raw_decode(text, i)
+    for r in doc["records"]: print(r["value"])
+    while i < len(text) and text[i].isspace(): i += 1'
+}
+http_values > "$work/rk-http.txt"
+check "HTTP lookups: the 60 committed records, none aborted (got $(grep -c '^c-' "$work/rk-http.txt") committed, $(grep -vc '^c-' "$work/rk-http.txt") other)" \
+  test "$(grep -c '^c-' "$work/rk-http.txt")" = 60 -a "$(grep -vc '^c-' "$work/rk-http.txt")" = 0
 zout=$("$TXN_CLIENT" zombie "$BROKER" rk-txn rk-z 2>&1)
 check "librdkafka: the zombie producer is fenced ($zout)" contains "$zout" "fenced:"
 "$TXN_CLIENT" consume "$BROKER" rk-txn read_committed > "$work/rk-rc2.txt" 2>>"$work/rk.err"
