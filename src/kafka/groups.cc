@@ -1,19 +1,10 @@
 #include "kafka/groups.h"
 
-#include "base/crc32c.h"
 #include "base/uuid.h"
 
 #include <spdlog/spdlog.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <bit>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <set>
 
 namespace floe::kafka {
@@ -27,31 +18,6 @@ enum : uint8_t { rec_commit = 1, rec_delete_group = 2, rec_delete_offset = 3 };
 void put_str(byte_buffer& b, std::string_view s) {
     kwriter w(b, false);
     w.str(s);
-}
-
-result<void> write_all(int fd, const uint8_t* p, size_t n) {
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return fail(errc::io_error, "write offsets log: {}", std::strerror(errno));
-        }
-        p += w;
-        n -= size_t(w);
-    }
-    return {};
-}
-
-byte_buffer frame_record(const byte_buffer& payload) {
-    // Header written with memcpy into a sized buffer: growing an empty vector by 4 bytes here
-    // trips a false -Wstringop-overflow in g++ 12 once inlined.
-    byte_buffer out(8);
-    uint32_t len = std::byteswap(uint32_t(payload.size()));
-    uint32_t crc = std::byteswap(crc32c(payload));
-    std::memcpy(out.data(), &len, 4);
-    std::memcpy(out.data() + 4, &crc, 4);
-    out.insert(out.end(), payload.begin(), payload.end());
-    return out;
 }
 
 void encode_commit(byte_buffer& b, std::string_view group, const offset_store::key& k,
@@ -74,19 +40,7 @@ result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::
     if (ec) return fail(errc::io_error, "create {}: {}", dir.string(), ec.message());
     auto path = dir / "offsets.log";
     std::unique_ptr<offset_store> s(new offset_store());
-    byte_buffer data;
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    size_t pos = 0, records = 0;
-    while (data.size() - pos >= 8) {
-        byte_reader r(bytes_view(data).subspan(pos));
-        uint32_t len = r.be<uint32_t>().value();
-        uint32_t crc = r.be<uint32_t>().value();
-        if (len > r.remaining()) break;
-        auto payload = r.bytes(len).value();
-        if (crc32c(payload) != crc) break;
+    auto replay = [&](bytes_view payload) {
         kreader k(payload, false);
         auto apply = [&]() -> result<void> {
             uint8_t type = uint8_t(FLOE_TRY(k.i8()));
@@ -113,62 +67,30 @@ result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::
             return {};
         };
         // A record is one commit request: several entries back to back.
-        bool bad = false;
         while (k.remaining() > 0)
-            if (!apply()) {
-                bad = true;
-                break;
-            }
-        if (bad) break;
-        pos += 8 + len;
-        ++records;
-    }
-    if (pos < data.size())
-        spdlog::warn("offsets log {}: cut {} bytes of torn or corrupt tail", path.string(),
-                     data.size() - pos);
-    // Compact: rewrite the current state to a temp file, fsync, rename over the log.
-    auto tmp = dir / "offsets.log.tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
-    for (auto& [g, entries] : s->_groups) {
-        byte_buffer payload;
-        for (auto& [k, c] : entries) encode_commit(payload, g, k, c);
-        if (payload.empty()) continue;
-        auto framed = frame_record(payload);
-        if (auto w = write_all(fd, framed.data(), framed.size()); !w) {
-            ::close(fd);
-            return fail(w.error());
+            if (!apply()) return false;
+        return true;
+    };
+    auto compacted = [&] {
+        std::vector<byte_buffer> out;
+        for (auto& [g, entries] : s->_groups) {
+            byte_buffer payload;
+            for (auto& [k, c] : entries) encode_commit(payload, g, k, c);
+            if (!payload.empty()) out.push_back(std::move(payload));
         }
-    }
-    if (::fsync(fd) != 0) {
-        ::close(fd);
-        return fail(errc::io_error, "fsync {}: {}", tmp.string(), std::strerror(errno));
-    }
-    ::close(fd);
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    s->_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (s->_fd < 0) return fail(errc::io_error, "open {}: {}", path.string(), std::strerror(errno));
+        return out;
+    };
+    size_t records = 0;
+    s->_log = FLOE_TRY(framed_log::open(path, "offsets log", replay, compacted, &records));
     spdlog::info("offsets log {}: {} records, {} groups", path.string(), records,
                  s->_groups.size());
     return s;
 }
 
-offset_store::~offset_store() {
-    if (_fd >= 0) ::close(_fd);
-}
+offset_store::~offset_store() = default;
 
 result<void> offset_store::append_record(const byte_buffer& payload) {
-    auto framed = frame_record(payload);
-    FLOE_TRY(write_all(_fd, framed.data(), framed.size()));
-    if (::fdatasync(_fd) != 0)
-        return fail(errc::io_error, "fsync offsets log: {}", std::strerror(errno));
-    return {};
+    return _log->append(payload);
 }
 
 result<void> offset_store::commit(std::string_view group,

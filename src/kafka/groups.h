@@ -2,6 +2,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "kafka/framed_log.h"
 #include "kafka/messages.h"
 
 #include <chrono>
@@ -49,7 +50,7 @@ private:
     offset_store() = default;
     result<void> append_record(const byte_buffer& payload);
     mutable std::mutex _mu;
-    int _fd = -1;
+    std::unique_ptr<framed_log> _log;
     std::map<std::string, std::map<key, committed>, std::less<>> _groups;
 };
 

@@ -1,20 +1,11 @@
 #include "kafka/txn_coordinator.h"
 
-#include "base/crc32c.h"
 #include "kafka/handlers.h"
 #include "kafka/protocol.h"
 
 #include <spdlog/spdlog.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <bit>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 
 namespace floe::kafka {
 
@@ -26,29 +17,6 @@ int64_t wall_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-result<void> write_all(int fd, const uint8_t* p, size_t n) {
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return fail(errc::io_error, "write transactions log: {}", std::strerror(errno));
-        }
-        p += w;
-        n -= size_t(w);
-    }
-    return {};
-}
-
-byte_buffer frame(const byte_buffer& payload) {
-    byte_buffer out(8);
-    uint32_t len = std::byteswap(uint32_t(payload.size()));
-    uint32_t crc = std::byteswap(crc32c(payload));
-    std::memcpy(out.data(), &len, 4);
-    std::memcpy(out.data() + 4, &crc, 4);
-    out.insert(out.end(), payload.begin(), payload.end());
-    return out;
 }
 
 byte_buffer encode_txn(const txn_metadata& m) {
@@ -160,53 +128,21 @@ result<std::unique_ptr<txn_coordinator>> txn_coordinator::open(options opts, log
     auto dir = opts.dir;
     auto path = dir / "transactions.log";
     std::unique_ptr<txn_coordinator> c(new txn_coordinator(std::move(opts), logs, offsets, pids));
-    byte_buffer data;
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    size_t pos = 0, records = 0;
-    while (data.size() - pos >= 8) {
-        byte_reader r(bytes_view(data).subspan(pos));
-        uint32_t len = r.be<uint32_t>().value();
-        uint32_t crc = r.be<uint32_t>().value();
-        if (len > r.remaining()) break;
-        auto payload = r.bytes(len).value();
-        if (crc32c(payload) != crc) break;
+    auto replay = [&](bytes_view payload) {
         auto m = decode_txn(payload);
-        if (!m) break;
+        if (!m) return false;
         auto id = m->transactional_id;
         c->_txns[id] = std::move(*m);
-        pos += 8 + len;
-        ++records;
-    }
-    if (pos < data.size())
-        spdlog::warn("transactions log {}: cut {} bytes of torn or corrupt tail", path.string(),
-                     data.size() - pos);
-    // Compact: the last state of every id, to a temp file, fsync, rename, fsync the directory.
-    auto tmp = dir / "transactions.log.tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
-    for (auto& [id, m] : c->_txns) {
-        auto framed = frame(encode_txn(m));
-        if (auto w = write_all(fd, framed.data(), framed.size()); !w) {
-            ::close(fd);
-            return fail(w.error());
-        }
-    }
-    if (::fsync(fd) != 0) {
-        ::close(fd);
-        return fail(errc::io_error, "fsync {}: {}", tmp.string(), std::strerror(errno));
-    }
-    ::close(fd);
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
-    if (int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    c->_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (c->_fd < 0) return fail(errc::io_error, "open {}: {}", path.string(), std::strerror(errno));
+        return true;
+    };
+    // Compacted: the last state of every id.
+    auto compacted = [&] {
+        std::vector<byte_buffer> out;
+        for (auto& [id, m] : c->_txns) out.push_back(encode_txn(m));
+        return out;
+    };
+    size_t records = 0;
+    c->_log = FLOE_TRY(framed_log::open(path, "transactions log", replay, compacted, &records));
     size_t open_txns = 0;
     for (auto& [id, m] : c->_txns)
         if (m.status != txn_status::empty && m.status != txn_status::complete_commit
@@ -217,16 +153,10 @@ result<std::unique_ptr<txn_coordinator>> txn_coordinator::open(options opts, log
     return c;
 }
 
-txn_coordinator::~txn_coordinator() {
-    if (_fd >= 0) ::close(_fd);
-}
+txn_coordinator::~txn_coordinator() = default;
 
 result<void> txn_coordinator::persist(const txn_metadata& m) {
-    auto framed = frame(encode_txn(m));
-    FLOE_TRY(write_all(_fd, framed.data(), framed.size()));
-    if (::fdatasync(_fd) != 0)
-        return fail(errc::io_error, "fsync transactions log: {}", std::strerror(errno));
-    return {};
+    return _log->append(encode_txn(m));
 }
 
 int16_t txn_coordinator::check_producer(const txn_metadata* m, int64_t producer_id,

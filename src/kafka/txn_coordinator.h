@@ -128,7 +128,7 @@ private:
     offset_store& _offsets;
     producer_id_allocator& _pids;
     mutable std::mutex _mu;
-    int _fd = -1;
+    std::unique_ptr<framed_log> _log;
     std::map<std::string, txn_metadata, std::less<>> _txns;
     std::map<std::string, int64_t, std::less<>> _last_warned; ///< tick's failures, by id (wall ms)
 };
