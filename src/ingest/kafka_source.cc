@@ -578,9 +578,9 @@ void kafka_source::stop() {
     if (!I.thread.joinable()) return;
     I.stopping = true;
     I.thread.join();
-    rd_kafka_consumer_close(I.rk);
-    rd_kafka_queue_destroy(I.cq);
+    rd_kafka_queue_destroy(I.cq); // before the close (librdkafka requires it)
     I.cq = nullptr;
+    rd_kafka_consumer_close(I.rk);
     rd_kafka_destroy(I.rk);
     I.rk = nullptr;
     std::lock_guard g(I.mu);
