@@ -39,7 +39,6 @@ constexpr int64_t purge_interval_ms = 200;
 constexpr int64_t workqueue_ack_wait_ns = 3600ll * 1'000'000'000;
 constexpr int64_t workqueue_max_ack_pending = 1'000'000;
 constexpr int64_t paused_sleep_ms = 100;
-
 } // namespace
 
 bool parse_ack_subject(std::string_view reply, uint64_t& sseq, int64_t& ts_ns) {
