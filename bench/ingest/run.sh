@@ -20,21 +20,40 @@ serve() { # name kafka-port http-port [--set ...]: floe serve logging to $work/N
   for _ in $(seq 1 200); do grep -q "floe is up" "$work/$name.log" && return 0; sleep 0.1; done
   echo "floe $name did not come up:" >&2; tail -20 "$work/$name.log" >&2; return 1
 }
-positions() { # http-port -> "local committed" of the first source's first partition
-  curl -s "http://127.0.0.1:$1/v1/ingest" | /usr/bin/python3 -c "import json,sys
-s=json.load(sys.stdin)['sources'][0]['partitions']
-print(s[0]['local_position'], s[0]['committed_position']) if s else print(0, 0)"
-}
 until_committed() { # http-port target -> "secs-local secs-committed": wall time until the mirror's
-  local t0 l c tl=""  # local end, then the table's committed position, reach target
-  t0=$(date +%s.%N)
-  for _ in $(seq 1 6000); do
-    read -r l c <<<"$(positions "$1")"
-    [ -z "$tl" ] && [ "$l" -ge "$2" ] && tl=$(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")
-    [ "$c" -ge "$2" ] && { echo "$tl $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.3f}')")"; return 0; }
-    sleep 0.05
-  done
-  echo "timeout timeout"; return 1
+  # local end, then the table's committed position, reach target. One poller process (not a
+  # curl and a python start per poll: that took about half a core from the measured mirror).
+  /usr/bin/python3 - "$1" "$2" "$(date +%s.%N)" <<'PY'
+import json, sys, time, urllib.request
+url, target = f"http://127.0.0.1:{sys.argv[1]}/v1/ingest", int(sys.argv[2])
+t0, tl = float(sys.argv[3]), None  # wall clock at the call, before python started
+for _ in range(6000):
+    try:
+        s = json.load(urllib.request.urlopen(url, timeout=5))["sources"][0]["partitions"]
+        l, c = (s[0]["local_position"], s[0]["committed_position"]) if s else (0, 0)
+    except Exception:
+        l, c = 0, 0
+    if tl is None and l >= target: tl = time.time() - t0
+    if c >= target:
+        print(f"{tl:.3f} {time.time() - t0:.3f}"); sys.exit(0)
+    time.sleep(0.05)
+print("timeout timeout"); sys.exit(1)
+PY
+}
+cpu() { # pid -> the process's CPU seconds so far and its busiest threads (name:seconds)
+  /usr/bin/python3 - "$1" <<'PY'
+import os, sys
+tck, pid = os.sysconf("SC_CLK_TCK"), sys.argv[1]
+def secs(path):
+    f = open(path).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tck
+threads = []
+for t in os.listdir(f"/proc/{pid}/task"):
+    name = open(f"/proc/{pid}/task/{t}/comm").read().strip()
+    threads.append((secs(f"/proc/{pid}/task/{t}/stat"), name))
+threads.sort(reverse=True)
+print(f"{secs(f'/proc/{pid}/stat'):.2f} s CPU; threads: " + ", ".join(f"{n}:{c:.2f}" for c, n in threads[:5]))
+PY
 }
 tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.storage.worker.tick-interval=200ms
   --set floe.auto-create-topics=false)
@@ -56,7 +75,9 @@ mk=$(port); mh=$(port)
 serve mirror "$mk" "$mh" "${tiered[@]}" --set floe.topic-defaults.segment.ms=1000 \
   --set floe.ingest.sources.k.type=kafka --set floe.ingest.sources.k.bootstrap-servers=127.0.0.1:$sk \
   --set floe.ingest.sources.k.topics=src --set floe.ingest.sources.k.start=earliest
+mirror_pid=$last_pid
 read -r lsecs secs <<<"$(until_committed "$mh" "$N")"
+echo "mirror process: $(cpu "$mirror_pid")"
 kafka_rate=$(/usr/bin/python3 -c "print(round($N / $secs))")
 echo "Floe Kafka -> Iceberg: $N records committed in $secs s = $kafka_rate records/s (from the mirror's start; all mirrored locally after $lsecs s)"
 read -r n s r2 <<<"$("$peers" kafka-consume 127.0.0.1:$sk src "$N")"
@@ -85,7 +106,9 @@ serve jmirror "$jk" "$jh" "${tiered[@]}" \
   --set floe.ingest.sources.j.stream=BENCH --set floe.ingest.sources.j.topic=bench \
   --set floe.ingest.sources.j.mode=duplicate --set floe.ingest.sources.j.max-age=1s \
   --set floe.ingest.sources.j.max-messages=100000
+mirror_pid=$last_pid
 read -r lsecs secs <<<"$(until_committed "$jh" "$NJ")"
+echo "mirror process: $(cpu "$mirror_pid")"
 js_rate=$(/usr/bin/python3 -c "print(round($NJ / $secs))")
 echo "Floe JetStream -> Iceberg: $NJ messages committed in $secs s = $js_rate messages/s (from the mirror's start; all mirrored locally after $lsecs s)"
 read -r n s j2 <<<"$("$peers" nats-consume nats://127.0.0.1:$np BENCH 'bench.>' "$NJ")"

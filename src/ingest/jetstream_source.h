@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace floe::ingest {
 
@@ -42,5 +43,11 @@ private:
     ingest_hooks _hooks;
     std::unique_ptr<impl> _impl;
 };
+
+/// The stream sequence and stored time (ns since the epoch) of a JetStream message, read from
+/// its ack (reply) subject without allocating: "$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.
+/// <cseq>.<ns>.<pending>", or with a domain "$JS.ACK.<domain>.<account>.<stream>.<consumer>.
+/// <delivered>.<sseq>.<cseq>.<ns>.<pending>[.<more>]". False when it is neither form.
+bool parse_ack_subject(std::string_view reply, uint64_t& sseq, int64_t& ts_ns);
 
 } // namespace floe::ingest
