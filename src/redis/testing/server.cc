@@ -60,6 +60,13 @@ result<reply> run_raw(uint16_t port, const std::vector<std::string>& args) {
 
 } // namespace
 
+std::filesystem::path fresh_dir(std::string_view name) {
+    auto d = std::filesystem::temp_directory_path() / fmt::format("floe-{}-{}", name, ::getpid());
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d;
+}
+
 result<uint16_t> free_port(bool with_bus) {
     for (int attempt = 0; attempt < 200; ++attempt) {
         int fd = ::socket(AF_INET, SOCK_STREAM, 0);

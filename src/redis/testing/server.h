@@ -68,6 +68,9 @@ private:
     std::vector<server> _nodes;
 };
 
+/// An empty directory for a test's servers: <tmp>/floe-<name>-<pid>, emptied if it existed.
+std::filesystem::path fresh_dir(std::string_view name);
+
 /// A free loopback TCP port (and, when `with_bus`, port+10000 free too).
 result<uint16_t> free_port(bool with_bus = false);
 

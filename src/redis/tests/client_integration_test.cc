@@ -16,12 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path temp_dir(std::string_view name) {
-    auto d = fs::temp_directory_path() / fmt::format("floe-redis-{}-{}", name, ::getpid());
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
+fs::path temp_dir(std::string_view name) { return fixture::fresh_dir(fmt::format("redis-{}", name)); }
 
 std::unique_ptr<client> connect_to(const std::string& uris) {
     auto o = parse_uris(uris);
