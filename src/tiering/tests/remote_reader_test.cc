@@ -237,6 +237,44 @@ TEST_F(RemoteReaderTest, OffsetForTimestamp) {
 namespace floe::tiering {
 namespace {
 
+/// Rewrites every live file of topic t's table into new files (one replace commit), then
+/// deletes the replaced files: what compaction followed by expiry does.
+void rewrite_and_delete(lake::iceberg_lake& lk) {
+    auto table = lk.table_for_topic("t");
+    ASSERT_TRUE(table) << table.error();
+    lake::table_reader tr(lk, "t");
+    auto files = tr.files();
+    ASSERT_TRUE(files) << files.error();
+    std::vector<std::string> uris;
+    for (auto& f : *files) uris.push_back(f.uri);
+    auto rw = (*table)->begin_rewrite(uris);
+    ASSERT_TRUE(rw) << rw.error();
+    for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        std::vector<parquet::message_header_view> hs;
+        for (auto& r : *rows) {
+            parquet::message_row row;
+            row.stream_key = r.stream_key;
+            row.segment_id = r.segment_id;
+            row.message_id = r.message_id;
+            row.message_ts = r.message_ts;
+            row.kafka_timestamp = r.kafka_timestamp;
+            if (r.key) row.key = *r.key;
+            if (r.value) row.value = *r.value;
+            hs.clear();
+            if (r.headers)
+                for (auto& h : *r.headers)
+                    hs.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+            if (r.headers) row.headers = std::span<const parquet::message_header_view>(hs);
+            row.offset = r.offset;
+            ASSERT_TRUE((*rw)->add(row));
+        }
+    }
+    ASSERT_TRUE((*rw)->commit({}));
+    for (auto& u : uris) ASSERT_TRUE(lk.io().remove(u));
+}
+
 // Compaction replaces files and expiry deletes the old ones while consumers read: a fetch that
 // planned a file which is gone by the time it opens it plans again from the current metadata.
 TEST_F(RemoteReaderTest, FetchReplansWhenAPlannedFileIsGone) {
@@ -245,38 +283,9 @@ TEST_F(RemoteReaderTest, FetchReplansWhenAPlannedFileIsGone) {
     std::atomic<bool> stop{false};
     std::atomic<int> rewrites{0};
     std::thread rewriter([&] {
-        lake::table_reader tr(*_lake, "t");
         while (!stop) {
-            auto files = tr.files();
-            ASSERT_TRUE(files) << files.error();
-            std::vector<std::string> uris;
-            for (auto& f : *files) uris.push_back(f.uri);
-            auto rw = (*table)->begin_rewrite(uris);
-            ASSERT_TRUE(rw);
-            for (auto& f : *files) {
-                auto rows = tr.read_file(f);
-                ASSERT_TRUE(rows) << rows.error();
-                std::vector<parquet::message_header_view> hs;
-                for (auto& r : *rows) {
-                    parquet::message_row row;
-                    row.stream_key = r.stream_key;
-                    row.segment_id = r.segment_id;
-                    row.message_id = r.message_id;
-                    row.message_ts = r.message_ts;
-                    row.kafka_timestamp = r.kafka_timestamp;
-                    if (r.key) row.key = *r.key;
-                    if (r.value) row.value = *r.value;
-                    hs.clear();
-                    if (r.headers)
-                        for (auto& h : *r.headers)
-                            hs.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-                    if (r.headers) row.headers = std::span<const parquet::message_header_view>(hs);
-                    row.offset = r.offset;
-                    ASSERT_TRUE((*rw)->add(row));
-                }
-            }
-            ASSERT_TRUE((*rw)->commit({}));
-            for (auto& u : uris) ASSERT_TRUE(_lake->io().remove(u));  // what expiry does next
+            rewrite_and_delete(*_lake);
+            if (::testing::Test::HasFatalFailure()) return;
             ++rewrites;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -350,44 +359,6 @@ private:
     std::function<void()> _on_lookup;
     std::atomic<bool> _armed{false};
 };
-
-/// Rewrites every live file of topic t's table into new files (one replace commit), then
-/// deletes the replaced files: what compaction followed by expiry does.
-void rewrite_and_delete(lake::iceberg_lake& lk) {
-    auto table = lk.table_for_topic("t");
-    ASSERT_TRUE(table) << table.error();
-    lake::table_reader tr(lk, "t");
-    auto files = tr.files();
-    ASSERT_TRUE(files) << files.error();
-    std::vector<std::string> uris;
-    for (auto& f : *files) uris.push_back(f.uri);
-    auto rw = (*table)->begin_rewrite(uris);
-    ASSERT_TRUE(rw) << rw.error();
-    for (auto& f : *files) {
-        auto rows = tr.read_file(f);
-        ASSERT_TRUE(rows) << rows.error();
-        std::vector<parquet::message_header_view> hs;
-        for (auto& r : *rows) {
-            parquet::message_row row;
-            row.stream_key = r.stream_key;
-            row.segment_id = r.segment_id;
-            row.message_id = r.message_id;
-            row.message_ts = r.message_ts;
-            row.kafka_timestamp = r.kafka_timestamp;
-            if (r.key) row.key = *r.key;
-            if (r.value) row.value = *r.value;
-            hs.clear();
-            if (r.headers)
-                for (auto& h : *r.headers)
-                    hs.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-            if (r.headers) row.headers = std::span<const parquet::message_header_view>(hs);
-            row.offset = r.offset;
-            ASSERT_TRUE((*rw)->add(row));
-        }
-    }
-    ASSERT_TRUE((*rw)->commit({}));
-    for (auto& u : uris) ASSERT_TRUE(lk.io().remove(u));
-}
 
 // The lookups behind the HTTP API (by key, by offset, by time) and ListOffsets by time: a file
 // planned from the metadata of before a compaction and deleted by expiry before it is opened
