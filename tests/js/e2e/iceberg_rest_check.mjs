@@ -3,9 +3,9 @@
 // and reads the Floe table with icebird through the metadata location the server returns.
 // Every exchange is appended to EXCHANGES (JSON lines) for the OpenAPI schema check.
 // usage: iceberg_rest_check.mjs BASE_URL EXCHANGES WAREHOUSE_DIR NAMESPACE TABLE ROWS
-import { appendFileSync, openSync, readSync, statSync, closeSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { join, resolve } from 'node:path';
+import { appendFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { serveWarehouse } from './warehouse_server.mjs';
 
 // iceberg-js targets newer Node; Node 20 lacks Promise.withResolvers.
 if (!Promise.withResolvers) {
@@ -79,35 +79,8 @@ const snap = meta.snapshots.find((s) => s['snapshot-id'] === meta['current-snaps
 ok(snap && snap.summary['floe.committed-positions'], 'current snapshot carries floe.committed-positions');
 
 // icebird reads the table through the metadata location the server returned.
-const server = createServer((req, res) => {
-  const path = join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  if (!path.startsWith(root)) { res.writeHead(403).end(); return; }
-  let size;
-  try { size = statSync(path).size; } catch { res.writeHead(404).end(); return; }
-  let start = 0, end = size - 1, status = 200;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-  if (m) {
-    if (m[1] === '') start = Math.max(0, size - Number(m[2]));
-    else { start = Number(m[1]); if (m[2] !== '') end = Math.min(end, Number(m[2])); }
-    status = 206;
-  }
-  const len = Math.max(0, end - start + 1);
-  const buf = Buffer.alloc(len);
-  const fd = openSync(path, 'r');
-  readSync(fd, buf, 0, len, start);
-  closeSync(fd);
-  const headers = { 'content-length': String(len), 'accept-ranges': 'bytes' };
-  if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${size}`;
-  res.writeHead(status, headers);
-  res.end(req.method === 'HEAD' ? undefined : buf);
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const filesBase = `http://127.0.0.1:${server.address().port}`;
-globalThis.fetch = (url, init) => {
-  let u = typeof url === 'string' ? url : url.url ?? String(url);
-  if (u.startsWith(`file://${root}/`)) u = filesBase + u.slice(`file://${root}`.length);
-  return realFetch(u, init);
-};
+const files = await serveWarehouse(warehouse, realFetch);
+const filesBase = files.base;
 async function icebirdRows(metadataLocation) {
   const rel = metadataLocation.slice(`file://${root}`.length);
   const tableUrl = filesBase + rel.slice(0, rel.lastIndexOf('/metadata/'));
@@ -217,6 +190,6 @@ ok(evTables.length === 1 && evTables[0].name === 'events', 'listTables ext');
 const reloaded = await catalog.loadTable(evId);
 ok(reloaded['current-schema-id'] === 1, 'loadTable ext.events sees the commit');
 
-server.close();
+files.close();
 console.log(failures ? `${failures} check(s) failed` : 'all iceberg-js checks passed');
 process.exit(failures ? 1 : 0);

@@ -3,46 +3,16 @@
 // and checks the rows against what produce.mjs sent. Paths inside Floe's metadata are absolute
 // file:// URIs; the only help icebird gets is a fetch that maps them onto the HTTP server.
 // usage: icebird_check.mjs WAREHOUSE_DIR NAMESPACE TABLE COUNT PARTITIONS TOPIC
-import { createServer } from 'node:http';
-import { openSync, readSync, statSync, closeSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { icebergRead } from 'icebird';
 import { makeRecord } from './records.mjs';
+import { serveWarehouse } from './warehouse_server.mjs';
 
 const [warehouse, ns, table, countS, partsS, topic] = process.argv.slice(2);
-const root = resolve(warehouse);
 const count = Number(countS), partitions = Number(partsS);
 const fail = (m) => { console.error(`icebird_check: ${m}`); process.exit(1); };
 
-const server = createServer((req, res) => {
-  const path = join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  if (!path.startsWith(root)) { res.writeHead(403).end(); return; }
-  let size;
-  try { size = statSync(path).size; } catch { res.writeHead(404).end(); return; }
-  let start = 0, end = size - 1, status = 200;
-  const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-  if (m) {
-    if (m[1] === '') { start = Math.max(0, size - Number(m[2])); } else { start = Number(m[1]); if (m[2] !== '') end = Math.min(end, Number(m[2])); }
-    status = 206;
-  }
-  const len = Math.max(0, end - start + 1);
-  const buf = Buffer.alloc(len);
-  const fd = openSync(path, 'r');
-  readSync(fd, buf, 0, len, start);
-  closeSync(fd);
-  const headers = { 'content-length': String(len), 'accept-ranges': 'bytes' };
-  if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${size}`;
-  res.writeHead(status, headers);
-  res.end(req.method === 'HEAD' ? undefined : buf);
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const base = `http://127.0.0.1:${server.address().port}`;
-const realFetch = globalThis.fetch;
-globalThis.fetch = (url, init) => {
-  let u = typeof url === 'string' ? url : url.url ?? String(url);
-  if (u.startsWith(`file://${root}/`)) u = base + u.slice(`file://${root}`.length);
-  return realFetch(u, init);
-};
+const files = await serveWarehouse(warehouse);
+const base = files.base;
 
 try {
   const rows = await icebergRead({ tableUrl: `${base}/${ns}/${table}` });
@@ -73,6 +43,6 @@ try {
   }
   console.log(`icebird_check: icebird read ${rows.length} rows of ${ns}.${table}, each once, matching what was produced`);
 } finally {
-  server.close();
+  files.close();
 }
 process.exit(0);
