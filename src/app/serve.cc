@@ -1,6 +1,7 @@
 #include "app/serve.h"
 
 #include "app/maintain.h"
+#include "app/offload_leases.h"
 #include "app/storage.h"
 
 #include "base/file_lock.h"
@@ -408,6 +409,7 @@ int serve(const config::settings& s) {
 
     // Declared before the worker, which calls it, so it is destroyed after the worker stops.
     auto maintainer = make_scheduled_maintainer(s, lake);
+    redis_offload_wiring redis_offload; // Redis tier: the registry the worker's leases spread over
     std::unique_ptr<tiering::storage_worker> worker;
     if (s.get_bool("floe.storage.worker.enabled")) {
         tiering::worker_options wo;
@@ -417,11 +419,32 @@ int serve(const config::settings& s) {
         wo.maintenance_interval = s.get_duration("floe.maintenance.interval");
         // The same broker (same data dir) restarting after a crash takes its own lease back at
         // once instead of waiting out the lease of its previous life.
-        auto owner = fmt::format("broker-0@{}", data_dir.string());
-        auto lease = std::make_unique<tiering::file_lease>(data_dir / "tiering" / "lease", owner,
-                                                           s.get_duration("floe.storage.worker.lease-duration"),
-                                                           system_clock_source::instance());
-        worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(lease), wo);
+        auto broker_id = static_cast<int32_t>(s.get_int("floe.broker.id"));
+        auto owner = fmt::format("broker-{}@{}", broker_id, data_dir.string());
+        auto lease_duration = s.get_duration("floe.storage.worker.lease-duration");
+        if (redis_client) {
+            // Brokers share the Redis tier: one lease per partition, in Redis, spread over the
+            // live brokers of the registry.
+            auto w = wire_redis_offload(*redis_client, redis_local->ns, broker_id,
+                                        s.get_string("floe.kafka.advertised-listener"), owner, lease_duration);
+            if (!w) {
+                spdlog::error("cannot start the storage worker's partition leases: {}", w.error().message());
+                for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
+                return w.error().code() == errc::invalid_argument || w.error().code() == errc::already_exists ? 2 : 1;
+            }
+            redis_offload.registry = std::move(w->registry);
+            running.push_back({"broker registry", [&redis_offload] {
+                                   redis_offload.registry->stop();
+                                   (void)redis_offload.registry->leave();
+                               }});
+            worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(w->leases), wo);
+            spdlog::info("storage worker: per-partition leases in Redis (broker {}, lease {} ms)", broker_id,
+                         lease_duration.count());
+        } else {
+            auto lease = std::make_unique<tiering::file_lease>(data_dir / "tiering" / "lease", owner, lease_duration,
+                                                               system_clock_source::instance());
+            worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(lease), wo);
+        }
         worker->start();
         running.push_back({"storage worker", [&worker] { worker->stop(); }});
         health.add("storage-worker", [&worker] {

@@ -231,8 +231,14 @@ registry::registry() {
                             "Partitions the storage worker offloads at once"),
                         1, 64));
     d.push_back(bounded(def("floe.storage.worker.lease-duration", st::duration, "2m",
-                            "How long the storage worker's lease lasts without renewal"),
+                            "How long the storage worker's lease lasts without renewal (with floe.local.type=redis: "
+                            "each partition's lease, kept in Redis; a dead broker's partitions move to the others "
+                            "within it)"),
                         second_ms, day_ms));
+    d.push_back(bounded(def("floe.broker.id", st::integer, "0",
+                            "This broker's id among the brokers sharing one Redis local tier (unique per live broker; "
+                            "the storage worker spreads partitions over the live ids)"),
+                        0, 2147483647));
     d.push_back(def("floe.maintenance.enabled", st::boolean, "true",
                     "Let the storage worker compact, expire snapshots and delete orphan files of every tiered "
                     "topic's table on a schedule (floe maintain runs the same on demand)"));

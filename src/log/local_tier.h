@@ -172,6 +172,14 @@ struct segment_info {
     bool empty() const noexcept { return next_offset == base_offset; }
 };
 
+/// The storage worker's lease epoch on a partition (tiering::partition_leases), passed with the
+/// writes only the lease holder may do: moving the offload marker and local retention. A backend
+/// that keeps the partition's lease beside its data (Redis: a hash in the partition's hash slot)
+/// checks the epoch atomically with the write and refuses a stale one with errc::conflict, so a
+/// paused former holder moves nothing. nullopt: unfenced (the embedded log, one broker per data
+/// dir, holds a global lease and ignores it).
+using offload_fence = std::optional<int64_t>;
+
 struct timestamp_lookup {
     kafka_offset offset{-1};
     int64_t timestamp_ms = -1;
@@ -266,15 +274,18 @@ public:
     virtual std::vector<segment_info> sealed_segments() const = 0;
 
     /// Tiering marker: every offset < `next` is safely in the remote tier. Persisted; never
-    /// moves backwards (a smaller value is ignored).
-    virtual result<void> set_offloaded_up_to(kafka_offset next) = 0;
+    /// moves backwards (a smaller value is ignored). With a `fence` that is not the partition's
+    /// current lease epoch: errc::conflict and nothing moves (see offload_fence).
+    virtual result<void> set_offloaded_up_to(kafka_offset next, offload_fence fence = std::nullopt) = 0;
     virtual kafka_offset offloaded_up_to() const = 0;
     /// Moves the marker back to `next` (never below the local log start): the remote tier was
-    /// found not to hold what the marker claims.
-    virtual result<void> rewind_offloaded_up_to(kafka_offset next) = 0;
+    /// found not to hold what the marker claims. Fenced as set_offloaded_up_to.
+    virtual result<void> rewind_offloaded_up_to(kafka_offset next, offload_fence fence = std::nullopt) = 0;
     /// Deletes whole sealed segments past local retention; with remote.storage.enable only
     /// those entirely below offloaded_up_to and below `remote_covers` (nullopt: nothing goes).
-    virtual result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers) = 0;
+    /// Fenced as set_offloaded_up_to (a stale epoch deletes nothing: errc::conflict).
+    virtual result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
+                                                              offload_fence fence = std::nullopt) = 0;
 
     // ---- transactions (KIP-98) ----
     /// False for a backend that keeps no transactions: the kafka module then refuses

@@ -1339,7 +1339,7 @@ std::vector<segment_info> partition_log::sealed_segments() const {
     return v;
 }
 
-result<void> partition_log::set_offloaded_up_to(kafka_offset next) {
+result<void> partition_log::set_offloaded_up_to(kafka_offset next, offload_fence) {
     auto& I = *_impl;
     std::lock_guard g(I.mu);
     if (next() <= I.offloaded) return {};
@@ -1354,7 +1354,7 @@ kafka_offset partition_log::offloaded_up_to() const {
     return kafka_offset(_impl->offloaded);
 }
 
-result<void> partition_log::rewind_offloaded_up_to(kafka_offset next) {
+result<void> partition_log::rewind_offloaded_up_to(kafka_offset next, offload_fence) {
     auto& I = *_impl;
     std::lock_guard g(I.mu);
     int64_t start = I.segs.empty() ? next() : I.segs.front()->base;
@@ -1366,7 +1366,8 @@ result<void> partition_log::rewind_offloaded_up_to(kafka_offset next) {
     return {};
 }
 
-result<std::vector<segment_info>> partition_log::apply_retention(std::optional<kafka_offset> remote_covers) {
+result<std::vector<segment_info>> partition_log::apply_retention(std::optional<kafka_offset> remote_covers,
+                                                                 offload_fence) {
     auto& I = *_impl;
     std::vector<std::unique_ptr<segment>> doomed;
     std::vector<segment_info> out;

@@ -142,18 +142,20 @@ public:
 
     /// Tiering marker: every offset < `next` is safely in the remote tier. Persisted
     /// crash-safely. Never moves backwards (a smaller value is ignored).
-    result<void> set_offloaded_up_to(kafka_offset next);
+    /// `fence` is ignored: one broker per data dir (the storage worker holds a global lease).
+    result<void> set_offloaded_up_to(kafka_offset next, offload_fence fence = std::nullopt);
     kafka_offset offloaded_up_to() const;
     /// Moves the marker back to `next` (never below the local log start): the remote tier was
     /// found not to hold what the marker claims, so those offsets must be offloaded again.
-    result<void> rewind_offloaded_up_to(kafka_offset next);
+    result<void> rewind_offloaded_up_to(kafka_offset next, offload_fence fence = std::nullopt);
 
     /// Deletes whole sealed segments past local retention (time: segment max timestamp older
     /// than now - retention; size: total above the limit). With remote.storage.enable, only
     /// segments entirely below offloaded_up_to, and below `remote_covers` (the position the
     /// remote tier itself reports; nullopt: unknown, so nothing goes), may go. Returns the
     /// deleted segments.
-    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers);
+    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
+                                                      offload_fence fence = std::nullopt);
 
     /// The log cleaner's swap (log/cleaner.h): replaces the sealed, non-active segment starting
     /// at `base`, still `expected_size` bytes long (as the cleaner read it), by `cleaned`: a file

@@ -241,12 +241,33 @@ local function roll(keys, args)
   return 0
 end
 
--- KEYS: meta   ARGV: op value
+-- Fencing: the storage worker's lease on the partition is the hash `lease` (fields holder,
+-- epoch, expires; written by the floe_coord library) in this partition's slot. A write passed
+-- an epoch runs only while that epoch is the lease's current one: a paused former holder
+-- (its lease expired and taken by another broker, whose epoch is higher) is refused.
+local function fenced(lease, epoch)
+  if not lease then return nil end
+  if not epoch or not tonumber(epoch) then return redis.error_reply('FLOE_ARG a lease key needs an epoch') end
+  local cur = tonumber(redis.call('HGET', lease, 'epoch') or '0')
+  if cur ~= tonumber(epoch) then
+    return redis.error_reply('FLOE_FENCED epoch ' .. tostring(epoch) .. ' is not the current lease epoch ' ..
+      s(cur) .. ' of ' .. lease)
+  end
+  return nil
+end
+
+-- KEYS: meta [lease]   ARGV: op value [epoch]
 --   offloaded: marker := max(marker, value)
 --   rewind:    marker := max(value, log start) when below the marker
 --   floor:     DeleteRecords floor := max(floor, value); error when value > next
+-- With a lease key and an epoch (offloaded, rewind): refused (FLOE_FENCED) unless the epoch is
+-- the lease's current one.
 local function marker(keys, args)
   local op, value = args[1], tonumber(args[2])
+  if op ~= 'floor' then
+    local refused = fenced(keys[2], args[3])
+    if refused then return refused end
+  end
   local m = load_meta(keys[1])
   local cur = num(redis.call('HGET', keys[1], 'offloaded'), 0)
   if op == 'offloaded' then
@@ -265,13 +286,16 @@ local function marker(keys, args)
   return redis.error_reply('FLOE_ARG unknown marker op ' .. op)
 end
 
--- KEYS: meta stream idx segs   ARGV: n upto
+-- KEYS: meta stream idx segs [lease]   ARGV: n upto [epoch]
 -- Removes the n oldest sealed segments, all ending at or below `upto` (checked here, against
 -- what the list holds now): trims the stream below the first offset kept (XTRIM MINID) and the
--- offset index, and moves the local start. Returns the new start.
+-- offset index, and moves the local start. Returns the new start. With a lease key and an
+-- epoch: refused (FLOE_FENCED) unless the epoch is the lease's current one.
 local function trim(keys, args)
   local meta, stream, idx, segs = keys[1], keys[2], keys[3], keys[4]
   local n, upto = tonumber(args[1]), tonumber(args[2])
+  local refused = fenced(keys[5], args[3])
+  if refused then return refused end
   local list = redis.call('LRANGE', segs, '0', s(n - 1))
   if #list < n then return redis.error_reply('FLOE_STALE segments changed') end
   local new_start = nil

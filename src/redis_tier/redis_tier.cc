@@ -136,12 +136,13 @@ class redis_partition final : public local_partition, public std::enable_shared_
 public:
     redis_partition(std::shared_ptr<tier_state> st, topic_partition tp, uuid id, topic_config cfg, bool mirror = false)
         : _st(std::move(st)), _tp(std::move(tp)), _id(id), _mirror(mirror), _cfg(std::move(cfg)) {
-        auto tag = fmt::format("{{{}:{}:{}}}", _st->opts.ns, _tp.topic, _tp.partition);
+        auto tag = partition_tag(_st->opts.ns, _tp.topic, _tp.partition);
         _meta = tag + ":meta";
         _stream = tag + ":stream";
         _idx = tag + ":idx";
         _prod = tag + ":producers";
         _segs = tag + ":segments";
+        _lease = tag + ":lease";
     }
 
     std::vector<std::string> keys() const { return {_meta, _stream, _idx, _prod, _segs}; }
@@ -554,11 +555,14 @@ public:
         return kafka_offset(m ? field(*m, "floor") : 0);
     }
 
-    result<std::string> marker(std::string_view op, int64_t v) {
+    result<std::string> marker(std::string_view op, int64_t v, offload_fence fence = std::nullopt) {
         auto val = std::to_string(v);
-        auto rep = _st->c->fcall("floe_tier_marker", {_meta}, {op, val});
+        auto rep = fence ? _st->c->fcall("floe_tier_marker", {_meta, _lease}, {op, val, std::to_string(*fence)})
+                         : _st->c->fcall("floe_tier_marker", {_meta}, {op, val});
         if (!rep) {
             if (redis::server_error_is(rep.error(), "FLOE_RANGE")) return fail(errc::out_of_range, "{}", rep.error().message());
+            if (redis::server_error_is(rep.error(), "FLOE_FENCED"))
+                return fail(errc::conflict, "{} of {}-{} refused: {}", op, _tp.topic, _tp.partition, rep.error().message());
             return fail(tier_error(rep.error(), fmt::format("{} of {}-{}", op, _tp.topic, _tp.partition)));
         }
         return std::string(rep->str());
@@ -654,20 +658,21 @@ public:
         return out;
     }
 
-    result<void> set_offloaded_up_to(kafka_offset next) override {
-        FLOE_TRY(marker("offloaded", next()));
+    result<void> set_offloaded_up_to(kafka_offset next, offload_fence fence) override {
+        FLOE_TRY(marker("offloaded", next(), fence));
         return {};
     }
     kafka_offset offloaded_up_to() const override {
         auto m = meta();
         return kafka_offset(m ? field(*m, "offloaded") : 0);
     }
-    result<void> rewind_offloaded_up_to(kafka_offset next) override {
-        FLOE_TRY(marker("rewind", next()));
+    result<void> rewind_offloaded_up_to(kafka_offset next, offload_fence fence) override {
+        FLOE_TRY(marker("rewind", next(), fence));
         return {};
     }
 
-    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers) override {
+    result<std::vector<segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
+                                                      offload_fence fence) override {
         auto cfg = config();
         auto sealed = sealed_segments();
         auto m = FLOE_TRY(meta());
@@ -693,9 +698,14 @@ public:
         std::vector<segment_info> gone(sealed.begin(), sealed.begin() + ptrdiff_t(n));
         if (n == 0) return gone;
         auto nn = std::to_string(n), up = std::to_string(upto);
-        auto rep = _st->c->fcall("floe_tier_trim", {_meta, _stream, _idx, _segs}, {nn, up});
+        auto rep = fence ? _st->c->fcall("floe_tier_trim", {_meta, _stream, _idx, _segs, _lease},
+                                         {nn, up, std::to_string(*fence)})
+                         : _st->c->fcall("floe_tier_trim", {_meta, _stream, _idx, _segs}, {nn, up});
         if (!rep) {
             if (redis::server_error_is(rep.error(), "FLOE_STALE")) return std::vector<segment_info>{};
+            if (redis::server_error_is(rep.error(), "FLOE_FENCED"))
+                return fail(errc::conflict, "retention of {}-{} refused: {}", _tp.topic, _tp.partition,
+                            rep.error().message());
             return fail(tier_error(rep.error(), fmt::format("retention of {}-{}", _tp.topic, _tp.partition)));
         }
         return gone;
@@ -773,6 +783,7 @@ private:
     mutable std::map<int64_t, std::string> _hints; ///< next offset -> id of the entry before it (under _mu)
     std::atomic<bool> _closed{false};
     std::string _meta, _stream, _idx, _prod, _segs;
+    std::string _lease; ///< the storage worker's lease (fencing); never deleted, so epochs only grow
 };
 
 /// resolve_topic_config, refusing what this tier does not implement: compacted topics
@@ -1054,6 +1065,14 @@ private:
 };
 
 } // namespace
+
+std::string partition_tag(std::string_view ns, std::string_view topic, int32_t partition) {
+    return fmt::format("{{{}:{}:{}}}", ns, topic, partition);
+}
+
+std::string offload_lease_key(std::string_view ns, std::string_view topic, int32_t partition) {
+    return partition_tag(ns, topic, partition) + ":lease";
+}
 
 result<std::unique_ptr<log::local_tier>> open(std::shared_ptr<redis::client> c, options o) {
     FLOE_TRY_CTX(c->load_library(k_library, functions_lua, functions_lua_version),

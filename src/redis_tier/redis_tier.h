@@ -30,6 +30,13 @@ struct options {
     std::filesystem::path log_dir;     ///< reported by DescribeLogDirs (no data is kept there)
 };
 
+/// "{<ns>:<topic>:<partition>}": the hash tag every key of a partition carries (one slot).
+std::string partition_tag(std::string_view ns, std::string_view topic, int32_t partition);
+/// The key of the storage worker's lease on a partition (a redis::lease_manager hash in the
+/// partition's slot): the tier's marker and trim functions, given an epoch, run only while it is
+/// this lease's current epoch (log::offload_fence). Never deleted, so epochs only grow.
+std::string offload_lease_key(std::string_view ns, std::string_view topic, int32_t partition);
+
 /// Connects, loads (version-checked) the function library and returns the tier. Start-up
 /// errors name the setting when they come from one (e.g. floe.local.redis.uri).
 result<std::unique_ptr<log::local_tier>> open(options o);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <future>
+#include <set>
 
 namespace floe::tiering {
 namespace {
@@ -20,6 +21,9 @@ struct worker_metrics {
     metrics::family<metrics::counter>& commits;
     metrics::family<metrics::counter>& conflicts;
     metrics::family<metrics::histogram>& commit_seconds;
+    metrics::family<metrics::gauge>& leases_held;
+    metrics::family<metrics::counter>& leases_taken;
+    metrics::family<metrics::counter>& leases_lost;
 
     static worker_metrics& get() {
         auto& r = metrics::registry::instance();
@@ -32,12 +36,64 @@ struct worker_metrics {
             r.counter_family("floe_iceberg_commits_total", "Iceberg commits by the storage worker.", {"operation"}),
             r.counter_family("floe_iceberg_commit_conflicts_total", "Iceberg commit attempts that lost a compare-and-swap and were retried."),
             r.histogram_family("floe_iceberg_commit_duration_seconds", "Time to write and commit one offload to Iceberg."),
+            r.gauge_family("floe_storage_worker_partition_leases", "Partition leases this broker's storage worker holds."),
+            r.counter_family("floe_storage_worker_lease_acquisitions_total", "Partition leases taken with a new fencing epoch (first take, or a takeover).", {"topic"}),
+            r.counter_family("floe_storage_worker_leases_lost_total", "Partition work stopped because its lease could not be renewed.", {"topic"}),
         };
         return m;
     }
 };
 
 } // namespace
+
+/// One partition's lease while its work runs (one offload thread): renews it every third of
+/// the lease duration and says when it is lost; without partition leases it is a no-op.
+class storage_worker::lease_keeper {
+public:
+    lease_keeper(partition_leases* leases, std::optional<partition_lease> held)
+        : _leases(leases), _held(std::move(held)), _renewed(std::chrono::steady_clock::now()) {}
+
+    /// OK while the lease is (still) held; errc::conflict once it is lost (then always).
+    result<void> keep() {
+        if (!_held) return {};
+        if (_lost) return fail(errc::conflict, "{}", *_lost);
+        auto now = std::chrono::steady_clock::now();
+        if (now - _renewed < _leases->duration() / 3 && now < _held->valid_until) return {};
+        auto r = _leases->renew(*_held);
+        if (!r) {
+            auto key = stream_key_for(_held->topic, _held->partition);
+            // A renewal that could not reach the lease store is not a loss yet, but the lease
+            // cannot be shown to be ours: go on only until it may have expired.
+            if (r.error().code() != errc::conflict && std::chrono::steady_clock::now() < _held->valid_until) {
+                spdlog::warn("storage worker: cannot renew the lease of {} (epoch {}), going on until it would "
+                             "expire: {}", key, _held->epoch, r.error().message());
+                return {};
+            }
+            _lost = fmt::format("lease of {} lost (epoch {}): {}", key, _held->epoch, r.error().message());
+            return fail(errc::conflict, "{}", *_lost);
+        }
+        _held = std::move(*r);
+        _renewed = now;
+        return {};
+    }
+    /// Passes `r` through; a fenced write refused for a stale epoch (errc::conflict) means the
+    /// lease is lost.
+    result<void> fenced(result<void> r) {
+        if (!r && _held && r.error().code() == errc::conflict && !_lost) _lost = r.error().message();
+        return r;
+    }
+    bool lost() const noexcept { return _lost.has_value(); }
+    log::offload_fence fence() const noexcept {
+        return _held ? log::offload_fence(_held->epoch) : std::nullopt;
+    }
+    const std::optional<partition_lease>& held() const noexcept { return _held; }
+
+private:
+    partition_leases* _leases;
+    std::optional<partition_lease> _held;
+    std::chrono::steady_clock::time_point _renewed;
+    std::optional<std::string> _lost;
+};
 
 std::string stream_key_for(std::string_view topic, int32_t partition) {
     return fmt::format("{}-{}", topic, partition);
@@ -46,6 +102,11 @@ std::string stream_key_for(std::string_view topic, int32_t partition) {
 storage_worker::storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<lease> l,
                                worker_options opts)
     : _logs(logs), _lake(lake), _lease(std::move(l)), _opts(opts),
+      _clock(opts.clock ? *opts.clock : system_clock_source::instance()) {}
+
+storage_worker::storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<partition_leases> leases,
+                               worker_options opts)
+    : _logs(logs), _lake(lake), _leases(std::move(leases)), _opts(opts),
       _clock(opts.clock ? *opts.clock : system_clock_source::instance()) {}
 
 storage_worker::~storage_worker() { stop(); }
@@ -65,6 +126,16 @@ void storage_worker::stop() {
     _cv.notify_all();
     if (_thread.joinable()) _thread.join();
     if (_lease) _lease->release();
+    if (_leases) {
+        // A clean stop hands the partitions over at once instead of after the lease duration.
+        std::map<std::string, partition_lease> held;
+        {
+            std::lock_guard g(_mu);
+            held.swap(_held);
+        }
+        for (auto& [k, l] : held) _leases->release(l);
+        worker_metrics::get().leases_held.with({}).set(0);
+    }
 }
 
 void storage_worker::run() {
@@ -93,48 +164,50 @@ worker_health storage_worker::health() const {
     std::lock_guard g(_mu);
     size_t failing = 0;
     for (auto& [k, s] : _state) failing += s.failures > 0;
-    if (failing == 0)
+    if (failing == 0) {
+        if (_leases) return {true, fmt::format("offloading {} partition(s) under lease", _held.size())};
         return {true, _leader ? "offloading" : "standby (another broker holds the lease)"};
+    }
     return {false, fmt::format("{} partition(s) failing to offload; last error: {}", failing, _last_error)};
 }
 
 tick_report storage_worker::tick() {
     tick_report rep;
-    auto leader = _lease->acquire();
-    if (!leader) {
-        std::lock_guard g(_mu);
-        _last_error = leader.error().message();
-        spdlog::warn("storage worker: cannot take the lease: {}", leader.error().message());
-        ++rep.failures;
-        return rep;
+    if (_lease) {
+        auto leader = _lease->acquire();
+        if (!leader) {
+            std::lock_guard g(_mu);
+            _last_error = leader.error().message();
+            spdlog::warn("storage worker: cannot take the lease: {}", leader.error().message());
+            ++rep.failures;
+            return rep;
+        }
+        {
+            std::lock_guard g(_mu);
+            _leader = *leader;
+        }
+        rep.leader = *leader;
+        if (!*leader) return rep;
     }
-    {
-        std::lock_guard g(_mu);
-        _leader = *leader;
-    }
-    rep.leader = *leader;
-    if (!*leader) return rep;
 
-    // Every partition of every tiered topic; roll what is due by time first.
+    // Every partition of every tiered topic.
     std::vector<std::pair<log::topic_info, std::shared_ptr<log::local_partition>>> work;
     for (auto& t : _logs.topics()) {
         if (!t.config.remote_storage_enable) continue;
         for (int32_t p = 0; p < t.partitions; ++p) {
             auto pl = _logs.partition(t.name, p);
             if (!pl) continue;
-            if (auto r = pl->maybe_roll_by_time(); !r)
-                spdlog::warn("storage worker: cannot roll {}: {}", stream_key_for(t.name, p), r.error().message());
             work.emplace_back(t, std::move(pl));
         }
     }
     rep.partitions = work.size();
 
-    // Offload up to `parallelism` partitions at once.
+    // Up to `parallelism` partitions at once: each one's roll, offload and local retention.
     size_t next = 0;
     std::mutex next_mu;
+    std::set<std::string> led; // topics whose partition 0 this worker holds (table-wide work)
     auto runner = [&] {
-        partition_result total;
-        size_t failures = 0;
+        tick_report part;
         for (;;) {
             size_t i;
             {
@@ -142,43 +215,44 @@ tick_report storage_worker::tick() {
                 if (next >= work.size()) break;
                 i = next++;
             }
-            auto r = offload_partition(work[i].first, work[i].second);
-            total.segments += r.segments;
-            total.rows += r.rows;
-            failures += r.failed;
+            auto r = work_partition(work[i].first, work[i].second);
+            part.segments_offloaded += r.segments;
+            part.rows_committed += r.rows;
+            part.failures += r.failed;
+            part.leased += r.leased;
+            part.leases_lost += r.lease_lost;
+            part.local_segments_deleted += r.local_deleted;
+            if (r.leased && !r.lease_lost && work[i].second->tp().partition == 0) {
+                std::lock_guard g(next_mu);
+                led.insert(work[i].first.name);
+            }
         }
-        return std::pair{total, failures};
+        return part;
     };
     size_t threads = std::min(std::max<size_t>(1, _opts.parallelism), std::max<size_t>(1, work.size()));
-    std::vector<std::future<std::pair<partition_result, size_t>>> futs;
+    std::vector<std::future<tick_report>> futs;
     for (size_t i = 1; i < threads; ++i) futs.push_back(std::async(std::launch::async, runner));
-    auto mine = runner();
-    rep.segments_offloaded += mine.first.segments;
-    rep.rows_committed += mine.first.rows;
-    rep.failures += mine.second;
-    for (auto& f : futs) {
-        auto r = f.get();
-        rep.segments_offloaded += r.first.segments;
-        rep.rows_committed += r.first.rows;
-        rep.failures += r.second;
+    auto add = [&rep](const tick_report& r) {
+        rep.segments_offloaded += r.segments_offloaded;
+        rep.rows_committed += r.rows_committed;
+        rep.failures += r.failures;
+        rep.leased += r.leased;
+        rep.leases_lost += r.leases_lost;
+        rep.local_segments_deleted += r.local_segments_deleted;
+    };
+    add(runner());
+    for (auto& f : futs) add(f.get());
+    if (_leases) {
+        rep.leader = rep.leased > 0;
+        std::lock_guard g(_mu);
+        _leader = rep.leader;
     }
 
-    // Local retention (only offloaded segments may go) and remote retention.
-    for (auto& [t, p] : work) {
-        std::optional<kafka_offset> covers;
-        {
-            std::lock_guard g(_mu);
-            if (auto it = _state.find(stream_key_for(t.name, p->tp().partition));
-                it != _state.end() && it->second.lake_covers)
-                covers = kafka_offset(*it->second.lake_covers);
-        }
-        auto deleted = p->apply_retention(covers);
-        if (deleted) rep.local_segments_deleted += deleted->size();
-        else spdlog::warn("storage worker: local retention of {} failed: {}", stream_key_for(t.name, p->tp().partition), deleted.error().message());
-    }
+    // Table-wide work: with partition leases, only by the holder of the topic's partition 0.
+    auto leads = [&](const std::string& topic) { return !_leases || led.contains(topic); };
     auto now = std::chrono::steady_clock::now();
     for (auto& t : _logs.topics()) {
-        if (!t.config.remote_storage_enable || t.config.retention_ms < 0) continue;
+        if (!t.config.remote_storage_enable || t.config.retention_ms < 0 || !leads(t.name)) continue;
         {
             std::lock_guard g(_mu);
             auto& last = _last_remote_retention[t.name];
@@ -197,7 +271,7 @@ tick_report storage_worker::tick() {
     }
     if (_opts.maintainer) {
         for (auto& t : _logs.topics()) {
-            if (!t.config.remote_storage_enable) continue;
+            if (!t.config.remote_storage_enable || !leads(t.name)) continue;
             {
                 std::lock_guard g(_mu);
                 auto& last = _last_maintenance[t.name];
@@ -206,24 +280,138 @@ tick_report storage_worker::tick() {
                 last = now;
             }
             // Still the lease holder: a long offload may have outlived it.
-            if (auto still = _lease->acquire(); !still || !*still) break;
+            if (_lease) {
+                if (auto still = _lease->acquire(); !still || !*still) break;
+            } else {
+                std::optional<partition_lease> l;
+                {
+                    std::lock_guard g(_mu);
+                    if (auto it = _held.find(stream_key_for(t.name, 0)); it != _held.end()) l = it->second;
+                }
+                if (!l || !_leases->renew(*l)) continue;
+            }
             if (auto r = _opts.maintainer->maintain(t.name); !r)
                 spdlog::warn("storage worker: maintenance of {} failed: {}", t.name, r.error().message());
             else ++rep.tables_maintained;
         }
     }
+    if (_leases) {
+        // The leases of partition 0 kept only for the table-wide work of topics not owned here.
+        std::vector<partition_lease> give_back;
+        {
+            std::lock_guard g(_mu);
+            for (auto it = _held.begin(); it != _held.end();) {
+                if (it->second.partition == 0 && !_leases->owns(it->second.topic, 0)) {
+                    give_back.push_back(it->second);
+                    it = _held.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            worker_metrics::get().leases_held.with({}).set(double(_held.size()));
+        }
+        for (auto& l : give_back) _leases->release(l);
+    }
     return rep;
 }
 
+storage_worker::partition_result storage_worker::work_partition(const log::topic_info& topic,
+                                                                std::shared_ptr<log::local_partition> p) {
+    const int32_t pn = p->tp().partition;
+    const auto key = stream_key_for(topic.name, pn);
+    std::optional<partition_lease> held;
+    auto& m = worker_metrics::get();
+    if (_leases) {
+        auto l = _leases->acquire(topic.name, pn);
+        if (!l) {
+            spdlog::warn("storage worker: cannot take the lease of {}: {}", key, l.error().message());
+            std::lock_guard g(_mu);
+            _last_error = fmt::format("{}: {}", key, l.error().message());
+            partition_result r;
+            r.failed = true;
+            return r;
+        }
+        if (!*l) {
+            // Another broker holds it: whatever this worker held is gone.
+            std::lock_guard g(_mu);
+            _held.erase(key);
+            return {};
+        }
+        held = **l;
+        std::optional<int64_t> before;
+        {
+            std::lock_guard g(_mu);
+            if (auto it = _held.find(key); it != _held.end()) before = it->second.epoch;
+            _held[key] = *held;
+        }
+        if (before != held->epoch) {
+            m.leases_taken.with({topic.name}).inc();
+            spdlog::info("storage worker: took the lease of {} (epoch {}{})", key, held->epoch,
+                         _leases->owns(topic.name, pn) ? "" : ", owner absent or slow");
+        }
+    }
+    lease_keeper keeper(_leases.get(), held);
+    partition_result out;
+    out.leased = held.has_value();
+    if (auto r = p->maybe_roll_by_time(); !r)
+        spdlog::warn("storage worker: cannot roll {}: {}", key, r.error().message());
+    out = offload_partition(topic, *p, keeper);
+    out.leased = held.has_value();
+    // Local retention: only offloaded segments may go (and only while the lease is ours).
+    if (!keeper.lost() && keeper.keep()) {
+        std::optional<kafka_offset> covers;
+        {
+            std::lock_guard g(_mu);
+            if (auto it = _state.find(key); it != _state.end() && it->second.lake_covers)
+                covers = kafka_offset(*it->second.lake_covers);
+        }
+        auto deleted = p->apply_retention(covers, keeper.fence());
+        if (deleted) {
+            out.local_deleted = deleted->size();
+        } else {
+            (void)keeper.fenced(fail(deleted.error())); // a stale epoch: the lease is lost
+            spdlog::warn("storage worker: local retention of {} failed: {}", key, deleted.error().message());
+        }
+    }
+    out.lease_lost = keeper.lost();
+    if (held) {
+        bool keep = false;
+        if (!out.lease_lost) {
+            // Kept while this broker owns the partition; partition 0 also until the table-wide
+            // work of this tick is done (tick() gives it back then).
+            keep = pn == 0 || _leases->owns(topic.name, pn);
+            if (keep) {
+                std::lock_guard g(_mu);
+                if (auto it = _held.find(key); it != _held.end() && keeper.held()) it->second = *keeper.held();
+            }
+        } else {
+            m.leases_lost.with({topic.name}).inc();
+        }
+        if (!keep) {
+            {
+                std::lock_guard g(_mu);
+                _held.erase(key);
+            }
+            if (!out.lease_lost) _leases->release(*keeper.held());
+        }
+    }
+    return out;
+}
+
 storage_worker::partition_result storage_worker::offload_partition(const log::topic_info& topic,
-                                                                   std::shared_ptr<log::local_partition> p) {
-    auto key = stream_key_for(topic.name, p->tp().partition);
+                                                                   log::local_partition& p, lease_keeper& keeper) {
+    auto key = stream_key_for(topic.name, p.tp().partition);
     {
         std::lock_guard g(_mu);
         auto& st = _state[key];
         if (st.failures > 0 && std::chrono::steady_clock::now() < st.next_attempt) return {};
     }
-    auto r = offload_partition_once(topic, *p);
+    auto r = offload_partition_once(topic, p, keeper);
+    if (!r && keeper.lost()) {
+        // Not a failure of the partition: another broker has it now (or will once it expires).
+        spdlog::warn("storage worker: stopped the offload of {}: {}", key, r.error().message());
+        return {};
+    }
     std::lock_guard g(_mu);
     auto& st = _state[key];
     if (r) {
@@ -246,9 +434,11 @@ storage_worker::partition_result storage_worker::offload_partition(const log::to
 }
 
 result<storage_worker::partition_result> storage_worker::offload_partition_once(const log::topic_info& topic,
-                                                                                log::local_partition& p) {
+                                                                                log::local_partition& p,
+                                                                                lease_keeper& keeper) {
     partition_result out;
     auto key = stream_key_for(topic.name, p.tp().partition);
+    FLOE_TRY(keeper.keep());
     auto table = FLOE_TRY_CTX(_lake.table_for_topic(topic.name), "opening the table of {}", topic.name);
     auto positions = FLOE_TRY_CTX(table->committed_positions(), "reading committed positions of {}", key);
     int64_t committed = positions.contains(key) ? positions[key] : 0;
@@ -257,7 +447,7 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
     if (committed > marker) {
         spdlog::info("storage worker: {} already committed up to offset {} (marker was {}); marking", key,
                      committed, marker);
-        FLOE_TRY(p.set_offloaded_up_to(kafka_offset(committed)));
+        FLOE_TRY(keeper.fenced(p.set_offloaded_up_to(kafka_offset(committed), keeper.fence())));
     } else if (committed < marker) {
         // The table does not hold what the marker says was offloaded: another writer, a restored
         // catalog or a forked table. Keep those segments and offload them again.
@@ -282,7 +472,7 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
                           "there and {}",
                           table->table_name(), key, committed, marker, again);
         }
-        FLOE_TRY(p.rewind_offloaded_up_to(kafka_offset(committed)));
+        FLOE_TRY(keeper.fenced(p.rewind_offloaded_up_to(kafka_offset(committed), keeper.fence())));
     } else {
         std::lock_guard g(_mu);
         _state[key].marker_ahead_reported = false;
@@ -299,10 +489,12 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         // Never past the last stable offset: an open transaction's records may still be
         // aborted, and only committed data becomes rows (segments go in order, so stop here).
         if (seg.next_offset() > p.last_stable_offset()()) break;
+        FLOE_TRY(keeper.keep());
         auto t0 = std::chrono::steady_clock::now();
         auto app = FLOE_TRY_CTX(table->begin_append(), "starting an append for segment {} of {}", seg.id(), key);
         std::vector<parquet::message_header_view> headers;
         std::string message_id;
+        uint32_t since_keep = 0;
         auto rows = for_each_local_record(
             p, std::max(seg.base_offset(), committed), seg.next_offset(), _opts.read_chunk_bytes,
             _opts.max_decompressed_batch, [&](const record_view& rec) -> result<bool> {
@@ -321,11 +513,20 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
                 row.partition = p.tp().partition;
                 row.offset = rec.offset;
                 FLOE_TRY(app->add(row));
+                // Renew as the segment goes; stop at once when the lease is lost.
+                if (++since_keep == 4096) {
+                    since_keep = 0;
+                    FLOE_TRY(keeper.keep());
+                }
                 return true;
             }, /*committed_only=*/true);
         FLOE_TRY_CTX(std::move(rows), "offloading segment {} of {}", seg.id(), key);
+        // A commit by a former holder cannot add a row twice (the table's committed positions
+        // and the catalog's compare-and-swap refuse overlapping rows), but only the holder commits.
+        FLOE_TRY(keeper.keep());
         auto res = FLOE_TRY_CTX(app->commit({{key, seg.next_offset()}}), "committing segment {} of {}", seg.id(), key);
-        FLOE_TRY_CTX(p.set_offloaded_up_to(seg.next_offset), "marking segment {} of {} offloaded", seg.id(), key);
+        FLOE_TRY_CTX(keeper.fenced(p.set_offloaded_up_to(seg.next_offset, keeper.fence())),
+                     "marking segment {} of {} offloaded", seg.id(), key);
         committed = seg.next_offset();
         covered(committed);
         double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

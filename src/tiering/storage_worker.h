@@ -5,6 +5,7 @@
 #include "lake/table_writer.h"
 #include "log/local_tier.h"
 #include "tiering/lease.h"
+#include "tiering/partition_leases.h"
 #include "tiering/table_maintainer.h"
 
 #include <atomic>
@@ -35,8 +36,10 @@ struct worker_options {
 
 /// What one tick did.
 struct tick_report {
-    bool leader = false;
-    size_t partitions = 0;
+    bool leader = false;      ///< held the global lease (or, with partition leases, at least one)
+    size_t partitions = 0;    ///< tiered partitions seen
+    size_t leased = 0;        ///< with partition leases: partitions worked on under a lease
+    size_t leases_lost = 0;   ///< with partition leases: work stopped because a renewal failed
     size_t segments_offloaded = 0;
     int64_t rows_committed = 0;
     size_t failures = 0;
@@ -60,6 +63,16 @@ struct worker_health {
 /// The partition's offloaded-up-to marker moves only after a commit succeeded, and local
 /// retention deletes nothing above it.
 ///
+/// Who may work: either one global `lease` (the embedded log: one broker per data dir, which
+/// does everything while it holds it), or `partition_leases` (a local tier shared by several
+/// brokers): each partition's offload, rolls and local retention run only under that
+/// partition's lease, whose fencing epoch goes with every marker move and trim; the table-wide
+/// work of a topic (remote retention, maintenance) runs on the holder of its partition 0. A
+/// broker takes and keeps the leases it owns (rendezvous over the live brokers), takes any
+/// other lease that is free or expired (a dead owner's partitions move within the lease
+/// duration) and gives those back after the pass. Work renews its lease as it goes (every
+/// third of the duration) and stops at once when a renewal fails.
+///
 /// Threads: one scheduler thread runs ticks every tick_interval (or on wake()); each tick
 /// offloads up to `parallelism` partitions at once on short-lived threads. A failing partition
 /// is retried with exponential backoff; it never blocks produce or fetch (the worker only reads
@@ -67,6 +80,8 @@ struct worker_health {
 class storage_worker {
 public:
     storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<lease> lease,
+                   worker_options opts);
+    storage_worker(log::local_tier& logs, lake::lake& lake, std::unique_ptr<partition_leases> leases,
                    worker_options opts);
     ~storage_worker();
 
@@ -94,16 +109,22 @@ private:
         size_t segments = 0;
         int64_t rows = 0;
         bool failed = false;
+        bool leased = false;      ///< worked under a partition lease
+        bool lease_lost = false;  ///< stopped because the lease could not be renewed
+        size_t local_deleted = 0;
     };
-    partition_result offload_partition(const log::topic_info& topic,
-                                       std::shared_ptr<log::local_partition> p);
-    result<partition_result> offload_partition_once(const log::topic_info& topic,
-                                                    log::local_partition& p);
+    class lease_keeper;
+    /// One partition's pass: its lease (partition leases), roll by time, offload, local retention.
+    partition_result work_partition(const log::topic_info& topic, std::shared_ptr<log::local_partition> p);
+    partition_result offload_partition(const log::topic_info& topic, log::local_partition& p, lease_keeper& keeper);
+    result<partition_result> offload_partition_once(const log::topic_info& topic, log::local_partition& p,
+                                                    lease_keeper& keeper);
     void run();
 
     log::local_tier& _logs;
     lake::lake& _lake;
-    std::unique_ptr<lease> _lease;
+    std::unique_ptr<lease> _lease;               ///< global lease (or nullptr)
+    std::unique_ptr<partition_leases> _leases;   ///< per-partition leases (or nullptr)
     worker_options _opts;
     clock_source& _clock;
 
@@ -114,6 +135,9 @@ private:
     std::chrono::steady_clock::time_point _started = std::chrono::steady_clock::now();
     std::string _last_error;
     bool _leader = false;
+    /// Partition leases held now, by stream key (kept between ticks for the partitions this
+    /// broker owns).
+    std::map<std::string, partition_lease> _held;
 
     std::mutex _run_mu;
     std::condition_variable _cv;
