@@ -6,6 +6,7 @@
 #include "log/testing/local_tier_conformance.h"
 #include "redis/testing/server.h"
 #include "redis_tier/redis_tier.h"
+#include "redis/slot.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -86,6 +87,7 @@ public:
         o.log_dir = "/nonexistent";
         return redis_tier::open(std::move(o));
     }
+    const std::string& ns() const { return _ns; }
 
 private:
     std::string _uris;
@@ -152,3 +154,143 @@ TEST(redis_tier_refusals, compacted_topics_are_refused_everywhere) {
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message().find("floe.topic-defaults"), std::string::npos) << bad.error().message();
 }
+
+// The storage worker's partition lease and the tier's fencing (log::offload_fence): the lease
+// hash lives in the partition's slot (redis_tier::offload_lease_key), and the marker and trim
+// functions run only while the caller's epoch is the lease's current one, on one Redis and on
+// a three-master Redis Cluster.
+#include "log/batch_builder.h"
+#include "redis/coordination.h"
+
+#include <thread>
+
+namespace {
+
+class offload_fence_test : public ::testing::TestWithParam<bool> {
+protected:
+    std::string uris(std::string& why) {
+        if (GetParam()) {
+            auto& c = the_cluster();
+            if (!c.cluster) why = "redis cluster: " + c.error;
+            return c.cluster ? c.cluster->uris() : "";
+        }
+        auto& s = the_server();
+        if (!s.server) why = "redis-server: " + s.error;
+        return s.server ? s.server->uri() : "";
+    }
+};
+
+void append_records(local_partition& p, int64_t first, int n) {
+    log::batch_builder b;
+    byte_buffer buf;
+    b.begin(0);
+    for (int i = 0; i < n; ++i) {
+        auto v = fmt::format("value-{}", first + i);
+        b.add(i, 1000 + first + i, std::string_view("k"), std::string_view(v)); // old timestamps: due for retention
+    }
+    ASSERT_TRUE(b.finish(buf));
+    auto r = p.append(std::span<uint8_t>(buf.data(), buf.size()));
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_EQ(r->status, append_status::ok);
+}
+
+TEST_P(offload_fence_test, a_stale_epoch_moves_no_marker_and_trims_nothing) {
+    std::string why;
+    auto u = uris(why);
+    ASSERT_FALSE(u.empty()) << why;
+    redis_store store(u);
+    auto tier = store.open({});
+    ASSERT_TRUE(tier) << tier.error();
+    auto p = (*tier)->partition("fenced", 0);
+    ASSERT_FALSE(p);
+    ASSERT_TRUE((*tier)->create_topic("fenced", 1, {{"remote.storage.enable", "true"}, {"local.retention.ms", "1"}}));
+    p = (*tier)->partition("fenced", 0);
+    ASSERT_TRUE(p);
+    for (int s = 0; s < 4; ++s) {
+        append_records(*p, s * 10, 10);
+        ASSERT_TRUE(p->roll());
+    }
+    auto sealed = p->sealed_segments();
+    ASSERT_EQ(sealed.size(), 4u);
+
+    auto opts = redis::parse_uris(u, "uri");
+    ASSERT_TRUE(opts);
+    auto c = redis::client::connect(*opts);
+    ASSERT_TRUE(c) << c.error();
+    auto leases = redis::lease_manager::create(**c);
+    ASSERT_TRUE(leases) << leases.error();
+    // The tier's namespace is the store's; find it from the tier's own keys via the topic list.
+    auto key = redis_tier::offload_lease_key(store.ns(), "fenced", 0);
+    EXPECT_EQ(redis::key_slot(key), redis::key_slot(redis_tier::partition_tag(store.ns(), "fenced", 0) + ":meta"));
+
+    // No lease taken yet: epoch 0 is current, any other is refused.
+    auto none = p->set_offloaded_up_to(sealed[0].next_offset, 1);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code(), errc::conflict) << none.error();
+    EXPECT_EQ(p->offloaded_up_to()(), 0);
+
+    // Broker A takes the lease (short ttl), renews it, moves the marker under its epoch.
+    auto ttl = std::chrono::milliseconds(400);
+    auto a = (*leases)->try_acquire(key, "broker-a", ttl);
+    ASSERT_TRUE(a && *a) << (a ? "held" : a.error().message());
+    const int64_t ea = (*a)->epoch;
+    EXPECT_GE(ea, 1);
+    ASSERT_TRUE(p->set_offloaded_up_to(sealed[0].next_offset, ea));
+    EXPECT_EQ(p->offloaded_up_to(), sealed[0].next_offset);
+    auto renewed = (*leases)->renew(**a, ttl);
+    ASSERT_TRUE(renewed) << renewed.error();
+    EXPECT_EQ(renewed->epoch, ea);
+    // While A holds it, B cannot take it.
+    auto b_early = (*leases)->try_acquire(key, "broker-b", ttl);
+    ASSERT_TRUE(b_early);
+    EXPECT_FALSE(*b_early);
+
+    // A pauses past its lease; B takes it over with a higher epoch.
+    std::this_thread::sleep_for(ttl + std::chrono::milliseconds(200));
+    auto b = (*leases)->try_acquire(key, "broker-b", std::chrono::seconds(30));
+    ASSERT_TRUE(b && *b);
+    const int64_t eb = (*b)->epoch;
+    EXPECT_GT(eb, ea);
+    auto lost = (*leases)->renew(*renewed, ttl);
+    ASSERT_FALSE(lost);
+    EXPECT_EQ(lost.error().code(), errc::conflict);
+
+    // A, resuming, can neither move the marker, rewind it, nor trim.
+    auto stale = p->set_offloaded_up_to(sealed[2].next_offset, ea);
+    ASSERT_FALSE(stale);
+    EXPECT_EQ(stale.error().code(), errc::conflict) << stale.error();
+    EXPECT_NE(stale.error().message().find("not the current lease epoch"), std::string::npos) << stale.error();
+    EXPECT_EQ(p->offloaded_up_to(), sealed[0].next_offset);
+    auto stale_rewind = p->rewind_offloaded_up_to(kafka_offset(0), ea);
+    ASSERT_FALSE(stale_rewind);
+    EXPECT_EQ(stale_rewind.error().code(), errc::conflict);
+    EXPECT_EQ(p->offloaded_up_to(), sealed[0].next_offset);
+    auto stale_trim = p->apply_retention(sealed[0].next_offset, ea);
+    ASSERT_FALSE(stale_trim);
+    EXPECT_EQ(stale_trim.error().code(), errc::conflict);
+    EXPECT_EQ(p->log_start_offset()(), 0) << "a fenced trim removed nothing";
+
+    // B, the holder, does both.
+    ASSERT_TRUE(p->set_offloaded_up_to(sealed[1].next_offset, eb));
+    EXPECT_EQ(p->offloaded_up_to(), sealed[1].next_offset);
+    auto trimmed = p->apply_retention(sealed[1].next_offset, eb);
+    ASSERT_TRUE(trimmed) << trimmed.error();
+    EXPECT_EQ(trimmed->size(), 2u);
+    EXPECT_EQ(p->log_start_offset(), sealed[1].next_offset);
+    // A released-and-retaken lease gets a new epoch again: B's old one is then stale too.
+    ASSERT_TRUE((*leases)->release(**b));
+    auto a2 = (*leases)->try_acquire(key, "broker-a", ttl);
+    ASSERT_TRUE(a2 && *a2);
+    EXPECT_GT((*a2)->epoch, eb);
+    EXPECT_EQ(p->set_offloaded_up_to(sealed[2].next_offset, eb).error().code(), errc::conflict);
+    ASSERT_TRUE(p->set_offloaded_up_to(sealed[2].next_offset, (*a2)->epoch));
+    // Unfenced writes (the embedded log's way) still work.
+    ASSERT_TRUE(p->set_offloaded_up_to(sealed[3].next_offset));
+    EXPECT_EQ(p->offloaded_up_to(), sealed[3].next_offset);
+    ASSERT_TRUE((*tier)->close());
+}
+
+INSTANTIATE_TEST_SUITE_P(redis, offload_fence_test, ::testing::Values(false, true),
+                         [](const auto& info) { return std::string(info.param ? "cluster" : "single"); });
+
+} // namespace
