@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <random>
 
 namespace floe::tiering {
@@ -161,6 +163,87 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     }
     std::sort(offsets.begin(), offsets.end());
     ASSERT_EQ(offsets.size(), size_t(next));
+    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    (void)(*logs)->close();
+    fs::remove_all(dir);
+}
+
+// Lease split brain: two workers (two lakes on one catalog, as two brokers would have) both
+// believe they may offload the same partition and run at the same time. The table's committed
+// positions, re-checked against the catalog's current snapshot on every compare-and-swap
+// attempt, refuse the loser's overlapping rows; its next attempt re-reads the positions and
+// starts above them. Every offset lands exactly once.
+TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
+    auto dir = fs::temp_directory_path() / fmt::format("floe-worker-split-{}", ::getpid());
+    fs::remove_all(dir);
+    log::log_manager_options lo;
+    lo.data_dir = dir;
+    lo.background_threads = false;
+    auto logs = log::log_manager::open(lo);
+    ASSERT_TRUE(logs) << logs.error();
+    ASSERT_TRUE((*logs)->create_topic("s", 1, {{"remote.storage.enable", "true"}}));
+    auto p = (*logs)->partition("s", 0);
+    log::batch_builder b;
+    int64_t next = 0;
+    for (int seg = 0; seg < 12; ++seg) {
+        for (int batch = 0; batch < 3; ++batch) {
+            byte_buffer buf;
+            b.begin(0);
+            for (int i = 0; i < 100; ++i, ++next) {
+                auto v = fmt::format("value-{}", next);
+                // Current timestamps: remote retention (retention.ms, 7 days) must not take rows.
+                b.add(i, system_clock_source::instance().now_ms(), std::string_view("k"), std::string_view(v));
+            }
+            ASSERT_TRUE(b.finish(buf));
+            auto r = p->append(buf);
+            ASSERT_TRUE(r && r->status == log::append_status::ok);
+        }
+        ASSERT_TRUE(p->roll());
+    }
+    lake::lake_options opts;
+    opts.warehouse = "file://" + (dir / "warehouse").string();
+    auto open_lake = [&] {
+        auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
+        EXPECT_TRUE(cat);
+        return std::make_unique<lake::iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
+                                                    std::make_shared<iceberg::local_file_io>(), opts);
+    };
+    auto lake1 = open_lake(), lake2 = open_lake();
+    worker_options wo;
+    wo.max_backoff = std::chrono::milliseconds(1);
+    wo.parallelism = 1;
+    // Two lease files: each worker holds "its" lease, as after a split brain.
+    storage_worker w1(**logs, *lake1,
+                      std::make_unique<file_lease>(dir / "lease1", "one", std::chrono::minutes(1),
+                                                   system_clock_source::instance()), wo);
+    storage_worker w2(**logs, *lake2,
+                      std::make_unique<file_lease>(dir / "lease2", "two", std::chrono::minutes(1),
+                                                   system_clock_source::instance()), wo);
+    std::atomic<int64_t> segs1{0}, segs2{0};
+    auto drive = [&](storage_worker& w, std::atomic<int64_t>& segs) {
+        for (int tick = 0; tick < 400 && p->offloaded_up_to()() < next; ++tick) {
+            segs += int64_t(w.tick().segments_offloaded);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    };
+    std::thread t1([&] { drive(w1, segs1); });
+    std::thread t2([&] { drive(w2, segs2); });
+    t1.join();
+    t2.join();
+    EXPECT_EQ(p->offloaded_up_to()(), next);
+    EXPECT_GT(segs1 + segs2, 0);
+    auto fresh = open_lake(); // a reader that cached nothing
+    lake::table_reader tr(*fresh, "s");
+    auto files = tr.files_for_offsets("s-0", 0, INT64_MAX);
+    ASSERT_TRUE(files) << files.error();
+    std::vector<int64_t> offsets;
+    for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        for (auto& r : *rows) offsets.push_back(r.offset);
+    }
+    std::sort(offsets.begin(), offsets.end());
+    ASSERT_EQ(offsets.size(), size_t(next)) << "segments committed: " << segs1 << " + " << segs2;
     for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
     (void)(*logs)->close();
     fs::remove_all(dir);
