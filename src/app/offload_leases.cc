@@ -34,6 +34,11 @@ bool redis_partition_leases::owns(std::string_view topic, int32_t partition) {
     return redis::rendezvous_owner(redis::partition_item(topic, partition), ids) == _broker_id;
 }
 
+result<bool> redis_partition_leases::is_free(std::string_view topic, int32_t partition) {
+    auto st = FLOE_TRY(_leases->get(redis_tier::offload_lease_key(_ns, topic, partition)));
+    return !st.held();
+}
+
 result<std::optional<tiering::partition_lease>> redis_partition_leases::acquire(std::string_view topic,
                                                                                 int32_t partition) {
     auto key = redis_tier::offload_lease_key(_ns, topic, partition);

@@ -29,6 +29,7 @@ public:
                                                                   std::chrono::milliseconds duration);
 
     bool owns(std::string_view topic, int32_t partition) override;
+    result<bool> is_free(std::string_view topic, int32_t partition) override;
     result<std::optional<tiering::partition_lease>> acquire(std::string_view topic, int32_t partition) override;
     result<tiering::partition_lease> renew(const tiering::partition_lease& l) override;
     void release(const tiering::partition_lease& l) override;

@@ -35,8 +35,11 @@ public:
 
     /// Whether this broker owns the partition by the cluster's spread rule (rendezvous hashing
     /// over the live brokers): it takes and keeps the leases it owns; the others it takes only
-    /// when free or expired (a dead or slow owner), and gives back after the pass.
+    /// when they have stayed free for a while (an owner that is not working them: its worker
+    /// disabled, or stuck), and gives those back after the pass.
     virtual bool owns(std::string_view topic, int32_t partition) = 0;
+    /// True when nobody holds the lease (never taken, released or expired).
+    virtual result<bool> is_free(std::string_view topic, int32_t partition) = 0;
     /// Takes the lease when free, expired or already this broker's (then renewed, same epoch).
     /// nullopt when another live holder has it.
     virtual result<std::optional<partition_lease>> acquire(std::string_view topic, int32_t partition) = 0;

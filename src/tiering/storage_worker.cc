@@ -322,6 +322,25 @@ storage_worker::partition_result storage_worker::work_partition(const log::topic
     std::optional<partition_lease> held;
     auto& m = worker_metrics::get();
     if (_leases) {
+        bool held_before;
+        {
+            std::lock_guard g(_mu);
+            held_before = _held.contains(key);
+        }
+        if (!held_before && !_leases->owns(topic.name, pn)) {
+            // Not ours: leave a free lease to its live owner for a grace period first.
+            auto free = _leases->is_free(topic.name, pn);
+            auto now = std::chrono::steady_clock::now();
+            std::lock_guard g(_mu);
+            if (!free || !*free) {
+                _free_since.erase(key);
+                return {};
+            }
+            auto grace = std::max<std::chrono::milliseconds>(2 * _opts.tick_interval, _leases->duration() / 2);
+            auto [it, fresh] = _free_since.try_emplace(key, now);
+            if (fresh || now - it->second < grace) return {};
+            _free_since.erase(it);
+        }
         auto l = _leases->acquire(topic.name, pn);
         if (!l) {
             spdlog::warn("storage worker: cannot take the lease of {}: {}", key, l.error().message());
@@ -347,7 +366,7 @@ storage_worker::partition_result storage_worker::work_partition(const log::topic
         if (before != held->epoch) {
             m.leases_taken.with({topic.name}).inc();
             spdlog::info("storage worker: took the lease of {} (epoch {}{})", key, held->epoch,
-                         _leases->owns(topic.name, pn) ? "" : ", owner absent or slow");
+                         _leases->owns(topic.name, pn) ? "" : ", free while its owner did not take it");
         }
     }
     lease_keeper keeper(_leases.get(), held);

@@ -68,9 +68,11 @@ struct worker_health {
 /// brokers): each partition's offload, rolls and local retention run only under that
 /// partition's lease, whose fencing epoch goes with every marker move and trim; the table-wide
 /// work of a topic (remote retention, maintenance) runs on the holder of its partition 0. A
-/// broker takes and keeps the leases it owns (rendezvous over the live brokers), takes any
-/// other lease that is free or expired (a dead owner's partitions move within the lease
-/// duration) and gives those back after the pass. Work renews its lease as it goes (every
+/// broker takes and keeps the leases it owns (rendezvous over the live brokers; a dead broker
+/// leaves the live set before its leases expire, so its partitions move to their new owners
+/// within the lease duration); a lease it does not own it takes only when it has stayed free for
+/// a grace period (half the lease duration, at least two ticks: an owner that does not work its
+/// partitions), and gives it back after the pass. Work renews its lease as it goes (every
 /// third of the duration) and stops at once when a renewal fails.
 ///
 /// Threads: one scheduler thread runs ticks every tick_interval (or on wake()); each tick
@@ -138,6 +140,9 @@ private:
     /// Partition leases held now, by stream key (kept between ticks for the partitions this
     /// broker owns).
     std::map<std::string, partition_lease> _held;
+    /// Partitions this broker does not own, by stream key: since when their lease was seen free.
+    /// Taken only after a grace period, so a live owner takes its own first.
+    std::map<std::string, std::chrono::steady_clock::time_point> _free_since;
 
     std::mutex _run_mu;
     std::condition_variable _cv;

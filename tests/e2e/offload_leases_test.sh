@@ -29,7 +29,7 @@ for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q 
 topic="leases.t"
 table="leases_t"
 parts=6
-lease_ms=4000
+lease_ms=${LEASE_MS:-4000}
 records=${RECORDS:-60000}
 start_broker() { # id
   local b="$1"
@@ -130,6 +130,7 @@ check "committed positions reach $records (got $total)" test "$total" -ge "$reco
 check "the table holds every produced record exactly once (DuckDB)" \
   node "$js/check_table.mjs" "$work/files.json" 0 "$records" $parts "$topic"
 for p in "${held2[@]}"; do
+  for b in 1 3; do tail -n +$((mark[$b] + 1)) "$work/b$b/floe.log" | grep -o "took the lease of $topic-$p (.*" | sed "s/^/broker $b: /"; done
   by=""
   for b in 1 3; do tail -n +$((mark[$b] + 1)) "$work/b$b/floe.log" | grep -q "offloaded segment .* of $topic-$p:" && by="$by $b"; done
   check "partition $p: offloaded after the kill by broker(s)${by:- none}" test -n "$by"
