@@ -52,8 +52,17 @@ check "the log says the leases are per partition in Redis" grep -q "per-partitio
 check "kafkajs produced the first 6000 records" node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" 0 6000 $parts
 start_broker 2 || exit 1
 start_broker 3 || exit 1
+# A second live broker with a taken id stops start-up naming the setting (exit 2).
+mkdir -p "$work/dup"
+"$FLOE_BIN" serve --set floe.data-dir="$work/dup/data" --set floe.broker.id=1 --set floe.local.type=redis \
+  --set floe.local.redis.uri=redis://127.0.0.1:$REDIS_PORT --set floe.kafka.listen=127.0.0.1:$(free_port) \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.storage.worker.lease-duration=${lease_ms}ms \
+  >"$work/dup/out" 2>"$work/dup/log"
+rc=$?
+check "a second broker with floe.broker.id=1 exits 2 (rc=$rc)" test "$rc" -eq 2
+check "... naming floe.broker.id" grep -q "floe.broker.id" "$work/dup/log"
 # Ownership spreads once every broker has seen the others (registry ttl = lease/2, heartbeat a third).
-sleep 3
+sleep 1
 for b in 1 2 3; do mark[$b]=$(wc -l < "$work/b$b/floe.log"); done
 
 # More records through broker 1 while all three offload; broker 2 is killed mid-way.
