@@ -426,7 +426,8 @@ int serve(const config::settings& s) {
             // Brokers share the Redis tier: one lease per partition, in Redis, spread over the
             // live brokers of the registry.
             auto w = wire_redis_offload(*redis_client, redis_local->ns, broker_id,
-                                        s.get_string("floe.kafka.advertised-listener"), owner, lease_duration);
+                                        s.get_string("floe.kafka.advertised-listener"), owner, lease_duration,
+                                        data_dir / "tiering" / "broker-token");
             if (!w) {
                 spdlog::error("cannot start the storage worker's partition leases: {}", w.error().message());
                 for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
