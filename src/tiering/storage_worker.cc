@@ -370,11 +370,9 @@ storage_worker::partition_result storage_worker::work_partition(const log::topic
         }
     }
     lease_keeper keeper(_leases.get(), held);
-    partition_result out;
-    out.leased = held.has_value();
     if (auto r = p->maybe_roll_by_time(); !r)
         spdlog::warn("storage worker: cannot roll {}: {}", key, r.error().message());
-    out = offload_partition(topic, *p, keeper);
+    auto out = offload_partition(topic, *p, keeper);
     out.leased = held.has_value();
     // Local retention: only offloaded segments may go (and only while the lease is ours).
     if (!keeper.lost() && keeper.keep()) {
