@@ -6,25 +6,53 @@
 # them to the others within the lease duration (measured: the time until no lease names it any
 # more, each with a higher epoch); the Iceberg table holds every produced record exactly once
 # (DuckDB reads the data files listed by an independent Avro reader).
+# With REDIS_CLUSTER=1 the same on a real three-master Redis Cluster created here.
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
-REDIS_PID=
+REDIS_PIDS=()
 declare -A PID KPORT HPORT
 stop_all() {
   for b in 1 2 3; do [ -n "${PID[$b]:-}" ] && kill -9 "${PID[$b]}" 2>/dev/null; done
-  [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null
+  for r in "${REDIS_PIDS[@]}"; do kill -9 "$r" 2>/dev/null; done
   wait 2>/dev/null
 }
 trap 'stop_all; rm -rf "$work"' EXIT
-REDIS_PORT=$(free_port)
-mkdir -p "$work/redis"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save "" --appendonly no \
-  --logfile "$work/redis/redis.log" --daemonize no >/dev/null 2>&1 &
-REDIS_PID=$!
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+start_redis() { # port [extra args...]
+  local port="$1"; shift
+  mkdir -p "$work/redis-$port"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$work/redis-$port" --save "" --appendonly no \
+    --logfile "$work/redis-$port/redis.log" --daemonize no "$@" >/dev/null 2>&1 &
+  REDIS_PIDS+=($!)
+  for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
+  echo "redis-server on $port did not start"; return 1
+}
+cluster_port() { # a free port whose cluster bus port (+10000) is free too
+  while :; do
+    local p; p=$(free_port)
+    [ "$p" -lt 55000 ] && /usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.close()' $((p + 10000)) 2>/dev/null && { echo "$p"; return; }
+  done
+}
+if [ "${REDIS_CLUSTER:-0}" = 1 ]; then
+  ports=()
+  for _ in 1 2 3; do p=$(cluster_port); ports+=("$p"); start_redis "$p" --cluster-enabled yes --cluster-config-file nodes.conf || exit 1; done
+  redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 0 --cluster-yes >"$work/create.log" 2>&1 \
+    || { echo "redis-cli --cluster create failed"; cat "$work/create.log"; exit 1; }
+  for _ in $(seq 1 100); do
+    ok=0; for p in "${ports[@]}"; do redis-cli -p "$p" cluster info | grep -q cluster_state:ok && ok=$((ok + 1)); done
+    [ "$ok" -eq 3 ] && break; sleep 0.1
+  done
+  REDIS_PORT=${ports[0]}
+  REDIS_URI=$(printf 'redis://127.0.0.1:%s,' "${ports[@]}"); REDIS_URI=${REDIS_URI%,}
+  echo "Redis Cluster of three masters on ports ${ports[*]}"
+else
+  REDIS_PORT=$(free_port)
+  start_redis "$REDIS_PORT" || exit 1
+  REDIS_URI=redis://127.0.0.1:$REDIS_PORT
+fi
+rcli() { redis-cli -c -p "$REDIS_PORT" "$@"; }
 
 topic="leases.t"
 table="leases_t"
@@ -35,7 +63,7 @@ start_broker() { # id
   local b="$1"
   mkdir -p "$work/b$b"
   start_floe "$work/b$b" --set floe.broker.id=$b --set floe.local.type=redis \
-    --set floe.local.redis.uri=redis://127.0.0.1:$REDIS_PORT \
+    --set floe.local.redis.uri=$REDIS_URI \
     --set floe.storage.remote.path=file://$work/warehouse \
     --set floe.storage.remote.catalog.uri=sqlite://$work/catalog.db \
     --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000 \
@@ -43,8 +71,8 @@ start_broker() { # id
     --set floe.default-partitions=$parts || return 1
   PID[$b]=$FLOE_PID; KPORT[$b]=$KAFKA_PORT; HPORT[$b]=$HTTP_PORT; FLOE_PID=
 }
-holder_of() { redis-cli -p "$REDIS_PORT" HGET "{floe:$topic:$1}:lease" holder; }
-epoch_of() { redis-cli -p "$REDIS_PORT" HGET "{floe:$topic:$1}:lease" epoch; }
+holder_of() { rcli HGET "{floe:$topic:$1}:lease" holder; }
+epoch_of() { rcli HGET "{floe:$topic:$1}:lease" epoch; }
 
 # Broker 1 creates the topic (the others load it from Redis at start), then 2 and 3 join.
 start_broker 1 || exit 1
@@ -55,7 +83,7 @@ start_broker 3 || exit 1
 # A second live broker with a taken id stops start-up naming the setting (exit 2).
 mkdir -p "$work/dup"
 "$FLOE_BIN" serve --set floe.data-dir="$work/dup/data" --set floe.broker.id=1 --set floe.local.type=redis \
-  --set floe.local.redis.uri=redis://127.0.0.1:$REDIS_PORT --set floe.kafka.listen=127.0.0.1:$(free_port) \
+  --set floe.local.redis.uri=$REDIS_URI --set floe.kafka.listen=127.0.0.1:$(free_port) \
   --set floe.http.listen=127.0.0.1:$(free_port) --set floe.storage.worker.lease-duration=${lease_ms}ms \
   >"$work/dup/out" 2>"$work/dup/log"
 rc=$?
@@ -102,7 +130,7 @@ for b in 1 3; do mark[$b]=$(wc -l < "$work/b$b/floe.log"); done
 taken=""
 gone_ms=""
 for _ in $(seq 1 200); do
-  [ -z "$gone_ms" ] && [ -z "$(redis-cli -p "$REDIS_PORT" ZSCORE 'floe{floe.brokers}.expiry' 2)" ] \
+  [ -z "$gone_ms" ] && [ -z "$(rcli ZSCORE 'floe{floe.brokers}.expiry' 2)" ] \
     && gone_ms=$((($(date +%s%N) - t0) / 1000000))
   left=0
   for p in "${held2[@]}"; do case "$(holder_of $p)" in broker-2@*|"") left=$((left + 1));; esac; done
