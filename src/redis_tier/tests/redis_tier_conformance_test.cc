@@ -3,13 +3,16 @@
 // (one server / cluster for the binary, one namespace per test so tests never see each other's
 // keys).
 
+#include "log/batch_builder.h"
 #include "log/testing/local_tier_conformance.h"
+#include "redis/coordination.h"
 #include "redis/testing/server.h"
 #include "redis_tier/redis_tier.h"
 #include "redis/slot.h"
 
 #include <atomic>
 #include <cstdlib>
+#include <thread>
 
 using namespace floe;
 using namespace floe::log;
@@ -159,10 +162,6 @@ TEST(redis_tier_refusals, compacted_topics_are_refused_everywhere) {
 // hash lives in the partition's slot (redis_tier::offload_lease_key), and the marker and trim
 // functions run only while the caller's epoch is the lease's current one, on one Redis and on
 // a three-master Redis Cluster.
-#include "log/batch_builder.h"
-#include "redis/coordination.h"
-
-#include <thread>
 
 namespace {
 
@@ -201,10 +200,8 @@ TEST_P(offload_fence_test, a_stale_epoch_moves_no_marker_and_trims_nothing) {
     redis_store store(u);
     auto tier = store.open({});
     ASSERT_TRUE(tier) << tier.error();
-    auto p = (*tier)->partition("fenced", 0);
-    ASSERT_FALSE(p);
     ASSERT_TRUE((*tier)->create_topic("fenced", 1, {{"remote.storage.enable", "true"}, {"local.retention.ms", "1"}}));
-    p = (*tier)->partition("fenced", 0);
+    auto p = (*tier)->partition("fenced", 0);
     ASSERT_TRUE(p);
     for (int s = 0; s < 4; ++s) {
         append_records(*p, s * 10, 10);
@@ -219,7 +216,6 @@ TEST_P(offload_fence_test, a_stale_epoch_moves_no_marker_and_trims_nothing) {
     ASSERT_TRUE(c) << c.error();
     auto leases = redis::lease_manager::create(**c);
     ASSERT_TRUE(leases) << leases.error();
-    // The tier's namespace is the store's; find it from the tier's own keys via the topic list.
     auto key = redis_tier::offload_lease_key(store.ns(), "fenced", 0);
     EXPECT_EQ(redis::key_slot(key), redis::key_slot(redis_tier::partition_tag(store.ns(), "fenced", 0) + ":meta"));
 
