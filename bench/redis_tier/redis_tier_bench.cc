@@ -15,7 +15,8 @@
 // this process (the client) and of redis-server, from getrusage and /proc/<pid>/stat, so runs
 // on a loaded machine can still be read.
 //
-// usage: bench_redis_tier [records=200000] [batch=500] [--runs N] [--only produce|fetch]
+// usage: bench_redis_tier [records=200000] [batch=500] [--runs N] [--only produce|fetch] [--no-peers]
+// (--no-peers: the tier alone, for profiling; ratios are then not printed)
 
 #include "log/batch_builder.h"
 #include "log/record_batch_header.h"
@@ -157,7 +158,7 @@ struct run_result {
 };
 
 run_result one_run(size_t records, size_t batch, const std::vector<rec>& recs, const std::string& value,
-                   const std::vector<byte_buffer>& reqs, bool do_produce_peer, bool do_fetch) {
+                   const std::vector<byte_buffer>& reqs, bool do_produce_peer, bool do_fetch, bool do_read_peer) {
     char tmpl[] = "/tmp/floe-bench-redis-XXXXXX";
     std::filesystem::path dir = ::mkdtemp(tmpl);
     auto server = redis::fixture::server::start(dir);
@@ -196,7 +197,8 @@ run_result one_run(size_t records, size_t batch, const std::vector<rec>& recs, c
         }
     if (do_fetch) {
         // What the tier reads per round trip for a 1 MiB answer of these records.
-        out.peer_read = peer_xrange(server->port(), server->pid(), "{bench:bench:0}:stream", records, 8000);
+        if (do_read_peer)
+            out.peer_read = peer_xrange(server->port(), server->pid(), "{bench:bench:0}:stream", records, 8000);
         std::vector<log::file_slice> got;
         meter m(server->pid());
         int64_t next = 0;
@@ -250,11 +252,13 @@ stat3 stats(std::vector<double> v) {
 int main(int argc, char** argv) {
     size_t records = 200000, batch = 500, runs = 1;
     std::string only;
+    bool no_peers = false; // for profiling the tier alone
     std::vector<std::string> pos;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--runs" && i + 1 < argc) runs = size_t(std::atoll(argv[++i]));
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
+        else if (a == "--no-peers") no_peers = true;
         else if (a.starts_with("--")) die(fmt::format("unknown option {}", a));
         else pos.push_back(a);
     }
@@ -288,10 +292,11 @@ int main(int argc, char** argv) {
     std::vector<double> peer_add, produce, ratio_p, peer_read, fetch, ratio_f;
     const double n = double(records);
     for (size_t r = 0; r < runs; ++r) {
-        auto res = one_run(records, batch, recs, value, reqs, only != "fetch", only != "produce");
+        auto res = one_run(records, batch, recs, value, reqs, only != "fetch" && !no_peers, only != "produce", !no_peers);
         auto us = [&](const phase& p) { return fmt::format("{:.2f}+{:.2f}", p.client_cpu / n * 1e6, p.server_cpu / n * 1e6); };
-        double pa = only == "fetch" ? 0 : n / res.peer_add.wall, pr = n / res.produce.wall;
-        double xr = only == "produce" ? 0 : n / res.peer_read.wall, fe = only == "produce" ? 0 : n / res.fetch.wall;
+        double pa = res.peer_add.wall > 0 ? n / res.peer_add.wall : 0, pr = n / res.produce.wall;
+        double xr = res.peer_read.wall > 0 ? n / res.peer_read.wall : 0;
+        double fe = res.fetch.wall > 0 ? n / res.fetch.wall : 0;
         fmt::print("{:>3} | {:>10.0f} {:>10.0f} {:>5.2f}x | {:>10.0f} {:>10.0f} {:>5.2f}x | {} {} {} {}\n", r + 1, pa, pr,
                    pa > 0 ? pr / pa : 0, xr, fe, xr > 0 ? fe / xr : 0, us(res.peer_add), us(res.produce),
                    us(res.peer_read), us(res.fetch));

@@ -183,7 +183,16 @@ public:
         args.emplace_back(); // null flags, below
         args.push_back(mirror ? "1" : "0");
         std::string flags;
-        std::vector<std::string> recs;
+        // Every record in one argument: key, value, headers, timestamp, each as a 4-byte
+        // little-endian length and its bytes (functions.lua reads them with struct.unpack).
+        std::string blob;
+        blob.reserve(records.size() + records.size() / 4 + 256);
+        auto put = [&blob](std::string_view v) {
+            const uint32_t n = uint32_t(v.size());
+            const char len[4] = {char(n), char(n >> 8), char(n >> 16), char(n >> 24)};
+            blob.append(len, 4);
+            blob.append(v);
+        };
         std::vector<size_t> batch_starts;
         byte_buffer scratch;
         std::vector<header_view> hs;
@@ -236,10 +245,12 @@ public:
                 auto v = FLOE_TRY(decode_record(h, body, hs));
                 flags.push_back(char('0' + (v.key ? 1 : 0) + (v.value ? 2 : 0)));
                 encode_headers(hs, hbuf);
-                recs.emplace_back(v.key ? *v.key : std::string_view());
-                recs.emplace_back(v.value ? *v.value : std::string_view());
-                recs.push_back(hbuf);
-                recs.push_back(std::to_string(v.timestamp));
+                put(v.key ? *v.key : std::string_view());
+                put(v.value ? *v.value : std::string_view());
+                put(hbuf);
+                char ts[24];
+                auto end = std::to_chars(ts, ts + sizeof ts, v.timestamp).ptr;
+                put(std::string_view(ts, size_t(end - ts)));
                 min_ts = std::min(min_ts, v.timestamp);
                 max_ts = std::max(max_ts, v.timestamp);
                 return {};
@@ -266,7 +277,7 @@ public:
             return reject(append_status::corrupt, "trailing bytes after the last batch");
         args[5] = std::to_string(nbatches);
         args[6] = std::move(flags);
-        for (auto& r : recs) args.push_back(std::move(r));
+        args.push_back(std::move(blob));
 
         auto ks = keys();
         std::vector<std::string_view> kv(ks.begin(), ks.end()), av(args.begin(), args.end());
