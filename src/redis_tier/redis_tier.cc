@@ -351,64 +351,66 @@ public:
         while (_hints.size() > 64) _hints.erase(_hints.begin());
     }
 
-    /// A sequential reader's read (offset remembered by `remember`) is one pipelined round trip
-    /// of HMGET + XRANGE with no Lua; any other read calls floe_tier_read (offset index).
+    /// The entries are read with XRANGE in one pipelined round trip with HMGET of the offsets
+    /// (no Lua, the RESP bytes parsed in place). Its start: a sequential reader's next offset
+    /// is remembered (`remember`) with the id of the entry before it; any other offset asks
+    /// floe_tier_read for the entry id first (offset index), one more round trip.
     result<raw_read> read_entries(int64_t offset, int64_t count) const {
         auto where = [&] { return fmt::format("read of {}-{}", _tp.topic, _tp.partition); };
         auto bad = [&](const error& e) {
             return fail(errc::io_error, "redis local tier: {}: unexpected answer: {}", where(), e.message());
         };
-        std::optional<std::string> hint;
+        auto outside = [&](int64_t ls, int64_t next) {
+            return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
+                        ls, next);
+        };
+        std::string from;
         {
             std::lock_guard g(_mu);
-            if (auto it = _hints.find(offset); it != _hints.end()) hint = it->second;
+            if (auto it = _hints.find(offset); it != _hints.end()) from = "(" + it->second;
         }
         raw_read r;
-        if (hint) {
-            std::string from = "(" + *hint, cnt = std::to_string(count);
-            std::vector<std::vector<std::string_view>> cmds{{"HMGET", _meta, "start", "floor", "next"},
-                                                            {"XRANGE", _stream, from, "+", "COUNT", cnt}};
-            auto rep = _st->c->pipeline_raw(_meta, cmds);
+        if (from.empty()) {
+            auto off = std::to_string(offset);
+            std::string_view keys[] = {_meta, _idx}, args[] = {off};
+            auto rep = _st->c->fcall_raw("floe_tier_read", keys, args);
             if (!rep) return fail(tier_error(rep.error(), where()));
-            for (auto& x : *rep)
-                if (x.is_error()) return fail(errc::io_error, "redis local tier: {}: {}", where(), x.error_text());
-            auto m = (*rep)[0].reader();
+            auto rd = rep->reader();
+            std::string_view status;
             auto parsed = [&]() -> result<void> {
-                if (FLOE_TRY(m.next_array()) != 3) return fail(errc::corrupt, "HMGET answered other than 3 items");
-                std::optional<std::string_view> v[3];
-                for (auto& x : v) x = FLOE_TRY(m.next_nullable_string());
-                r.log_start = std::max(to_i64(v[0].value_or("0")), to_i64(v[1].value_or("0")));
-                r.next = to_i64(v[2].value_or("0"));
-                r.bytes = (*rep)[1];
-                r.entries = r.bytes.reader();
-                r.count = FLOE_TRY(r.entries.next_array());
+                if (FLOE_TRY(rd.next_array()) != 4) return fail(errc::corrupt, "floe_tier_read answered other than 4 items");
+                status = FLOE_TRY(rd.next_string());
+                r.log_start = FLOE_TRY(rd.next_integer());
+                r.next = FLOE_TRY(rd.next_integer());
+                from = FLOE_TRY(rd.next_string());
                 return {};
             }();
             if (!parsed) return bad(parsed.error());
-            if (offset < r.log_start || offset > r.next)
-                return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
-                            r.log_start, r.next);
-            return r;
+            if (status == "out_of_range") return outside(r.log_start, r.next);
+            if (from.empty()) return r; // the log end: nothing to read
         }
-        auto off = std::to_string(offset), cnt = std::to_string(count);
-        std::string_view keys[] = {_meta, _idx, _stream}, args[] = {off, cnt};
-        auto rep = _st->c->fcall_raw("floe_tier_read", keys, args);
+        auto cnt = std::to_string(count);
+        std::vector<std::vector<std::string_view>> cmds{{"HMGET", _meta, "start", "floor", "next"},
+                                                        {"XRANGE", _stream, from, "+", "COUNT", cnt}};
+        auto rep = _st->c->pipeline_raw(_meta, cmds);
         if (!rep) return fail(tier_error(rep.error(), where()));
-        r.bytes = std::move(*rep);
-        r.entries = r.bytes.reader();
-        std::string_view status;
+        for (auto& x : *rep)
+            if (x.is_error()) return fail(errc::io_error, "redis local tier: {}: {}", where(), x.error_text());
+        auto m = (*rep)[0].reader();
         auto parsed = [&]() -> result<void> {
-            if (FLOE_TRY(r.entries.next_array()) != 4) return fail(errc::corrupt, "floe_tier_read answered other than 4 items");
-            status = FLOE_TRY(r.entries.next_string());
-            r.log_start = FLOE_TRY(r.entries.next_integer());
-            r.next = FLOE_TRY(r.entries.next_integer());
+            if (FLOE_TRY(m.next_array()) != 3) return fail(errc::corrupt, "HMGET answered other than 3 items");
+            std::optional<std::string_view> v[3];
+            for (auto& x : v) x = FLOE_TRY(m.next_nullable_string());
+            r.log_start = std::max(to_i64(v[0].value_or("0")), to_i64(v[1].value_or("0")));
+            r.next = to_i64(v[2].value_or("0"));
+            r.bytes = (*rep)[1];
+            r.entries = r.bytes.reader();
             r.count = FLOE_TRY(r.entries.next_array());
             return {};
         }();
         if (!parsed) return bad(parsed.error());
-        if (status == "out_of_range")
-            return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
-                        r.log_start, r.next);
+        // Offsets read with the entries: a trim between the two round trips is seen here.
+        if (offset < r.log_start || offset > r.next) return outside(r.log_start, r.next);
         return r;
     }
 
