@@ -41,18 +41,25 @@ inline std::optional<int64_t> parse_decimal(std::string_view s) noexcept {
 }
 
 namespace detail {
-/// "<decimal>\r\n" at p (before end): the position after the LF, or nullptr when the line is not
-/// all there or not such a line (the caller's slow path tells which).
+/// "<decimal>\r\n" at p (before end), in one pass: the position after the LF, or nullptr when
+/// the line is not all there or not such a line (the caller's slow path tells which).
 inline const char* number_line(const char* p, const char* end, int64_t& out) noexcept {
-    const char* start = p;
-    while (p < end && *p != '\r') {
-        if (p - start > 20) return nullptr;
+    bool neg = false;
+    if (p < end && *p == '-') {
+        neg = true;
         ++p;
     }
-    if (end - p < 2 || p[1] != '\n') return nullptr;
-    auto v = parse_decimal(std::string_view(start, size_t(p - start)));
-    if (!v) return nullptr;
-    out = *v;
+    const char* start = p;
+    uint64_t v = 0;
+    for (; p < end; ++p) {
+        unsigned d = unsigned(*p) - '0';
+        if (d > 9) break;
+        v = v * 10 + d; // may wrap past 20 digits: refused below
+    }
+    const size_t digits = size_t(p - start);
+    if (digits == 0 || digits > 19 || end - p < 2 || p[0] != '\r' || p[1] != '\n' || v > uint64_t(INT64_MAX))
+        return nullptr;
+    out = neg ? -int64_t(v) : int64_t(v);
     return p + 2;
 }
 } // namespace detail

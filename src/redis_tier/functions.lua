@@ -165,7 +165,7 @@ local function append(keys, args)
     end
     batches[b] = bt
   end
-  if #flags ~= total or args[pos] == nil or args[pos + 1] ~= nil then
+  if #flags ~= total or args[pos] == nil or args[pos + total] == nil or args[pos + total + 1] ~= nil then
     return redis.error_reply('FLOE_ARG append arguments do not match the batches')
   end
   -- Everything checked: from here on only writes.
@@ -195,8 +195,9 @@ local function append(keys, args)
     local bt = batches[b]
     o = bt.base
     for _ = 1, bt.n do
-      local k, v, h, ts
-      k, v, h, ts, bp = struct.unpack('<i4c0i4c0i4c0i4c0', blob, bp)
+      local k, h, ts
+      k, h, ts, bp = struct.unpack('<i4c0i4c0i4c0', blob, bp)
+      local v = args[pos + ri + 1]
       ri = ri + 1
       if lat then ts = ms_s end
       local low = o % 1000

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -186,6 +187,7 @@ public:
         // Every record in one argument: key, value, headers, timestamp, each as a 4-byte
         // little-endian length and its bytes (functions.lua reads them with struct.unpack).
         std::string blob;
+        std::vector<std::string_view> values;
         blob.reserve(records.size() + records.size() / 4 + 256);
         auto put = [&blob](std::string_view v) {
             const uint32_t n = uint32_t(v.size());
@@ -194,7 +196,8 @@ public:
             blob.append(v);
         };
         std::vector<size_t> batch_starts;
-        byte_buffer scratch;
+        // Decompressed batches stay until the call: values are passed as views into them.
+        std::deque<byte_buffer> decompressed;
         std::vector<header_view> hs;
         std::string hbuf;
         size_t nbatches = 0;
@@ -234,6 +237,7 @@ public:
             }
             bytes_view data = b.subspan(batch_layout::header_size);
             if (h.compression() != compression_codec::none) {
+                auto& scratch = decompressed.emplace_back();
                 if (auto d = decompress(h.compression(), data, scratch, 64u << 20); !d) {
                     bad = reject(append_status::corrupt, d.error().message());
                     return false;
@@ -246,7 +250,7 @@ public:
                 flags.push_back(char('0' + (v.key ? 1 : 0) + (v.value ? 2 : 0)));
                 encode_headers(hs, hbuf);
                 put(v.key ? *v.key : std::string_view());
-                put(v.value ? *v.value : std::string_view());
+                values.push_back(v.value ? *v.value : std::string_view());
                 put(hbuf);
                 char ts[24];
                 auto end = std::to_chars(ts, ts + sizeof ts, v.timestamp).ptr;
@@ -281,6 +285,7 @@ public:
 
         auto ks = keys();
         std::vector<std::string_view> kv(ks.begin(), ks.end()), av(args.begin(), args.end());
+        av.insert(av.end(), values.begin(), values.end());
         auto rep = _st->c->fcall("floe_tier_append", kv, av);
         if (!rep) return fail(tier_error(rep.error(), fmt::format("append to {}-{}", _tp.topic, _tp.partition)));
         if (!rep->is_array() || rep->size() != 5)
