@@ -432,9 +432,11 @@ public:
         const size_t budget = opts.max_bytes;
         int64_t limit = opts.max_offset ? (*opts.max_offset)() : INT64_MAX;
         // Entries to ask for: what the budget holds at the size records of this partition had
-        // in the last read (100 bytes before any), within bounds.
-        const size_t per_record = std::max<size_t>(16, _record_bytes.load(std::memory_order_relaxed));
-        int64_t want = int64_t(std::clamp<size_t>(budget / per_record + 1, 1, 16000));
+        // in the last read, within bounds. Before any read the size is unknown: a few entries
+        // only (records may be up to max.message.bytes each, and XRANGE counts entries, not bytes).
+        const size_t seen = _record_bytes.load(std::memory_order_relaxed);
+        int64_t want = seen ? int64_t(std::clamp<size_t>(budget / std::max<size_t>(16, seen) + 1, 1, 16000))
+                            : int64_t(std::clamp<size_t>(budget / 100 + 1, 1, 64));
         if (limit != INT64_MAX) want = std::max<int64_t>(1, std::min(want, limit - offset()));
         auto raw = FLOE_TRY(read_entries(offset(), want));
         read_result out;
@@ -826,7 +828,7 @@ private:
     topic_config _cfg;
     mutable partition_offsets _last_offsets;
     mutable std::map<int64_t, std::string> _hints; ///< next offset -> id of the entry before it (under _mu)
-    mutable std::atomic<size_t> _record_bytes{100}; ///< batch bytes per record in the last read
+    mutable std::atomic<size_t> _record_bytes{0}; ///< batch bytes per record in the last read (0: none yet)
     std::atomic<bool> _closed{false};
     std::string _meta, _stream, _idx, _prod, _segs;
 };
