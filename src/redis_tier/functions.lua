@@ -113,10 +113,12 @@ end
 -- ARGV: now_ms segment_bytes segment_ms log_append_time(0|1) request_bytes n_batches flags mirror(0|1)
 --       (flags: one character per record, '0' + 1 when the key is not null + 2 when the value
 --       is not null), then per batch 8: producer_id epoch first_seq last_seq record_count
---       min_ts max_ts base_offset, then one argument holding every record: key, value, headers
---       and timestamp (decimal text), each as a 4-byte little-endian length and its bytes
---       (one argument instead of four per record: Redis parses, copies and frees each argument
---       of a call, which cost about a fifth of an append's server time)
+--       min_ts max_ts base_offset, then one argument holding every record's key, headers and
+--       timestamp (decimal text), each as a 4-byte little-endian length and its bytes, then one
+--       argument per record: its value. (Redis parses, copies and frees each argument of a
+--       call: four per record cost about a fifth of an append's server time. Values stay
+--       arguments of their own because Lua hashes every byte of each string it creates: cut
+--       out of a blob they would be hashed twice.)
 -- Produce (mirror 0): offsets are taken here, base_offset is ignored. Mirror (ingest, mirror 1):
 -- batches keep the source's base offsets (gaps allowed, increasing), refused with
 -- 'below_log_end' when the first is below the log end; no producer checks.

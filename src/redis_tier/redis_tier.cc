@@ -184,11 +184,12 @@ public:
         args.emplace_back(); // null flags, below
         args.push_back(mirror ? "1" : "0");
         std::string flags;
-        // Every record in one argument: key, value, headers, timestamp, each as a 4-byte
-        // little-endian length and its bytes (functions.lua reads them with struct.unpack).
+        // Each record's value is an argument of its own (a view into the request, or into its
+        // decompressed batch); key, headers and timestamp of every record go into one argument,
+        // each as a 4-byte little-endian length and its bytes (functions.lua reads them with
+        // struct.unpack). README.md says why.
         std::string blob;
         std::vector<std::string_view> values;
-        blob.reserve(records.size() + records.size() / 4 + 256);
         auto put = [&blob](std::string_view v) {
             const uint32_t n = uint32_t(v.size());
             const char len[4] = {char(n), char(n >> 8), char(n >> 16), char(n >> 24)};
@@ -522,6 +523,7 @@ public:
         out.slices.push_back(std::move(sl));
         return out;
     }
+
     /// Scans records from `from` until `stop` says so (chunks of entries).
     result<void> scan(int64_t from, const std::function<bool(const entry_record&)>& fn) const {
         int64_t at = from;
