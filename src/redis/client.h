@@ -15,7 +15,6 @@
 namespace floe::redis {
 
 /// One decoded RESP2 reply (reply_type is in resp.h). Plain value type: copyable, owns its data.
-
 class reply {
 public:
     reply() = default; // nil
