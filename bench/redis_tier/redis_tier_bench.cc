@@ -15,8 +15,10 @@
 // this process (the client) and of redis-server, from getrusage and /proc/<pid>/stat, so runs
 // on a loaded machine can still be read.
 //
-// usage: bench_redis_tier [records=200000] [batch=500] [--runs N] [--only produce|fetch] [--no-peers]
-// (--no-peers: the tier alone, for profiling; ratios are then not printed)
+// usage: bench_redis_tier [records=200000] [batch=500] [--runs N] [--only produce|fetch]
+//                         [--no-peers] [--fetch-passes N]
+// (--no-peers: the tier alone; --fetch-passes: N untimed reads of everything first; both for
+// profiling one side with perf)
 
 #include "log/batch_builder.h"
 #include "log/record_batch_header.h"
@@ -158,7 +160,8 @@ struct run_result {
 };
 
 run_result one_run(size_t records, size_t batch, const std::vector<rec>& recs, const std::string& value,
-                   const std::vector<byte_buffer>& reqs, bool do_produce_peer, bool do_fetch, bool do_read_peer) {
+                   const std::vector<byte_buffer>& reqs, bool do_produce_peer, bool do_fetch, bool do_read_peer,
+                   int fetch_passes) {
     char tmpl[] = "/tmp/floe-bench-redis-XXXXXX";
     std::filesystem::path dir = ::mkdtemp(tmpl);
     auto server = redis::fixture::server::start(dir);
@@ -189,7 +192,7 @@ run_result one_run(size_t records, size_t batch, const std::vector<rec>& recs, c
     }
 
     // Extra fetch passes first (not timed): for profiling the read path with perf.
-    for (int pass = 0; pass < std::atoi(std::getenv("FLOE_BENCH_FETCH_PASSES") ? std::getenv("FLOE_BENCH_FETCH_PASSES") : "0"); ++pass)
+    for (int pass = 0; pass < fetch_passes; ++pass)
         for (int64_t next = 0; next < int64_t(records);) {
             auto rd = p->read(kafka_offset(next), {.max_bytes = 1 << 20});
             if (!rd || rd->slices.empty()) die("read");
@@ -253,12 +256,14 @@ int main(int argc, char** argv) {
     size_t records = 200000, batch = 500, runs = 1;
     std::string only;
     bool no_peers = false; // for profiling the tier alone
+    int fetch_passes = 0;  // untimed reads of everything before the timed one (profiling)
     std::vector<std::string> pos;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--runs" && i + 1 < argc) runs = size_t(std::atoll(argv[++i]));
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else if (a == "--no-peers") no_peers = true;
+        else if (a == "--fetch-passes" && i + 1 < argc) fetch_passes = std::atoi(argv[++i]);
         else if (a.starts_with("--")) die(fmt::format("unknown option {}", a));
         else pos.push_back(a);
     }
@@ -292,7 +297,8 @@ int main(int argc, char** argv) {
     std::vector<double> peer_add, produce, ratio_p, peer_read, fetch, ratio_f;
     const double n = double(records);
     for (size_t r = 0; r < runs; ++r) {
-        auto res = one_run(records, batch, recs, value, reqs, only != "fetch" && !no_peers, only != "produce", !no_peers);
+        auto res = one_run(records, batch, recs, value, reqs, only != "fetch" && !no_peers, only != "produce", !no_peers,
+                           fetch_passes);
         auto us = [&](const phase& p) { return fmt::format("{:.2f}+{:.2f}", p.client_cpu / n * 1e6, p.server_cpu / n * 1e6); };
         double pa = res.peer_add.wall > 0 ? n / res.peer_add.wall : 0, pr = n / res.produce.wall;
         double xr = res.peer_read.wall > 0 ? n / res.peer_read.wall : 0;
