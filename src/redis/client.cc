@@ -345,8 +345,9 @@ private:
             c.ctx->err = REDIS_ERR_PROTOCOL;
             return fail(errc::unavailable, "redis {}: {} bytes after the last answer", _name, buf->size() - start);
         }
-        // The next raw round trip starts with room for an answer of this size.
-        _raw_hint.store(std::min<size_t>(buf->size(), 64u << 20), std::memory_order_relaxed);
+        // The next raw round trip starts with room for an answer of this size (up to 4 MiB:
+        // a rare huge answer does not make every later one reserve as much).
+        _raw_hint.store(std::min<size_t>(buf->size(), 4u << 20), std::memory_order_relaxed);
         std::shared_ptr<const raw_buffer> owner = buf;
         std::vector<raw_reply> out;
         out.reserve(n);
