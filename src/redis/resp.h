@@ -21,7 +21,8 @@ std::string_view to_string(reply_type t) noexcept;
 /// Redis's own limit on a bulk string (proto-max-bulk-len default).
 inline constexpr int64_t resp_max_bulk = int64_t(512) << 20;
 
-/// A decimal integer filling `s` exactly (optional '-', then 1-19 digits, within int64).
+/// A decimal integer filling `s` exactly (optional '-', then 1-19 digits, within int64,
+/// INT64_MIN included).
 inline std::optional<int64_t> parse_decimal(std::string_view s) noexcept {
     size_t i = 0;
     bool neg = false;
@@ -36,8 +37,8 @@ inline std::optional<int64_t> parse_decimal(std::string_view s) noexcept {
         if (d > 9) return std::nullopt;
         v = v * 10 + d; // 19 digits cannot wrap a uint64
     }
-    if (v > uint64_t(INT64_MAX)) return std::nullopt;
-    return neg ? -int64_t(v) : int64_t(v);
+    if (v > uint64_t(INT64_MAX) + (neg ? 1 : 0)) return std::nullopt;
+    return neg ? int64_t(0 - v) : int64_t(v); // 0 - v: INT64_MIN without overflow
 }
 
 namespace detail {
@@ -57,9 +58,10 @@ inline const char* number_line(const char* p, const char* end, int64_t& out) noe
         v = v * 10 + d; // may wrap past 20 digits: refused below
     }
     const size_t digits = size_t(p - start);
-    if (digits == 0 || digits > 19 || end - p < 2 || p[0] != '\r' || p[1] != '\n' || v > uint64_t(INT64_MAX))
+    if (digits == 0 || digits > 19 || end - p < 2 || p[0] != '\r' || p[1] != '\n'
+        || v > uint64_t(INT64_MAX) + (neg ? 1 : 0))
         return nullptr;
-    out = neg ? -int64_t(v) : int64_t(v);
+    out = neg ? int64_t(0 - v) : int64_t(v);
     return p + 2;
 }
 } // namespace detail

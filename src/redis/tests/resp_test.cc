@@ -58,7 +58,8 @@ TEST(redis_resp, reads_an_xrange_answer_in_place) {
 }
 
 TEST(redis_resp, every_type_and_nil) {
-    std::string in = "+OK\r\n-ERR wrong\r\n:-42\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n:9223372036854775807\r\n";
+    std::string in = "+OK\r\n-ERR wrong\r\n:-42\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n:9223372036854775807\r\n"
+                     ":-9223372036854775808\r\n";
     resp_reader rd(in);
     auto it = *rd.next();
     EXPECT_EQ(it.type, reply_type::status);
@@ -72,6 +73,7 @@ TEST(redis_resp, every_type_and_nil) {
     EXPECT_EQ(*rd.next_array(), 0u);
     EXPECT_EQ(*rd.next_string(), "");
     EXPECT_EQ(*rd.next_integer(), INT64_MAX);
+    EXPECT_EQ(*rd.next_integer(), INT64_MIN);
     EXPECT_TRUE(rd.at_end());
     EXPECT_FALSE(rd.next()); // past the end: an error, not a crash
     // One reply at a time for the scanner.
@@ -85,7 +87,7 @@ TEST(redis_resp, every_type_and_nil) {
         at = **end;
         ++replies;
     }
-    EXPECT_EQ(replies, 8);
+    EXPECT_EQ(replies, 9);
 }
 
 TEST(redis_resp, error_replies_and_wrong_types_are_errors) {
@@ -147,6 +149,8 @@ TEST(redis_resp, malformed_input_is_an_error) {
         "$abc\r\n",                     // not a number
         ":12a\r\n",                     // not a number
         ":99999999999999999999\r\n",    // past int64
+        ":9223372036854775808\r\n",     // INT64_MAX + 1
+        ":-9223372036854775809\r\n",    // INT64_MIN - 1
         "$999999999999\r\n",            // past the bulk limit
         "*3000000000\r\n",              // past the count limit
         "?what\r\n",                    // unknown type
