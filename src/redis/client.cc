@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -87,6 +88,9 @@ std::optional<redirect> parse_redirect(std::string_view text) {
     r.to.port = static_cast<uint16_t>(port);
     return r;
 }
+
+std::string_view error_text_of(const reply& r) { return r.str(); }
+std::string_view error_text_of(const raw_reply& r) { return r.error_text(); }
 
 timeval to_timeval(std::chrono::milliseconds ms) {
     timeval tv{};
@@ -172,6 +176,33 @@ struct connection {
 
 using command_args = std::span<const std::string_view>;
 
+/// The bytes of a raw round trip: filled by recv without zeroing first, never moved once
+/// handed out (raw replies view it).
+class raw_buffer {
+public:
+    void reserve(size_t cap) {
+        if (cap <= _cap) return;
+        auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+        if (_size) std::memcpy(bigger.get(), _data.get(), _size);
+        _data = std::move(bigger);
+        _cap = cap;
+    }
+    void append(std::string_view s) {
+        reserve(_size + s.size());
+        std::memcpy(_data.get() + _size, s.data(), s.size());
+        _size += s.size();
+    }
+    char* tail() noexcept { return _data.get() + _size; }
+    size_t spare() const noexcept { return _cap - _size; }
+    void grow(size_t n) noexcept { _size += n; }
+    size_t size() const noexcept { return _size; }
+    std::string_view view() const noexcept { return {_data.get(), _size}; }
+
+private:
+    std::unique_ptr<char[]> _data;
+    size_t _size = 0, _cap = 0;
+};
+
 } // namespace
 
 class node_pool {
@@ -225,20 +256,22 @@ public:
         _cv.notify_all();
     }
 
-    /// Sends the commands in one round trip and reads every reply. An I/O failure or a
-    /// timeout fails the whole call (and the connection).
-    /// `timeout` (when set) replaces command_timeout for this round trip only.
-    result<std::vector<reply>> exec(connection& c, std::span<const command_args> cmds,
-                                    std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    /// Sends the commands in one round trip and reads every reply (as `reply` trees, or as
+    /// their RESP bytes for raw_reply). An I/O failure or a timeout fails the whole call (and
+    /// the connection). `timeout` (when set) replaces command_timeout for this round trip only.
+    template <class T>
+    result<std::vector<T>> exec(connection& c, std::span<const command_args> cmds,
+                                std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         if (timeout) redisSetTimeout(c.ctx, to_timeval(*timeout));
-        auto r = exec_inner(c, cmds, timeout.value_or(_opts.command_timeout));
+        auto r = exec_inner<T>(c, cmds, timeout.value_or(_opts.command_timeout));
         if (timeout && r) redisSetTimeout(c.ctx, to_timeval(_opts.command_timeout));
         return r;
     }
 
 private:
-    result<std::vector<reply>> exec_inner(connection& c, std::span<const command_args> cmds,
-                                          std::chrono::milliseconds timeout) {
+    template <class T>
+    result<std::vector<T>> exec_inner(connection& c, std::span<const command_args> cmds,
+                                      std::chrono::milliseconds timeout) {
         std::vector<const char*> argv;
         std::vector<size_t> argl;
         for (auto args : cmds) {
@@ -251,18 +284,78 @@ private:
             if (redisAppendCommandArgv(c.ctx, static_cast<int>(argv.size()), argv.data(), argl.data()) != REDIS_OK)
                 return fail(errc::internal, "redis {}: cannot encode a command: {}", _name, c.ctx->errstr);
         }
-        std::vector<reply> out;
-        out.reserve(cmds.size());
-        for (size_t i = 0; i < cmds.size(); ++i) {
-            void* raw = nullptr;
-            if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
-            std::unique_ptr<reply> r(static_cast<reply*>(raw));
-            out.push_back(std::move(*r));
+        if constexpr (std::is_same_v<T, raw_reply>) {
+            return read_raw(c, cmds.size(), timeout);
+        } else {
+            std::vector<reply> out;
+            out.reserve(cmds.size());
+            for (size_t i = 0; i < cmds.size(); ++i) {
+                void* raw = nullptr;
+                if (redisGetReply(c.ctx, &raw) != REDIS_OK || raw == nullptr) return io_failure(c, timeout);
+                std::unique_ptr<reply> r(static_cast<reply*>(raw));
+                out.push_back(std::move(*r));
+            }
+            return out;
         }
+    }
+
+    /// Flushes the commands and reads `n` replies as RESP bytes straight from the socket into
+    /// one buffer (hiredis's reader is bypassed; it holds nothing between round trips).
+    result<std::vector<raw_reply>> read_raw(connection& c, size_t n, std::chrono::milliseconds timeout) {
+        for (int done = 0; !done;)
+            if (redisBufferWrite(c.ctx, &done) != REDIS_OK) return io_failure(c, timeout);
+        auto buf = std::make_shared<raw_buffer>();
+        size_t want = std::max<size_t>(_raw_hint.load(std::memory_order_relaxed), 16u << 10);
+        buf->reserve(want);
+        if (redisReader* rd = c.ctx->reader; rd->len > rd->pos) {
+            // Bytes hiredis read but did not hand out (never expected: a round trip reads all).
+            buf->append(std::string_view(rd->buf + rd->pos, rd->len - rd->pos));
+            rd->pos = rd->len;
+        }
+        std::vector<std::pair<size_t, size_t>> ranges;
+        ranges.reserve(n);
+        resp_scanner scan;
+        size_t start = 0;
+        while (ranges.size() < n) {
+            auto end = scan.feed(buf->view());
+            if (!end) {
+                c.ctx->err = REDIS_ERR_PROTOCOL;
+                return fail(errc::unavailable, "redis {}: unreadable answer: {}", _name, end.error().message());
+            }
+            if (*end) {
+                ranges.emplace_back(start, **end - start);
+                start = **end;
+                scan.reset(start);
+                continue;
+            }
+            if (buf->spare() < (4u << 10)) buf->reserve(std::max<size_t>(buf->size() * 2, 64u << 10));
+            ssize_t got = ::recv(c.ctx->fd, buf->tail(), buf->spare(), 0);
+            if (got > 0) {
+                buf->grow(size_t(got));
+                continue;
+            }
+            if (got < 0 && errno == EINTR) continue;
+            c.ctx->err = REDIS_ERR_IO;
+            if (got == 0) return fail(errc::unavailable, "redis {}: connection lost: closed by server", _name);
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return fail(errc::timeout, "redis {}: no answer within {} ms", _name, timeout.count());
+            return fail(errc::unavailable, "redis {}: connection lost: {}", _name, std::strerror(errno));
+        }
+        if (start != buf->size()) {
+            c.ctx->err = REDIS_ERR_PROTOCOL;
+            return fail(errc::unavailable, "redis {}: {} bytes after the last answer", _name, buf->size() - start);
+        }
+        // The next raw round trip starts with room for an answer of this size (up to 4 MiB:
+        // a rare huge answer does not make every later one reserve as much).
+        _raw_hint.store(std::min<size_t>(buf->size(), 4u << 20), std::memory_order_relaxed);
+        std::shared_ptr<const raw_buffer> owner = buf;
+        std::vector<raw_reply> out;
+        out.reserve(n);
+        for (auto [at, len] : ranges) out.emplace_back(owner, owner->view().substr(at, len));
         return out;
     }
 
-    result<std::vector<reply>> io_failure(connection& c, std::chrono::milliseconds timeout) {
+    std::unexpected<floe::error> io_failure(connection& c, std::chrono::milliseconds timeout) {
         int err = c.ctx->err;
         std::string text = c.ctx->errstr;
         if (err == REDIS_ERR_IO && (text.find("temporarily unavailable") != std::string::npos
@@ -303,7 +396,7 @@ private:
         if (!_opts.client_name.empty()) setup.push_back({"CLIENT", "SETNAME", _opts.client_name});
         if (!setup.empty()) {
             std::vector<command_args> spans(setup.begin(), setup.end());
-            auto replies = FLOE_TRY(exec(*c, spans));
+            auto replies = FLOE_TRY(exec<reply>(*c, spans));
             for (size_t i = 0; i < replies.size(); ++i)
                 if (replies[i].is_error()) {
                     // AUTH and SELECT failures are configuration errors: say which.
@@ -320,6 +413,7 @@ private:
     const options& _opts;
     std::atomic<uint64_t>& _opened;
     bool _select_db;
+    std::atomic<size_t> _raw_hint{0}; // size of the last raw answer read from this node
     std::mutex _mu;
     std::condition_variable _cv;
     std::vector<std::unique_ptr<connection>> _idle;
@@ -459,11 +553,12 @@ public:
     }
 
     /// One round trip on a pooled connection of `pool`.
-    result<std::vector<reply>> exec_on(node_pool& pool, std::span<const command_args> cmds,
-                                       std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    template <class T = reply>
+    result<std::vector<T>> exec_on(node_pool& pool, std::span<const command_args> cmds,
+                                   std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         auto deadline = clock_type::now() + _opts.command_timeout;
         auto conn = FLOE_TRY(pool.acquire(deadline));
-        auto r = pool.exec(*conn, cmds, timeout);
+        auto r = pool.exec<T>(*conn, cmds, timeout);
         pool.release(std::move(conn), r.has_value());
         if (!r && r.error().code() == errc::unavailable) pool.drop_idle();
         return r;
@@ -477,11 +572,12 @@ public:
 
     /// Runs the commands (all for `slot`, or keyless when no slot) with redirects and retries.
     /// Error replies stay replies. Only a transport failure (or the retry budget) fails it.
-    result<std::vector<reply>> run(std::optional<uint16_t> slot, std::span<const command_args> cmds,
-                                   std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    template <class T = reply>
+    result<std::vector<T>> run(std::optional<uint16_t> slot, std::span<const command_args> cmds,
+                               std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         FLOE_TRY(ensure_detected());
         auto deadline = clock_type::now() + _opts.retry_budget;
-        std::vector<std::optional<reply>> results(cmds.size());
+        std::vector<std::optional<T>> results(cmds.size());
         std::vector<size_t> pending(cmds.size());
         for (size_t i = 0; i < cmds.size(); ++i) pending[i] = i;
         std::shared_ptr<node_pool> target = route(slot);
@@ -499,7 +595,7 @@ public:
                 if (asking) batch.push_back(command_args(asking_args));
                 batch.push_back(cmds[i]);
             }
-            auto sent = exec_on(*target, batch, timeout);
+            auto sent = exec_on<T>(*target, batch, timeout);
             if (!sent) {
                 // A connection that could not be opened sent nothing: safe to try again after
                 // the map is reloaded (the slot may have moved to a promoted replica). A lost
@@ -524,14 +620,15 @@ public:
                 if (asking) ++k; // the ASKING reply
                 auto& r = replies[k++];
                 if (r.is_error()) {
-                    if (auto rd = parse_redirect(r.str())) {
+                    const std::string_view text = error_text_of(r);
+                    if (auto rd = parse_redirect(text)) {
                         if (!redir) redir = rd;
                         again.push_back(i);
                         continue;
                     }
-                    if (transient_server_error(r.str())) {
+                    if (transient_server_error(text)) {
                         transient = true;
-                        last_transient = server_error(r.str());
+                        last_transient = server_error(text);
                         again.push_back(i);
                         continue;
                     }
@@ -571,7 +668,7 @@ public:
             backoff(attempt, deadline);
             target = route(slot);
         }
-        std::vector<reply> out;
+        std::vector<T> out;
         out.reserve(results.size());
         for (auto& r : results) out.push_back(std::move(*r));
         return out;
@@ -583,6 +680,46 @@ public:
         auto r = FLOE_TRY(run(slot, std::span<const command_args>(&args, 1), timeout));
         FLOE_TRY(check(r[0]));
         return std::move(r[0]);
+    }
+
+    /// One command; an error reply becomes an error value.
+    template <class T>
+    result<T> one_of(std::optional<uint16_t> slot, command_args args) {
+        if (args.empty()) return fail(errc::invalid_argument, "empty redis command");
+        auto r = FLOE_TRY(run<T>(slot, std::span<const command_args>(&args, 1)));
+        if (r[0].is_error()) return std::unexpected(server_error(error_text_of(r[0])));
+        return std::move(r[0]);
+    }
+
+    /// FCALL; when the node does not know the function, loads the libraries this client
+    /// registered on that node and calls once more.
+    template <class T>
+    result<T> call_function(std::string_view function, std::span<const std::string_view> keys,
+                            std::span<const std::string_view> args) {
+        std::string numkeys = std::to_string(keys.size());
+        std::vector<std::string_view> argv;
+        argv.reserve(3 + keys.size() + args.size());
+        argv.push_back("FCALL");
+        argv.push_back(function);
+        argv.push_back(numkeys);
+        argv.insert(argv.end(), keys.begin(), keys.end());
+        argv.insert(argv.end(), args.begin(), args.end());
+        std::optional<uint16_t> slot;
+        if (!keys.empty()) slot = key_slot(keys[0]);
+        auto r = one_of<T>(slot, argv);
+        if (r || r.error().code() != errc::not_found || !function_missing(r.error().message())) return r;
+        // The node lost its functions (restart without persistence, a new master): load what
+        // this client registered, then try once more.
+        std::vector<library> libs;
+        {
+            std::lock_guard lk(_lib_mu);
+            libs = _libraries;
+        }
+        if (libs.empty()) return r;
+        auto node = route(slot);
+        if (!node) return r;
+        for (auto& lib : libs) FLOE_TRY(ensure_library(*node, lib));
+        return one_of<T>(slot, argv);
     }
 
     /// Finds a seed that answers and learns the mode (single or cluster) and the slot map.
@@ -754,30 +891,24 @@ result<std::vector<reply>> client::pipeline(std::string_view slot_key,
 
 result<reply> client::fcall(std::string_view function, std::span<const std::string_view> keys,
                             std::span<const std::string_view> args) {
-    std::string numkeys = std::to_string(keys.size());
-    std::vector<std::string_view> argv;
-    argv.reserve(3 + keys.size() + args.size());
-    argv.push_back("FCALL");
-    argv.push_back(function);
-    argv.push_back(numkeys);
-    argv.insert(argv.end(), keys.begin(), keys.end());
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::optional<uint16_t> slot;
-    if (!keys.empty()) slot = key_slot(keys[0]);
-    auto r = _impl->one(slot, argv);
-    if (r || r.error().code() != errc::not_found || !function_missing(r.error().message())) return r;
-    // The node lost its functions (restart without persistence, a new master): load what this
-    // client registered, then try once more.
-    std::vector<impl::library> libs;
-    {
-        std::lock_guard lk(_impl->_lib_mu);
-        libs = _impl->_libraries;
+    return _impl->call_function<reply>(function, keys, args);
+}
+
+result<raw_reply> client::fcall_raw(std::string_view function, std::span<const std::string_view> keys,
+                                    std::span<const std::string_view> args) {
+    return _impl->call_function<raw_reply>(function, keys, args);
+}
+
+result<std::vector<raw_reply>> client::pipeline_raw(std::string_view slot_key,
+                                                    std::span<const std::vector<std::string_view>> commands) {
+    if (commands.empty()) return std::vector<raw_reply>{};
+    std::vector<command_args> spans;
+    spans.reserve(commands.size());
+    for (auto& c : commands) {
+        if (c.empty()) return fail(errc::invalid_argument, "empty redis command in a pipeline");
+        spans.emplace_back(c);
     }
-    if (libs.empty()) return r;
-    auto node = _impl->route(slot);
-    if (!node) return r;
-    for (auto& lib : libs) FLOE_TRY(_impl->ensure_library(*node, lib));
-    return _impl->one(slot, argv);
+    return _impl->run<raw_reply>(key_slot(slot_key), spans);
 }
 
 result<reply> client::fcall(std::string_view function, std::initializer_list<std::string_view> keys,

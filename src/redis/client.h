@@ -1,6 +1,7 @@
 #pragma once
 
 #include "base/result.h"
+#include "redis/resp.h"
 
 #include <chrono>
 #include <cstdint>
@@ -13,11 +14,7 @@
 
 namespace floe::redis {
 
-/// One decoded RESP2 reply. Plain value type: copyable, owns its data.
-enum class reply_type : uint8_t { nil, integer, string, status, error, array };
-
-std::string_view to_string(reply_type t) noexcept;
-
+/// One decoded RESP2 reply (reply_type is in resp.h). Plain value type: copyable, owns its data.
 class reply {
 public:
     reply() = default; // nil
@@ -152,6 +149,16 @@ public:
     /// The same with borrowed arguments (no copies; the caller keeps them alive).
     result<std::vector<reply>> pipeline(std::string_view slot_key,
                                         std::span<const std::vector<std::string_view>> commands);
+
+    /// Like pipeline (borrowed arguments), but each reply comes back as its RESP2 bytes, read
+    /// in place with raw_reply::reader(): no allocation per element, for large answers
+    /// (XRANGE). Redirects and "not now" answers are handled as in pipeline; other error
+    /// replies are returned as replies (raw_reply::is_error).
+    result<std::vector<raw_reply>> pipeline_raw(std::string_view slot_key,
+                                                std::span<const std::vector<std::string_view>> commands);
+    /// Like fcall, with the reply as its RESP2 bytes (an error reply is an error value, as in fcall).
+    result<raw_reply> fcall_raw(std::string_view function, std::span<const std::string_view> keys,
+                                std::span<const std::string_view> args);
 
     /// A command that may block on the server (XREAD/XREADGROUP BLOCK ms, BLPOP, WAIT) for up
     /// to `block`: its round trip may take block + command_timeout. It holds a pooled

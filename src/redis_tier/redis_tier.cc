@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -96,31 +97,34 @@ result<void> decode_headers(std::string_view in, std::vector<batch_builder::head
     return {};
 }
 
-/// One record as read back from a stream entry (views into the reply).
+/// One record as read back from a stream entry (views into the reply's bytes).
 struct entry_record {
     int64_t offset = -1;
     int64_t timestamp = -1;
-    int64_t entry_ms = 0;
+    std::string_view id;
     std::optional<std::string_view> key, value;
     std::string_view headers;
 };
 
-result<entry_record> parse_entry(const redis::reply& e) {
-    if (!e.is_array() || e.size() != 2 || !e[1].is_array())
-        return fail(errc::corrupt, "stream entry is not [id, fields]: {}", e.debug_string());
+/// The next entry of an XRANGE answer read in place: [id, [field, value, ...]]. Anything else
+/// (another shape, an entry without its offset) is errc::corrupt.
+result<entry_record> next_entry(redis::resp_reader& rd) {
+    if (FLOE_TRY(rd.next_array()) != 2) return fail(errc::corrupt, "stream entry is not [id, fields]");
     entry_record r;
-    auto& id = e[0].str();
-    r.entry_ms = to_i64(std::string_view(id).substr(0, id.find('-')));
-    auto& f = e[1].elements();
-    for (size_t i = 0; i + 1 < f.size(); i += 2) {
-        std::string_view k = f[i].str(), v = f[i + 1].str();
-        if (k == "offset") r.offset = to_i64(v, -1);
-        else if (k == "timestamp") r.timestamp = to_i64(v, -1);
+    r.id = FLOE_TRY(rd.next_string());
+    size_t n = FLOE_TRY(rd.next_array());
+    if (n % 2) return fail(errc::corrupt, "stream entry {} has an odd number of field items", r.id);
+    for (size_t i = 0; i < n; i += 2) {
+        auto k = FLOE_TRY(rd.next_string());
+        auto v = FLOE_TRY(rd.next_string());
+        // Fields in the order the append function writes them, each compared once.
+        if (k == "offset") r.offset = redis::parse_decimal(v).value_or(-1);
+        else if (k == "timestamp") r.timestamp = redis::parse_decimal(v).value_or(-1);
         else if (k == "key") r.key = v;
         else if (k == "value") r.value = v;
         else if (k == "headers") r.headers = v;
     }
-    if (r.offset < 0) return fail(errc::corrupt, "stream entry {} has no offset field", id);
+    if (r.offset < 0) return fail(errc::corrupt, "stream entry {} has no offset field", r.id);
     return r;
 }
 
@@ -181,9 +185,21 @@ public:
         args.emplace_back(); // null flags, below
         args.push_back(mirror ? "1" : "0");
         std::string flags;
-        std::vector<std::string> recs;
+        // Each record's value is an argument of its own (a view into the request, or into its
+        // decompressed batch); key, headers and timestamp of every record go into one argument,
+        // each as a 4-byte little-endian length and its bytes (functions.lua reads them with
+        // struct.unpack). README.md says why.
+        std::string blob;
+        std::vector<std::string_view> values;
+        auto put = [&blob](std::string_view v) {
+            const uint32_t n = uint32_t(v.size());
+            const char len[4] = {char(n), char(n >> 8), char(n >> 16), char(n >> 24)};
+            blob.append(len, 4);
+            blob.append(v);
+        };
         std::vector<size_t> batch_starts;
-        byte_buffer scratch;
+        // Decompressed batches stay until the call: values are passed as views into them.
+        std::deque<byte_buffer> decompressed;
         std::vector<header_view> hs;
         std::string hbuf;
         size_t nbatches = 0;
@@ -223,6 +239,7 @@ public:
             }
             bytes_view data = b.subspan(batch_layout::header_size);
             if (h.compression() != compression_codec::none) {
+                auto& scratch = decompressed.emplace_back();
                 if (auto d = decompress(h.compression(), data, scratch, 64u << 20); !d) {
                     bad = reject(append_status::corrupt, d.error().message());
                     return false;
@@ -234,10 +251,12 @@ public:
                 auto v = FLOE_TRY(decode_record(h, body, hs));
                 flags.push_back(char('0' + (v.key ? 1 : 0) + (v.value ? 2 : 0)));
                 encode_headers(hs, hbuf);
-                recs.emplace_back(v.key ? *v.key : std::string_view());
-                recs.emplace_back(v.value ? *v.value : std::string_view());
-                recs.push_back(hbuf);
-                recs.push_back(std::to_string(v.timestamp));
+                put(v.key ? *v.key : std::string_view());
+                values.push_back(v.value ? *v.value : std::string_view());
+                put(hbuf);
+                char ts[24];
+                auto end = std::to_chars(ts, ts + sizeof ts, v.timestamp).ptr;
+                put(std::string_view(ts, size_t(end - ts)));
                 min_ts = std::min(min_ts, v.timestamp);
                 max_ts = std::max(max_ts, v.timestamp);
                 return {};
@@ -264,10 +283,11 @@ public:
             return reject(append_status::corrupt, "trailing bytes after the last batch");
         args[5] = std::to_string(nbatches);
         args[6] = std::move(flags);
-        for (auto& r : recs) args.push_back(std::move(r));
+        args.push_back(std::move(blob));
 
         auto ks = keys();
         std::vector<std::string_view> kv(ks.begin(), ks.end()), av(args.begin(), args.end());
+        av.insert(av.end(), values.begin(), values.end());
         auto rep = _st->c->fcall("floe_tier_append", kv, av);
         if (!rep) return fail(tier_error(rep.error(), fmt::format("append to {}-{}", _tp.topic, _tp.partition)));
         if (!rep->is_array() || rep->size() != 5)
@@ -321,66 +341,83 @@ public:
     }
     bool is_mirror() const noexcept override { return _mirror; }
 
-    /// One round trip: offsets and up to `count` entries from `offset` on.
+    /// One round trip: offsets and up to `count` entries from `offset` on, as the answer's
+    /// RESP bytes: `entries` is positioned on the first of `count` entries (views into `bytes`).
     struct raw_read {
         int64_t log_start = 0, next = 0;
-        redis::reply entries;
+        redis::raw_reply bytes;
+        redis::resp_reader entries{std::string_view()};
+        size_t count = 0;
     };
-    /// A sequential reader's next read skips the offset index: the entry id of the record
-    /// before it is remembered (a few per partition), and offsets and entries come in one
-    /// pipelined round trip of HMGET + XRANGE, with no Lua in between.
-    result<raw_read> read_entries(int64_t offset, int64_t count) const {
-        auto r = FLOE_TRY(read_entries_once(offset, count));
-        if (r.entries.size() > 0) {
-            auto& id = r.entries.elements().back()[0].str();
-            auto dash = id.find('-');
-            if (dash != std::string::npos) {
-                int64_t last = to_i64(std::string_view(id).substr(dash + 1), -1);
-                std::lock_guard g(_mu);
-                _hints[last + 1] = id;
-                while (_hints.size() > 64) _hints.erase(_hints.begin());
-            }
-        }
-        return r;
+
+    /// Remembers the entry id of the record before `next_offset`, so that a sequential reader's
+    /// next read skips the offset index (a few per partition).
+    void remember(int64_t next_offset, std::string_view id) const {
+        std::lock_guard g(_mu);
+        _hints[next_offset] = std::string(id);
+        while (_hints.size() > 64) _hints.erase(_hints.begin());
     }
 
-    result<raw_read> read_entries_once(int64_t offset, int64_t count) const {
-        std::optional<std::string> hint;
+    /// The entries are read with XRANGE in one pipelined round trip with HMGET of the offsets
+    /// (no Lua, the RESP bytes parsed in place). Its start: a sequential reader's next offset
+    /// is remembered (`remember`) with the id of the entry before it; any other offset asks
+    /// floe_tier_read for the entry id first (offset index), one more round trip.
+    result<raw_read> read_entries(int64_t offset, int64_t count) const {
+        auto where = [&] { return fmt::format("read of {}-{}", _tp.topic, _tp.partition); };
+        auto bad = [&](const error& e) {
+            return fail(errc::io_error, "redis local tier: {}: unexpected answer: {}", where(), e.message());
+        };
+        auto outside = [&](int64_t ls, int64_t next) {
+            return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
+                        ls, next);
+        };
+        std::string from;
         {
             std::lock_guard g(_mu);
-            if (auto it = _hints.find(offset); it != _hints.end()) hint = it->second;
+            if (auto it = _hints.find(offset); it != _hints.end()) from = "(" + it->second;
         }
-        if (hint) {
-            std::vector<std::vector<std::string>> cmds{
-                {"HMGET", _meta, "start", "floor", "next"},
-                {"XRANGE", _stream, "(" + *hint, "+", "COUNT", std::to_string(count)}};
-            auto rep = _st->c->pipeline(_meta, cmds);
-            if (!rep) return fail(tier_error(rep.error(), fmt::format("read of {}-{}", _tp.topic, _tp.partition)));
-            for (auto& x : *rep)
-                if (x.is_error()) return fail(errc::io_error, "redis local tier: read of {}-{}: {}", _tp.topic, _tp.partition, x.str());
-            auto& m = (*rep)[0];
-            if (!m.is_array() || m.size() != 3) return fail(errc::io_error, "redis local tier: unexpected HMGET answer");
-            raw_read r;
-            r.log_start = std::max(to_i64(m[0].str()), to_i64(m[1].str()));
-            r.next = to_i64(m[2].str());
-            if (offset < r.log_start || offset > r.next)
-                return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
-                            r.log_start, r.next);
-            r.entries = std::move((*rep)[1]);
-            return r;
-        }
-        auto off = std::to_string(offset), cnt = std::to_string(count);
-        auto rep = _st->c->fcall("floe_tier_read", {_meta, _idx, _stream}, {off, cnt});
-        if (!rep) return fail(tier_error(rep.error(), fmt::format("read of {}-{}", _tp.topic, _tp.partition)));
-        if (!rep->is_array() || rep->size() != 4)
-            return fail(errc::io_error, "redis local tier: unexpected read answer {}", rep->debug_string());
         raw_read r;
-        r.log_start = to_i64((*rep)[1].str());
-        r.next = to_i64((*rep)[2].str());
-        if ((*rep)[0].str() == "out_of_range")
-            return fail(errc::out_of_range, "offset {} of {}-{} outside [{}, {}]", offset, _tp.topic, _tp.partition,
-                        r.log_start, r.next);
-        r.entries = std::move(rep->elements()[3]);
+        if (from.empty()) {
+            auto off = std::to_string(offset);
+            std::string_view keys[] = {_meta, _idx}, args[] = {off};
+            auto rep = _st->c->fcall_raw("floe_tier_read", keys, args);
+            if (!rep) return fail(tier_error(rep.error(), where()));
+            auto rd = rep->reader();
+            std::string_view status;
+            auto parsed = [&]() -> result<void> {
+                if (FLOE_TRY(rd.next_array()) != 4) return fail(errc::corrupt, "floe_tier_read answered other than 4 items");
+                status = FLOE_TRY(rd.next_string());
+                r.log_start = FLOE_TRY(rd.next_integer());
+                r.next = FLOE_TRY(rd.next_integer());
+                from = FLOE_TRY(rd.next_string());
+                return {};
+            }();
+            if (!parsed) return bad(parsed.error());
+            if (status == "out_of_range") return outside(r.log_start, r.next);
+            if (from.empty()) return r; // the log end: nothing to read
+        }
+        auto cnt = std::to_string(count);
+        std::vector<std::vector<std::string_view>> cmds{{"HMGET", _meta, "start", "floor", "next"},
+                                                        {"XRANGE", _stream, from, "+", "COUNT", cnt}};
+        auto rep = _st->c->pipeline_raw(_meta, cmds);
+        if (!rep) return fail(tier_error(rep.error(), where()));
+        for (auto& x : *rep)
+            if (x.is_error()) return fail(errc::io_error, "redis local tier: {}: {}", where(), x.error_text());
+        auto m = (*rep)[0].reader();
+        auto parsed = [&]() -> result<void> {
+            if (FLOE_TRY(m.next_array()) != 3) return fail(errc::corrupt, "HMGET answered other than 3 items");
+            std::optional<std::string_view> v[3];
+            for (auto& x : v) x = FLOE_TRY(m.next_nullable_string());
+            r.log_start = std::max(to_i64(v[0].value_or("0")), to_i64(v[1].value_or("0")));
+            r.next = to_i64(v[2].value_or("0"));
+            r.bytes = (*rep)[1];
+            r.entries = r.bytes.reader();
+            r.count = FLOE_TRY(r.entries.next_array());
+            return {};
+        }();
+        if (!parsed) return bad(parsed.error());
+        // Offsets read with the entries: a trim between the two round trips is seen here.
+        if (offset < r.log_start || offset > r.next) return outside(r.log_start, r.next);
         return r;
     }
 
@@ -396,14 +433,19 @@ public:
     result<read_result> read(kafka_offset offset, const read_options& opts) const override {
         const size_t budget = opts.max_bytes;
         int64_t limit = opts.max_offset ? (*opts.max_offset)() : INT64_MAX;
-        // Entries to ask for: about what the budget holds at ~64 bytes a record, within bounds.
-        int64_t want = int64_t(std::clamp<size_t>(budget / 100, 1, 8000));
+        // Entries to ask for: what the budget holds at the size records of this partition had
+        // in the last read, within bounds. Before any read the size is unknown: a few entries
+        // only (records may be up to max.message.bytes each, and XRANGE counts entries, not bytes).
+        const size_t seen = _record_bytes.load(std::memory_order_relaxed);
+        int64_t want = seen ? int64_t(std::clamp<size_t>(budget / std::max<size_t>(16, seen) + 1, 1, 16000))
+                            : int64_t(std::clamp<size_t>(budget / 100 + 1, 1, 64));
         if (limit != INT64_MAX) want = std::max<int64_t>(1, std::min(want, limit - offset()));
         auto raw = FLOE_TRY(read_entries(offset(), want));
         read_result out;
         out.offsets = offsets_of(raw.log_start, raw.next);
-        if (raw.entries.size() == 0) return out;
+        if (raw.count == 0) return out;
         auto buf = std::make_shared<byte_buffer>();
+        buf->reserve(std::min<size_t>(budget, raw.bytes.bytes().size()) + 1024);
         batch_builder b;
         std::vector<batch_builder::header> hs;
         const bool lat = config().message_timestamp_type == timestamp_type::log_append_time;
@@ -425,8 +467,22 @@ public:
         bool open = false;
         bool full = false;
         int64_t expect = offset();
-        for (auto& e : raw.entries.elements()) {
-            auto r = FLOE_TRY(parse_entry(e));
+        // The last record of each finished batch (and its entry id): where the answer ends.
+        int64_t kept_last = -1, open_last = -1, records = 0, open_records = 0;
+        std::string_view kept_id, open_id;
+        auto close_batch = [&]() -> result<bool> {
+            auto kept = FLOE_TRY(finish());
+            open = false;
+            if (kept) {
+                kept_last = open_last;
+                kept_id = open_id;
+                records += open_records;
+            }
+            open_records = 0;
+            return kept;
+        };
+        for (size_t i = 0; i < raw.count; ++i) {
+            auto r = FLOE_TRY_CTX(next_entry(raw.entries), "{}-{}: read at {}", _tp.topic, _tp.partition, offset());
             if (r.offset < expect) continue; // below the asked offset
             expect = r.offset;                // a mirror's gaps are skipped (never in produced topics)
             if (r.offset >= limit) break;
@@ -434,8 +490,7 @@ public:
             const size_t est = 24 + (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) + r.headers.size();
             if (open && (b.records() >= max_batch_records || b.records_bytes() >= max_batch_bytes
                          || buf->size() + batch_layout::header_size + b.records_bytes() + est > budget)) {
-                auto kept = FLOE_TRY(finish());
-                open = false;
+                auto kept = FLOE_TRY(close_batch());
                 if (!kept || buf->size() + batch_layout::header_size + est > budget) {
                     full = true;
                     break;
@@ -445,25 +500,26 @@ public:
                 b.begin(r.offset);
                 open = true;
             }
-            FLOE_TRY_CTX(decode_headers(r.headers, hs), "{}-{} offset {}", _tp.topic, _tp.partition, r.offset);
+            if (r.headers.empty()) hs.clear();
+            else FLOE_TRY_CTX(decode_headers(r.headers, hs), "{}-{} offset {}", _tp.topic, _tp.partition, r.offset);
             b.add(r.offset, r.timestamp, r.key, r.value, hs);
+            open_last = r.offset;
+            open_id = r.id;
+            ++open_records;
             ++expect;
         }
-        if (open && !full) FLOE_TRY(finish()); // a last batch that does not fit is dropped
+        if (open && !full) FLOE_TRY(close_batch()); // a last batch that does not fit is dropped
         if (buf->empty()) return out;
-        // Offsets of what was kept: walk the batches.
-        int64_t lo = -1, hi = -1;
-        FLOE_TRY(for_each_batch(bytes_view(*buf), false, [&](const record_batch_header& h, bytes_view) {
-            if (lo < 0) lo = h.base_offset;
-            hi = h.last_offset();
-            return true;
-        }));
+        remember(kept_last + 1, kept_id);
+        _record_bytes.store(size_t(buf->size() / size_t(std::max<int64_t>(records, 1))) + 1, std::memory_order_relaxed);
+        // Offsets of what was kept: the first batch's base offset and the last record.
+        auto first = FLOE_TRY(parse_batch_header(bytes_view(*buf)));
         file_slice sl;
         sl.memory = buf;
         sl.position = 0;
         sl.length = uint32_t(buf->size());
-        sl.first_offset = kafka_offset(lo);
-        sl.last_offset = kafka_offset(hi);
+        sl.first_offset = kafka_offset(first.base_offset);
+        sl.last_offset = kafka_offset(kept_last);
         out.total_bytes = buf->size();
         out.slices.push_back(std::move(sl));
         return out;
@@ -482,13 +538,16 @@ public:
                 continue;
             }
             if (!raw) return fail(std::move(raw).error());
-            if (raw->entries.size() == 0) return {};
-            for (auto& e : raw->entries.elements()) {
-                auto r = FLOE_TRY(parse_entry(e));
+            if (raw->count == 0) return {};
+            std::string_view last_id;
+            for (size_t i = 0; i < raw->count; ++i) {
+                auto r = FLOE_TRY(next_entry(raw->entries));
                 if (r.offset < at) continue;
                 if (!fn(r)) return {};
                 at = r.offset + 1;
+                last_id = r.id;
             }
+            if (!last_id.empty()) remember(at, last_id);
             if (at >= raw->next) return {};
         }
     }
@@ -781,6 +840,7 @@ private:
     topic_config _cfg;
     mutable partition_offsets _last_offsets;
     mutable std::map<int64_t, std::string> _hints; ///< next offset -> id of the entry before it (under _mu)
+    mutable std::atomic<size_t> _record_bytes{0}; ///< batch bytes per record in the last read (0: none yet)
     std::atomic<bool> _closed{false};
     std::string _meta, _stream, _idx, _prod, _segs;
     std::string _lease; ///< the storage worker's lease (fencing); never deleted, so epochs only grow

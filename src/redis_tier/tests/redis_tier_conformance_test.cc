@@ -4,6 +4,7 @@
 // keys).
 
 #include "log/batch_builder.h"
+#include "log/records.h"
 #include "log/testing/local_tier_conformance.h"
 #include "redis/coordination.h"
 #include "redis/testing/server.h"
@@ -92,10 +93,13 @@ public:
     }
     const std::string& ns() const { return _ns; }
 
+
 private:
     std::string _uris;
     std::string _ns;
 };
+
+const std::string& store_ns(const redis_store& s) { return s.ns(); }
 
 } // namespace
 
@@ -290,3 +294,99 @@ INSTANTIATE_TEST_SUITE_P(redis, offload_fence_test, ::testing::Values(false, tru
                          [](const auto& info) { return std::string(info.param ? "cluster" : "single"); });
 
 } // namespace
+// One produce request of several batches, each compressed with another codec: the append passes
+// values as views into each batch's decompressed bytes, so all of them must stay valid until
+// the one server call. Every record comes back through read() and through a plain XRANGE, with
+// null keys and values, headers (null values too), binary bytes and a value larger than one
+// socket read.
+TEST(redis_tier_append, compressed_multi_batch_request_round_trips) {
+    auto& s = the_server();
+    ASSERT_TRUE(s.server) << s.error;
+    redis_store store(s.server->uri());
+    auto tier = store.open({});
+    ASSERT_TRUE(tier) << tier.error();
+    ASSERT_TRUE((*tier)->create_topic("codecs", 1));
+    auto p = (*tier)->partition("codecs", 0);
+    ASSERT_TRUE(p);
+    struct rec {
+        std::optional<std::string> key, value;
+        std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+        int64_t ts;
+    };
+    std::vector<rec> want;
+    byte_buffer request;
+    int64_t i = 0;
+    for (auto codec : {compression_codec::gzip, compression_codec::snappy, compression_codec::lz4,
+                       compression_codec::zstd, compression_codec::none}) {
+        batch_builder b;
+        b.begin(0, codec);
+        for (int k = 0; k < 40; ++k, ++i) {
+            rec r;
+            if (i % 7 != 3) r.key = fmt::format("key-{}", i);
+            if (i % 11 != 5) r.value = fmt::format("value {} ", i) + std::string(size_t(i % 13) * 10, char('a' + i % 26));
+            if (i == 17) r.value = std::string("bin\r\n\0\xff", 7);
+            if (i == 90) r.value = std::string(300000, 'L');
+            if (i % 5 == 0) r.headers = {{"h1", "v1"}, {"nul", std::nullopt}, {"", std::string("\0x", 2)}};
+            r.ts = 1700000000000 + i * 3;
+            std::vector<batch_builder::header> hs;
+            for (auto& [hk, hv] : r.headers) hs.push_back({hk, hv ? std::optional<std::string_view>(*hv) : std::nullopt});
+            auto opt = [](const std::optional<std::string>& x) {
+                return x ? std::optional<std::string_view>(*x) : std::nullopt;
+            };
+            b.add(k, r.ts, opt(r.key), opt(r.value), hs);
+            want.push_back(std::move(r));
+        }
+        ASSERT_TRUE(b.finish(request));
+    }
+    auto a = p->append(std::span<uint8_t>(request.data(), request.size()), {.crc_checked = false});
+    ASSERT_TRUE(a) << a.error();
+    ASSERT_EQ(a->status, append_status::ok) << a->message;
+    EXPECT_EQ(a->base_offset(), 0);
+    EXPECT_EQ(a->last_offset(), int64_t(want.size()) - 1);
+    // Back through read(), in answers of 64 KiB.
+    std::vector<rec> got;
+    std::vector<header_view> hs;
+    for (int64_t next = 0; next < int64_t(want.size());) {
+        auto rd = p->read(kafka_offset(next), {.max_bytes = 64 << 10});
+        ASSERT_TRUE(rd) << rd.error();
+        ASSERT_FALSE(rd->slices.empty());
+        byte_buffer bytes;
+        ASSERT_TRUE(rd->copy_to(bytes));
+        auto walked = for_each_batch(bytes_view(bytes), true, [&](const record_batch_header& h, bytes_view bb) {
+            auto ok = for_each_record_body(h, bb.subspan(batch_layout::header_size), [&](int32_t, bytes_view body) -> result<void> {
+                auto v = FLOE_TRY(decode_record(h, body, hs));
+                EXPECT_EQ(v.offset, int64_t(got.size()));
+                rec r;
+                if (v.key) r.key = std::string(*v.key);
+                if (v.value) r.value = std::string(*v.value);
+                for (auto& x : hs) r.headers.emplace_back(std::string(x.key), x.value ? std::optional<std::string>(*x.value) : std::nullopt);
+                r.ts = v.timestamp;
+                got.push_back(std::move(r));
+                return {};
+            });
+            EXPECT_TRUE(ok) << ok.error();
+            return true;
+        });
+        ASSERT_TRUE(walked) << walked.error();
+        next = rd->slices.back().last_offset() + 1;
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_EQ(got[k].key, want[k].key) << k;
+        EXPECT_EQ(got[k].value, want[k].value) << k;
+        EXPECT_EQ(got[k].headers, want[k].headers) << k;
+        EXPECT_EQ(got[k].ts, want[k].ts) << k;
+    }
+    // A plain Redis client sees the same values, one entry per record.
+    auto x = s.server->raw({"XRANGE", fmt::format("{{{}:codecs:0}}:stream", store_ns(store)), "-", "+"});
+    ASSERT_TRUE(x) << x.error();
+    ASSERT_EQ(x->size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+        std::optional<std::string> value;
+        auto& f = (*x)[k][1];
+        for (size_t j = 0; j + 1 < f.size(); j += 2)
+            if (f[j].str() == "value") value = f[j + 1].str();
+        EXPECT_EQ(value, want[k].value) << k;
+    }
+    ASSERT_TRUE((*tier)->close());
+}
