@@ -93,7 +93,6 @@ public:
     }
     const std::string& ns() const { return _ns; }
 
-
 private:
     std::string _uris;
     std::string _ns;
