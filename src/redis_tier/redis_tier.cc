@@ -540,12 +540,19 @@ public:
     }
 
     partition_offsets offsets() const override {
-        auto m = meta();
-        if (!m) return _last_offsets;
-        auto o = offsets_of(std::max(field(*m, "start"), field(*m, "floor")), field(*m, "next"));
+        auto o = current_offsets();
+        return o ? *o : known_offsets();
+    }
+    result<partition_offsets> current_offsets() const override {
+        auto m = FLOE_TRY(meta());
+        auto o = offsets_of(std::max(field(m, "start"), field(m, "floor")), field(m, "next"));
         std::lock_guard g(_mu);
         _last_offsets = o;
         return o;
+    }
+    partition_offsets known_offsets() const override {
+        std::lock_guard g(_mu);
+        return _last_offsets;
     }
     kafka_offset log_start_offset() const override { return offsets().log_start; }
     kafka_offset log_end_offset() const override { return offsets().log_end; }
