@@ -3,7 +3,9 @@
 and kafkajs retry retriable errors instead of showing them):
   kafka_probe.py produce HOST:PORT TOPIC PARTITION VALUE            -> "<error code> <base offset>"
   kafka_probe.py list-offsets HOST:PORT TOPIC PARTITION TIMESTAMP   -> "<error code> <offset>"
-(Produce v3 acks=1, ListOffsets v1; TIMESTAMP -1 latest, -2 earliest, or milliseconds.)"""
+  kafka_probe.py delete-records HOST:PORT TOPIC PARTITION OFFSET    -> "<error code> <low watermark>"
+(Produce v3 acks=1, ListOffsets v1, DeleteRecords v0; TIMESTAMP -1 latest, -2 earliest, or
+milliseconds.)"""
 import os
 import socket
 import struct
@@ -13,10 +15,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from it_kcat import batch, kstr, recv_response, request  # noqa: E402
 
 
-def topic_partition_answer(r, topic):
-    """Skips correlation id, the topics array (one), the topic name and the partitions array
-    (one) of a v1-style response; returns the bytes from the partition's index on."""
-    at = 4 + 4
+def topic_partition_answer(r, topic, skip=0):
+    """Skips the correlation id, `skip` bytes after it (a throttle time placed first), the topics
+    array (one), the topic name and the partitions array (one) of a response; returns the bytes
+    from the partition's index on."""
+    at = 4 + skip + 4
     n = struct.unpack('>h', r[at:at + 2])[0]
     if r[at + 2:at + 2 + n] != topic:
         raise SystemExit(f'unexpected topic in the answer: {r[at + 2:at + 2 + n]!r}')
@@ -40,6 +43,12 @@ def main():
         s.sendall(request(2, 1, 7, body))
         r = recv_response(s, timeout=30)
         idx, code, _ts, base = struct.unpack('>ihqq', topic_partition_answer(r, topic)[:22])
+    elif cmd == 'delete-records':
+        body = (struct.pack('>i', 1) + kstr(topic) + struct.pack('>iiq', 1, part, int(sys.argv[5]))
+                + struct.pack('>i', 10000))
+        s.sendall(request(21, 0, 7, body))
+        r = recv_response(s, timeout=30)
+        idx, base, code = struct.unpack('>iqh', topic_partition_answer(r, topic, skip=4)[:14])
     else:
         raise SystemExit(f'unknown command {cmd}')
     if idx != part:

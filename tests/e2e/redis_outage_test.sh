@@ -52,6 +52,10 @@ check "hot: $n records read back with Redis up" test "$(wc -l < "$work/ts.txt")"
 ts_at=$(awk -v o=$((n / 2 + 10)) '$1==o {print $2}' "$work/ts.txt")
 want_ts=$(awk -v t="$ts_at" '$2>=t {print $1; exit}' "$work/ts.txt")
 
+# DeleteRecords below offset 5: the floor must keep hiding those records when Iceberg serves alone.
+floor=5
+got=$(probe delete-records $broker hot 0 $floor)
+check "DeleteRecords below $floor (got '$got')" test "$got" = "0 $floor"
 # An idempotent acks=all producer runs across the outage.
 FLOE_BROKER=$broker FLOE_TOPIC=acked FLOE_ACKED="$work/acked.txt" FLOE_SECONDS=6 \
   node "$here/../js/kafka/crash_producer.mjs" > "$work/producer.out" 2>&1 &
@@ -67,11 +71,12 @@ check "(a) floe is still running" kill -0 "$FLOE_PID"
 got=$(timeout 60 kcat -C -b $broker -t hot -p 0 -o 1000 -c 500 -q -f '%k:%s:%o\n' 2>"$work/kcat1.err")
 want=$(seq 1000 1499 | sed 's/.*/k&:v&:&/')
 check "(b) kcat -o 1000 reads offsets 1000-1499 from Iceberg ($(wc -l <<<"$got") lines)" test "$got" = "$want"
-got=$(timeout 60 kcat -C -b $broker -t hot -p 0 -o beginning -c $n -q -f '%k:%s\n' 2>"$work/kcat2.err")
-want=$(seq 0 $((n - 1)) | sed 's/.*/k&:v&/')
-check "(b) kcat -o beginning (ListOffsets earliest, then Fetch) reads all $n from Iceberg" test "$got" = "$want"
+got=$(timeout 60 kcat -C -b $broker -t hot -p 0 -o beginning -c $((n - floor)) -q -f '%k:%s\n' 2>"$work/kcat2.err")
+want=$(seq $floor $((n - 1)) | sed 's/.*/k&:v&/')
+check "(b) kcat -o beginning (ListOffsets earliest, then Fetch) reads all $((n - floor)) above the DeleteRecords floor from Iceberg" \
+  test "$got" = "$want"
 got=$(probe list-offsets $broker hot 0 -2)
-check "(b) ListOffsets earliest: the remote start, got '$got'" test "$got" = "0 0"
+check "(b) ListOffsets earliest: the remote start, never below the DeleteRecords floor, got '$got'" test "$got" = "0 $floor"
 got=$(probe list-offsets $broker hot 0 "$ts_at")
 check "(b) ListOffsets by time from Iceberg: offset $want_ts (>= $((n / 2))), got '$got'" test "$got" = "0 $want_ts" -a "${want_ts:-0}" -ge $((n / 2))
 got=$(probe list-offsets $broker hot 0 -1)
@@ -86,6 +91,9 @@ r=$(curl -s "$api/topics/hot/records?key=k77")
 check "(c) lookup by key from Iceberg, saying the local tier is unavailable" \
   test "$(jq_ "([(x['offset'], x['value'], x['tier']) for x in d['records']], d.get('local_tier'))" <<<"$r" 2>&1)" \
   = "([(77, 'v77', 'remote')], 'unavailable')"
+r=$(curl -s "$api/topics/hot/partitions/0/records?offset=0&limit=2")
+check "(c) lookup by offset 0 starts at the DeleteRecords floor" \
+  test "$(jq_ "[x['offset'] for x in d['records']]" <<<"$r" 2>&1)" = "[$floor, $((floor + 1))]"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$api/topics/hot/partitions/0/records?offset=$((n + 50))")
 check "(c) lookup of an offset Iceberg does not hold: 503 (got $code)" test "$code" = 503
 # (d) Health.

@@ -87,8 +87,8 @@ TEST(redis_tier_replicas, acks_all_waits_for_min_replicas) {
 }
 
 // Redis unreachable: current_offsets() says so with a retriable error (what lets Fetch and the
-// lookups of a tiered topic fall back to Iceberg), offsets() and known_offsets() answer the last
-// offsets read, appends fail retriably; back (AOF, same directory): everything is as it was.
+// lookups of a tiered topic fall back to Iceberg), offsets(), known_offsets() and records_start()
+// answer what was last read, appends fail retriably; back (AOF, same directory): as it was.
 TEST(redis_tier_outage, current_offsets_reports_an_unreachable_server) {
     temp t;
     auto server = redis::fixture::server::start(t.dir, {"--appendonly", "yes"});
@@ -104,6 +104,7 @@ TEST(redis_tier_outage, current_offsets_reports_an_unreachable_server) {
     auto p = (*tier)->partition("t", 0);
     auto b = log::testing::make_batch(4, 10, 0);
     ASSERT_TRUE(p->append(b));
+    ASSERT_TRUE(p->delete_records_before(kafka_offset(1)));
     auto now = p->current_offsets();
     ASSERT_TRUE(now) << now.error();
     EXPECT_EQ(now->log_end(), 4);
@@ -116,6 +117,8 @@ TEST(redis_tier_outage, current_offsets_reports_an_unreachable_server) {
     EXPECT_TRUE(down.error().retryable());
     EXPECT_EQ(p->offsets().log_end(), 4);
     EXPECT_EQ(p->known_offsets().log_end(), 4);
+    // The DeleteRecords floor last read: the remote tier keeps hiding what it removed.
+    EXPECT_EQ(p->records_start()(), 1);
     auto b2 = log::testing::make_batch(1, 10, 0);
     auto ar = p->append(b2);
     ASSERT_FALSE(ar);
