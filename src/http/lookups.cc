@@ -456,20 +456,24 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
         return from_error(local.error());
     }
     auto local_start = local->log_start();
-    if (next < local_start && _impl->remote) {
-        // Only the pages holding the rows asked for are read from the table's files.
-        auto rows = _impl->remote->read_rows(topic, partition, next, local_start, cap);
-        if (!rows) return from_error(rows.error());
-        for (auto& m : *rows) {
-            if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) break;
-            recs.push_back(render(from_remote(m), *b64));
-            bytes += recs.back().size();
-            next = m.offset + 1;
+    auto room = [&] { return recs.size() < cap && bytes < _impl->opts.max_response_bytes; };
+    for (int round = 0;; ++round) {
+        if (next < local_start && _impl->remote) {
+            // Only the pages holding the rows asked for are read from the table's files.
+            auto rows = _impl->remote->read_rows(topic, partition, next, local_start, cap - recs.size());
+            if (!rows) return from_error(rows.error());
+            for (auto& m : *rows) {
+                if (!room()) break;
+                recs.push_back(render(from_remote(m), *b64));
+                bytes += recs.back().size();
+                next = m.offset + 1;
+            }
+            // The remote tier had nothing more below the local start: go on there.
+            if (room()) next = std::max(next, local_start);
         }
-        // The remote tier had nothing more below the local start: go on there.
-        if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) next = std::max(next, local_start);
-    }
-    if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) {
+        if (!room()) break;
+        const int64_t from = next;
+        const size_t kept = recs.size(), kept_bytes = bytes;
         auto sc = scan_local(*pl, next, cap - recs.size(), [&](record_out&& o) {
             recs.push_back(render(o, *b64));
             bytes += recs.back().size();
@@ -477,6 +481,16 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
             return bytes < _impl->opts.max_response_bytes;
         }, cap <= 100 ? &_impl->batches : nullptr);
         if (!sc) return from_error(sc.error());
+        // Local retention moved the start past `from` during the scan (it only moves forward):
+        // the records in between went to the remote tier meanwhile and the scan skipped them.
+        // Drop what it read and go on from `from` through the remote tier.
+        local_start = pl->log_start_offset()();
+        if (local_start <= from || !_impl->remote) break;
+        if (round == 4)
+            return response::error(503, "local retention kept moving the start of the local log during the lookup; retry");
+        recs.resize(kept);
+        bytes = kept_bytes;
+        next = from;
     }
     return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",
                                            json_escape(topic), partition, next, fmt::join(recs, ",")));
