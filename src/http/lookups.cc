@@ -283,7 +283,7 @@ struct lookup_service::impl {
 
     /// Brings the index up to the log end; O(new records).
     result<void> catch_up(log::local_partition& p, partition_key_index& idx) {
-        auto start = p.log_start_offset()();
+        auto start = FLOE_TRY(p.current_offsets()).log_start();
         if (idx.indexed_up_to < start) {
             // Retention removed the oldest segments: drop their offsets.
             for (auto it = idx.offsets.begin(); it != idx.offsets.end();) {
@@ -318,7 +318,11 @@ lookup_service::~lookup_service() = default;
 
 namespace {
 response from_error(const error& e) {
-    int status = e.code() == errc::invalid_argument ? 400 : e.code() == errc::not_found ? 404 : 500;
+    // A store that cannot be reached right now (Redis down) is worth a retry: 503.
+    int status = e.code() == errc::invalid_argument ? 400
+               : e.code() == errc::not_found       ? 404
+               : e.code() == errc::unavailable || e.code() == errc::timeout ? 503
+                                                                           : 500;
     return response::error(status, e.message());
 }
 std::vector<std::string> split_path(std::string_view p) {
@@ -432,21 +436,44 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
     std::vector<std::string> recs;
     size_t bytes = 0;
     int64_t next = *offset;
-    auto local_start = pl->log_start_offset()();
-    if (next < local_start && _impl->remote) {
-        // Only the pages holding the rows asked for are read from the table's files.
-        auto rows = _impl->remote->read_rows(topic, partition, next, local_start, cap);
-        if (!rows) return from_error(rows.error());
-        for (auto& m : *rows) {
-            if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) break;
-            recs.push_back(render(from_remote(m), *b64));
-            bytes += recs.back().size();
-            next = m.offset + 1;
+    auto local = pl->current_offsets();
+    if (!local) {
+        // The local tier cannot reach its store (Redis down): what the remote tier holds from
+        // the offset on is answered (next_offset says where to go on), else the retriable error.
+        if (_impl->remote) {
+            auto rows = _impl->remote->read_rows(topic, partition, next, INT64_MAX, cap);
+            if (rows && !rows->empty()) {
+                for (auto& m : *rows) {
+                    if (recs.size() >= cap || bytes >= _impl->opts.max_response_bytes) break;
+                    recs.push_back(render(from_remote(m), *b64));
+                    bytes += recs.back().size();
+                    next = m.offset + 1;
+                }
+                return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",
+                                                       json_escape(topic), partition, next, fmt::join(recs, ",")));
+            }
         }
-        // The remote tier had nothing more below the local start: go on there.
-        if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) next = std::max(next, local_start);
+        return from_error(local.error());
     }
-    if (recs.size() < cap && bytes < _impl->opts.max_response_bytes) {
+    auto local_start = local->log_start();
+    auto room = [&] { return recs.size() < cap && bytes < _impl->opts.max_response_bytes; };
+    for (int round = 0;; ++round) {
+        if (next < local_start && _impl->remote) {
+            // Only the pages holding the rows asked for are read from the table's files.
+            auto rows = _impl->remote->read_rows(topic, partition, next, local_start, cap - recs.size());
+            if (!rows) return from_error(rows.error());
+            for (auto& m : *rows) {
+                if (!room()) break;
+                recs.push_back(render(from_remote(m), *b64));
+                bytes += recs.back().size();
+                next = m.offset + 1;
+            }
+            // The remote tier had nothing more below the local start: go on there.
+            if (room()) next = std::max(next, local_start);
+        }
+        if (!room()) break;
+        const int64_t from = next;
+        const size_t kept = recs.size(), kept_bytes = bytes;
         auto sc = scan_local(*pl, next, cap - recs.size(), [&](record_out&& o) {
             recs.push_back(render(o, *b64));
             bytes += recs.back().size();
@@ -454,6 +481,16 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
             return bytes < _impl->opts.max_response_bytes;
         }, cap <= 100 ? &_impl->batches : nullptr);
         if (!sc) return from_error(sc.error());
+        // Local retention moved the start past `from` during the scan (it only moves forward):
+        // the records in between went to the remote tier meanwhile and the scan skipped them.
+        // Drop what it read and go on from `from` through the remote tier.
+        local_start = pl->log_start_offset()();
+        if (local_start <= from || !_impl->remote) break;
+        if (round == 4)
+            return response::error(503, "local retention kept moving the start of the local log during the lookup; retry");
+        recs.resize(kept);
+        bytes = kept_bytes;
+        next = from;
     }
     return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",
                                            json_escape(topic), partition, next, fmt::join(recs, ",")));
@@ -473,6 +510,10 @@ response lookup_service::records_by_key(const request& r, const std::string& top
     size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
     std::vector<record_out> found;
     std::set<int32_t> hot_hit;
+    // A partition whose local tier cannot reach its store (Redis down) is looked up in the
+    // remote tier only, and the answer says so ("local_tier":"unavailable"): a newer match
+    // may be in the local tier.
+    std::optional<error> local_down;
     for (int32_t p = 0; p < t->partitions; ++p) {
         auto pl = _impl->logs.partition(topic, p);
         if (!pl) continue;
@@ -480,7 +521,12 @@ response lookup_service::records_by_key(const request& r, const std::string& top
         std::vector<int64_t> offsets;
         {
             std::lock_guard g(idx->mu);
-            if (auto c = _impl->catch_up(*pl, *idx); !c) return from_error(c.error());
+            auto c = _impl->catch_up(*pl, *idx);
+            if (!c && _impl->remote && (c.error().code() == errc::unavailable || c.error().code() == errc::timeout)) {
+                local_down = c.error();
+                continue;
+            }
+            if (!c) return from_error(c.error());
             if (auto it = idx->offsets.find(std::string(key)); it != idx->offsets.end()) offsets = it->second;
         }
         if (offsets.empty()) continue;
@@ -514,11 +560,14 @@ response lookup_service::records_by_key(const request& r, const std::string& top
     std::sort(found.begin(), found.end(),
               [](auto& a, auto& b) { return std::tie(a.partition, a.offset) < std::tie(b.partition, b.offset); });
     if (found.size() > cap) found.resize(cap);
-    if (!all && found.empty())
+    if (!all && found.empty()) {
+        if (local_down) return from_error(*local_down);
         return response::error(404, fmt::format("no record with key '{}' in topic '{}'", json_escape(key), topic));
+    }
     std::vector<std::string> out;
     for (auto& f : found) out.push_back(render(f, *b64));
-    return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}]}})", json_escape(topic), fmt::join(out, ",")));
+    return response::json(200, fmt::format(R"({{"topic":"{}",{}"records":[{}]}})", json_escape(topic),
+                                           local_down ? R"("local_tier":"unavailable",)" : "", fmt::join(out, ",")));
 }
 
 response lookup_service::records_by_time(const request& r, const std::string& topic) {

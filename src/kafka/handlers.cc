@@ -475,19 +475,56 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
                 ro.max_offset = kafka_offset(
                     p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
-                // read_committed: nothing at or above the last stable offset (KIP-98).
                 const bool committed_only = req.isolation_level == 1;
-                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
                 // Offsets below the local log start of a tiered topic come from Iceberg.
                 bool tiered = _opts.remote && info && info->config.remote_storage_enable;
                 std::optional<int64_t> remote_start;
-                auto local_start = plog->log_start_offset()();
+                int64_t local_start = 0;
+                std::optional<error> local_down; // the local tier cannot reach its store (Redis down)
+                if (tiered) {
+                    if (auto o = plog->current_offsets()) local_start = o->log_start();
+                    else local_down = std::move(o).error();
+                }
                 // Below the local start the remote tier must be asked as it is now; at or above
                 // it, the remote start only fills in the answer's log start offset, and a copy up
                 // to a second old spares the catalog a query per partition per Fetch.
                 bool remote_down = false;
                 if (tiered)
-                    remote_start = earliest_remote(info->name, p.index, p.fetch_offset >= local_start, &remote_down);
+                    remote_start = earliest_remote(info->name, p.index, !local_down && p.fetch_offset >= local_start,
+                                                   &remote_down);
+                if (local_down) {
+                    // Without the local tier its start and end are unknown: what the remote tier
+                    // holds from the fetch offset on is served (it holds only committed records,
+                    // so read_committed needs no cap); anything else is a retriable error.
+                    auto known = plog->known_offsets();
+                    pr.hdr.high_watermark = known.high_watermark();
+                    pr.hdr.last_stable_offset = known.last_stable();
+                    pr.hdr.log_start_offset = remote_start.value_or(known.log_start());
+                    if (!remote_down && remote_start && p.fetch_offset >= *remote_start) {
+                        if (records_left == 0) continue; // the answer is full: next Fetch
+                        auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset, (*ro.max_offset)(),
+                                                     ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
+                        if (rr && rr->records > 0) {
+                            pr.hdr.high_watermark = std::max(pr.hdr.high_watermark, rr->next_offset);
+                            pr.hdr.last_stable_offset = std::max(pr.hdr.last_stable_offset, rr->next_offset);
+                            total += rr->batches.size();
+                            records += rr->records;
+                            pr.records = rr->records;
+                            pr.remote = std::move(rr->batches);
+                            continue;
+                        }
+                        if (!rr)
+                            spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info->name, p.index,
+                                         p.fetch_offset, rr.error().message());
+                    }
+                    spdlog::debug("fetch of {}-{} at offset {}: {}", info->name, p.index, p.fetch_offset,
+                                  local_down->message());
+                    pr.hdr.error_code = kerr_of(*local_down);
+                    any_error = true;
+                    continue;
+                }
+                // read_committed: nothing at or above the last stable offset (KIP-98).
+                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
                 if (tiered && remote_down && p.fetch_offset < local_start) {
                     // Below the local start and the remote tier cannot say what it holds: a
                     // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).
@@ -535,7 +572,9 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 }
                 auto rr = plog->read(kafka_offset(read_at), ro);
                 if (!rr) {
-                    auto offs = plog->offsets();
+                    // Out of range: the answer reports the offsets as they are; another failure
+                    // (the store unreachable) reports the last ones known instead of asking again.
+                    auto offs = rr.error().code() == errc::out_of_range ? plog->offsets() : plog->known_offsets();
                     pr.hdr.error_code = kerr_of(rr.error());
                     pr.hdr.high_watermark = offs.high_watermark();
                     pr.hdr.last_stable_offset = offs.last_stable();
@@ -737,12 +776,28 @@ bool request_handler::list_offsets(const connection_info& c, const request_heade
                 rp.error_code = int16_t(kerr::unknown_topic_or_partition);
                 continue;
             }
-            auto offs = plog->offsets();
+            auto cur = plog->current_offsets();
             auto info = _logs.topic(t.name);
             std::optional<int64_t> remote_start;
             bool remote_down = false;
             if (_opts.remote && info && info->config.remote_storage_enable)
                 remote_start = earliest_remote(info->name, p.index, false, &remote_down);
+            if (!cur) {
+                // The local tier cannot reach its store (Redis down): the log end is unknown, so
+                // latest and max-timestamp are a retriable error; earliest is the remote log
+                // start and a time the remote tier holds is answered from it (its records come
+                // before any the local tier alone holds).
+                if (p.timestamp == -2 && remote_start) rp.offset = *remote_start;
+                else if (auto hit = p.timestamp >= 0 && remote_start
+                                        ? remote_offset_for_timestamp(std::string(t.name), p.index, p.timestamp,
+                                                                      INT64_MAX)
+                                        : std::nullopt) {
+                    rp.offset = hit->first;
+                    rp.timestamp = hit->second;
+                } else rp.error_code = kerr_of(cur.error());
+                continue;
+            }
+            auto offs = *cur;
             if (remote_down && p.timestamp != -1 && p.timestamp != -3) {
                 // Earliest or by time depends on the remote tier: retriable, never the local
                 // start (a consumer from the beginning would skip what Iceberg holds).

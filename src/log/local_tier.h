@@ -248,7 +248,15 @@ public:
     /// ListOffsets MAX_TIMESTAMP (-3): the batch holding the largest timestamp.
     virtual std::optional<timestamp_lookup> max_timestamp() const = 0;
 
+    /// The offsets now. A backend that cannot reach its store answers the last ones it read.
     virtual partition_offsets offsets() const = 0;
+    /// offsets() as the store has them now, or why not: errc::unavailable / errc::timeout when
+    /// a backend cannot reach its store (Redis down). Readers of a tiered topic then serve what
+    /// the remote tier holds instead of failing the partition. The embedded log always answers.
+    virtual result<partition_offsets> current_offsets() const { return offsets(); }
+    /// The offsets last read from the store, without asking it (for answers given while it is
+    /// unreachable).
+    virtual partition_offsets known_offsets() const { return offsets(); }
     /// The first offset readers may see: the first local record, or the DeleteRecords floor
     /// when that is higher.
     virtual kafka_offset log_start_offset() const = 0;

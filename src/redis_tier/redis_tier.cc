@@ -600,18 +600,30 @@ public:
     }
 
     partition_offsets offsets() const override {
-        auto m = meta();
-        if (!m) return _last_offsets;
-        auto o = offsets_of(std::max(field(*m, "start"), field(*m, "floor")), field(*m, "next"));
+        auto o = current_offsets();
+        return o ? *o : known_offsets();
+    }
+    result<partition_offsets> current_offsets() const override {
+        auto m = FLOE_TRY(meta());
+        auto o = offsets_of(std::max(field(m, "start"), field(m, "floor")), field(m, "next"));
         std::lock_guard g(_mu);
         _last_offsets = o;
+        _last_floor = field(m, "floor");
         return o;
+    }
+    partition_offsets known_offsets() const override {
+        std::lock_guard g(_mu);
+        return _last_offsets;
     }
     kafka_offset log_start_offset() const override { return offsets().log_start; }
     kafka_offset log_end_offset() const override { return offsets().log_end; }
     kafka_offset records_start() const override {
+        // Redis unreachable: the floor last read, so that the remote tier keeps hiding what
+        // DeleteRecords removed while it serves reads alone.
         auto m = meta();
-        return kafka_offset(m ? field(*m, "floor") : 0);
+        std::lock_guard g(_mu);
+        if (m) _last_floor = field(*m, "floor");
+        return kafka_offset(_last_floor);
     }
 
     result<std::string> marker(std::string_view op, int64_t v, offload_fence fence = std::nullopt) {
@@ -839,6 +851,7 @@ private:
     mutable std::mutex _mu;
     topic_config _cfg;
     mutable partition_offsets _last_offsets;
+    mutable int64_t _last_floor = 0; ///< the DeleteRecords floor last read (under _mu)
     mutable std::map<int64_t, std::string> _hints; ///< next offset -> id of the entry before it (under _mu)
     mutable std::atomic<size_t> _record_bytes{0}; ///< batch bytes per record in the last read (0: none yet)
     std::atomic<bool> _closed{false};

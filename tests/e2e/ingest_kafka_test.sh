@@ -83,7 +83,7 @@ MIR_PID=$FLOE_PID; MIR=127.0.0.1:$KAFKA_PORT; MIR_HTTP=$HTTP_PORT; FLOE_PID=
 kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
 sleep 1
 "$FLOE_BIN" serve --set floe.data-dir="$work/src/data" --set floe.kafka.listen=$SRC \
-  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 ${E2E_EXTRA_SETS:-} $(redis_sets "$work/src") \
   >>"$work/src/floe.out" 2>>"$work/src/floe.log" &
 SRC_PID=$!
 check "source floe back after kill -9" wait_for 10 bash -c "kcat -b $SRC -L -t orders >/dev/null 2>&1"
@@ -172,7 +172,7 @@ wait "$BG_PID"; BG_PID=
 kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
 sleep 0.5
 "$FLOE_BIN" serve --set floe.data-dir="$work/src/data" --set floe.kafka.listen=$SRC \
-  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.default-partitions=2 ${E2E_EXTRA_SETS:-} $(redis_sets "$work/src") \
   >>"$work/src/floe.out" 2>>"$work/src/floe.log" &
 SRC_PID=$!
 check "source floe back after kill -9 (pair)" wait_for 10 bash -c "kcat -b $SRC -L -t shared >/dev/null 2>&1"

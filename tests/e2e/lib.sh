@@ -19,7 +19,7 @@ start_floe() {
   local seen; seen=$(cat "$work/floe.log" 2>/dev/null | wc -l)
   KAFKA_PORT=$(free_port); HTTP_PORT=$(free_port)
   "$FLOE_BIN" serve --set floe.data-dir="$work/data" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
-    --set floe.http.listen=127.0.0.1:$HTTP_PORT ${E2E_EXTRA_SETS:-} "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
+    --set floe.http.listen=127.0.0.1:$HTTP_PORT ${E2E_EXTRA_SETS:-} $(redis_sets "$work") "$@" >>"$work/floe.out" 2>>"$work/floe.log" &
   FLOE_PID=$!
   for _ in $(seq 1 200); do
     tail -n +$((seen + 1)) "$work/floe.log" 2>/dev/null | grep -q "floe is up" && return 0
@@ -27,6 +27,24 @@ start_floe() {
     sleep 0.05
   done
   echo "floe did not come up in 10s"; cat "$work/floe.log"; return 1
+}
+# redis_sets WORKDIR: on the Redis tier (with_redis.sh sets E2E_REDIS_PORT and E2E_REDIS_DBS),
+# the settings for the floe of that work directory: each directory its own Redis database (0, 1,
+# ...), so that separate floes of one test (a source and its mirror) share no topics, as on the
+# embedded log. Nothing otherwise.
+redis_sets() {
+  [ -n "${E2E_REDIS_PORT:-}" ] || return 0
+  local dir n; dir=$(realpath -m "$1")
+  n=$(grep -nxF -- "$dir" "$E2E_REDIS_DBS" 2>/dev/null | head -1 | cut -d: -f1)
+  if [ -z "$n" ]; then echo "$dir" >> "$E2E_REDIS_DBS"; n=$(wc -l < "$E2E_REDIS_DBS"); fi
+  echo "--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$E2E_REDIS_PORT/$((n - 1))"
+}
+# wipe_data WORKDIR: a fresh start: removes WORKDIR/data and, on the Redis tier (with_redis.sh
+# sets E2E_REDIS_PORT), everything in that Redis (the local tier lives there, not in the data dir).
+wipe_data() {
+  rm -rf "$1/data"
+  if [ -n "${E2E_REDIS_PORT:-}" ]; then redis-cli -p "$E2E_REDIS_PORT" FLUSHALL >/dev/null || return 1; fi
+  return 0
 }
 stop_floe() { # SIGTERM, bounded wait, then SIGKILL; returns floe's exit status
   [ -n "${FLOE_PID:-}" ] || return 0

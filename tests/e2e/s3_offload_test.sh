@@ -71,7 +71,7 @@ stop_floe; rc=$?
 check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
 
 # The filesystem catalog on s3://: v<N>.metadata.json by conditional PUT, read by path.
-rm -rf "$work/data"
+wipe_data "$work"
 fsrecords=10000
 start_floe "$work" "${s3[@]}" --set "floe.storage.remote.s3.secret-access-key=$S3TEST_SECRET_ACCESS_KEY" \
   --set floe.storage.remote.path=s3://$bucket/fswh --set floe.storage.remote.catalog.type=filesystem \

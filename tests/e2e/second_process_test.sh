@@ -18,7 +18,7 @@ first_pid=$FLOE_PID; first_kafka=$KAFKA_PORT; first_http=$HTTP_PORT
 # The second process, with its own free ports; bounded: today's bug would keep it running.
 k2=$(free_port); h2=$(free_port)
 "$FLOE_BIN" serve --set floe.data-dir="$work/data" --set floe.kafka.listen=127.0.0.1:$k2 \
-  --set floe.http.listen=127.0.0.1:$h2 >"$work/second.out" 2>"$work/second.log" &
+  --set floe.http.listen=127.0.0.1:$h2 ${E2E_EXTRA_SETS:-} $(redis_sets "$work") >"$work/second.out" 2>"$work/second.log" &
 second_pid=$!
 for _ in $(seq 1 100); do kill -0 "$second_pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$second_pid" 2>/dev/null; then

@@ -13,5 +13,7 @@ redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+# lib.sh: redis_sets gives each floe work directory its own database; wipe_data empties them.
+export E2E_REDIS_PORT=$port E2E_REDIS_DBS="$dir/dbs"
 export E2E_EXTRA_SETS="--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$port"
 if [[ "$script" == *.sh ]]; then bash "$script" "$@"; else "$script" "$@"; fi

@@ -56,7 +56,9 @@ class SecBroker:
         self.proc, self.ports = None, {}
 
     def settings(self):
-        return ['--set', f'floe.data-dir={self.data_dir}', *sum((['--set', s] for s in self.sets), [])]
+        # Extra settings for every broker of the run (tests/e2e/with_redis.sh: the Redis tier).
+        return ['--set', f'floe.data-dir={self.data_dir}', *sum((['--set', s] for s in self.sets), []),
+                *os.environ.get('E2E_EXTRA_SETS', '').split()]
 
     def start(self):
         for _ in range(8):

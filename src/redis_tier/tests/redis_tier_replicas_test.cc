@@ -85,3 +85,59 @@ TEST(redis_tier_replicas, acks_all_waits_for_min_replicas) {
     EXPECT_TRUE(d2.error().retryable());
     (void)(*tier)->close();
 }
+
+// Redis unreachable: current_offsets() says so with a retriable error (what lets Fetch and the
+// lookups of a tiered topic fall back to Iceberg), offsets(), known_offsets() and records_start()
+// answer what was last read, appends fail retriably; back (AOF, same directory): as it was.
+TEST(redis_tier_outage, current_offsets_reports_an_unreachable_server) {
+    temp t;
+    auto server = redis::fixture::server::start(t.dir, {"--appendonly", "yes"});
+    ASSERT_TRUE(server) << server.error();
+    redis_tier::options o;
+    o.redis = *redis::parse_uris(server->uri());
+    o.redis.command_timeout = std::chrono::milliseconds(500);
+    o.redis.retry_budget = std::chrono::milliseconds(300);
+    o.ns = "outage";
+    auto tier = redis_tier::open(o);
+    ASSERT_TRUE(tier) << tier.error();
+    ASSERT_TRUE((*tier)->create_topic("t", 1));
+    auto p = (*tier)->partition("t", 0);
+    auto b = log::testing::make_batch(4, 10, 0);
+    ASSERT_TRUE(p->append(b));
+    ASSERT_TRUE(p->delete_records_before(kafka_offset(1)));
+    auto now = p->current_offsets();
+    ASSERT_TRUE(now) << now.error();
+    EXPECT_EQ(now->log_end(), 4);
+    EXPECT_EQ(p->known_offsets().log_end(), 4);
+
+    server->kill9();
+    auto down = p->current_offsets();
+    ASSERT_FALSE(down);
+    EXPECT_TRUE(down.error().code() == errc::unavailable || down.error().code() == errc::timeout) << down.error();
+    EXPECT_TRUE(down.error().retryable());
+    EXPECT_EQ(p->offsets().log_end(), 4);
+    EXPECT_EQ(p->known_offsets().log_end(), 4);
+    // The DeleteRecords floor last read: the remote tier keeps hiding what it removed.
+    EXPECT_EQ(p->records_start()(), 1);
+    auto b2 = log::testing::make_batch(1, 10, 0);
+    auto ar = p->append(b2);
+    ASSERT_FALSE(ar);
+    EXPECT_TRUE(ar.error().retryable()) << ar.error();
+    auto rd = p->read(kafka_offset(0));
+    ASSERT_FALSE(rd);
+    EXPECT_TRUE(rd.error().retryable()) << rd.error();
+
+    ASSERT_TRUE(server->restart());
+    result<partition_offsets> back = fail(errc::unavailable, "not yet");
+    for (int i = 0; i < 50 && !back; ++i) {
+        back = p->current_offsets();
+        if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(back->log_end(), 4);
+    auto b3 = log::testing::make_batch(1, 10, 0);
+    auto ar3 = p->append(b3);
+    ASSERT_TRUE(ar3) << ar3.error();
+    EXPECT_EQ(ar3->base_offset(), 4);
+    (void)(*tier)->close();
+}

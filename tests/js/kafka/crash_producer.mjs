@@ -1,6 +1,7 @@
 // Produces acks=all batches with an idempotent kafkajs producer for $FLOE_SECONDS seconds while
-// the test harness kills and restarts the broker, and writes every value whose send was
+// the test harness kills and restarts the broker (or Redis), and writes every value whose send was
 // acknowledged to $FLOE_ACKED (one per line). Sends that fail are retried with the same values.
+// Topic $FLOE_TOPIC (default crash).
 import { writeFileSync } from 'node:fs';
 import kafkajs from 'kafkajs';
 
@@ -11,6 +12,7 @@ const seconds = Number(process.env.FLOE_SECONDS || 6);
 const acked = [];
 let attempts = 0;
 const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+const topic = process.env.FLOE_TOPIC || 'crash';
 const end = Date.now() + seconds * 1000;
 const guard = setTimeout(() => { writeFileSync(process.env.FLOE_ACKED, acked.join('\n') + '\n'); process.exit(0); },
                          (seconds + 40) * 1000);
@@ -20,7 +22,7 @@ for (let i = 0; Date.now() < end; i++) {
   for (;;) {
     attempts++;
     try {
-      await producer.send({ topic: 'crash', acks: -1, messages: values.map((v) => ({ value: v })) });
+      await producer.send({ topic, acks: -1, messages: values.map((v) => ({ value: v })) });
       acked.push(...values);
       break;
     } catch (e) {
