@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include "app/cluster.h"
 #include "app/maintain.h"
 #include "app/storage.h"
 
@@ -332,6 +333,9 @@ int serve(const config::settings& s) {
         spdlog::info("local tier: Redis Streams at {} (key prefix {})", s.get_optional("floe.local.redis.uri").value_or(""),
                      redis_local->ns);
     }
+    bo.node_id = static_cast<int32_t>(s.get_int("floe.broker.id"));
+    // Brokers sharing the Redis tier form one cluster (registry, offsets, producer ids in Redis).
+    if (redis_local) configure_redis_cluster(s, data_dir, redis_client, bo);
     kafka::broker broker(bo);
     if (auto r = broker.start(); !r) {
         if (r.error().code() == errc::already_exists)

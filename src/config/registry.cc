@@ -130,6 +130,14 @@ registry::registry() {
     d.push_back(bounded(def("floe.local.redis.pool-size", st::integer, "8",
                             "Redis connections per node at most (redis local tier)"),
                         1, 1024));
+    d.push_back(bounded(def("floe.broker.id", st::integer, "0",
+                            "This broker's node id in Metadata (Kafka's node.id); with floe.local.type=redis, "
+                            "every broker sharing the Redis namespace needs its own"),
+                        0, INT32_MAX));
+    d.push_back(bounded(def("floe.cluster.session-timeout", st::duration, "6s",
+                            "floe.local.type=redis: a broker that stops heartbeating (every third of this) is "
+                            "dropped from Metadata after this long, and its partitions and groups move to the others"),
+                        300, 600 * second_ms));
     d.push_back(bounded(def("floe.local.redis.min-replicas", st::integer, "0",
                             "acks=all waits (Redis WAIT) until this many Redis replicas have each append; "
                             "0: acknowledged once the Redis master has it"),
