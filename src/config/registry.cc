@@ -135,8 +135,9 @@ registry::registry() {
                             "every broker sharing the Redis namespace needs its own"),
                         0, INT32_MAX));
     d.push_back(bounded(def("floe.cluster.session-timeout", st::duration, "6s",
-                            "floe.local.type=redis: a broker that stops heartbeating (every third of this) is "
-                            "dropped from Metadata after this long, and its partitions and groups move to the others"),
+                            "floe.local.type=redis: a broker that stops heartbeating (it does every third of this) "
+                            "expires this long after its last heartbeat and leaves Metadata within about 4/3 of it; "
+                            "its partitions and groups then move to the others"),
                         300, 600 * second_ms));
     d.push_back(bounded(def("floe.local.redis.min-replicas", st::integer, "0",
                             "acks=all waits (Redis WAIT) until this many Redis replicas have each append; "

@@ -1147,6 +1147,7 @@ private:
                               std::chrono::milliseconds(100)).count())
             return false;
         if (!_last_miss_refresh.compare_exchange_strong(last, now)) return false;
+        // The topic cache is logically const: a lookup may fill it from Redis.
         return bool(const_cast<redis_tier*>(this)->refresh(false));
     }
 
