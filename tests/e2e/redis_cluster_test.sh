@@ -80,6 +80,11 @@ stop_broker() { # MODE ID: SIGTERM (clean leave), bounded wait
   for _ in $(seq 1 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
   kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; PID[$1$2]=
 }
+stop_clients() { # PID...: SIGTERM, then SIGKILL whatever is still there after 10 s
+  kill -TERM "$@" 2>/dev/null
+  for _ in $(seq 1 100); do kill -0 "$@" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$@" 2>/dev/null; wait "$@" 2>/dev/null
+}
 kill_broker() { kill -9 "${PID[$1$2]}" 2>/dev/null; wait "${PID[$1$2]}" 2>/dev/null; PID[$1$2]=; }
 addr() { echo "127.0.0.1:${KPORT[$1$2]}"; }
 
@@ -180,9 +185,9 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
     /usr/bin/python3 "$here/cluster_idempotence.py" idem "$(addr $mode 1)" "$(addr $mode 2)" "$(addr $mode 3)"
 
   # --- Produce through every broker while one is killed --------------------------------------
-  "$PRODUCER" "$all" "$topic" rd 6000 2000 >"$m/rd.out" 2>"$m/rd.err" & local rd=$!; BG+=($rd)
-  node "$js" produce "$(addr $mode 3),$(addr $mode 1)" "$topic" js 3000 "$m/js.acked" $PARTS >"$m/js.out" 2>&1 & local jp=$!; BG+=($jp)
-  seq 0 2999 | sed 's/^/kc-/' | kcat -P -b "$(addr $mode 1)" -t "$topic" -X enable.idempotence=true \
+  timeout 120 "$PRODUCER" "$all" "$topic" rd 6000 2000 >"$m/rd.out" 2>"$m/rd.err" & local rd=$!; BG+=($rd)
+  timeout 120 node "$js" produce "$(addr $mode 3),$(addr $mode 1)" "$topic" js 3000 "$m/js.acked" $PARTS >"$m/js.out" 2>&1 & local jp=$!; BG+=($jp)
+  seq 0 2999 | sed 's/^/kc-/' | timeout 120 kcat -P -b "$(addr $mode 1)" -t "$topic" -X enable.idempotence=true \
     -X acks=all -X linger.ms=20 -X queue.buffering.max.messages=200 2>"$m/kc.err" & local kc=$!; BG+=($kc)
   sleep 1.2
   local killed_at; killed_at=$(date +%s.%N)
@@ -218,12 +223,12 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
   check "[$mode] no value twice in the topic ($(dups "$m/topic") duplicated of $(wc -l <"$m/topic"))" test "$(dups "$m/topic")" = 0
 
   # --- Consumer groups over the brokers; the coordinator of one is killed --------------------
-  "$PRODUCER" "$all" "$gtopic" ev 4000 0 >"$m/ev.out" 2>&1
+  timeout 120 "$PRODUCER" "$all" "$gtopic" ev 4000 0 >"$m/ev.out" 2>&1
   grep '^ACK ' "$m/ev.out" | awk '{print $4}' >"$m/ev.acked"
   check "[$mode] 4000 records for the groups acknowledged" test "$(wc -l <"$m/ev.acked")" = 4000
   "$MEMBER" "$(addr $mode 1)" cg "$gtopic" range 6000 >"$m/cg1.out" 2>"$m/cg1.err" & local c1=$!; BG+=($c1)
   "$MEMBER" "$(addr $mode 3)" cg "$gtopic" range 6000 >"$m/cg2.out" 2>"$m/cg2.err" & local c2=$!; BG+=($c2)
-  node "$js" consume "$all" "$gtopic" jg 4000 "$m/jg.values" 90 >"$m/jg.out" 2>&1 & local jg=$!; BG+=($jg)
+  timeout 120 node "$js" consume "$all" "$gtopic" jg 4000 "$m/jg.values" 90 >"$m/jg.out" 2>&1 & local jg=$!; BG+=($jg)
   timeout 60 kcat -C -b "$(addr $mode 3)" -G kg "$gtopic" -e -q -f '%s\n' -X auto.offset.reset=earliest \
     -X enable.auto.commit=true -X auto.commit.interval.ms=100 >"$m/kg.values" 2>"$m/kg.err" & local kg=$!; BG+=($kg)
   wait_for 30 bash -c "[ \$(cat $m/cg1.out $m/cg2.out | grep -c '^REC ') -ge 300 ]"
@@ -260,7 +265,7 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
   # that record is then neither reported nor read again. Anything else missing is a loss.
   check "[$mode] the librdkafka members account for every record after the kill" \
     wait_for 60 bash -c "group_progress $m >/dev/null"
-  kill -TERM $c1 $c2 2>/dev/null; wait $c1 $c2 2>/dev/null
+  stop_clients $c1 $c2
   cat "$m/cg1.out" "$m/cg2.out" | awk '$1=="REC"{print $4}' >"$m/cg.values"
   local progress; progress=$(group_progress "$m")
   echo "[$mode] librdkafka group: $progress"
