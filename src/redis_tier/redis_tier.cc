@@ -1046,7 +1046,7 @@ private:
         topic_info info;
         std::vector<std::shared_ptr<redis_partition>> parts;
     };
-    /// The topics and defaults as stored, read in one MULTI/EXEC with their version.
+    /// The topics and defaults as stored, read with their version in one atomic step.
     struct snapshot {
         int64_t version = 0;
         config_map dynamic;
@@ -1054,17 +1054,15 @@ private:
     };
 
     result<snapshot> read_snapshot() const {
-        std::vector<std::vector<std::string>> cmds{{"MULTI"},
-                                                   {"GET", _version_key},
-                                                   {"GET", _defaults_key},
-                                                   {"HGETALL", _topics_key},
-                                                   {"EXEC"}};
-        auto rs = _st->c->pipeline(_topics_key, cmds);
-        if (!rs) return fail(tier_error(rs.error(), "reading topics"));
-        if (rs->size() != 5 || !(*rs)[4].is_array() || (*rs)[4].size() != 3)
-            return fail(errc::unavailable, "reading topics: the transaction was not executed ({})",
-                        rs->back().debug_string());
-        auto& ex = (*rs)[4];
+        // One script, not MULTI/EXEC: a single command is redirected and retried as a whole on a
+        // Redis Cluster (a MOVED inside MULTI aborts the transaction). The keys share a slot.
+        static constexpr std::string_view read_topics =
+            "return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[3])}";
+        auto rep = _st->c->command_for(_topics_key, {"EVAL", read_topics, "3", _version_key, _defaults_key, _topics_key});
+        if (!rep) return fail(tier_error(rep.error(), "reading topics"));
+        if (!rep->is_array() || rep->size() != 3)
+            return fail(errc::internal, "reading topics: unexpected answer {}", rep->debug_string());
+        auto& ex = *rep;
         snapshot out;
         if (ex[0].is_string()) out.version = std::strtoll(ex[0].str().c_str(), nullptr, 10);
         if (ex[1].is_string()) {

@@ -228,7 +228,7 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
   check "[$mode] 4000 records for the groups acknowledged" test "$(wc -l <"$m/ev.acked")" = 4000
   "$MEMBER" "$(addr $mode 1)" cg "$gtopic" range 6000 >"$m/cg1.out" 2>"$m/cg1.err" & local c1=$!; BG+=($c1)
   "$MEMBER" "$(addr $mode 3)" cg "$gtopic" range 6000 >"$m/cg2.out" 2>"$m/cg2.err" & local c2=$!; BG+=($c2)
-  timeout 120 node "$js" consume "$all" "$gtopic" jg 4000 "$m/jg.values" 90 >"$m/jg.out" 2>&1 & local jg=$!; BG+=($jg)
+  timeout 150 node "$js" consume "$all" "$gtopic" jg 4000 "$m/jg.values" 90 >"$m/jg.out" 2>&1 & local jg=$!; BG+=($jg)
   timeout 60 kcat -C -b "$(addr $mode 3)" -G kg "$gtopic" -e -q -f '%s\n' -X auto.offset.reset=earliest \
     -X enable.auto.commit=true -X auto.commit.interval.ms=100 >"$m/kg.values" 2>"$m/kg.err" & local kg=$!; BG+=($kg)
   wait_for 30 bash -c "[ \$(cat $m/cg1.out $m/cg2.out | grep -c '^REC ') -ge 300 ]"
@@ -273,7 +273,8 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
   check "[$mode] both librdkafka members got partitions" \
     bash -c "grep -q '^REC ' $m/cg1.out && grep -q '^REC ' $m/cg2.out"
   wait $jg; local jg_rc=$?
-  check "[$mode] kafkajs group member consumed every record ($(cat "$m/jg.out"))" test "$jg_rc" = 0
+  check "[$mode] kafkajs group member consumed every record (exit $jg_rc: $(cat "$m/jg.out"))" \
+    test "$(missing "$m/ev.acked" "$m/jg.values")" = 0
   wait $kg
   check "[$mode] kcat -G consumed every record ($(missing "$m/ev.acked" "$m/kg.values") missing)" \
     test "$(missing "$m/ev.acked" "$m/kg.values")" = 0

@@ -44,6 +44,8 @@ if (mode === 'produce') {
   process.exit(0);
 } else if (mode === 'consume') {
   const [group, expect, out, seconds] = [a3, Number(a4), a5, Number(a6)];
+  const t0 = Date.now();
+  setTimeout(() => { console.log(`gave up after ${seconds + 20} s`); process.exit(2); }, (seconds + 20) * 1000);
   writeFileSync(out, '');
   const seen = new Set();
   const consumer = kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 500,
@@ -59,7 +61,7 @@ if (mode === 'produce') {
     if (seen.size >= expect) done();
   } });
   await Promise.race([finished, sleep(seconds * 1000)]);
-  console.log(`consumed ${seen.size} distinct values (expected ${expect})`);
+  console.log(`consumed ${seen.size} distinct values (expected ${expect}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   // kafkajs's disconnect may wait long for a coordinator that was killed: bounded.
   await Promise.race([consumer.disconnect().catch(() => {}), sleep(5000)]);
   process.exit(seen.size >= expect ? 0 : 1);
