@@ -1,12 +1,10 @@
 #include "app/offload_leases.h"
 
-#include "base/random.h"
 #include "redis_tier/redis_tier.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace floe::app {
 
@@ -73,52 +71,6 @@ void redis_partition_leases::release(const tiering::partition_lease& l) {
     if (auto r = _leases->release(as_redis(l)); !r)
         spdlog::warn("storage worker: cannot release the lease of {}-{} (it expires by itself): {}", l.topic,
                      l.partition, r.error().message());
-}
-
-namespace {
-
-/// The token in `path`, or a new random one written there first.
-result<std::string> load_or_create_token(const std::filesystem::path& path) {
-    if (path.empty()) return std::string();
-    {
-        std::ifstream in(path);
-        std::string t;
-        if (in >> t && !t.empty()) return t;
-    }
-    auto t = fmt::format("{:016x}{:016x}", os_random64(), os_random64());
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    auto tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << t << '\n';
-        if (!out.flush()) return fail(errc::io_error, "cannot write {}", tmp);
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return fail(errc::io_error, "cannot install {}: {}", path.string(), ec.message());
-    return t;
-}
-
-} // namespace
-
-result<redis_offload_wiring> wire_redis_offload(redis::client& c, const std::string& ns, int32_t broker_id,
-                                                const std::string& listeners, const std::string& holder,
-                                                std::chrono::milliseconds lease_duration,
-                                                const std::filesystem::path& token_file) {
-    // A dead broker leaves the live set within the ttl; its leases expire within the lease
-    // duration. The ttl is kept at most half the lease duration so that ownership has moved by
-    // the time the leases are free.
-    auto ttl = std::clamp<std::chrono::milliseconds>(lease_duration / 2, std::chrono::seconds(1),
-                                                     std::chrono::seconds(10));
-    redis_offload_wiring w;
-    auto token = FLOE_TRY_CTX(load_or_create_token(token_file), "the broker's registry token");
-    w.registry = FLOE_TRY_CTX(redis::broker_registry::create(c, ns, broker_id, listeners, ttl, token),
-                              "floe.broker.id: registering broker {}", broker_id);
-    FLOE_TRY_CTX(w.registry->join(ttl + std::chrono::seconds(1)), "floe.broker.id: registering broker {}",
-                 broker_id);
-    w.registry->start(ttl / 3);
-    w.leases = FLOE_TRY(redis_partition_leases::create(c, ns, w.registry.get(), broker_id, holder, lease_duration));
-    return w;
 }
 
 } // namespace floe::app

@@ -11,7 +11,6 @@
 #include "tiering/partition_leases.h"
 
 #include <chrono>
-#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -49,20 +48,5 @@ private:
     std::string _holder;
     std::chrono::milliseconds _duration;
 };
-
-/// The storage worker's Redis wiring in one place: the broker registry (joined, heartbeating)
-/// and the partition leases over it. (Kept small and apart so that the registry the Kafka side
-/// wires for Metadata can replace the one made here.)
-struct redis_offload_wiring {
-    std::unique_ptr<redis::broker_registry> registry;
-    std::unique_ptr<redis_partition_leases> leases;
-};
-/// `token_file` (e.g. in the data dir; empty: none) keeps the registry's instance token across
-/// restarts, so a broker restarted after a crash takes its id back at once instead of waiting
-/// for its previous life's entry to expire.
-result<redis_offload_wiring> wire_redis_offload(redis::client& c, const std::string& ns, int32_t broker_id,
-                                                const std::string& listeners, const std::string& holder,
-                                                std::chrono::milliseconds lease_duration,
-                                                const std::filesystem::path& token_file = {});
 
 } // namespace floe::app

@@ -1,5 +1,6 @@
 #include "app/serve.h"
 
+#include "app/cluster.h"
 #include "app/maintain.h"
 #include "app/offload_leases.h"
 #include "app/storage.h"
@@ -333,6 +334,10 @@ int serve(const config::settings& s) {
         spdlog::info("local tier: Redis Streams at {} (key prefix {})", s.get_optional("floe.local.redis.uri").value_or(""),
                      redis_local->ns);
     }
+    bo.node_id = static_cast<int32_t>(s.get_int("floe.broker.id"));
+    // Brokers sharing the Redis tier form one cluster (registry, offsets, producer ids in Redis).
+    const redis::broker_registry* cluster_registry = nullptr; // owned by the broker once joined
+    if (redis_local) configure_redis_cluster(s, data_dir, redis_client, bo, &cluster_registry);
     kafka::broker broker(bo);
     if (auto r = broker.start(); !r) {
         if (r.error().code() == errc::already_exists)
@@ -409,7 +414,6 @@ int serve(const config::settings& s) {
 
     // Declared before the worker, which calls it, so it is destroyed after the worker stops.
     auto maintainer = make_scheduled_maintainer(s, lake);
-    redis_offload_wiring redis_offload; // Redis tier: the registry the worker's leases spread over
     std::unique_ptr<tiering::storage_worker> worker;
     if (s.get_bool("floe.storage.worker.enabled")) {
         tiering::worker_options wo;
@@ -425,20 +429,14 @@ int serve(const config::settings& s) {
         if (redis_client) {
             // Brokers share the Redis tier: one lease per partition, in Redis, spread over the
             // live brokers of the registry.
-            auto w = wire_redis_offload(*redis_client, redis_local->ns, broker_id,
-                                        s.get_string("floe.kafka.advertised-listener"), owner, lease_duration,
-                                        data_dir / "tiering" / "broker-token");
-            if (!w) {
-                spdlog::error("cannot start the storage worker's partition leases: {}", w.error().message());
+            auto leases = redis_partition_leases::create(*redis_client, redis_local->ns, cluster_registry, broker_id,
+                                                         owner, lease_duration);
+            if (!leases) {
+                spdlog::error("cannot start the storage worker's partition leases: {}", leases.error().message());
                 for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
-                return w.error().code() == errc::invalid_argument || w.error().code() == errc::already_exists ? 2 : 1;
+                return 1;
             }
-            redis_offload.registry = std::move(w->registry);
-            running.push_back({"broker registry", [&redis_offload] {
-                                   redis_offload.registry->stop();
-                                   (void)redis_offload.registry->leave();
-                               }});
-            worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(w->leases), wo);
+            worker = std::make_unique<tiering::storage_worker>(*logs, lake, std::move(*leases), wo);
             spdlog::info("storage worker: per-partition leases in Redis (broker {}, lease {} ms)", broker_id,
                          lease_duration.count());
         } else {

@@ -130,6 +130,16 @@ registry::registry() {
     d.push_back(bounded(def("floe.local.redis.pool-size", st::integer, "8",
                             "Redis connections per node at most (redis local tier)"),
                         1, 1024));
+    d.push_back(bounded(def("floe.broker.id", st::integer, "0",
+                            "This broker's node id in Metadata (Kafka's node.id); with floe.local.type=redis, "
+                            "every broker sharing the Redis namespace needs its own (Metadata, group coordinators and "
+                            "the storage worker's partitions are spread over the live ids)"),
+                        0, INT32_MAX));
+    d.push_back(bounded(def("floe.cluster.session-timeout", st::duration, "6s",
+                            "floe.local.type=redis: a broker that stops heartbeating (it does every third of this) "
+                            "expires this long after its last heartbeat and leaves Metadata within about 4/3 of it; "
+                            "its partitions and groups then move to the others"),
+                        300, 600 * second_ms));
     d.push_back(bounded(def("floe.local.redis.min-replicas", st::integer, "0",
                             "acks=all waits (Redis WAIT) until this many Redis replicas have each append; "
                             "0: acknowledged once the Redis master has it"),
@@ -235,10 +245,6 @@ registry::registry() {
                             "each partition's lease, kept in Redis; a dead broker's partitions move to the others "
                             "within it)"),
                         second_ms, day_ms));
-    d.push_back(bounded(def("floe.broker.id", st::integer, "0",
-                            "This broker's id among the brokers sharing one Redis local tier (unique per live broker; "
-                            "the storage worker spreads partitions over the live ids)"),
-                        0, 2147483647));
     d.push_back(def("floe.maintenance.enabled", st::boolean, "true",
                     "Let the storage worker compact, expire snapshots and delete orphan files of every tiered "
                     "topic's table on a schedule (floe maintain runs the same on demand)"));

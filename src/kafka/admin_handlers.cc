@@ -295,6 +295,11 @@ bool request_handler::offset_delete(const connection_info& c, const request_head
         respond_admin(out, h, resp);
         return true;
     }
+    if (!coordinates(req.group_id)) {
+        resp.error_code = int16_t(kerr::not_coordinator);
+        respond_admin(out, h, resp);
+        return true;
+    }
     auto g = _groups.describe(req.group_id);
     bool live = g.error_code == 0 && g.state != "Dead" && g.state != "Empty";
     if (!live && !_groups.offsets().has_group(req.group_id)) {

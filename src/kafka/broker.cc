@@ -1,4 +1,5 @@
 #include "kafka/broker.h"
+#include "kafka/cluster.h"
 
 #include "base/auth_backoff.h"
 #include "base/metrics.h"
@@ -161,6 +162,8 @@ struct broker::impl {
     std::unique_ptr<group_coordinator> groups;
     std::unique_ptr<producer_id_allocator> pids;
     std::unique_ptr<txn_coordinator> txns;
+    std::unique_ptr<cluster_view> cluster;
+    uint64_t cluster_generation = 0; ///< of `cluster`, as of the last tick (tick strand only)
     std::unique_ptr<request_handler> handler;
     std::unique_ptr<user_store> users;
     std::unique_ptr<acl_store> acls;
@@ -276,6 +279,14 @@ asio::awaitable<void> broker::impl::tick_loop() {
         auto [ec] = co_await tick_timer->async_wait(use_tuple);
         if (ec || stopping.load()) co_return;
         groups->tick(std::chrono::steady_clock::now());
+        // A broker joined or died: the groups that now hash to another broker move there.
+        if (cluster && cluster->generation() != cluster_generation) {
+            cluster_generation = cluster->generation();
+            const int32_t self = opts.node_id;
+            if (auto n = groups->drop_groups(
+                    [&](std::string_view g) { return cluster->coordinator(g, false) != self; }))
+                spdlog::info("cluster changed: {} group(s) moved to other brokers", n);
+        }
         txns->tick(std::chrono::duration_cast<std::chrono::milliseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count());
@@ -295,6 +306,7 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
     connection_info info;
     info.advertised_host = l.advertised_host;
     info.advertised_port = l.advertised_port;
+    info.listener = std::string(to_string(l.cfg.protocol));
     {
         asio::error_code ec;
         auto ep = sock.remote_endpoint(ec);
@@ -617,11 +629,17 @@ result<void> broker::start() {
         lo.cleaner_io_max_bytes_per_second = m.opts.cleaner_io_max_bytes_per_second;
         m.logs = FLOE_TRY_CTX(log::log_manager::open(lo), "opening the local log");
     }
-    m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
+    if (m.opts.open_offset_store)
+        m.offsets = FLOE_TRY_CTX(m.opts.open_offset_store(), "group offsets");
+    else
+        m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
     group_coordinator::options go;
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
-    m.pids = FLOE_TRY_CTX(producer_id_allocator::open(m.opts.data_dir / "kafka"), "producer ids");
+    if (m.opts.open_producer_ids)
+        m.pids = FLOE_TRY_CTX(m.opts.open_producer_ids(), "producer ids");
+    else
+        m.pids = FLOE_TRY_CTX(producer_id_allocator::open(m.opts.data_dir / "kafka"), "producer ids");
     m.txns = FLOE_TRY_CTX(txn_coordinator::open({.dir = m.opts.data_dir / "kafka"}, *m.logs, *m.offsets, *m.pids),
                           "transaction coordinator");
 
@@ -660,12 +678,26 @@ result<void> broker::start() {
             l.advertised_host = "127.0.0.1";
         l.advertised_port = c.advertised_port == 0 ? l.bound_port : c.advertised_port;
     }
+    if (m.opts.join_cluster) {
+        std::vector<advertised_listener> ads;
+        for (auto& l : m.listeners)
+            ads.push_back({std::string(to_string(l.cfg.protocol)), l.advertised_host, l.advertised_port});
+        auto joined = m.opts.join_cluster(ads);
+        if (!joined) {
+            m.listeners.clear();
+            (void)m.logs->close();
+            return fail(std::move(joined).error());
+        }
+        m.cluster = std::move(*joined);
+        m.cluster_generation = m.cluster->generation();
+    }
     auto& first = m.listeners.front();
     m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,
                                                   *m.groups, *m.pids);
     m.handler->set_user_store(m.users.get());
     m.handler->set_authorizer(m.auth.get());
     m.handler->set_txn_coordinator(m.txns.get());
+    m.handler->set_cluster(m.cluster.get());
 
     m.tick_timer.emplace(m.ctl);
     for (auto& l : m.listeners) asio::co_spawn(m.ctl, m.accept_loop(l), asio::detached);
@@ -715,6 +747,7 @@ void broker::stop() {
     m.io.stop();
     for (auto& t : m.threads) t.join();
     m.threads.clear();
+    m.cluster.reset(); // leaves the cluster: the others take over its partitions and groups
     if (m.logs) {
         if (auto c = m.logs->close(); !c) spdlog::error("closing the local log: {}", c.error());
     }

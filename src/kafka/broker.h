@@ -19,6 +19,16 @@ class remote_tier;
 namespace floe::kafka {
 
 class authorizer;
+class cluster_view;
+class offset_store;
+class producer_id_allocator;
+
+/// One bound listener as clients are told it: its name (the security protocol) and address.
+struct advertised_listener {
+    std::string name;
+    std::string host;
+    int32_t port = 0;
+};
 
 /// Kafka's security protocols, which are also Floe's listener names.
 enum class security_protocol { plaintext, ssl, sasl_plaintext, sasl_ssl };
@@ -95,6 +105,15 @@ struct broker_options {
     /// Opens the local tier at start(): nullptr means the embedded log under <data_dir>/log
     /// (log::log_manager with the settings above). The app sets it for other backends.
     std::function<result<std::unique_ptr<log::local_tier>>()> open_local_tier;
+    /// Opens the committed group offsets and the producer id allocator at start(); nullptr:
+    /// the embedded ones under <data_dir>/kafka. The app sets them when several brokers share
+    /// them (floe.local.type=redis).
+    std::function<result<std::unique_ptr<offset_store>>()> open_offset_store;
+    std::function<result<std::unique_ptr<producer_id_allocator>>()> open_producer_ids;
+    /// Joins a cluster of brokers once the listeners are bound (given with their advertised
+    /// addresses) and returns the view Metadata, FindCoordinator and the group APIs answer
+    /// from; destroyed (leaving the cluster) at stop(). nullptr: this broker alone (`node_id`).
+    std::function<result<std::unique_ptr<cluster_view>>(const std::vector<advertised_listener>&)> join_cluster;
 };
 
 /// A single-node Kafka-protocol broker on the embedded local tier.

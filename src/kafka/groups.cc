@@ -35,11 +35,53 @@ void encode_commit(byte_buffer& b, std::string_view group, const offset_store::k
 } // namespace
 
 result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::path& dir) {
+    return std::unique_ptr<offset_store>(FLOE_TRY(file_offset_store::open(dir)));
+}
+
+std::optional<offset_store::committed> offset_store::get(std::string_view group, const key& k) const {
+    auto all = load(group);
+    if (!all) {
+        spdlog::warn("group {} offsets: {}", group, all.error());
+        return std::nullopt;
+    }
+    auto it = all->find(k);
+    if (it == all->end()) return std::nullopt;
+    return it->second;
+}
+
+std::map<offset_store::key, offset_store::committed> offset_store::all(std::string_view group) const {
+    auto all = load(group);
+    if (!all) {
+        spdlog::warn("group {} offsets: {}", group, all.error());
+        return {};
+    }
+    return std::move(*all);
+}
+
+std::vector<std::string> offset_store::groups() const {
+    auto l = list();
+    if (!l) {
+        spdlog::warn("listing groups with committed offsets: {}", l.error());
+        return {};
+    }
+    return std::move(*l);
+}
+
+bool offset_store::has_group(std::string_view group) const {
+    auto c = contains(group);
+    if (!c) {
+        spdlog::warn("group {} offsets: {}", group, c.error());
+        return false;
+    }
+    return *c;
+}
+
+result<std::unique_ptr<file_offset_store>> file_offset_store::open(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(errc::io_error, "create {}: {}", dir.string(), ec.message());
     auto path = dir / "offsets.log";
-    std::unique_ptr<offset_store> s(new offset_store());
+    std::unique_ptr<file_offset_store> s(new file_offset_store());
     auto replay = [&](bytes_view payload) {
         kreader k(payload, false);
         auto apply = [&]() -> result<void> {
@@ -87,13 +129,13 @@ result<std::unique_ptr<offset_store>> offset_store::open(const std::filesystem::
     return s;
 }
 
-offset_store::~offset_store() = default;
+file_offset_store::~file_offset_store() = default;
 
-result<void> offset_store::append_record(const byte_buffer& payload) {
+result<void> file_offset_store::append_record(const byte_buffer& payload) {
     return _log->append(payload);
 }
 
-result<void> offset_store::commit(std::string_view group,
+result<void> file_offset_store::commit(std::string_view group,
                                   std::span<const std::pair<key, committed>> entries) {
     if (entries.empty()) return {};
     byte_buffer payload;
@@ -105,36 +147,26 @@ result<void> offset_store::commit(std::string_view group,
     return {};
 }
 
-std::optional<offset_store::committed> offset_store::get(std::string_view group,
-                                                         const key& k) const {
+result<std::map<offset_store::key, offset_store::committed>> file_offset_store::load(std::string_view group) const {
     std::lock_guard lk(_mu);
     auto g = _groups.find(group);
-    if (g == _groups.end()) return std::nullopt;
-    auto it = g->second.find(k);
-    if (it == g->second.end()) return std::nullopt;
-    return it->second;
-}
-
-std::map<offset_store::key, offset_store::committed> offset_store::all(std::string_view group) const {
-    std::lock_guard lk(_mu);
-    auto g = _groups.find(group);
-    if (g == _groups.end()) return {};
+    if (g == _groups.end()) return std::map<key, committed>{};
     return g->second;
 }
 
-std::vector<std::string> offset_store::groups() const {
+result<std::vector<std::string>> file_offset_store::list() const {
     std::lock_guard lk(_mu);
     std::vector<std::string> out;
     for (auto& [g, _] : _groups) out.push_back(g);
     return out;
 }
 
-bool offset_store::has_group(std::string_view group) const {
+result<bool> file_offset_store::contains(std::string_view group) const {
     std::lock_guard lk(_mu);
     return _groups.contains(group);
 }
 
-result<void> offset_store::delete_group(std::string_view group) {
+result<void> file_offset_store::delete_group(std::string_view group) {
     byte_buffer payload;
     payload.push_back(rec_delete_group);
     put_str(payload, group);
@@ -144,7 +176,7 @@ result<void> offset_store::delete_group(std::string_view group) {
     return {};
 }
 
-result<void> offset_store::delete_offsets(std::string_view group, std::span<const key> keys) {
+result<void> file_offset_store::delete_offsets(std::string_view group, std::span<const key> keys) {
     byte_buffer payload;
     for (auto& k : keys) {
         payload.push_back(rec_delete_offset);
@@ -779,12 +811,43 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
         std::lock_guard lk(_mu);
         group* g = find(group_id);
         if (g && !g->members.empty()) return int16_t(kerr::non_empty_group);
-        if (!g && !_offsets.has_group(group_id)) return int16_t(kerr::group_id_not_found);
+    }
+    auto stored = _offsets.contains(group_id);
+    if (!stored) {
+        spdlog::warn("deleting group {}: {}", group_id, stored.error());
+        return int16_t(kerr::coordinator_not_available);
+    }
+    {
+        std::lock_guard lk(_mu);
+        group* g = find(group_id);
+        if (g && !g->members.empty()) return int16_t(kerr::non_empty_group);
+        if (!g && !*stored) return int16_t(kerr::group_id_not_found);
         if (g) _groups.erase(_groups.find(group_id));
     }
-    if (_offsets.has_group(group_id))
+    if (*stored)
         if (!_offsets.delete_group(group_id)) return int16_t(kerr::unknown_server_error);
     return 0;
+}
+
+size_t group_coordinator::drop_groups(const std::function<bool(std::string_view)>& moved) {
+    std::lock_guard lk(_mu);
+    size_t n = 0;
+    for (auto it = _groups.begin(); it != _groups.end();) {
+        if (!moved(it->first)) {
+            ++it;
+            continue;
+        }
+        // Answered directly (not through remove_member): no rebalance starts on the way out.
+        for (auto& m : it->second->members) {
+            if (m->join_waiter) m->answer_join(join_error(int16_t(kerr::not_coordinator), m->id));
+            if (m->sync_waiter) m->answer_sync(sync_error(int16_t(kerr::not_coordinator)));
+        }
+        spdlog::info("group {}: coordinated by another broker now; {} member(s) will rejoin there", it->first,
+                     it->second->members.size());
+        it = _groups.erase(it);
+        ++n;
+    }
+    return n;
 }
 
 void group_coordinator::tick(clock::time_point now) {

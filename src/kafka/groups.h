@@ -19,10 +19,9 @@
 
 namespace floe::kafka {
 
-/// Committed offsets of consumer groups, kept in memory and in an append-only file
-/// (<dir>/offsets.log: records [u32 length][u32 crc32c][payload]) that is fsynced before a
-/// commit is acknowledged and compacted (rewritten from memory) on open. A torn tail after a
-/// crash is cut at the last whole record. Thread-safe (one mutex).
+/// Committed offsets of consumer groups. The interface the coordinator and the handlers use;
+/// `open` gives the embedded store (file_offset_store below), the app may give another (the
+/// Redis store shared by every broker of a cluster). Implementations are thread-safe.
 class offset_store {
 public:
     struct committed {
@@ -32,22 +31,47 @@ public:
     };
     using key = std::pair<std::string, int32_t>; ///< topic, partition
 
+    /// The embedded store in <dir>/offsets.log.
     static result<std::unique_ptr<offset_store>> open(const std::filesystem::path& dir);
-    ~offset_store();
+    virtual ~offset_store() = default;
 
-    /// Stores and fsyncs every entry of one OffsetCommit request as one write.
-    result<void> commit(std::string_view group,
-                        std::span<const std::pair<key, committed>> entries);
+    /// Stores every entry of one OffsetCommit request as one durable write.
+    virtual result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) = 0;
+    /// Every committed offset of a group (empty when none); an error when the store cannot be
+    /// read (the caller must not take "nothing committed" for an answer then).
+    virtual result<std::map<key, committed>> load(std::string_view group) const = 0;
+    /// The groups that have committed offsets.
+    virtual result<std::vector<std::string>> list() const = 0;
+    virtual result<bool> contains(std::string_view group) const = 0;
+    virtual result<void> delete_group(std::string_view group) = 0;
+    /// OffsetDelete: forgets the group's committed offsets of `keys` (durably first).
+    virtual result<void> delete_offsets(std::string_view group, std::span<const key> keys) = 0;
+
+    // Conveniences over the above where an unreadable store may read as empty (logged).
     std::optional<committed> get(std::string_view group, const key& k) const;
     std::map<key, committed> all(std::string_view group) const;
     std::vector<std::string> groups() const;
     bool has_group(std::string_view group) const;
-    result<void> delete_group(std::string_view group);
-    /// OffsetDelete: forgets the group's committed offsets of `keys` (fsynced first).
-    result<void> delete_offsets(std::string_view group, std::span<const key> keys);
+};
+
+/// The embedded offset store: in memory and in an append-only file (<dir>/offsets.log: records
+/// [u32 length][u32 crc32c][payload]) that is fsynced before a commit is acknowledged and
+/// compacted (rewritten from memory) on open. A torn tail after a crash is cut at the last
+/// whole record. Thread-safe (one mutex).
+class file_offset_store final : public offset_store {
+public:
+    static result<std::unique_ptr<file_offset_store>> open(const std::filesystem::path& dir);
+    ~file_offset_store() override;
+
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) override;
+    result<std::map<key, committed>> load(std::string_view group) const override;
+    result<std::vector<std::string>> list() const override;
+    result<bool> contains(std::string_view group) const override;
+    result<void> delete_group(std::string_view group) override;
+    result<void> delete_offsets(std::string_view group, std::span<const key> keys) override;
 
 private:
-    offset_store() = default;
+    file_offset_store() = default;
     result<void> append_record(const byte_buffer& payload);
     mutable std::mutex _mu;
     std::unique_ptr<framed_log> _log;
@@ -143,6 +167,10 @@ public:
 
     /// Completes due rebalances and expires timed-out members.
     void tick(clock::time_point now);
+    /// Forgets the groups for which `moved` is true (their coordinator is now another broker):
+    /// waiting JoinGroup/SyncGroup requests are answered NOT_COORDINATOR, so the members find
+    /// the new coordinator; committed offsets stay in the store. Returns how many were dropped.
+    size_t drop_groups(const std::function<bool(std::string_view)>& moved);
 
     offset_store& offsets() noexcept { return _offsets; }
 

@@ -1,6 +1,7 @@
 #include "kafka/handlers.h"
 
 #include "base/metrics.h"
+#include "kafka/cluster.h"
 #include "kafka/fetch_sessions.h"
 #include "kafka/messages.h"
 #include "log/remote_tier.h"
@@ -80,42 +81,57 @@ struct durable_wait {
 
 // ====================== producer_id_allocator ======================
 
-result<std::unique_ptr<producer_id_allocator>> producer_id_allocator::open(
-    const std::filesystem::path& dir) {
+namespace {
+
+/// The embedded producer id allocator (see producer_id_allocator::open).
+class file_producer_id_allocator final : public producer_id_allocator {
+public:
+    explicit file_producer_id_allocator(std::filesystem::path dir) : _dir(std::move(dir)) {}
+    result<void> init() {
+        std::ifstream in(_dir / "producer_ids");
+        int64_t next = 0;
+        if (in) in >> next;
+        _next = _limit = std::max<int64_t>(next, 1000);
+        return reserve_block();
+    }
+    result<int64_t> next() override {
+        std::lock_guard lk(_mu);
+        if (_next >= _limit) FLOE_TRY(reserve_block());
+        return _next++;
+    }
+
+private:
+    result<void> reserve_block() {
+        constexpr int64_t block = 1000;
+        int64_t limit = _next + block;
+        auto tmp = _dir / "producer_ids.tmp";
+        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
+        auto text = fmt::format("{}\n", limit);
+        bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size()) && ::fsync(fd) == 0;
+        ::close(fd);
+        if (!ok) return fail(errc::io_error, "write {}", tmp.string());
+        std::error_code ec;
+        std::filesystem::rename(tmp, _dir / "producer_ids", ec);
+        if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
+        _limit = limit;
+        return {};
+    }
+    std::mutex _mu;
+    std::filesystem::path _dir;
+    int64_t _next = 0;
+    int64_t _limit = 0;
+};
+
+} // namespace
+
+result<std::unique_ptr<producer_id_allocator>> producer_id_allocator::open(const std::filesystem::path& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(errc::io_error, "create {}: {}", dir.string(), ec.message());
-    auto a = std::make_unique<producer_id_allocator>();
-    a->_dir = dir;
-    std::ifstream in(dir / "producer_ids");
-    int64_t next = 0;
-    if (in) in >> next;
-    a->_next = a->_limit = std::max<int64_t>(next, 1000);
-    FLOE_TRY(a->reserve_block());
-    return a;
-}
-
-result<void> producer_id_allocator::reserve_block() {
-    constexpr int64_t block = 1000;
-    int64_t limit = _next + block;
-    auto tmp = _dir / "producer_ids.tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return fail(errc::io_error, "open {}: {}", tmp.string(), std::strerror(errno));
-    auto text = fmt::format("{}\n", limit);
-    bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size()) && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok) return fail(errc::io_error, "write {}", tmp.string());
-    std::error_code ec;
-    std::filesystem::rename(tmp, _dir / "producer_ids", ec);
-    if (ec) return fail(errc::io_error, "rename {}: {}", tmp.string(), ec.message());
-    _limit = limit;
-    return {};
-}
-
-result<int64_t> producer_id_allocator::next() {
-    std::lock_guard lk(_mu);
-    if (_next >= _limit) FLOE_TRY(reserve_block());
-    return _next++;
+    auto a = std::make_unique<file_producer_id_allocator>(dir);
+    FLOE_TRY(a->init());
+    return std::unique_ptr<producer_id_allocator>(std::move(a));
 }
 
 // ====================== request_handler ======================
@@ -125,6 +141,20 @@ request_handler::request_handler(const broker_options& opts, std::string adverti
                                  group_coordinator& groups, producer_id_allocator& pids)
     : _opts(opts), _host(std::move(advertised_host)), _port(advertised_port), _logs(logs),
       _groups(groups), _pids(pids) {}
+
+std::vector<broker_endpoint> request_handler::cluster_brokers(const connection_info& c) const {
+    auto self = self_endpoint(c);
+    if (!_cluster) return {self};
+    return _cluster->brokers(c.listener, self);
+}
+
+int32_t request_handler::partition_leader(std::string_view topic, int32_t partition) const {
+    return _cluster ? _cluster->partition_leader(topic, partition) : _opts.node_id;
+}
+
+int32_t request_handler::coordinator_of(std::string_view key, bool txn) const {
+    return _cluster ? _cluster->coordinator(key, txn) : _opts.node_id;
+}
 
 std::optional<int64_t> request_handler::earliest_remote(const std::string& topic, int32_t partition, bool recent_ok,
                                                         bool* unavailable) {
@@ -677,9 +707,10 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
 bool request_handler::metadata(const connection_info& conn, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_metadata);
     metadata_response resp;
-    resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
+    resp.brokers = cluster_brokers(conn);
     resp.cluster_id = _opts.cluster_id;
-    resp.controller_id = _opts.node_id;
+    // Kafka names the lowest live broker id controller; any broker answers what it would.
+    resp.controller_id = std::ranges::min(resp.brokers, {}, &broker_endpoint::node_id).node_id;
     if (req.include_cluster_authorized_operations)
         resp.cluster_authorized_operations =
             authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
@@ -693,7 +724,7 @@ bool request_handler::metadata(const connection_info& conn, const request_header
         if (req.include_topic_authorized_operations)
             rt.authorized_operations = authorized_operations(conn, acl_resource::topic, t.name, k_topic_all_ops);
         for (int32_t i = 0; i < t.partitions; ++i)
-            rt.partitions.push_back({0, i, _opts.node_id, 0});
+            rt.partitions.push_back({0, i, partition_leader(t.name, i), 0});
     };
     if (req.all_topics) {
         // Kafka lists only the topics the principal may describe.
@@ -1053,7 +1084,15 @@ bool request_handler::find_coordinator(const connection_info& conn, const reques
                                                      : kerr::group_authorization_failed)});
             continue;
         }
-        resp.coordinators.push_back({std::string(k), _opts.node_id, advertised_host(conn), advertised_port(conn), 0});
+        auto id = coordinator_of(k, txn);
+        auto brokers = cluster_brokers(conn);
+        auto it = std::ranges::find(brokers, id, &broker_endpoint::node_id);
+        if (it == brokers.end()) { // its broker has no such listener, or just left
+            resp.coordinators.push_back({std::string(k), -1, std::string(), -1,
+                                         int16_t(kerr::coordinator_not_available)});
+            continue;
+        }
+        resp.coordinators.push_back({std::string(k), it->node_id, it->host, it->port, 0});
     }
     respond(out, h, resp);
     return true;
@@ -1120,6 +1159,13 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
         respond(out, h, denied);
         co_return true;
     }
+    if (!coordinates(req.group_id)) {
+        join_group_response moved;
+        moved.error_code = int16_t(kerr::not_coordinator);
+        moved.member_id = std::string(req.member_id);
+        respond(out, h, moved);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<join_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now(),
@@ -1157,6 +1203,12 @@ asio::awaitable<bool> request_handler::sync_group(const connection_info& c, cons
         respond(out, h, denied);
         co_return true;
     }
+    if (!coordinates(req.group_id)) {
+        sync_group_response moved;
+        moved.error_code = int16_t(kerr::not_coordinator);
+        respond(out, h, moved);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<sync_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.sync(req, clock::now(), answer->callback());
@@ -1178,9 +1230,10 @@ asio::awaitable<bool> request_handler::sync_group(const connection_info& c, cons
 
 bool request_handler::heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_heartbeat);
-    error_only_response resp{allowed(c, acl_operation::read, acl_resource::group, req.group_id)
-                                 ? _groups.heartbeat(req, clock::now())
-                                 : int16_t(kerr::group_authorization_failed)};
+    error_only_response resp{!allowed(c, acl_operation::read, acl_resource::group, req.group_id)
+                                 ? int16_t(kerr::group_authorization_failed)
+                             : !coordinates(req.group_id) ? int16_t(kerr::not_coordinator)
+                                                          : _groups.heartbeat(req, clock::now())};
     size_t start = begin_response(out, h);
     kwriter w(out, h.flexible);
     encode_heartbeat(w, h.api_version, resp);
@@ -1196,6 +1249,12 @@ bool request_handler::leave_group(const connection_info& c, const request_header
         respond(out, h, denied);
         return true;
     }
+    if (!coordinates(req.group_id)) {
+        leave_group_response moved;
+        moved.error_code = int16_t(kerr::not_coordinator);
+        respond(out, h, moved);
+        return true;
+    }
     respond(out, h, _groups.leave(req, h.api_version, clock::now()));
     return true;
 }
@@ -1208,9 +1267,10 @@ bool request_handler::offset_commit(const connection_info& c, const request_head
         for (auto& p : t.partitions) committing.emplace_back(t.name, p.index);
     // Kafka: READ on the group (every partition refused), then READ on each topic.
     const bool group_ok = allowed(c, acl_operation::read, acl_resource::group, req.group_id);
-    int16_t err = group_ok ? _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
-                                                     req.group_instance_id, committing)
-                           : int16_t(kerr::group_authorization_failed);
+    int16_t err = !group_ok                   ? int16_t(kerr::group_authorization_failed)
+                  : !coordinates(req.group_id) ? int16_t(kerr::not_coordinator)
+                                               : _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
+                                                                         req.group_instance_id, committing);
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
@@ -1253,10 +1313,30 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
         auto may_describe = [&](std::string_view topic) {
             return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
         };
+        // Not this broker's group, or its offsets unreadable: the error for the group (v2+) and
+        // for each partition asked (v0-1 have no group error).
+        auto group_error = [&](int16_t err) {
+            rg.error_code = err;
+            for (auto& t : g.topics) {
+                auto& rt = rg.topics.emplace_back();
+                rt.name = std::string(t.name);
+                for (auto p : t.partitions) rt.partitions.push_back({p, -1, -1, std::string(), err});
+            }
+        };
+        if (!coordinates(g.group_id)) {
+            group_error(int16_t(kerr::not_coordinator));
+            continue;
+        }
+        auto stored = _groups.offsets().load(g.group_id);
+        if (!stored) {
+            spdlog::warn("offset fetch for group {}: {}", g.group_id, stored.error());
+            group_error(int16_t(kerr::coordinator_not_available));
+            continue;
+        }
         if (g.all_topics) {
             // Kafka leaves out the topics the principal may not describe.
             std::map<std::string, offset_fetch_response::topic> by_topic;
-            for (auto& [k, c] : _groups.offsets().all(g.group_id)) {
+            for (auto& [k, c] : *stored) {
                 if (!may_describe(k.first)) continue;
                 auto& t = by_topic[k.first];
                 t.name = k.first;
@@ -1274,8 +1354,9 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
                 continue;
             }
             for (auto p : t.partitions) {
-                auto c = _groups.offsets().get(g.group_id, {rt.name, p});
-                if (c) rt.partitions.push_back({p, c->offset, c->leader_epoch, c->metadata, 0});
+                auto c = stored->find({rt.name, p});
+                if (c != stored->end())
+                    rt.partitions.push_back({p, c->second.offset, c->second.leader_epoch, c->second.metadata, 0});
                 else rt.partitions.push_back({p, -1, -1, std::string(), 0});
             }
         }
@@ -1287,6 +1368,8 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
 bool request_handler::list_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_list_groups);
     auto resp = _groups.list(req);
+    // Each broker lists the groups it coordinates (admin clients ask every broker).
+    std::erase_if(resp.groups, [&](auto& g) { return !coordinates(g.group_id); });
     // DESCRIBE on the cluster lists every group; otherwise the groups the principal may describe.
     if (!allowed_on_cluster(c, acl_operation::describe))
         std::erase_if(resp.groups, [&](auto& g) {
@@ -1306,6 +1389,12 @@ bool request_handler::describe_groups(const connection_info& c, const request_he
             denied.error_code = int16_t(kerr::group_authorization_failed);
             continue;
         }
+        if (!coordinates(g)) {
+            auto& moved = resp.groups.emplace_back();
+            moved.group_id = std::string(g);
+            moved.error_code = int16_t(kerr::not_coordinator);
+            continue;
+        }
         resp.groups.push_back(_groups.describe(g));
         if (req.include_authorized_operations)
             resp.groups.back().authorized_operations =
@@ -1319,9 +1408,10 @@ bool request_handler::delete_groups(const connection_info& c, const request_head
     DECODE_OR_CLOSE(req, decode_delete_groups);
     delete_groups_response resp;
     for (auto g : req.groups)
-        resp.results.push_back({std::string(g), allowed(c, acl_operation::remove, acl_resource::group, g)
-                                                    ? _groups.delete_group(g)
-                                                    : int16_t(kerr::group_authorization_failed)});
+        resp.results.push_back({std::string(g), !allowed(c, acl_operation::remove, acl_resource::group, g)
+                                                    ? int16_t(kerr::group_authorization_failed)
+                                                : !coordinates(g) ? int16_t(kerr::not_coordinator)
+                                                                  : _groups.delete_group(g)});
     respond(out, h, resp);
     return true;
 }
@@ -1377,8 +1467,8 @@ bool request_handler::describe_cluster(const connection_info& conn, const reques
         return true;
     }
     resp.cluster_id = _opts.cluster_id;
-    resp.controller_id = _opts.node_id;
-    resp.brokers.push_back({_opts.node_id, advertised_host(conn), advertised_port(conn)});
+    resp.brokers = cluster_brokers(conn);
+    resp.controller_id = std::ranges::min(resp.brokers, {}, &broker_endpoint::node_id).node_id;
     if (req.include_cluster_authorized_operations)
         resp.cluster_authorized_operations =
             authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);

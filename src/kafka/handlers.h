@@ -20,22 +20,17 @@
 
 namespace floe::kafka {
 
-/// Hands out producer ids that stay unique across restarts: blocks of ids are reserved by
-/// persisting the next block start (<dir>/producer_ids, replaced atomically) before use.
-/// Thread-safe.
 class txn_coordinator;
+class cluster_view;
 
+/// Hands out producer ids that stay unique across restarts (and, for a cluster, across the
+/// brokers). `open` gives the embedded allocator: blocks of ids are reserved by persisting the
+/// next block start (<dir>/producer_ids, replaced atomically) before use. Thread-safe.
 class producer_id_allocator {
 public:
     static result<std::unique_ptr<producer_id_allocator>> open(const std::filesystem::path& dir);
-    result<int64_t> next();
-
-private:
-    result<void> reserve_block();
-    std::mutex _mu;
-    std::filesystem::path _dir;
-    int64_t _next = 0;
-    int64_t _limit = 0;
+    virtual ~producer_id_allocator() = default;
+    virtual result<int64_t> next() = 0;
 };
 
 /// Record bytes of a Fetch answer sent straight from a segment file: they belong at byte
@@ -52,6 +47,9 @@ struct connection_info {
     /// the listener the client connected to); empty / -1: the broker's default.
     std::string advertised_host;
     int32_t advertised_port = -1;
+    /// The listener's name (its security protocol, e.g. "PLAINTEXT"), to name the same
+    /// listener of the other brokers of a cluster.
+    std::string listener = "PLAINTEXT";
     /// Kafka's principal: "User:<name>" after SASL, "User:<subject DN>" for a TLS client
     /// certificate, "User:ANONYMOUS" otherwise.
     std::string principal = "User:ANONYMOUS";
@@ -85,6 +83,9 @@ public:
     /// The transaction coordinator (must outlive the handler); without one, the transaction
     /// APIs answer COORDINATOR_NOT_AVAILABLE.
     void set_txn_coordinator(txn_coordinator* txns) noexcept { _txns = txns; }
+    /// Who leads partitions and coordinates groups (must outlive the handler); null: this
+    /// broker alone.
+    void set_cluster(const cluster_view* cluster) noexcept { _cluster = cluster; }
 
     /// Whether the request may wait a long time (the connection first flushes earlier answers).
     static bool may_wait(const request_header& h, bytes_view body) noexcept;
@@ -181,6 +182,16 @@ private:
     std::optional<std::pair<int64_t, int64_t>> remote_offset_for_timestamp(const std::string& topic,
                                                                           int32_t partition, int64_t ts,
                                                                           int64_t local_start);
+    /// This broker's entry as told to the client of `c` (the address of its listener).
+    broker_endpoint self_endpoint(const connection_info& c) const {
+        return {_opts.node_id, advertised_host(c), advertised_port(c)};
+    }
+    /// The brokers Metadata / DescribeCluster list for the client of `c`.
+    std::vector<broker_endpoint> cluster_brokers(const connection_info& c) const;
+    int32_t partition_leader(std::string_view topic, int32_t partition) const;
+    int32_t coordinator_of(std::string_view key, bool txn = false) const;
+    /// Whether this broker coordinates the group (else its requests get NOT_COORDINATOR).
+    bool coordinates(std::string_view group) const { return coordinator_of(group) == _opts.node_id; }
     const std::string& advertised_host(const connection_info& c) const noexcept {
         return c.advertised_host.empty() ? _host : c.advertised_host;
     }
@@ -191,6 +202,7 @@ private:
     user_store* _users = nullptr;
     authorizer* _auth = nullptr;
     txn_coordinator* _txns = nullptr;
+    const cluster_view* _cluster = nullptr;
     std::string _host;
     int32_t _port;
     log::local_tier& _logs;

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -881,38 +884,56 @@ public:
     explicit redis_tier(std::shared_ptr<tier_state> st) : _st(std::move(st)) {
         _topics_key = fmt::format("{{{}}}:topics", _st->opts.ns);
         _defaults_key = fmt::format("{{{}}}:topic-defaults", _st->opts.ns);
+        _version_key = fmt::format("{{{}}}:topics-version", _st->opts.ns);
     }
+    ~redis_tier() override { stop_refresh(); }
 
     result<void> load() {
         FLOE_TRY_CTX(resolve_redis_topic_config(_st->opts.topic_defaults, {}), "floe.topic-defaults");
-        auto d = _st->c->command({"GET", _defaults_key});
-        if (!d) return fail(tier_error(d.error(), "reading topic defaults"));
+        auto snap = FLOE_TRY(read_snapshot());
         std::unique_lock g(_mu);
-        _dynamic.clear();
-        if (d->is_string()) {
-            auto j = nlohmann::json::parse(d->str(), nullptr, false);
-            if (j.is_object())
-                for (auto& [k, v] : j.items()) _dynamic[k] = v.get<std::string>();
-        }
-        auto all = _st->c->command({"HGETALL", _topics_key});
-        if (!all) return fail(tier_error(all.error(), "reading topics"));
-        _topics.clear();
-        for (size_t i = 0; i + 1 < all->size(); i += 2) {
-            auto j = nlohmann::json::parse((*all)[i + 1].str(), nullptr, false);
-            if (!j.is_object()) return fail(errc::corrupt, "topic {} in {}: not JSON", (*all)[i].str(), _topics_key);
-            topic_info t;
-            t.name = (*all)[i].str();
-            auto id = uuid::parse(j.value("id", ""));
-            if (!id) return fail(errc::corrupt, "topic {}: bad id", t.name);
-            t.id = *id;
-            t.partitions = j.value("partitions", 0);
-            t.mirror_of = j.value("mirror_of", "");
-            if (j.contains("overrides"))
-                for (auto& [k, v] : j["overrides"].items()) t.overrides[k] = v.get<std::string>();
-            t.config = FLOE_TRY_CTX(resolve_redis_topic_config(defaults_locked(), t.overrides), "topic {}", t.name);
-            insert_locked(t);
-        }
+        apply_locked(std::move(snap));
         return {};
+    }
+
+    /// Re-reads the topics when another broker changed them (the version counter moved), or
+    /// always with `force`. Cheap when nothing changed: one GET.
+    result<void> refresh(bool force) {
+        if (!force) {
+            auto v = _st->c->command({"GET", _version_key});
+            if (!v) return fail(tier_error(v.error(), "reading the topics version"));
+            int64_t version = v->is_string() ? std::strtoll(v->str().c_str(), nullptr, 10) : 0;
+            std::shared_lock g(_mu);
+            if (version == _applied_version) return {};
+        }
+        auto snap = FLOE_TRY(read_snapshot());
+        std::unique_lock g(_mu);
+        // A snapshot older than a change this broker made itself would undo it: the next one
+        // (which has it) is applied instead.
+        if (snap.version < _local_version) return {};
+        apply_locked(std::move(snap));
+        return {};
+    }
+
+    /// Topics created, deleted or altered by other brokers show up here within `interval`.
+    void start_refresh(std::chrono::milliseconds interval) {
+        _refresher = std::thread([this, interval] {
+            std::unique_lock lk(_refresh_mu);
+            while (!_refresh_stop) {
+                lk.unlock();
+                if (auto r = refresh(false); !r) spdlog::debug("redis local tier: topic refresh: {}", r.error());
+                lk.lock();
+                _refresh_cv.wait_for(lk, interval, [this] { return _refresh_stop; });
+            }
+        });
+    }
+    void stop_refresh() {
+        {
+            std::lock_guard lk(_refresh_mu);
+            _refresh_stop = true;
+        }
+        _refresh_cv.notify_all();
+        if (_refresher.joinable()) _refresher.join();
     }
 
     result<topic_info> create_topic(std::string_view name, int32_t partitions, const config_map& overrides,
@@ -941,8 +962,14 @@ public:
         for (int32_t p = 0; p < partitions; ++p) FLOE_TRY(drop_partition_keys(t.name, p));
         auto rep = _st->c->command({"HSETNX", _topics_key, t.name, to_json(t)});
         if (!rep) return fail(tier_error(rep.error(), fmt::format("creating topic {}", name)));
-        if (rep->integer() == 0) return fail(errc::already_exists, "topic {} exists (created by another broker)", name);
+        if (rep->integer() == 0) {
+            // Created by another broker: learn it now, so the caller finds it (auto-creation).
+            g.unlock();
+            (void)refresh(true);
+            return fail(errc::already_exists, "topic {} exists (created by another broker)", name);
+        }
         insert_locked(t);
+        bump_locked();
         spdlog::info("redis local tier: created topic {} ({} partitions, id {})", t.name, partitions, t.id.to_string());
         return t;
     }
@@ -958,6 +985,7 @@ public:
         std::string topic(name);
         _by_id.erase(it->second.info.id);
         _topics.erase(it);
+        bump_locked();
         for (int32_t p = 0; p < n; ++p)
             if (auto d = drop_partition_keys(topic, p); !d)
                 spdlog::warn("redis local tier: removing data of {}-{}: {}", topic, p, d.error().message());
@@ -975,6 +1003,7 @@ public:
         t.partitions = total;
         FLOE_TRY(store_locked(t));
         insert_locked(t);
+        bump_locked();
         return t;
     }
 
@@ -990,6 +1019,7 @@ public:
         FLOE_TRY(store_locked(t));
         it->second.info = t;
         for (auto& p : it->second.parts) p->update_config(t.config);
+        bump_locked();
         return t;
     }
 
@@ -1007,10 +1037,14 @@ public:
     }
 
     std::optional<topic_info> topic(std::string_view name) const override {
-        std::shared_lock g(_mu);
-        auto it = _topics.find(name);
-        if (it == _topics.end()) return std::nullopt;
-        return it->second.info;
+        for (int attempt = 0;; ++attempt) {
+            {
+                std::shared_lock g(_mu);
+                auto it = _topics.find(name);
+                if (it != _topics.end()) return it->second.info;
+            }
+            if (attempt > 0 || !refresh_on_miss()) return std::nullopt;
+        }
     }
     std::optional<topic_info> topic(const uuid& id) const override {
         std::shared_lock g(_mu);
@@ -1056,12 +1090,14 @@ public:
             e.info.config = resolved[n];
             for (auto& p : e.parts) p->update_config(e.info.config);
         }
+        bump_locked();
         return {};
     }
 
     std::filesystem::path log_dir() const override { return _st->opts.log_dir; }
     result<void> flush_all() override { return {}; }
     result<void> close() override {
+        stop_refresh();
         std::unique_lock g(_mu);
         for (auto& [n, e] : _topics)
             for (auto& p : e.parts) p->close();
@@ -1070,10 +1106,15 @@ public:
 
 protected:
     std::shared_ptr<local_partition> find_partition(std::string_view topic, int32_t p) const override {
-        std::shared_lock g(_mu);
-        auto it = _topics.find(topic);
-        if (it == _topics.end() || p < 0 || size_t(p) >= it->second.parts.size()) return nullptr;
-        return it->second.parts[size_t(p)];
+        for (int attempt = 0;; ++attempt) {
+            {
+                std::shared_lock g(_mu);
+                auto it = _topics.find(topic);
+                if (it != _topics.end() && p >= 0 && size_t(p) < it->second.parts.size())
+                    return it->second.parts[size_t(p)];
+            }
+            if (attempt > 0 || !refresh_on_miss()) return nullptr;
+        }
     }
     std::shared_ptr<local_partition> find_partition(const uuid& id, int32_t p) const override {
         std::shared_lock g(_mu);
@@ -1089,6 +1130,108 @@ private:
         topic_info info;
         std::vector<std::shared_ptr<redis_partition>> parts;
     };
+    /// The topics and defaults as stored, read with their version in one atomic step.
+    struct snapshot {
+        int64_t version = 0;
+        config_map dynamic;
+        std::vector<topic_info> topics;
+    };
+
+    result<snapshot> read_snapshot() const {
+        // One script, not MULTI/EXEC: a single command is redirected and retried as a whole on a
+        // Redis Cluster (a MOVED inside MULTI aborts the transaction). The keys share a slot.
+        static constexpr std::string_view read_topics =
+            "return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]), redis.call('HGETALL', KEYS[3])}";
+        auto rep = _st->c->command_for(_topics_key, {"EVAL", read_topics, "3", _version_key, _defaults_key, _topics_key});
+        if (!rep) return fail(tier_error(rep.error(), "reading topics"));
+        if (!rep->is_array() || rep->size() != 3)
+            return fail(errc::internal, "reading topics: unexpected answer {}", rep->debug_string());
+        auto& ex = *rep;
+        snapshot out;
+        if (ex[0].is_string()) out.version = std::strtoll(ex[0].str().c_str(), nullptr, 10);
+        if (ex[1].is_string()) {
+            auto j = nlohmann::json::parse(ex[1].str(), nullptr, false);
+            if (j.is_object())
+                for (auto& [k, v] : j.items()) out.dynamic[k] = v.get<std::string>();
+        }
+        config_map defaults = _st->opts.topic_defaults;
+        for (auto& [k, v] : out.dynamic) defaults[k] = v;
+        auto& all = ex[2];
+        for (size_t i = 0; i + 1 < all.size(); i += 2) {
+            auto j = nlohmann::json::parse(all[i + 1].str(), nullptr, false);
+            if (!j.is_object()) return fail(errc::corrupt, "topic {} in {}: not JSON", all[i].str(), _topics_key);
+            topic_info t;
+            t.name = all[i].str();
+            auto id = uuid::parse(j.value("id", ""));
+            if (!id) return fail(errc::corrupt, "topic {}: bad id", t.name);
+            t.id = *id;
+            t.partitions = j.value("partitions", 0);
+            t.mirror_of = j.value("mirror_of", "");
+            if (j.contains("overrides"))
+                for (auto& [k, v] : j["overrides"].items()) t.overrides[k] = v.get<std::string>();
+            t.config = FLOE_TRY_CTX(resolve_redis_topic_config(defaults, t.overrides), "topic {}", t.name);
+            out.topics.push_back(std::move(t));
+        }
+        return out;
+    }
+
+    /// Makes the topics in memory what the snapshot says: new ones added, deleted ones closed
+    /// and dropped, a name re-created with another id replaced, grown partition counts and
+    /// changed configs applied to the open partitions.
+    void apply_locked(snapshot snap) {
+        _dynamic = std::move(snap.dynamic);
+        std::set<std::string, std::less<>> seen;
+        for (auto& t : snap.topics) {
+            seen.insert(t.name);
+            auto it = _topics.find(t.name);
+            if (it != _topics.end() && it->second.info.id != t.id) {
+                for (auto& p : it->second.parts) p->close();
+                _by_id.erase(it->second.info.id);
+                _topics.erase(it);
+                it = _topics.end();
+            }
+            if (it == _topics.end()) {
+                insert_locked(t);
+                continue;
+            }
+            insert_locked(t); // adds partitions when the count grew
+            for (auto& p : it->second.parts) p->update_config(t.config); // overrides or defaults may have changed
+        }
+        for (auto it = _topics.begin(); it != _topics.end();) {
+            if (seen.contains(it->first)) {
+                ++it;
+                continue;
+            }
+            for (auto& p : it->second.parts) p->close();
+            _by_id.erase(it->second.info.id);
+            it = _topics.erase(it);
+        }
+        _applied_version = std::max(_applied_version, snap.version);
+    }
+
+    /// Every topic change ends here: the version other brokers poll moves on.
+    void bump_locked() {
+        auto r = _st->c->command({"INCR", _version_key});
+        if (!r) {
+            spdlog::warn("redis local tier: other brokers will see this topic change late: {}", r.error().message());
+            return;
+        }
+        _local_version = std::max(_local_version, r->integer());
+    }
+
+    /// A lookup missed: maybe another broker just created the topic. At most one re-read per
+    /// 100 ms for all misses together, so a client asking for a missing topic in a loop costs
+    /// Redis little. True when a re-read happened.
+    bool refresh_on_miss() const {
+        auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+        auto last = _last_miss_refresh.load();
+        if (now - last < std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::milliseconds(100)).count())
+            return false;
+        if (!_last_miss_refresh.compare_exchange_strong(last, now)) return false;
+        // The topic cache is logically const: a lookup may fill it from Redis.
+        return bool(const_cast<redis_tier*>(this)->refresh(false));
+    }
 
     config_map defaults_locked() const {
         config_map m = _st->opts.topic_defaults;
@@ -1130,8 +1273,15 @@ private:
     }
 
     std::shared_ptr<tier_state> _st;
-    std::string _topics_key, _defaults_key;
+    std::string _topics_key, _defaults_key, _version_key;
     mutable std::shared_mutex _mu;
+    int64_t _applied_version = 0; ///< of the last snapshot applied (under _mu)
+    int64_t _local_version = 0;   ///< the version after this broker's own last change (under _mu)
+    mutable std::atomic<int64_t> _last_miss_refresh{0};
+    std::mutex _refresh_mu;
+    std::condition_variable _refresh_cv;
+    bool _refresh_stop = false;
+    std::thread _refresher;
     std::map<std::string, entry, std::less<>> _topics;
     std::map<uuid, std::string> _by_id;
     config_map _dynamic;
@@ -1155,6 +1305,7 @@ result<std::unique_ptr<log::local_tier>> open(std::shared_ptr<redis::client> c, 
     st->opts = std::move(o);
     auto t = std::make_unique<redis_tier>(st);
     FLOE_TRY(t->load());
+    t->start_refresh(st->opts.topic_refresh_interval);
     return std::unique_ptr<log::local_tier>(std::move(t));
 }
 

@@ -28,6 +28,9 @@ struct options {
     log::config_map topic_defaults;   ///< floe.topic-defaults.*
     int32_t default_partitions = 1;    ///< num.partitions
     std::filesystem::path log_dir;     ///< reported by DescribeLogDirs (no data is kept there)
+    /// How often the topics version other brokers bump is checked (topics they create, delete
+    /// or alter show up within this; a lookup that misses re-reads at once).
+    std::chrono::milliseconds topic_refresh_interval{500};
 };
 
 /// "{<ns>:<topic>:<partition>}": the hash tag every key of a partition carries (one slot).

@@ -68,7 +68,7 @@ start_broker() { # id
     --set floe.storage.remote.catalog.uri=sqlite://$work/catalog.db \
     --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000 \
     --set floe.storage.worker.tick-interval=300ms --set floe.storage.worker.lease-duration=${lease_ms}ms \
-    --set floe.default-partitions=$parts || return 1
+    --set floe.cluster.session-timeout=$((lease_ms / 2))ms --set floe.default-partitions=$parts || return 1
   PID[$b]=$FLOE_PID; KPORT[$b]=$KAFKA_PORT; HPORT[$b]=$HTTP_PORT; FLOE_PID=
 }
 holder_of() { rcli HGET "{floe:$topic:$1}:lease" holder; }
@@ -84,7 +84,7 @@ start_broker 3 || exit 1
 mkdir -p "$work/dup"
 "$FLOE_BIN" serve --set floe.data-dir="$work/dup/data" --set floe.broker.id=1 --set floe.local.type=redis \
   --set floe.local.redis.uri=$REDIS_URI --set floe.kafka.listen=127.0.0.1:$(free_port) \
-  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.storage.worker.lease-duration=${lease_ms}ms \
+  --set floe.http.listen=127.0.0.1:$(free_port) --set floe.storage.worker.lease-duration=${lease_ms}ms --set floe.cluster.session-timeout=$((lease_ms / 2))ms \
   >"$work/dup/out" 2>"$work/dup/log"
 rc=$?
 check "a second broker with floe.broker.id=1 exits 2 (rc=$rc)" test "$rc" -eq 2

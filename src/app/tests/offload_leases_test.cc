@@ -25,6 +25,23 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+/// A broker's registry (joined, heartbeating with a ttl of half the lease) and its partition
+/// leases over it, as serve wires them through the cluster's registry.
+struct wiring {
+    std::unique_ptr<redis::broker_registry> registry;
+    std::unique_ptr<redis_partition_leases> leases;
+};
+result<wiring> wire(redis::client& c, const std::string& ns, int32_t id, const std::string& listeners,
+                    const std::string& holder, std::chrono::milliseconds lease) {
+    wiring w;
+    auto ttl = lease / 2;
+    w.registry = FLOE_TRY(redis::broker_registry::create(c, ns, id, listeners, ttl));
+    FLOE_TRY(w.registry->join(ttl + std::chrono::seconds(1)));
+    w.registry->start(ttl / 3);
+    w.leases = FLOE_TRY(redis_partition_leases::create(c, ns, w.registry.get(), id, holder, lease));
+    return w;
+}
+
 /// Runs `hook` before each begin_append of the wrapped lake's tables (fault injection).
 class hooked_table final : public lake::table_writer {
 public:
@@ -169,9 +186,9 @@ TEST(offload_leases, spread_takeover_and_a_resumed_holder_does_nothing) {
     ASSERT_TRUE(e.tier->create_topic(topic, 6, {{"remote.storage.enable", "true"}}));
     e.fill(topic, 2);
     const auto lease = 1500ms;
-    auto w1 = wire_redis_offload(*e.client, e.ns, 1, "b1", "broker-1", lease);
+    auto w1 = wire(*e.client, e.ns, 1, "b1", "broker-1", lease);
     ASSERT_TRUE(w1) << w1.error();
-    auto w2 = wire_redis_offload(*e.client, e.ns, 2, "b2", "broker-2", lease);
+    auto w2 = wire(*e.client, e.ns, 2, "b2", "broker-2", lease);
     ASSERT_TRUE(w2) << w2.error();
     auto reg1 = std::move(w1->registry), reg2 = std::move(w2->registry);
     for (int i = 0; i < 100 && (reg1->cached_live().size() < 2 || reg2->cached_live().size() < 2); ++i)
