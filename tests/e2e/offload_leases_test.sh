@@ -94,7 +94,7 @@ sleep 1
 for b in 1 2 3; do mark[$b]=$(wc -l < "$work/b$b/floe.log"); done
 
 # More records through broker 1 while all three offload; broker 2 is killed mid-way.
-PRODUCE_BATCH=100 node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" 6000 $((records - 6000)) $parts > "$work/produce.out" 2>&1 &
+PRODUCE_BATCH=100 PRODUCE_PER_PARTITION=1 node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" 6000 $((records - 6000)) $parts > "$work/produce.out" 2>&1 &
 producer=$!
 # Wait (bounded) until every broker has offloaded something since all three were up.
 spread=""
@@ -153,7 +153,7 @@ done
 wait "$producer"; prc=$?
 check "kafkajs produced records 6000..$((records - 6000)) through broker 1 (rc=$prc)" test "$prc" -eq 0
 # The last records after the takeover: the dead broker's partitions get new segments to offload.
-check "kafkajs produced the last 6000 records" node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" \
+check "kafkajs produced the last 6000 records" env PRODUCE_PER_PARTITION=1 node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" \
   $((records - 6000)) "$records" $parts
 # Every record reaches the table through the survivors.
 total=0
