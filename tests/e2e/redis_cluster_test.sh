@@ -20,7 +20,9 @@
 #   coordinator), and a restart of every broker loses none of them (kcat -G with
 #   auto.offset.reset=earliest reads nothing: a lost offset would mean reading it all again).
 # On one redis-server also: a second live broker with the same floe.broker.id stops start-up
-# naming the setting. Prints how long Metadata took to drop the killed brokers.
+# naming the setting; and redis-server killed and restarted on its AOF under three brokers and an
+# idempotent producer: nothing acknowledged lost, nothing twice. Prints how long Metadata took
+# to drop the killed brokers.
 #
 # usage: redis_cluster_test.sh <floe> <kafka_cluster_producer> <kafka_group_member>
 FLOE_BIN="$(realpath "$1")"
@@ -320,6 +322,39 @@ dup_rc=$?
 check "a second broker with a live broker's id stops start-up (exit $dup_rc)" test "$dup_rc" -ne 0
 check "its message names floe.broker.id" grep -q "floe.broker.id=1: another live broker" "$work/dup2.log"
 stop_broker dup 1
+
+# ---------------- Redis restarted (AOF, appendfsync always) under three brokers ----------------
+# The idempotent librdkafka producer goes on through all three brokers while redis-server is
+# killed with -9 and restarted on its AOF: Produce gets retriable errors meanwhile, /readyz names
+# redis, the brokers stay up, and every acknowledged record is in the topic exactly once.
+AP=$(free_port)
+start_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
+URIS="redis://127.0.0.1:$AP"
+for i in 1 2 3; do start_broker aof $i || exit 1; done
+aof_all="$(addr aof 1),$(addr aof 2),$(addr aof 3)"
+timeout 150 "$PRODUCER" "$aof_all" aof.t aof 6000 1500 >"$work/aof.out" 2>"$work/aof.err" & aof_prod=$!; BG+=($aof_prod)
+wait_for 30 bash -c "[ \$(grep -c '^ACK ' $work/aof.out) -ge 1000 ]" >/dev/null
+kill -9 "${REDIS_PIDS[-1]}"; wait "${REDIS_PIDS[-1]}" 2>/dev/null
+acked_at_kill=$(grep -c '^ACK ' "$work/aof.out")
+sleep 1
+code=$(curl -s -o "$work/aof.readyz" -w '%{http_code}' "http://127.0.0.1:${HPORT[aof1]}/readyz")
+check "/readyz is 503 naming redis while Redis is down (HTTP $code)" \
+  bash -c "[ '$code' = 503 ] && grep -q redis '$work/aof.readyz'"
+sleep 1
+start_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
+wait "$aof_prod"
+aof_rc=$?
+grep '^ACK ' "$work/aof.out" | awk '{print $4}' >"$work/aof.acked"
+echo "Redis restart: $acked_at_kill acknowledged before the kill, $(wc -l <"$work/aof.acked") in all; $(grep -c '^NACK' "$work/aof.out") refused"
+check "the producer finished with every record acknowledged across the restart (exit $aof_rc)" \
+  bash -c "[ '$aof_rc' = 0 ] && [ \$(wc -l <'$work/aof.acked') = 6000 ]"
+for i in 1 2 3; do check "broker $i stayed up through the Redis restart" kill -0 "${PID[aof$i]}"; done
+check "/readyz is up again" wait_for 15 bash -c "curl -sf -o /dev/null http://127.0.0.1:${HPORT[aof2]}/readyz"
+topic_values "$(addr aof 2)" aof.t >"$work/aof.topic"
+check "every acknowledged record is in the topic after the restart ($(missing "$work/aof.acked" "$work/aof.topic") missing)" \
+  test "$(missing "$work/aof.acked" "$work/aof.topic")" = 0
+check "no record twice ($(dups "$work/aof.topic") duplicated)" test "$(dups "$work/aof.topic")" = 0
+for i in 1 2 3; do stop_broker aof $i; done
 
 # ---------------- a three-master Redis Cluster ----------------
 ports=()

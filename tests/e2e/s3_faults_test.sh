@@ -40,7 +40,7 @@ done
 offloaded() {
   curl -s "http://127.0.0.1:$HTTP_PORT/metrics" | grep -qF "floe_offload_records_total{topic=\"$topic\"} $records"
 }
-check "every record is offloaded despite the faults within 120 s" wait_for 120 offloaded
+check "every record is offloaded despite the faults within 240 s" wait_for 240 offloaded
 n=$(kcat -b 127.0.0.1:$KAFKA_PORT -C -t "$topic" -o beginning -e -q -f '%p %o\n' | sort -u | wc -l)
 check "kcat reads all $records records from offset 0 through the faulty S3 (got $n)" test "$n" -eq "$records"
 metrics=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics")
