@@ -28,6 +28,7 @@
 #include "tiering/storage_worker.h"
 #include "http/server.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -410,6 +411,20 @@ int serve(const config::settings& s) {
                                               fmt::format("redis local tier unreachable: {}", p.error().message())};
             return http::component_health{http::health_status::up,
                                           fmt::format("redis local tier: {} master(s)", redis_client->masters().size())};
+        });
+    if (cluster_registry)
+        // The cluster as this broker last saw it (the registry's cached live set, no round trip):
+        // down while this broker is missing from it (its heartbeats have not reached Redis for a
+        // session timeout, so the others have taken its partitions and groups).
+        health.add("cluster", [cluster_registry] {
+            auto live = cluster_registry->cached_live();
+            std::vector<int32_t> ids;
+            for (auto& b : live) ids.push_back(b.id);
+            bool self = std::find(ids.begin(), ids.end(), cluster_registry->id()) != ids.end();
+            return http::component_health{
+                self ? http::health_status::up : http::health_status::down,
+                fmt::format("broker {}{}: live brokers [{}]", cluster_registry->id(),
+                            self ? "" : " is not in the live set (heartbeats not reaching Redis)", fmt::join(ids, ", "))};
         });
 
     // Declared before the worker, which calls it, so it is destroyed after the worker stops.
