@@ -117,6 +117,17 @@ reply from_hiredis(const redisReply* r) {
     }
 }
 
+bool outcome_unknown(const floe::error& e) {
+    if (e.code() != errc::unavailable && e.code() != errc::timeout) return false;
+    // The transport failures after a command was written (see pool::exec); "cannot connect",
+    // "pooled connections busy" and the server's own "not now" answers are not among them.
+    const std::string_view m = e.message();
+    for (std::string_view mid_command : {": connection lost", ": no answer within", ": unreadable answer",
+                                         "bytes after the last answer"})
+        if (m.find(mid_command) != std::string_view::npos) return true;
+    return false;
+}
+
 bool server_error_is(const floe::error& e, std::string_view prefix) { return e.message().starts_with(prefix); }
 
 result<void> check(const reply& r) {

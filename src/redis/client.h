@@ -110,6 +110,12 @@ result<options> parse_uris(std::span<const std::string> uris, std::string_view s
 /// (e.g. server_error_is(e, "FLOE_FENCED")).
 bool server_error_is(const floe::error& e, std::string_view prefix);
 
+/// True when `e` says a command was sent and its answer never came (the connection was lost or
+/// timed out mid-command): the command may or may not have run. False for errors that prove
+/// it did not run (no connection could be opened, pool busy, "not now" answers) and for
+/// error replies.
+bool outcome_unknown(const floe::error& e);
+
 /// Turns an error reply into the floe::error described above (success for other replies).
 result<void> check(const reply& r);
 

@@ -206,6 +206,7 @@ public:
         std::vector<header_view> hs;
         std::string hbuf;
         size_t nbatches = 0;
+        bool idempotent = true; ///< every batch has a producer id (a retried call is recognised)
         std::optional<append_result> bad;
         int64_t prev_last = -1;
         auto walked = for_each_batch(bytes_view(records.data(), records.size()), mirror || !crc_checked,
@@ -268,6 +269,7 @@ public:
                 bad = reject(append_status::corrupt, walked_records.error().message());
                 return false;
             }
+            idempotent = idempotent && !mirror && h.has_producer_id();
             args.push_back(std::to_string(mirror ? -1 : h.producer_id));
             args.push_back(std::to_string(h.producer_epoch));
             args.push_back(std::to_string(h.base_sequence));
@@ -292,6 +294,26 @@ public:
         std::vector<std::string_view> kv(ks.begin(), ks.end()), av(args.begin(), args.end());
         av.insert(av.end(), values.begin(), values.end());
         auto rep = _st->c->fcall("floe_tier_append", kv, av);
+        if (!rep && redis::outcome_unknown(rep.error())) {
+            // The connection was lost mid-call (Redis crashed or failed over): the append may have
+            // run. Answering an error that says it did not (KAFKA_STORAGE_ERROR) would let an
+            // idempotent client re-send the records under a new epoch (librdkafka bumps it when
+            // another partition's request comes back out of order), adding them twice. For
+            // idempotent batches the function recognises its own batch (a duplicate sequence
+            // answers the first offsets), so calling again until Redis answers settles it; else,
+            // or when Redis stays away, the answer is "may have been written" (REQUEST_TIMED_OUT).
+            if (idempotent) {
+                auto until = std::chrono::steady_clock::now() + _st->opts.redis.command_timeout;
+                while (!rep && std::chrono::steady_clock::now() < until) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    rep = _st->c->fcall("floe_tier_append", kv, av);
+                }
+            }
+            if (!rep)
+                return fail(errc::timeout, "redis local tier: append to {}-{}: the connection to Redis was lost during "
+                            "the call, the records may or may not have been written: {}", _tp.topic, _tp.partition,
+                            rep.error().message());
+        }
         if (!rep) return fail(tier_error(rep.error(), fmt::format("append to {}-{}", _tp.topic, _tp.partition)));
         if (!rep->is_array() || rep->size() != 5)
             return fail(errc::io_error, "redis local tier: unexpected append answer {}", rep->debug_string());

@@ -39,6 +39,21 @@ redis_sets() {
   if [ -z "$n" ]; then echo "$dir" >> "$E2E_REDIS_DBS"; n=$(wc -l < "$E2E_REDIS_DBS"); fi
   echo "--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$E2E_REDIS_PORT/$((n - 1))"
 }
+# run_redis DIR PORT [redis-server args...]: a redis-server on loopback PORT with its files in DIR
+# (persistence off unless the args turn it on); waits for PONG; its pid in RUN_REDIS_PID.
+run_redis() {
+  local dir="$1" port="$2"; shift 2
+  mkdir -p "$dir"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
+    --logfile "$dir/redis.log" --daemonize no "$@" >/dev/null 2>&1 &
+  RUN_REDIS_PID=$!
+  for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
+  echo "redis-server on $port did not start"; cat "$dir/redis.log"; return 1
+}
+# start_redis: run_redis on REDIS_PORT (set by the caller) in $work/redis with AOF on, so a
+# restart keeps what was acknowledged; REDIS_PID is its pid. stop_redis: kill -9 (a crash).
+start_redis() { run_redis "$work/redis" "$REDIS_PORT" --appendonly yes; local rc=$?; REDIS_PID=$RUN_REDIS_PID; return $rc; }
+stop_redis() { [ -n "${REDIS_PID:-}" ] && kill -9 "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; REDIS_PID=; return 0; }
 # wipe_data WORKDIR: a fresh start: removes WORKDIR/data and, on the Redis tier (with_redis.sh
 # sets E2E_REDIS_PORT), everything in that Redis (the local tier lives there, not in the data dir).
 wipe_data() {

@@ -20,14 +20,9 @@ stop_all() {
   wait 2>/dev/null
 }
 trap 'stop_all; rm -rf "$work"' EXIT
-start_redis() { # port [extra args...]
+up_redis() { # port [extra args...]: run_redis, its pid kept for the cleanup
   local port="$1"; shift
-  mkdir -p "$work/redis-$port"
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$work/redis-$port" --save "" --appendonly no \
-    --logfile "$work/redis-$port/redis.log" --daemonize no "$@" >/dev/null 2>&1 &
-  REDIS_PIDS+=($!)
-  for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
-  echo "redis-server on $port did not start"; return 1
+  run_redis "$work/redis-$port" "$port" "$@"; local rc=$?; REDIS_PIDS+=($RUN_REDIS_PID); return $rc
 }
 cluster_port() { # a free port whose cluster bus port (+10000) is free too
   while :; do
@@ -37,7 +32,7 @@ cluster_port() { # a free port whose cluster bus port (+10000) is free too
 }
 if [ "${REDIS_CLUSTER:-0}" = 1 ]; then
   ports=()
-  for _ in 1 2 3; do p=$(cluster_port); ports+=("$p"); start_redis "$p" --cluster-enabled yes --cluster-config-file nodes.conf || exit 1; done
+  for _ in 1 2 3; do p=$(cluster_port); ports+=("$p"); up_redis "$p" --cluster-enabled yes --cluster-config-file nodes.conf || exit 1; done
   redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 0 --cluster-yes >"$work/create.log" 2>&1 \
     || { echo "redis-cli --cluster create failed"; cat "$work/create.log"; exit 1; }
   for _ in $(seq 1 100); do
@@ -49,7 +44,7 @@ if [ "${REDIS_CLUSTER:-0}" = 1 ]; then
   echo "Redis Cluster of three masters on ports ${ports[*]}"
 else
   REDIS_PORT=$(free_port)
-  start_redis "$REDIS_PORT" || exit 1
+  up_redis "$REDIS_PORT" || exit 1
   REDIS_URI=redis://127.0.0.1:$REDIS_PORT
 fi
 rcli() { redis-cli -c -p "$REDIS_PORT" "$@"; }

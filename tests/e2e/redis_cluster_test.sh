@@ -47,14 +47,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_redis() { # dir port [extra args]: one redis-server, waits for PONG
-  local dir="$1" port="$2"; shift 2
-  mkdir -p "$dir"
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly no \
-    --logfile "$dir/redis.log" --daemonize no "$@" >/dev/null 2>&1 &
-  REDIS_PIDS+=($!)
-  for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
-  echo "redis-server on $port did not start"; cat "$dir/redis.log"; return 1
+up_redis() { # dir port [extra args]: run_redis, its pid kept for the cleanup
+  run_redis "$@"; local rc=$?; REDIS_PIDS+=($RUN_REDIS_PID); return $rc
 }
 
 # start_broker MODE ID [--set ...]: floe serve with broker id ID on its own data dir and ports
@@ -309,7 +303,7 @@ run_suite() { # MODE: "single" or "cluster" (URIS set by the caller)
 
 # ---------------- one redis-server ----------------
 RP=$(free_port)
-start_redis "$work/redis" "$RP" || exit 1
+up_redis "$work/redis" "$RP" || exit 1
 URIS="redis://127.0.0.1:$RP"
 run_suite single || { echo "FAIL: single-redis suite stopped early"; e2e_failed=$((e2e_failed+1)); }
 # A second live broker with a taken id stops start-up naming floe.broker.id.
@@ -328,7 +322,7 @@ stop_broker dup 1
 # killed with -9 and restarted on its AOF: Produce gets retriable errors meanwhile, /readyz names
 # redis, the brokers stay up, and every acknowledged record is in the topic exactly once.
 AP=$(free_port)
-start_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
+up_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
 URIS="redis://127.0.0.1:$AP"
 for i in 1 2 3; do start_broker aof $i || exit 1; done
 aof_all="$(addr aof 1),$(addr aof 2),$(addr aof 3)"
@@ -341,7 +335,7 @@ code=$(curl -s -o "$work/aof.readyz" -w '%{http_code}' "http://127.0.0.1:${HPORT
 check "/readyz is 503 naming redis while Redis is down (HTTP $code)" \
   bash -c "[ '$code' = 503 ] && grep -q redis '$work/aof.readyz'"
 sleep 1
-start_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
+up_redis "$work/aof" "$AP" --appendonly yes --appendfsync always || exit 1
 wait "$aof_prod"
 aof_rc=$?
 grep '^ACK ' "$work/aof.out" | awk '{print $4}' >"$work/aof.acked"
@@ -365,7 +359,7 @@ for i in 1 2 3; do
   # The cluster bus is port + 10000: retry until both are free.
   while ! /usr/bin/python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',$p+10000))" 2>/dev/null; do p=$(free_port); done
   ports+=($p)
-  start_redis "$work/rc$i" "$p" --cluster-enabled yes --cluster-config-file "$work/rc$i/nodes.conf" \
+  up_redis "$work/rc$i" "$p" --cluster-enabled yes --cluster-config-file "$work/rc$i/nodes.conf" \
     --cluster-node-timeout 2000 || exit 1
 done
 redis-cli --cluster create 127.0.0.1:${ports[0]} 127.0.0.1:${ports[1]} 127.0.0.1:${ports[2]} \

@@ -12,15 +12,6 @@ source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
 REDIS_PID=
-stop_redis() { [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; REDIS_PID=; return 0; }
-start_redis() { # on REDIS_PORT, AOF on (a restart keeps what was acknowledged)
-  mkdir -p "$work/redis"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$work/redis" --save "" --appendonly yes \
-    --logfile "$work/redis/redis.log" --daemonize no >/dev/null 2>&1 &
-  REDIS_PID=$!
-  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
-  echo "redis-server did not start"; cat "$work/redis/redis.log"; return 1
-}
 trap 'stop_floe; stop_redis; rm -rf "$work"' EXIT
 REDIS_PORT=$(free_port)
 start_redis || exit 1
