@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <thread>
 #include <random>
 
@@ -85,6 +86,27 @@ private:
     flaky& _f;
 };
 
+/// Appends `segments` sealed segments of `batches` batches of 100 records each to `p`: key "k",
+/// value "value-<offset>", timestamp ts(offset); `next` ends at the log end.
+template <class Partition>
+void fill_sealed(Partition& p, int segments, int batches, const std::function<int64_t(int64_t)>& ts, int64_t& next) {
+    log::batch_builder b;
+    for (int seg = 0; seg < segments; ++seg) {
+        for (int batch = 0; batch < batches; ++batch) {
+            byte_buffer buf;
+            b.begin(0);
+            for (int i = 0; i < 100; ++i, ++next) {
+                auto v = fmt::format("value-{}", next);
+                b.add(i, ts(next), std::string_view("k"), std::string_view(v));
+            }
+            ASSERT_TRUE(b.finish(buf));
+            auto r = p.append(buf);
+            ASSERT_TRUE(r && r->status == log::append_status::ok);
+        }
+        ASSERT_TRUE(p.roll());
+    }
+}
+
 TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     auto dir = fs::temp_directory_path() / fmt::format("floe-worker-faults-{}", ::getpid());
     fs::remove_all(dir);
@@ -96,22 +118,8 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     ASSERT_TRUE((*logs)->create_topic("f", 1, {{"remote.storage.enable", "true"}}));
     auto p = (*logs)->partition("f", 0);
     // 20 segments of 500 records.
-    log::batch_builder b;
     int64_t next = 0;
-    for (int seg = 0; seg < 20; ++seg) {
-        for (int batch = 0; batch < 5; ++batch) {
-            byte_buffer buf;
-            b.begin(0);
-            for (int i = 0; i < 100; ++i, ++next) {
-                auto v = fmt::format("value-{}", next);
-                b.add(i, 1000 + next, std::string_view("k"), std::string_view(v));
-            }
-            ASSERT_TRUE(b.finish(buf));
-            auto r = p->append(buf);
-            ASSERT_TRUE(r && r->status == log::append_status::ok);
-        }
-        ASSERT_TRUE(p->roll());
-    }
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 20, 5, [](int64_t offset) { return 1000 + offset; }, next));
 
     flaky faults(0.15, 7);
     auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
@@ -183,23 +191,10 @@ TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     ASSERT_TRUE(logs) << logs.error();
     ASSERT_TRUE((*logs)->create_topic("s", 1, {{"remote.storage.enable", "true"}}));
     auto p = (*logs)->partition("s", 0);
-    log::batch_builder b;
+    // Current timestamps: remote retention (retention.ms, 7 days) must not take rows.
     int64_t next = 0;
-    for (int seg = 0; seg < 12; ++seg) {
-        for (int batch = 0; batch < 3; ++batch) {
-            byte_buffer buf;
-            b.begin(0);
-            for (int i = 0; i < 100; ++i, ++next) {
-                auto v = fmt::format("value-{}", next);
-                // Current timestamps: remote retention (retention.ms, 7 days) must not take rows.
-                b.add(i, system_clock_source::instance().now_ms(), std::string_view("k"), std::string_view(v));
-            }
-            ASSERT_TRUE(b.finish(buf));
-            auto r = p->append(buf);
-            ASSERT_TRUE(r && r->status == log::append_status::ok);
-        }
-        ASSERT_TRUE(p->roll());
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        fill_sealed(*p, 12, 3, [](int64_t) { return system_clock_source::instance().now_ms(); }, next));
     lake::lake_options opts;
     opts.warehouse = "file://" + (dir / "warehouse").string();
     auto open_lake = [&] {
