@@ -204,10 +204,9 @@ tick_report storage_worker::tick() {
 
     // Up to `parallelism` partitions at once: each one's roll, offload and local retention.
     size_t next = 0;
-    std::mutex next_mu;
+    std::mutex next_mu; // guards next, rep and led while the runners work
     std::set<std::string> led; // topics whose partition 0 this worker holds (table-wide work)
     auto runner = [&] {
-        tick_report part;
         for (;;) {
             size_t i;
             {
@@ -216,32 +215,21 @@ tick_report storage_worker::tick() {
                 i = next++;
             }
             auto r = work_partition(work[i].first, work[i].second);
-            part.segments_offloaded += r.segments;
-            part.rows_committed += r.rows;
-            part.failures += r.failed;
-            part.leased += r.leased;
-            part.leases_lost += r.lease_lost;
-            part.local_segments_deleted += r.local_deleted;
-            if (r.leased && !r.lease_lost && work[i].second->tp().partition == 0) {
-                std::lock_guard g(next_mu);
-                led.insert(work[i].first.name);
-            }
+            std::lock_guard g(next_mu);
+            rep.segments_offloaded += r.segments;
+            rep.rows_committed += r.rows;
+            rep.failures += r.failed;
+            rep.leased += r.leased;
+            rep.leases_lost += r.lease_lost;
+            rep.local_segments_deleted += r.local_deleted;
+            if (r.leased && !r.lease_lost && work[i].second->tp().partition == 0) led.insert(work[i].first.name);
         }
-        return part;
     };
     size_t threads = std::min(std::max<size_t>(1, _opts.parallelism), std::max<size_t>(1, work.size()));
-    std::vector<std::future<tick_report>> futs;
+    std::vector<std::future<void>> futs;
     for (size_t i = 1; i < threads; ++i) futs.push_back(std::async(std::launch::async, runner));
-    auto add = [&rep](const tick_report& r) {
-        rep.segments_offloaded += r.segments_offloaded;
-        rep.rows_committed += r.rows_committed;
-        rep.failures += r.failures;
-        rep.leased += r.leased;
-        rep.leases_lost += r.leases_lost;
-        rep.local_segments_deleted += r.local_segments_deleted;
-    };
-    add(runner());
-    for (auto& f : futs) add(f.get());
+    runner();
+    for (auto& f : futs) f.get();
     if (_leases) {
         rep.leader = rep.leased > 0;
         std::lock_guard g(_mu);
