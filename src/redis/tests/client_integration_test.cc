@@ -3,6 +3,7 @@
 #include "redis/client.h"
 #include "redis/slot.h"
 #include "redis/testing/server.h"
+#include "redis/tests/connect.h"
 
 #include <gtest/gtest.h>
 
@@ -19,13 +20,10 @@ namespace {
 fs::path temp_dir(std::string_view name) { return fixture::fresh_dir(fmt::format("redis-{}", name)); }
 
 std::unique_ptr<client> connect_to(const std::string& uris) {
-    auto o = parse_uris(uris);
-    EXPECT_TRUE(o) << o.error();
-    o->command_timeout = std::chrono::milliseconds(2000);
-    o->retry_budget = std::chrono::milliseconds(5000);
-    auto c = client::connect(*o);
-    EXPECT_TRUE(c) << c.error();
-    return c ? std::move(*c) : nullptr;
+    return fixture::connect_to(uris, [](options& o) {
+        o.command_timeout = std::chrono::milliseconds(2000);
+        o.retry_budget = std::chrono::milliseconds(5000);
+    });
 }
 
 constexpr std::string_view test_library = R"(

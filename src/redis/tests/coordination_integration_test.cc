@@ -2,6 +2,7 @@
 #include "redis/coordination.h"
 #include "redis/slot.h"
 #include "redis/testing/server.h"
+#include "redis/tests/connect.h"
 
 #include <gtest/gtest.h>
 
@@ -19,13 +20,7 @@ namespace {
 
 fs::path temp_dir(std::string_view name) { return fixture::fresh_dir(fmt::format("coord-{}", name)); }
 
-std::unique_ptr<client> connect_to(const std::string& uris) {
-    auto o = parse_uris(uris);
-    EXPECT_TRUE(o) << o.error();
-    auto c = client::connect(*o);
-    EXPECT_TRUE(c) << c.error();
-    return c ? std::move(*c) : nullptr;
-}
+using fixture::connect_to;
 
 std::vector<int32_t> ids(const std::vector<broker_info>& v) {
     std::vector<int32_t> out;

@@ -3,6 +3,7 @@
 // across a new client (a broker restart), and producer ids never repeat across brokers.
 #include "redis/group_state.h"
 #include "redis/testing/server.h"
+#include "redis/tests/connect.h"
 
 #include <gtest/gtest.h>
 
@@ -15,13 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::unique_ptr<client> connect_to(const std::string& uris) {
-    auto o = parse_uris(uris);
-    EXPECT_TRUE(o) << o.error();
-    auto c = client::connect(*o);
-    EXPECT_TRUE(c) << c.error();
-    return c ? std::move(*c) : nullptr;
-}
+using fixture::connect_to;
 
 using entry = std::pair<group_offsets::key, group_offsets::committed>;
 
