@@ -50,6 +50,39 @@ run_redis() {
   for _ in $(seq 1 100); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
   echo "redis-server on $port did not start"; cat "$dir/redis.log"; return 1
 }
+# redis_cluster DIR: a three-master Redis Cluster on loopback (run_redis thrice, files under
+# DIR/rc1..rc3, then redis-cli --cluster create), waited for (bounded) until every node reports
+# cluster_state:ok. Appends the servers' pids to REDIS_PIDS (the caller's cleanup list); sets
+# REDIS_CLUSTER_PORTS (array) and REDIS_CLUSTER_URIS (the seeds, comma-separated). Fails, saying
+# why, when the cluster does not form.
+redis_cluster() {
+  local dir="$1" i p ok
+  REDIS_CLUSTER_PORTS=()
+  for i in 1 2 3; do
+    # The cluster bus listens on port + 10000: both must be free (and a valid port).
+    while :; do
+      p=$(free_port)
+      [ "$p" -lt 55000 ] && /usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.close()' \
+        $((p + 10000)) 2>/dev/null && break
+    done
+    run_redis "$dir/rc$i" "$p" --cluster-enabled yes --cluster-config-file "$dir/rc$i/nodes.conf" \
+      --cluster-node-timeout 2000
+    local rc=$?
+    REDIS_PIDS+=("$RUN_REDIS_PID")
+    [ "$rc" -eq 0 ] || return 1
+    REDIS_CLUSTER_PORTS+=("$p")
+  done
+  redis-cli --cluster create $(printf '127.0.0.1:%s ' "${REDIS_CLUSTER_PORTS[@]}") --cluster-replicas 0 --cluster-yes \
+    >"$dir/cluster-create.log" 2>&1 || { echo "redis-cli --cluster create failed"; cat "$dir/cluster-create.log"; return 1; }
+  REDIS_CLUSTER_URIS=$(printf 'redis://127.0.0.1:%s,' "${REDIS_CLUSTER_PORTS[@]}"); REDIS_CLUSTER_URIS=${REDIS_CLUSTER_URIS%,}
+  for _ in $(seq 1 200); do
+    ok=0
+    for p in "${REDIS_CLUSTER_PORTS[@]}"; do redis-cli -p "$p" cluster info 2>/dev/null | grep -q cluster_state:ok && ok=$((ok + 1)); done
+    [ "$ok" -eq 3 ] && return 0
+    sleep 0.1
+  done
+  echo "Redis Cluster on ports ${REDIS_CLUSTER_PORTS[*]} did not reach cluster_state:ok in 20 s"; return 1
+}
 # start_redis: run_redis on REDIS_PORT (set by the caller) in $work/redis with AOF on, so a
 # restart keeps what was acknowledged; REDIS_PID is its pid. stop_redis: kill -9 (a crash).
 start_redis() { run_redis "$work/redis" "$REDIS_PORT" --appendonly yes; local rc=$?; REDIS_PID=$RUN_REDIS_PID; return $rc; }

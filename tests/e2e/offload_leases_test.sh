@@ -24,23 +24,11 @@ up_redis() { # port [extra args...]: run_redis, its pid kept for the cleanup
   local port="$1"; shift
   run_redis "$work/redis-$port" "$port" "$@"; local rc=$?; REDIS_PIDS+=($RUN_REDIS_PID); return $rc
 }
-cluster_port() { # a free port whose cluster bus port (+10000) is free too
-  while :; do
-    local p; p=$(free_port)
-    [ "$p" -lt 55000 ] && /usr/bin/python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.close()' $((p + 10000)) 2>/dev/null && { echo "$p"; return; }
-  done
-}
 if [ "${REDIS_CLUSTER:-0}" = 1 ]; then
-  ports=()
-  for _ in 1 2 3; do p=$(cluster_port); ports+=("$p"); up_redis "$p" --cluster-enabled yes --cluster-config-file nodes.conf || exit 1; done
-  redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 0 --cluster-yes >"$work/create.log" 2>&1 \
-    || { echo "redis-cli --cluster create failed"; cat "$work/create.log"; exit 1; }
-  for _ in $(seq 1 100); do
-    ok=0; for p in "${ports[@]}"; do redis-cli -p "$p" cluster info | grep -q cluster_state:ok && ok=$((ok + 1)); done
-    [ "$ok" -eq 3 ] && break; sleep 0.1
-  done
+  redis_cluster "$work" || exit 1
+  ports=("${REDIS_CLUSTER_PORTS[@]}")
   REDIS_PORT=${ports[0]}
-  REDIS_URI=$(printf 'redis://127.0.0.1:%s,' "${ports[@]}"); REDIS_URI=${REDIS_URI%,}
+  REDIS_URI=$REDIS_CLUSTER_URIS
   echo "Redis Cluster of three masters on ports ${ports[*]}"
 else
   REDIS_PORT=$(free_port)

@@ -353,19 +353,9 @@ check "no record twice ($(dups "$work/aof.topic") duplicated)" test "$(dups "$wo
 for i in 1 2 3; do stop_broker aof $i; done
 
 # ---------------- a three-master Redis Cluster ----------------
-ports=()
-for i in 1 2 3; do
-  p=$(free_port)
-  # The cluster bus is port + 10000: retry until both are free.
-  while ! /usr/bin/python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1',$p+10000))" 2>/dev/null; do p=$(free_port); done
-  ports+=($p)
-  up_redis "$work/rc$i" "$p" --cluster-enabled yes --cluster-config-file "$work/rc$i/nodes.conf" \
-    --cluster-node-timeout 2000 || exit 1
-done
-redis-cli --cluster create 127.0.0.1:${ports[0]} 127.0.0.1:${ports[1]} 127.0.0.1:${ports[2]} \
-  --cluster-replicas 0 --cluster-yes >"$work/cluster-create.log" 2>&1 || { cat "$work/cluster-create.log"; exit 1; }
-check "Redis Cluster formed" wait_for 20 bash -c "redis-cli -p ${ports[0]} cluster info | grep -q cluster_state:ok"
-URIS="redis://127.0.0.1:${ports[0]},redis://127.0.0.1:${ports[1]},redis://127.0.0.1:${ports[2]}"
+redis_cluster "$work" || exit 1
+ports=("${REDIS_CLUSTER_PORTS[@]}")
+URIS=$REDIS_CLUSTER_URIS
 run_suite cluster || { echo "FAIL: Redis Cluster suite stopped early"; e2e_failed=$((e2e_failed+1)); }
 check "group offsets are spread over the cluster's masters" bash -c "
   n=0; for p in ${ports[*]}; do [ \$(redis-cli -p \$p --scan --pattern 'floe:offsets:*' | wc -l) -gt 0 ] && n=\$((n+1)); done; [ \$n -ge 2 ]"
