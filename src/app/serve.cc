@@ -438,7 +438,7 @@ int serve(const config::settings& s) {
         wo.maintenance_interval = s.get_duration("floe.maintenance.interval");
         // The same broker (same data dir) restarting after a crash takes its own lease back at
         // once instead of waiting out the lease of its previous life.
-        auto broker_id = static_cast<int32_t>(s.get_int("floe.broker.id"));
+        const int32_t broker_id = bo.node_id; // floe.broker.id
         auto owner = fmt::format("broker-{}@{}", broker_id, data_dir.string());
         auto lease_duration = s.get_duration("floe.storage.worker.lease-duration");
         if (redis_client) {
