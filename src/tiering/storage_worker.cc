@@ -411,6 +411,7 @@ storage_worker::partition_result storage_worker::offload_partition(const log::to
         auto& st = _state[key];
         if (st.failures > 0 && std::chrono::steady_clock::now() < st.next_attempt) return {};
     }
+    const auto marker_before = p.offloaded_up_to();
     auto r = offload_partition_once(topic, p, keeper);
     if (!r && keeper.lost()) {
         // Not a failure of the partition: another broker has it now (or will once it expires).
@@ -424,7 +425,10 @@ storage_worker::partition_result storage_worker::offload_partition(const log::to
         st.failures = 0;
         return *r;
     }
-    ++st.failures;
+    // An attempt that moved the marker before it failed made progress: the backoff starts over
+    // (consecutive failures of a partition that keeps committing segments must not push its
+    // retries out to max_backoff, as S3 faults under load did).
+    st.failures = p.offloaded_up_to()() > marker_before() ? 1 : st.failures + 1;
     auto backoff = std::min<std::chrono::milliseconds>(
         _opts.max_backoff, std::chrono::milliseconds(500) * (1 << std::min(st.failures, 10)));
     st.next_attempt = std::chrono::steady_clock::now() + backoff;
