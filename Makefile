@@ -26,10 +26,13 @@ build: bootstrap $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # Starts `floe serve` on the embedded defaults (./floe.yaml, data under ./floe-data). Builds only
-# the floe executable (not the tests and benchmarks), so a first run waits less.
+# the floe executable (not the tests and benchmarks), so a first run waits less. Settings: FLOE_*
+# environment variables (`FLOE_KAFKA_LISTEN=127.0.0.1:19092 make run`) or ARGS, passed to
+# `floe serve` as they are (`make run ARGS='--set floe.kafka.listen=127.0.0.1:19092'`).
+ARGS ?=
 run: bootstrap $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target floe
-	./$(BUILD)/bin/floe serve
+	./$(BUILD)/bin/floe serve $(ARGS)
 
 test-unit: build
 	cd $(BUILD) && ctest -L unit -j $(CTEST_JOBS) --output-on-failure --timeout 600

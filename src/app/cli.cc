@@ -7,12 +7,14 @@
 #include "config/redact.h"
 #include "base/log.h"
 #include "config/settings.h"
+#include "base/suggest.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 extern char** environ;
 
@@ -105,23 +107,6 @@ void print_config(const config::settings& s) {
 
 constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "acls", "version"};
 
-/// Levenshtein distance, for the subcommand suggestion (words of a few letters).
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
 /// The first word that is neither an option nor an option's value: what CLI11 takes as the
 /// subcommand. Empty when there is none.
 std::string first_positional(int argc, const char* const* argv) {
@@ -176,7 +161,6 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  "tables",
                  "floe"};
     app.require_subcommand(1);
-    app.footer(usage_help() + settings_help());
     std::string log_format, log_level;
     app.add_option("--log-format", log_format, "Log format: text or json (floe.log.format)")
         ->check(CLI::IsMember({"text", "json"}));
@@ -200,6 +184,16 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  "know (another catalog wrote it); stop every other writer first");
     adopt_cmd->add_option("names", adopt_names, "Topics, or <namespace>.<table> names")->required();
     add_settings_options(adopt_cmd, tables_opts);
+    std::string files_name;
+    bool files_sql = false;
+    auto* files_cmd = tables_cmd->add_subcommand(
+        "files", "List the data files of a table's current snapshot (what a query must read: no file that "
+                 "compaction replaced, no orphan), one path a line, for read_parquet");
+    files_cmd->add_option("name", files_name, "A topic, or <namespace>.<table>")->required();
+    files_cmd->add_flag("--sql", files_sql,
+                        "Print one DuckDB expression instead: read_parquet(['<path>', ...]), as in "
+                        "SELECT count(*) FROM $(floe tables files orders --sql)");
+    add_settings_options(files_cmd, tables_opts);
     settings_options maintain_opts;
     maintain_request maintain_req;
     std::string maintain_table, maintain_older;
@@ -223,6 +217,19 @@ command_line parse_command_line(int argc, const char* const* argv) {
     acls_command acls;
     add_acls_command(app, acls, [&](CLI::App* c) { add_settings_options(c, acls_opts); });
 
+    // `floe --help` lists every setting; a command's --help only its own options (CLI11 copies
+    // the parent's footer into each subcommand when it is made, hence set here, after them).
+    app.footer(usage_help() + settings_help());
+    std::function<void(CLI::App*)> short_footers = [&](CLI::App* cmd) {
+        for (auto* sub : cmd->get_subcommands([](CLI::App*) { return true; })) {
+            sub->footer("\nSettings: --config PATH and --set key=value (repeatable), before or after the command "
+                        "name, and FLOE_* environment variables.\n`floe --help` lists every setting with its type, "
+                        "default and environment variable; `floe config` shows the values in force.\n");
+            short_footers(sub);
+        }
+    };
+    short_footers(&app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -230,7 +237,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
         return out;
     }
     auto& opts = serve_cmd->parsed()      ? serve_opts
-                 : adopt_cmd->parsed()    ? tables_opts
+                 : adopt_cmd->parsed() || files_cmd->parsed() ? tables_opts
                  : maintain_cmd->parsed() ? maintain_opts
                  : users.parsed()         ? users_opts
                  : acls.parsed()          ? acls_opts
@@ -245,12 +252,17 @@ command_line parse_command_line(int argc, const char* const* argv) {
     out.command = serve_cmd->parsed()    ? "serve"
                   : config_cmd->parsed() ? "config"
                   : adopt_cmd->parsed()  ? "tables adopt"
+                  : files_cmd->parsed()  ? "tables files"
                   : maintain_cmd->parsed() ? "maintain"
                   : users.parsed()       ? "users"
                   : acls.parsed()        ? "acls"
                                          : "version";
     (void)version_cmd;
     out.args = std::move(adopt_names);
+    if (files_cmd->parsed()) {
+        out.args = {files_name};
+        out.sql = files_sql;
+    }
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
     out.maintain = std::move(maintain_req);
@@ -280,6 +292,7 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
+    if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql);
     if (cl.command == "maintain") {
         auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
         auto lvl = parse_log_level(s->get_string("floe.log.level"));

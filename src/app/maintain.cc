@@ -2,6 +2,7 @@
 #include "app/storage.h"
 
 #include "base/clock.h"
+#include "base/file_lock.h"
 #include "config/units.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
@@ -182,10 +183,13 @@ int maintain(const config::settings& s, const maintain_request& req) {
             return false;
         }
         if (!*got) {
+            // Name the holder as a second floe serve would: the data directory's lock line.
+            auto holder = file_lock::read_holder(data_dir / "floe.lock");
             std::fprintf(stderr,
-                         "floe maintain: the storage worker of a live `floe serve` on %s holds the maintenance lease "
-                         "(%s); stop it, or run with floe.storage.worker.enabled=false there\n",
-                         data_dir.c_str(), (data_dir / "tiering" / "lease").c_str());
+                         "floe maintain: the storage worker of a live `floe serve` on %s (%s) holds the maintenance "
+                         "lease (%s); stop it, or run with floe.storage.worker.enabled=false there\n",
+                         data_dir.c_str(), holder && !holder->empty() ? holder->c_str() : "holder unknown",
+                         (data_dir / "tiering" / "lease").c_str());
             return false;
         }
         return true;
@@ -353,6 +357,7 @@ int maintain(const config::settings& s, const maintain_request& req) {
         }
     }
 
+    if (rows.empty()) return rc; // nothing ran (the errors are printed above): no empty table
     std::printf("%s\n", req.dry_run ? "plan (dry run: nothing changed)" : "result");
     std::printf("%-28s %-8s %12s %12s %12s %12s %8s  %s\n", "table", "action", "files before", "files after",
                 "bytes before", "bytes after", "seconds", "detail");

@@ -520,6 +520,7 @@ int serve(const config::settings& s) {
         }
         http_opts.tls = http::tls_files{*cert, *key};
     }
+    std::unique_ptr<kafka::authorizer> http_acls; // asked by the HTTP threads: outlives `admin`
     http::server admin(http_opts);
     // Every HTTP request has a principal for the ACLs: the bearer token's with
     // floe.http.tokens-file (then only floe.http.open-paths go without one), else User:ANONYMOUS.
@@ -547,14 +548,41 @@ int serve(const config::settings& s) {
     lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
     http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
     lookups.add_routes(admin);
-    if (auto* acl = broker.acl_authorizer())
-        lookups.set_authorizer([acl](const std::string& principal, const std::string& host, const std::string& topic,
-                                     bool read) {
-            return acl->allowed(principal, host, read ? kafka::acl_operation::read : kafka::acl_operation::describe,
-                                kafka::acl_resource::topic, topic);
+    // /v1 and /iceberg ask the Kafka ACLs (same store and super users as the Kafka APIs). They
+    // are strict (no ACL = no access) when a Kafka listener authenticates, as for Kafka, and
+    // also when the HTTP plane itself authenticates (floe.http.tokens-file): a token names a
+    // principal, and a principal gets what its ACLs grant.
+    http::access_control http_access;
+    if (auto* acl = broker.acl_authorizer()) {
+        http_acls = std::make_unique<kafka::authorizer>(acl->store(), bo.super_users, acl->strict() || tokens != nullptr);
+        http_access = http::access_control([a = http_acls.get()](const std::string& principal, const std::string& host,
+                                                                 http::acl_op op, http::acl_type type,
+                                                                 std::string_view name) {
+            auto kop = op == http::acl_op::describe ? kafka::acl_operation::describe
+                       : op == http::acl_op::read   ? kafka::acl_operation::read
+                       : op == http::acl_op::write  ? kafka::acl_operation::write
+                       : op == http::acl_op::create ? kafka::acl_operation::create
+                                                    : kafka::acl_operation::alter;
+            auto ktype = type == http::acl_type::topic ? kafka::acl_resource::topic : kafka::acl_resource::cluster;
+            return a->allowed(principal, host, kop, ktype, name);
         });
+        spdlog::info("http plane: /v1 and /iceberg follow the ACLs ({})",
+                     http_acls->strict() ? "strict: no ACL means no access" : "open where no ACL names a resource");
+    }
+    lookups.set_access(http_access);
     // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.
-    http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse});
+    const auto topics_ns = s.get_string("floe.namespace");
+    http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse, .topics_namespace = topics_ns});
+    // A topic's table follows the topic's ACLs: the topic whose table name it is (or a topic
+    // named so, for the 404 hint); a table of no topic is the cluster's.
+    iceberg_catalog.set_access(http_access, [&logs, topics_ns](const std::string& ns,
+                                                               const std::string& table) -> std::optional<std::string> {
+        if (ns != topics_ns) return std::nullopt;
+        if (auto t = logs->topic(table)) return t->name;
+        for (auto& t : logs->topics())
+            if (lake::table_name_for_topic(t.name) == table) return t.name;
+        return std::nullopt;
+    });
     iceberg_catalog.add_routes(admin);
     if (auto r = admin.start(); !r) {
         if (r.error().code() == errc::already_exists)

@@ -11,6 +11,15 @@ namespace floe::app {
 /// holds metadata it does not know (written by another catalog, a restored catalog, a second
 /// database), continuing from the newest metadata there. NAME is a topic or `<namespace>.<table>`.
 /// Run it on purpose, with every other writer of those tables stopped. Returns the exit code.
+/// Refused (exit 2, naming the holder's pid and listeners) while a live `floe serve` holds the
+/// data directory (`<data-dir>/floe.lock`), which it holds itself while it runs.
 int adopt_tables(const config::settings& s, const std::vector<std::string>& names);
+
+/// `floe tables files NAME [--sql]`: the data files of the table's current snapshot (NAME as
+/// above), one a line as read_parquet opens them (a local path for file://, else the URI), or
+/// with `sql` one DuckDB expression `read_parquet(['...', ...])`. Unlike a glob over data/, it
+/// never lists a file that compaction replaced or an orphan. Reads only: works beside a running
+/// server. Exit 1 when there is no such table.
+int list_table_files(const config::settings& s, const std::string& name, bool sql);
 
 } // namespace floe::app

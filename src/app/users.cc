@@ -27,8 +27,9 @@ void add_users_command(CLI::App& app, users_command& cmd, const std::function<vo
     cmd.users = app.add_subcommand("users", "Manage SASL users (SCRAM credentials; PLAIN checks against them)");
     cmd.users->require_subcommand(1);
     cmd.add = cmd.users->add_subcommand(
-        "add", "Add a user or change its password: SCRAM-SHA-512 and SCRAM-SHA-256 credentials, or the one "
-               "--mechanism names; the password comes from --password-file or standard input");
+        "add", "Add a user: SCRAM-SHA-512 and SCRAM-SHA-256 credentials, or the one --mechanism names; the "
+               "password comes from --password-file or standard input. Changing an existing user's password "
+               "needs --force");
     cmd.add->add_option("name", cmd.name, "User name")->required();
     cmd.add->add_option("--mechanism", cmd.mechanism, "SCRAM-SHA-512 or SCRAM-SHA-256 (default: both)")
         ->check(CLI::IsMember({"SCRAM-SHA-512", "SCRAM-SHA-256"}));
@@ -36,6 +37,7 @@ void add_users_command(CLI::App& app, users_command& cmd, const std::function<vo
                         "File whose first line is the password (default: read it from standard input)");
     cmd.add->add_option("--iterations", cmd.iterations, "SCRAM iterations")
         ->check(CLI::Range(kafka::scram_min_iterations, kafka::scram_max_iterations));
+    cmd.add->add_flag("--force", cmd.force, "Replace the credentials of a user that exists (a new password)");
     add_settings(cmd.add);
     cmd.remove = cmd.users->add_subcommand("remove", "Remove a user (or only its --mechanism credential)");
     cmd.remove->add_option("name", cmd.name, "User name")->required();
@@ -126,13 +128,21 @@ int run_users_command(const users_command& cmd, const config::settings& s) {
     if (only) mechs.push_back(*only);
     else mechs = {kafka::scram_mechanism::sha512, kafka::scram_mechanism::sha256};
     auto r = store.update([&](kafka::user_store::users_map& users) -> result<void> {
+        // Checked under the store's lock, so two `users add` of one name cannot both pass it.
+        if (auto u = users.find(cmd.name); u != users.end() && !cmd.force)
+            for (auto m : mechs)
+                if (u->second.contains(m))
+                    return fail(errc::already_exists,
+                                "user {} exists (with {}); `floe users add {} --force` replaces its password, "
+                                "`floe users list` shows the users",
+                                cmd.name, kafka::to_string(m), cmd.name);
         for (auto m : mechs)
             users[cmd.name][m] = kafka::scram_derive(m, *password, kafka::scram_random_salt(), cmd.iterations);
         return {};
     });
     if (!r) {
         std::fprintf(stderr, "floe: %s\n", r.error().message().c_str());
-        return 1;
+        return r.error().code() == errc::already_exists ? 3 : 1;
     }
     std::string names;
     for (auto m : mechs) names += fmt::format("{}{}", names.empty() ? "" : ", ", kafka::to_string(m));

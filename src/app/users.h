@@ -12,7 +12,8 @@ class App;
 
 namespace floe::app {
 
-/// `floe users add NAME [--mechanism M] [--password-file F]`, `floe users remove NAME
+/// `floe users add NAME [--mechanism M] [--password-file F] [--force]` (refuses, exit 3, to
+/// replace credentials the user already has without --force), `floe users remove NAME
 /// [--mechanism M]`, `floe users list`: the SASL user store in <floe.data-dir>/security, used
 /// the same whether or not a server runs (a running broker sees changes at the next
 /// authentication).
@@ -25,6 +26,7 @@ struct users_command {
     std::string mechanism;
     std::string password_file;
     int iterations = 8192;
+    bool force = false; ///< `add --force`: replace an existing user's credentials
     /// "add", "remove" or "list" once parsed (kept after the CLI::App is gone); empty: not given.
     std::string action;
     bool parsed() const;

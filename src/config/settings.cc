@@ -2,6 +2,8 @@
 
 #include "config/units.h"
 
+#include "base/suggest.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +12,33 @@
 #include <fstream>
 
 namespace floe::config {
+
+namespace {
+/// " (did you mean 'x'?)" for a mistyped name among `names`: the nearest within a few edits
+/// (more for longer names), else (with a separator) the one name ending with the same last
+/// segment ("floe.tick-interval" -> "floe.storage.worker.tick-interval"); "" when nothing fits.
+std::string did_you_mean(std::string_view typed, const std::vector<std::string_view>& names, char sep) {
+    auto near = nearest_name(typed, names, std::max<size_t>(2, typed.size() / 5));
+    if (!near && sep) {
+        auto cut = typed.rfind(sep);
+        std::string_view tail = cut == std::string_view::npos ? std::string_view() : typed.substr(cut); // ".tick-interval"
+        if (tail.size() > 4) {
+            for (auto n : names)
+                if (n.ends_with(tail)) {
+                    if (near) return {}; // more than one: no guess
+                    near = std::string(n);
+                }
+        }
+    }
+    return near ? fmt::format(" (did you mean '{}'?)", *near) : std::string();
+}
+
+std::string did_you_mean_setting(std::string_view typed) {
+    std::vector<std::string_view> names;
+    for (auto& d : registry::instance().all()) names.push_back(d.name);
+    return did_you_mean(typed, names, '.');
+}
+} // namespace
 
 std::string value_source::describe() const {
     switch (kind) {
@@ -214,6 +243,7 @@ result<void> settings::set(std::string_view name, std::string_view text, value_s
             hint = " (topic defaults take Kafka topic config names, e.g. floe.topic-defaults.segment.ms)";
         else if (!name.starts_with("floe."))
             hint = " (setting names start with 'floe.')";
+        hint = did_you_mean_setting(name) + hint;
         return fail(errc::invalid_argument, "unknown setting '{}' in {}{}; `floe --help` lists them",
                     name, source.describe(), hint);
     }
@@ -368,11 +398,16 @@ result<void> load_env(settings& s, std::span<char* const> env) {
         const setting_def* match = nullptr;
         for (auto& d : registry::instance().all())
             if (d.env_name() == name) match = &d;
-        if (!match)
+        if (!match) {
+            std::vector<std::string> env_names;
+            for (auto& d : registry::instance().all()) env_names.push_back(d.env_name());
+            std::vector<std::string_view> views(env_names.begin(), env_names.end());
+            auto mean = did_you_mean(name, views, 0); // '_' stands for '.' and '-': no tail rule
             return fail(errc::invalid_argument,
-                        "unknown setting in environment variable {}: no setting maps to it "
+                        "unknown setting in environment variable {}{}: no setting maps to it "
                         "(floe.storage.remote.path is FLOE_STORAGE_REMOTE_PATH); unset it",
-                        name);
+                        name, mean);
+        }
         FLOE_TRY(s.set(match->name, value, {source_kind::env, std::string(name)}));
     }
     return {};

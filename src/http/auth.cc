@@ -25,7 +25,7 @@ metrics::family<metrics::counter>& auth_failures() {
 metrics::family<metrics::counter>& auth_slowed() {
     static auto& c = metrics::registry::instance().counter_family(
         "floe_http_authentication_slowed_total",
-        "HTTP requests answered 429 because their address failed authentication moments before.");
+        "HTTP authentication failures answered late because their address failed before (guessing slowed down).");
     return c;
 }
 } // namespace
@@ -92,31 +92,19 @@ std::optional<response> token_guard::operator()(request& r) {
         r.principal = "User:ANONYMOUS";
         return std::nullopt;
     }
-    const auto now = auth_backoff::clock::now();
-    {
-        std::lock_guard lk(_mu);
-        if (auto s = _slowed.find(r.client_host); s != _slowed.end() && now < s->second) {
-            auto wait = std::chrono::ceil<std::chrono::seconds>(s->second - now).count();
-            auth_slowed().with({}).inc();
-            auto resp = response::error(429, fmt::format("too many failed authentications from {}; retry in {} s",
-                                                         r.client_host, wait));
-            resp.headers.emplace_back("Retry-After", std::to_string(wait));
-            return resp;
-        }
-    }
-    // A request without credentials is answered 401 but not held against its address (clients
-    // commonly try without first); a wrong token or scheme is a failed authentication.
+    // A request without credentials is answered 401 at once and not held against its address
+    // (clients commonly try without first); a wrong token or scheme is a failed authentication,
+    // answered later and later per address. Only failures wait: a valid token is checked and
+    // served at once, so one guessing client behind a shared address locks nobody else out.
     auto refuse = [&](std::string_view why, bool failed_attempt = true) {
         spdlog::warn("http authentication from {} for {} failed: {}", r.client_host, r.path, why);
         auth_failures().with({}).inc();
-        auto delay = failed_attempt ? _backoff.failed(r.client_host, now) : std::chrono::milliseconds(0);
-        {
-            std::lock_guard lk(_mu);
-            if (_slowed.size() > 10000) std::erase_if(_slowed, [&](auto& kv) { return kv.second <= now; });
-            if (delay.count() > 0) _slowed[r.client_host] = now + delay;
-        }
         auto resp = response::error(401, why);
         resp.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"floe\"");
+        if (failed_attempt) {
+            resp.delay = _backoff.failed(r.client_host);
+            if (resp.delay.count() > 0) auth_slowed().with({}).inc();
+        }
         return resp;
     };
     auto it = r.headers.find("authorization");
@@ -132,14 +120,10 @@ std::optional<response> token_guard::operator()(request& r) {
         std::lock_guard lk(_mu);
         if (auto ok = refresh_locked(); !ok)
             spdlog::error("http tokens: {}; keeping the tokens read before", ok.error());
-        if (auto p = _principal_of.find(digest); p != _principal_of.end()) {
-            principal = p->second;
-            _slowed.erase(r.client_host);
-        }
+        if (auto p = _principal_of.find(digest); p != _principal_of.end()) principal = p->second;
     }
     if (!principal) return refuse("unknown bearer token");
     r.principal = std::move(*principal);
-    _backoff.succeeded(r.client_host);
     return std::nullopt;
 }
 

@@ -16,11 +16,15 @@ namespace floe::http {
 /// a usable secret; it is re-read when it changes (inode, size, mtime). Paths in `open_paths`
 /// (exact, e.g. /metrics, /healthz, /readyz) need no token and run as User:ANONYMOUS. A
 /// missing or unknown token is answered 401 with `WWW-Authenticate: Bearer` and the server's
-/// JSON error, logged with the client address (never the token) and counted. An address that
-/// keeps failing (a wrong token or scheme; a request without one is not held against it) is
-/// slowed down: after a failure its requests are answered 429 with
-/// `Retry-After` (nothing checked) for a delay that starts at `backoff.first` and doubles per
-/// further failure up to `backoff.max`; a success starts it over. Thread-safe.
+/// JSON error, logged with the client address (never the token) and counted.
+///
+/// Guessing is slowed down as SASL logins are: the 401 for a wrong token or scheme is answered
+/// late (`response::delay`), `backoff.first` after an address's first failure, doubling per
+/// further failure up to `backoff.max` (a request without credentials is not held against it).
+/// A valid token is never delayed or refused, whatever its address did before, and does not
+/// clear the address's count either: clients behind one proxy or NAT share an address, and one
+/// of them succeeding must neither be locked out by another's failures nor reset them.
+/// Thread-safe.
 class token_guard {
 public:
     token_guard(std::filesystem::path file, std::vector<std::string> open_paths,
@@ -37,8 +41,6 @@ private:
     std::map<std::string, std::string> _principal_of; ///< hex SHA-256 -> principal
     std::string _seen;
     auth_backoff _backoff;
-    /// address -> until when its requests are answered 429 (expired entries pruned on failures).
-    std::map<std::string, auth_backoff::clock::time_point, std::less<>> _slowed;
 };
 
 /// "sha256:<hex>" of `token` (what a tokens-file line holds).

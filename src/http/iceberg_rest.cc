@@ -28,6 +28,12 @@ response iceberg_error(int status, std::string_view type, std::string_view messa
     return response::json(status, j.dump(-1, ' ', false, ojson::error_handler_t::replace));
 }
 
+response iceberg_forbidden(const request& r, acl_op op, acl_type type, std::string_view name) {
+    return iceberg_error(403, "ForbiddenException",
+                         fmt::format("{} may not {} {} '{}'", r.principal.empty() ? "User:ANONYMOUS" : r.principal,
+                                     to_string(op), to_string(type), name));
+}
+
 namespace {
 
 /// A request that cannot go on: the status and the spec's exception type with the reason.
@@ -540,6 +546,44 @@ void iceberg_rest::add_routes(server& s) {
     s.route_prefix("DELETE", _opts.mount + "/", h);
 }
 
+std::pair<acl_type, std::string> iceberg_rest::resource_of(const iceberg::table_ident& t) const {
+    if (_topic_of)
+        if (auto topic = _topic_of(t.ns, t.name)) return {acl_type::topic, *topic};
+    return {acl_type::cluster, std::string(access_control::cluster_name)};
+}
+
+std::optional<response> iceberg_rest::denied(const request& r, const iceberg::table_ident& t, acl_op topic_op,
+                                             acl_op cluster_op, bool quiet) const {
+    if (!_access.enabled()) return std::nullopt;
+    auto [type, name] = resource_of(t);
+    auto op = type == acl_type::topic ? topic_op : cluster_op;
+    if (_access.allows(r, op, type, name, quiet)) return std::nullopt;
+    return iceberg_forbidden(r, op, type, name);
+}
+
+std::optional<response> iceberg_rest::denied_on_cluster(const request& r, acl_op op, bool quiet) const {
+    if (_access.allows(r, op, acl_type::cluster, access_control::cluster_name, quiet)) return std::nullopt;
+    return iceberg_forbidden(r, op, acl_type::cluster, access_control::cluster_name);
+}
+
+std::optional<response> iceberg_rest::denied_namespace(const request& r, const std::string& ns, bool quiet) const {
+    if (ns == _opts.topics_namespace) return std::nullopt;
+    return denied_on_cluster(r, acl_op::describe, quiet);
+}
+
+response iceberg_rest::no_such_table(const iceberg::table_ident& t) const {
+    auto message = fmt::format("Table does not exist: {}.{}", t.ns, t.name);
+    // A topic's name given for its table: say which name the table has.
+    auto table = lake::table_name_for_topic(t.name);
+    if (table != t.name) {
+        auto there = _cat->metadata_location({t.ns, table});
+        if (there && *there)
+            message += fmt::format("; the table of topic '{}' is {}.{} ('.', '-' and ':' in a topic name become '_')",
+                                   t.name, t.ns, table);
+    }
+    return iceberg_error(404, "NoSuchTableException", message);
+}
+
 response iceberg_rest::handle(const request& r) {
     // Split the raw target, so an encoded '/' (%2F) or separator (%1F) stays inside its segment.
     std::string_view raw(r.target);
@@ -599,10 +643,13 @@ response iceberg_rest::handle(const request& r) {
                 if (!list) return to_response(from_error(list.error()));
                 ojson j;
                 j["namespaces"] = ojson::array();
-                for (auto& ns : *list) j["namespaces"].push_back(namespace_json(ns));
+                const bool sees_all = !denied_on_cluster(r, acl_op::describe, /*quiet=*/true);
+                for (auto& ns : *list)
+                    if (sees_all || ns == _opts.topics_namespace) j["namespaces"].push_back(namespace_json(ns));
                 return response::json(200, j.dump());
             }
             if (!post) return not_allowed();
+            if (auto no = denied_on_cluster(r, acl_op::create)) return *no;
             auto it = body.find("namespace");
             if (it == body.end() || !it->is_array() || it->empty())
                 return iceberg_error(400, "BadRequestException", "createNamespace needs \"namespace\": [levels]");
@@ -626,6 +673,7 @@ response iceberg_rest::handle(const request& r) {
         if (seg.size() == 2) {
             count_request("/iceberg/v1/namespaces/{namespace}");
             if (!get) return not_allowed();
+            if (auto no = denied_namespace(r, ns)) return *no;
             auto exists = _cat->namespace_exists(ns);
             if (!exists) return to_response(from_error(exists.error()));
             if (!*exists)
@@ -641,6 +689,7 @@ response iceberg_rest::handle(const request& r) {
         if (seg.size() == 3) {
             count_request("/iceberg/v1/namespaces/{namespace}/tables");
             if (get) {
+                if (auto no = denied_namespace(r, ns)) return *no;
                 auto exists = _cat->namespace_exists(ns);
                 if (!exists) return to_response(from_error(exists.error()));
                 if (!*exists)
@@ -649,11 +698,14 @@ response iceberg_rest::handle(const request& r) {
                 if (!list) return to_response(from_error(list.error(), "NoSuchNamespaceException"));
                 ojson j;
                 j["identifiers"] = ojson::array();
-                for (auto& t : *list) j["identifiers"].push_back({{"namespace", namespace_json(ns)}, {"name", t}});
+                // Only the tables the principal may describe, as Kafka's Metadata lists topics.
+                for (auto& t : *list)
+                    if (!denied(r, {ns, t}, acl_op::describe, acl_op::describe, /*quiet=*/true))
+                        j["identifiers"].push_back({{"namespace", namespace_json(ns)}, {"name", t}});
                 return response::json(200, j.dump());
             }
             if (!post) return not_allowed();
-            return create(ns, body);
+            return create(r, ns, body);
         }
         if (seg.size() > 5 || seg[3].empty())
             return iceberg_error(404, "NotFoundException", fmt::format("no such endpoint: {}", r.path));
@@ -662,36 +714,44 @@ response iceberg_rest::handle(const request& r) {
             if (seg[4] != "metrics" || !post)
                 return iceberg_error(404, "NotFoundException", fmt::format("no such endpoint: {}", r.path));
             count_request("/iceberg/v1/namespaces/{namespace}/tables/{table}/metrics");
+            if (auto no = denied(r, t, acl_op::describe, acl_op::describe)) return *no;
             return response::json(204, "");  // scan and commit reports are accepted and not kept
         }
         count_request("/iceberg/v1/namespaces/{namespace}/tables/{table}");
         if (get) {
             if (head) {
+                if (auto no = denied(r, t, acl_op::describe, acl_op::describe)) return *no;
                 auto loc = _cat->metadata_location(t);
                 if (!loc) return to_response(from_error(loc.error()));
                 if (!*loc) return iceberg_error(404, "NoSuchTableException", "no such table");
                 return response::json(204, "");
             }
+            // Loading hands out the metadata and every data file's location: the topic's data.
+            if (auto no = denied(r, t, acl_op::read, acl_op::describe)) return *no;
             auto loaded = iceberg::load_table(*_cat, *_io, t);
             if (!loaded) {
-                if (loaded.error().code() == errc::not_found)
-                    return iceberg_error(404, "NoSuchTableException",
-                                         fmt::format("Table does not exist: {}.{}", t.ns, t.name));
+                if (loaded.error().code() == errc::not_found) return no_such_table(t);
                 return to_response(from_error(loaded.error()));
             }
             return table_result(200, loaded->metadata_location, loaded->metadata);
         }
         if (!post) return not_allowed();
-        return commit(t, body);
+        return commit(r, t, body);
     } catch (const json::exception& e) {
         return iceberg_error(400, "BadRequestException", fmt::format("malformed request: {}", e.what()));
     }
 }
 
-response iceberg_rest::create(const std::string& ns, const json& body) {
+response iceberg_rest::create(const request& r, const std::string& ns, const json& body) {
+    // Creating a table is the cluster's (CREATE), and a table that a topic will write to is
+    // also that topic's (ALTER): nobody prepares a topic's table with a schema of their own.
+    if (auto no = denied_on_cluster(r, acl_op::create)) return *no;
     auto name = member<std::string>(body, "name");
     if (!name || name->empty() || name->find('/') != std::string::npos)
         return iceberg_error(400, "BadRequestException", "createTable needs a \"name\" without '/'");
+    if (_access.enabled())
+        if (auto [type, res] = resource_of({ns, *name}); type == acl_type::topic)
+            if (!_access.allows(r, acl_op::alter, type, res)) return iceberg_forbidden(r, acl_op::alter, type, res);
     // The filesystem catalog keeps no namespace records (a namespace is the directory its first
     // table makes), so there any namespace takes a table.
     if (!_cat->commit_by_create()) {
@@ -738,15 +798,24 @@ response iceberg_rest::create(const std::string& ns, const json& body) {
     return table_result(200, created->metadata_location, created->metadata);
 }
 
-response iceberg_rest::commit(const iceberg::table_ident& t, const json& body) {
+response iceberg_rest::commit(const request& r, const iceberg::table_ident& t, const json& body) {
     auto reqs = body.find("requirements");
     auto ups = body.find("updates");
     if (reqs == body.end() || !reqs->is_array() || ups == body.end() || !ups->is_array())
         return iceberg_error(400, "BadRequestException", "a commit needs \"requirements\" and \"updates\" arrays");
     bool create = std::any_of(reqs->begin(), reqs->end(),
-                              [](auto& r) { return r.is_object() && r.value("type", "") == "assert-create"; });
+                              [](auto& q) { return q.is_object() && q.value("type", "") == "assert-create"; });
     auto current = _cat->metadata_location(t);
     if (!current) return to_response(from_error(current.error()));
+    // Committing changes the table (its topic's, or the cluster's): ALTER; a create transaction
+    // creates it: as createTable. Checked before anything is changed or answered about the table.
+    if (create && !*current) {
+        if (auto no = denied_on_cluster(r, acl_op::create)) return *no;
+        if (resource_of(t).first == acl_type::topic)
+            if (auto no = denied(r, t, acl_op::alter, acl_op::alter)) return *no;
+    } else if (auto no = denied(r, t, acl_op::alter, acl_op::alter)) {
+        return *no;
+    }
     if (create && !*current) {
         // A create transaction: the table's first metadata is built from the updates.
         iceberg::table_metadata m;
@@ -755,8 +824,8 @@ response iceberg_rest::commit(const iceberg::table_ident& t, const json& body) {
         m.location = fmt::format("{}/{}/{}", _opts.warehouse, t.ns, t.name);
         change_state st;
         st.now_ms = m.last_updated_ms;
-        for (auto& r : *reqs)
-            if (auto c = check_requirement(r, nullptr); !c) return to_response(from_error(c.error()));
+        for (auto& q : *reqs)
+            if (auto c = check_requirement(q, nullptr); !c) return to_response(from_error(c.error()));
         for (auto& u : *ups)
             if (auto a = apply_update(u, m, st); !a) return to_response(from_error(a.error()));
         if (m.table_uuid.empty()) m.table_uuid = uuid::random().to_string();
@@ -775,8 +844,7 @@ response iceberg_rest::commit(const iceberg::table_ident& t, const json& body) {
         }
         return table_result(200, created->metadata_location, created->metadata);
     }
-    if (!*current)
-        return iceberg_error(404, "NoSuchTableException", fmt::format("Table does not exist: {}.{}", t.ns, t.name));
+    if (!*current) return no_such_table(t);
 
     std::optional<refusal> refused;
     iceberg::metadata_update update = [&](iceberg::table_metadata& m) -> result<bool> {

@@ -348,8 +348,12 @@ void lookup_service::add_routes(server& s) {
     });
     s.route_prefix("GET", "/v1/topics/", [this](const request& r) {
         auto parts = split_path(r.path); // v1 topics T ...
-        if (parts.size() >= 4 && _authorize && !_authorize(r.principal, r.client_host, parts[2], true))
+        if (parts.size() >= 4 && !_access.allows(r, acl_op::read, acl_type::topic, parts[2]))
             return response::error(403, fmt::format("{} may not read topic '{}'", r.principal, parts[2]));
+        if (parts.size() == 5 && parts[3] == "table" && parts[4] == "files") {
+            count_request("/v1/topics/{topic}/table/files");
+            return table_files(r, parts[2]);
+        }
         if (parts.size() == 4 && parts[3] == "records") {
             count_request("/v1/topics/{topic}/records");
             if (r.param("key")) return records_by_key(r, parts[2]);
@@ -390,7 +394,7 @@ response lookup_service::topics(const request& r) {
     std::string out = R"({"topics":[)";
     bool first = true;
     for (auto& t : _impl->logs.topics()) {
-        if (_authorize && !_authorize(r.principal, r.client_host, t.name, false)) continue;
+        if (!_access.allows(r, acl_op::describe, acl_type::topic, t.name, /*quiet=*/true)) continue;
         if (!first) out += ',';
         first = false;
         auto table = lake::table_name_for_topic(t.name);
@@ -494,6 +498,31 @@ response lookup_service::records_by_offset(const request& r, const std::string& 
     }
     return response::json(200, fmt::format(R"({{"topic":"{}","partition":{},"next_offset":{},"records":[{}]}})",
                                            json_escape(topic), partition, next, fmt::join(recs, ",")));
+}
+
+response lookup_service::table_files(const request& r, const std::string& topic) {
+    if (!_impl->logs.topic(topic)) return response::error(404, fmt::format("no topic '{}'", topic));
+    if (!_impl->lake) return response::error(404, "no lake configured");
+    auto& wh = *_impl->lake;
+    iceberg::table_ident t{wh.options().ns, lake::table_name_for_topic(topic)};
+    std::string head = fmt::format(R"("topic":"{}","table":{{"namespace":"{}","name":"{}"}})", json_escape(topic),
+                                   json_escape(t.ns), json_escape(t.name));
+    auto current = lake::current_data_files(wh.catalog(), wh.io(), t);
+    if (!current && current.error().code() == errc::not_found) // nothing offloaded yet
+        return response::json(200, fmt::format(R"({{{},"metadata_location":null,"snapshot_id":null,"records":0,"files":[]}})", head));
+    if (!current) return from_error(current.error());
+    std::string files;
+    int64_t records = 0;
+    for (auto& f : current->files) {
+        records += f.record_count;
+        files += fmt::format(R"({}{{"uri":"{}","path":"{}","records":{},"bytes":{}}})", files.empty() ? "" : ",",
+                             json_escape(f.file_path), json_escape(lake::readable_path(f.file_path)), f.record_count,
+                             f.file_size_in_bytes);
+    }
+    return response::json(200, fmt::format(R"({{{},"metadata_location":"{}","snapshot_id":{},"records":{},"files":[{}]}})",
+                                           head, json_escape(current->metadata_location),
+                                           current->snapshot_id ? std::to_string(*current->snapshot_id) : "null",
+                                           records, files));
 }
 
 response lookup_service::records_by_key(const request& r, const std::string& topic) {

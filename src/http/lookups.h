@@ -1,5 +1,6 @@
 #pragma once
 
+#include "http/access.h"
 #include "http/server.h"
 
 #include <functional>
@@ -35,6 +36,7 @@ struct lookup_options {
 ///   GET /v1/topics/{topic}/partitions/{p}/records?offset=O&limit=N
 ///   GET /v1/topics/{topic}/records?key=K[&all=true]
 ///   GET /v1/topics/{topic}/records?from-ts=T1&to-ts=T2[&limit=N][&after=CURSOR]
+///   GET /v1/topics/{topic}/table/files
 /// Time lookups answer in (timestamp, partition, offset) order across partitions, with "next":
 /// a cursor for `after=` when `limit` (or the response size) cut the answer, else null.
 /// Keys, values and header values are UTF-8 strings when valid, else base64 (`encoding=base64`
@@ -50,17 +52,19 @@ public:
                    lookup_options opts = {});
     ~lookup_service();
     void add_routes(server& s);
-    /// Whether request::principal from request::client_host may read (`read`) or describe a
-    /// topic — the Kafka ACLs (set by `floe serve`); unset: everything is allowed. Records
-    /// need READ (else 403); /v1/topics lists the topics the principal may describe.
-    using topic_authorizer =
-        std::function<bool(const std::string& principal, const std::string& host, const std::string& topic, bool read)>;
-    void set_authorizer(topic_authorizer a) { _authorize = std::move(a); }
+    /// The Kafka ACLs for request::principal from request::client_host (set by `floe serve`);
+    /// unset: everything is allowed. Everything under /v1/topics/{topic}/ (records, the table's
+    /// files) needs READ on the topic (else 403, the refusal logged and counted); /v1/topics
+    /// lists the topics the principal may describe.
+    void set_access(access_control a) { _access = std::move(a); }
 
     response topics(const request& r);
     response records_by_offset(const request& r, const std::string& topic, int32_t partition);
     response records_by_key(const request& r, const std::string& topic);
     response records_by_time(const request& r, const std::string& topic);
+    /// GET /v1/topics/{topic}/table/files: the data files of the table's current snapshot (what
+    /// a query must read for the table as it is now: no file compaction replaced, no orphan).
+    response table_files(const request& r, const std::string& topic);
 
     struct impl;
 
@@ -68,7 +72,7 @@ private:
     /// The "state" of a topic's table in /v1/topics (JSON).
     std::string table_state_json(const std::string& topic);
     std::unique_ptr<impl> _impl;
-    topic_authorizer _authorize;
+    access_control _access;
 };
 
 } // namespace floe::http

@@ -293,6 +293,10 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
 
         bool keep_alive = req.headers["connection"] != "close";
         auto resp = srv.dispatch(req); // a copy: `keep_alive` and HEAD are read below
+        if (resp.delay.count() > 0) { // answered late (authentication backoff)
+            timer.expires_after(resp.delay);
+            co_await timer.async_wait(use_tuple);
+        }
         auto out = serialize(resp, keep_alive, req.method == "HEAD");
         auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(out), use_tuple);
         if (wec || !keep_alive) co_return;

@@ -3,6 +3,7 @@
 #include "base/result.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +34,9 @@ struct response {
     std::string content_type = "application/json";
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;
+    /// Sent no sooner than this after the request was handled (a failed authentication's
+    /// backoff); the connection waits on a timer, no thread is held.
+    std::chrono::milliseconds delay{0};
 
     static response json(int status, std::string body);
     /// {"error": {"status": N, "message": "..."}}

@@ -714,8 +714,8 @@ bool request_handler::metadata(const connection_info& conn, const request_header
     if (req.include_cluster_authorized_operations)
         resp.cluster_authorized_operations =
             authorized_operations(conn, acl_resource::cluster, k_cluster_resource_name, k_cluster_all_ops);
-    auto may_describe = [&](std::string_view topic) {
-        return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+    auto may_describe = [&](std::string_view topic, bool quiet = false) {
+        return allowed(conn, acl_operation::describe, acl_resource::topic, topic, quiet);
     };
     auto add = [&](const log::topic_info& t) {
         auto& rt = resp.topics.emplace_back();
@@ -729,7 +729,7 @@ bool request_handler::metadata(const connection_info& conn, const request_header
     if (req.all_topics) {
         // Kafka lists only the topics the principal may describe.
         for (auto& t : _logs.topics())
-            if (may_describe(t.name)) add(t);
+            if (may_describe(t.name, /*quiet=*/true)) add(t);
     } else {
         for (auto& rq : req.topics) {
             std::optional<log::topic_info> t;
@@ -744,10 +744,13 @@ bool request_handler::metadata(const connection_info& conn, const request_header
                 continue;
             }
             // Auto-creation needs CREATE on the cluster or the topic (Kafka's rule).
+            // A refusal is logged when auto-creation would have happened (the first produce to
+            // a new topic without CREATE: what the operator needs to see).
+            const bool would_create = _opts.auto_create_topics && req.allow_auto_topic_creation;
             bool may_create = rq.name && !t &&
-                              (allowed_on_cluster(conn, acl_operation::create) ||
-                               allowed(conn, acl_operation::create, acl_resource::topic, *rq.name));
-            if (!t && rq.name && !may_create && !may_describe(*rq.name)) {
+                              (allowed_on_cluster(conn, acl_operation::create, /*quiet=*/true) ||
+                               allowed(conn, acl_operation::create, acl_resource::topic, *rq.name, !would_create));
+            if (!t && rq.name && !may_create && !may_describe(*rq.name, would_create)) {
                 auto& rt = resp.topics.emplace_back();
                 rt.name = std::string(*rq.name);
                 rt.error_code = int16_t(kerr::topic_authorization_failed);
@@ -1310,8 +1313,8 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
             rg.error_code = int16_t(kerr::group_authorization_failed);
             continue;
         }
-        auto may_describe = [&](std::string_view topic) {
-            return allowed(conn, acl_operation::describe, acl_resource::topic, topic);
+        auto may_describe = [&](std::string_view topic, bool quiet = false) {
+            return allowed(conn, acl_operation::describe, acl_resource::topic, topic, quiet);
         };
         // Not this broker's group, or its offsets unreadable: the error for the group (v2+) and
         // for each partition asked (v0-1 have no group error).
@@ -1337,7 +1340,7 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
             // Kafka leaves out the topics the principal may not describe.
             std::map<std::string, offset_fetch_response::topic> by_topic;
             for (auto& [k, c] : *stored) {
-                if (!may_describe(k.first)) continue;
+                if (!may_describe(k.first, /*quiet=*/true)) continue; // a filter: not logged
                 auto& t = by_topic[k.first];
                 t.name = k.first;
                 t.partitions.push_back({k.second, c.offset, c.leader_epoch, c.metadata, 0});
@@ -1371,9 +1374,9 @@ bool request_handler::list_groups(const connection_info& c, const request_header
     // Each broker lists the groups it coordinates (admin clients ask every broker).
     std::erase_if(resp.groups, [&](auto& g) { return !coordinates(g.group_id); });
     // DESCRIBE on the cluster lists every group; otherwise the groups the principal may describe.
-    if (!allowed_on_cluster(c, acl_operation::describe))
+    if (!allowed_on_cluster(c, acl_operation::describe, /*quiet=*/true))
         std::erase_if(resp.groups, [&](auto& g) {
-            return !allowed(c, acl_operation::describe, acl_resource::group, g.group_id);
+            return !allowed(c, acl_operation::describe, acl_resource::group, g.group_id, /*quiet=*/true);
         });
     respond(out, h, resp);
     return true;

@@ -128,18 +128,30 @@ private:
     int16_t check_transactional_produce(std::optional<std::string_view> txn_id, bytes_view records,
                                         const std::string& topic, int32_t partition);
     // ---- security_handlers.cc ----
-    /// Whether the connection's principal may do `op` on the resource (Kafka's authorizer).
-    bool allowed(const connection_info& c, acl_operation op, acl_resource type, std::string_view name) const {
-        return !_auth || _auth->allowed(c.principal, c.client_host, op, type, name);
+    /// Whether the connection's principal may do `op` on the resource (Kafka's authorizer). A
+    /// refusal is reported (base/authorization_log.h: logged rate-limited, counted with
+    /// source="kafka") unless `quiet`: checks that only filter what an answer lists (Metadata
+    /// of all topics, ListGroups) or that another check may still allow, as Kafka's own
+    /// authorizer leaves those out of its log.
+    bool allowed(const connection_info& c, acl_operation op, acl_resource type, std::string_view name,
+                 bool quiet = false) const {
+        if (!_auth || _auth->allowed(c.principal, c.client_host, op, type, name)) return true;
+        if (!quiet) report_denied(c, op, type, name);
+        return false;
     }
-    bool allowed_on_cluster(const connection_info& c, acl_operation op) const {
-        return allowed(c, op, acl_resource::cluster, k_cluster_resource_name);
+    bool allowed_on_cluster(const connection_info& c, acl_operation op, bool quiet = false) const {
+        return allowed(c, op, acl_resource::cluster, k_cluster_resource_name, quiet);
     }
+    /// Logs and counts a refusal (see allowed).
+    static void report_denied(const connection_info& c, acl_operation op, acl_resource type, std::string_view name);
     /// InitProducerId without a transactional id: IDEMPOTENT_WRITE on the cluster, or WRITE on
-    /// some topic (Kafka 3's rule).
+    /// some topic (Kafka 3's rule); a refusal is reported as IDEMPOTENT_WRITE on the cluster.
     bool may_write_idempotently(const connection_info& c) const {
-        return allowed_on_cluster(c, acl_operation::idempotent_write) ||
-               !_auth || _auth->allowed_on_some(c.principal, c.client_host, acl_operation::write, acl_resource::topic);
+        if (!_auth || allowed_on_cluster(c, acl_operation::idempotent_write, /*quiet=*/true) ||
+            _auth->allowed_on_some(c.principal, c.client_host, acl_operation::write, acl_resource::topic))
+            return true;
+        report_denied(c, acl_operation::idempotent_write, acl_resource::cluster, k_cluster_resource_name);
+        return false;
     }
     /// The authorized-operations bit field of a Metadata / DescribeGroups / DescribeCluster answer.
     int32_t authorized_operations(const connection_info& c, acl_resource type, std::string_view name,

@@ -3,6 +3,8 @@
 #include "kafka/handlers.h"
 #include "kafka/messages_security.h"
 
+#include "base/authorization_log.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,6 +12,18 @@
 #include <set>
 
 namespace floe::kafka {
+
+void request_handler::report_denied(const connection_info& c, acl_operation op, acl_resource type,
+                                    std::string_view name) {
+    std::string_view host = c.client_host; // "/10.0.0.7" as Java prints it: the bare address
+    if (host.starts_with('/')) host.remove_prefix(1);
+    floe::report_denied({.source = "kafka",
+                         .principal = c.principal,
+                         .host = host,
+                         .operation = to_string(op),
+                         .resource_type = to_string(type),
+                         .resource_name = name});
+}
 
 namespace {
 template <typename Resp>

@@ -378,4 +378,23 @@ result<std::shared_ptr<table_writer>> iceberg_lake::table_for_topic(const std::s
     return std::shared_ptr<table_writer>(w);
 }
 
+result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t) {
+    auto loaded = FLOE_TRY(iceberg::load_table(cat, io, t));
+    current_files out;
+    out.metadata_location = loaded.metadata_location;
+    out.snapshot_id = loaded.metadata.current_snapshot_id;
+    if (!loaded.metadata.current_snapshot()) return out;
+    auto entries = FLOE_TRY(iceberg::live_files(io, loaded.metadata));
+    out.files.reserve(entries.size());
+    for (auto& e : entries)
+        if (e.file.content == iceberg::file_content::data) out.files.push_back(std::move(e.file));
+    return out;
+}
+
+std::string readable_path(std::string_view uri) {
+    if (uri.starts_with("file:"))
+        if (auto p = iceberg::local_path(uri)) return *p;
+    return std::string(uri);
+}
+
 } // namespace floe::lake

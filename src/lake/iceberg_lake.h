@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 #include <string>
 
 namespace floe::lake {
@@ -43,6 +45,18 @@ private:
 /// Reads the committed positions from a snapshot summary (empty when absent).
 result<position_map> positions_from_summary(const std::map<std::string, std::string>& summary);
 std::string positions_to_json(const position_map& p);
+
+/// The data files of a table's current snapshot: what a query must read for the table as it is
+/// now (never a file that compaction replaced, an expired snapshot's, or an orphan).
+struct current_files {
+    std::string metadata_location;
+    std::optional<int64_t> snapshot_id; ///< nullopt: no snapshot yet (no files)
+    std::vector<iceberg::data_file> files;
+};
+/// errc::not_found when the catalog has no such table.
+result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t);
+/// A path read_parquet (DuckDB, pyarrow) opens: the local path of a file:// URI, else the URI.
+std::string readable_path(std::string_view uri);
 
 /// Escapes a partition value for a path segment as Hive/Iceberg do ("a/b" -> "a%2Fb").
 std::string escape_partition_value(std::string_view v);

@@ -13,6 +13,7 @@ check() { # name, condition command...
   if "$@"; then passed=$((passed+1)); else echo "FAIL: $name"; failures=$((failures+1)); fi
 }
 contains() { grep -qF -- "$2" <<<"$1"; }
+lacks() { ! grep -qF -- "$2" <<<"$1"; }
 
 out=$("$floe" version); check "version" contains "$out" "floe 0."
 out=$("$floe" --help); check "help lists settings" contains "$out" "floe.storage.worker.tick-interval"
@@ -83,5 +84,43 @@ assert lines, "no log lines"
 for l in lines:
     o=json.loads(l); assert {"ts","level","msg"} <= o.keys(), o
 '
+
+# --- what a new user hit (issue 25) ------------------------------------------------------------------
+# A command's --help shows its own options and points to `floe --help` for the settings.
+out=$("$floe" serve --help)
+check "serve --help is short ($(wc -l <<<"$out") lines)" test "$(wc -l <<<"$out")" -lt 40
+check "serve --help shows --set" contains "$out" "--set"
+check "serve --help points to floe --help" contains "$out" "floe --help"
+check "serve --help does not list every setting" lacks "$out" floe.storage.worker.tick-interval
+out=$("$floe" users add --help)
+check "users add --help shows --force" contains "$out" "--force"
+check "users add --help does not list every setting" lacks "$out" floe.storage.worker.tick-interval
+out=$("$floe" --help)
+check "floe --help still lists every setting" contains "$out" "floe.storage.worker.tick-interval"
+# An unknown setting names the nearest one.
+expect_usage_error "mistyped setting" "did you mean 'floe.storage.worker.tick-interval'?" \
+  "$floe" config --set floe.storage.worker.tick-intervall=1s
+expect_usage_error "mistyped env" "did you mean 'FLOE_KAFKA_LISTEN'?" env FLOE_KAFKA_LISTN=x "$floe" config
+# floe users add does not silently replace a user.
+pw() { printf '%s\n' "$1"; }
+users_dir=(--set floe.data-dir="$work/users")
+pw first | "$floe" users add carol "${users_dir[@]}" >/dev/null 2>&1
+store=$(cat "$work/users/security/users.json")
+err=$(pw second | "$floe" users add carol "${users_dir[@]}" 2>&1 >/dev/null); rc=$?
+check "users add of an existing user is refused (rc=$rc)" test "$rc" -eq 3
+check "it says --force" contains "$err" "--force"
+check "the store is unchanged" test "$(cat "$work/users/security/users.json")" = "$store"
+pw second | "$floe" users add carol --force "${users_dir[@]}" >/dev/null 2>&1; rc=$?
+check "users add --force replaces it (rc=$rc)" test "$rc" -eq 0 -a "$(cat "$work/users/security/users.json")" != "$store"
+# floe maintain --table of a table that is not there: its error only, no empty result table.
+out=$("$floe" maintain --table no.such --set floe.data-dir="$work/m" 2>"$work/maintain.err"); rc=$?
+check "maintain --table no.such fails (rc=$rc)" test "$rc" -eq 1
+check "maintain --table no.such says which table" grep -q "floe.no_such" "$work/maintain.err"
+check "maintain --table no.such prints no empty table ('$out')" test -z "$out"
+# make run takes settings: ARGS goes to floe serve as is (FLOE_* variables pass through make).
+repo="$(cd "$(dirname "$0")/../../.." && pwd)"
+out=$(make -s -n -C "$repo" run BUILD=build ARGS='--set floe.kafka.listen=127.0.0.1:19092' 2>&1)
+check "make run passes ARGS to floe serve" contains "$out" "bin/floe serve --set floe.kafka.listen=127.0.0.1:19092"
+
 echo "cli: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -155,6 +155,25 @@ TEST_F(SettingsTest, UnknownKeyNamesKeyAndSource) {
     expect_error(load_with(std::nullopt, {}, {"kafka.listen=x"}), {"start with 'floe.'"});
 }
 
+TEST_F(SettingsTest, UnknownKeyGetsTheNearestSettingSuggested) {
+    expect_error(load_with(std::nullopt, {}, {"floe.kafka.lisen=1.2.3.4:1"}),
+                 {"did you mean 'floe.kafka.listen'?"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.tick-intervall=1s"}),
+                 {"did you mean 'floe.storage.worker.tick-interval'?"});
+    // A segment left out: the one setting with that last segment.
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.tick-interval=1s"}),
+                 {"did you mean 'floe.storage.worker.tick-interval'?"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.segmnt.ms=5"}),
+                 {"did you mean 'floe.topic-defaults.segment.ms'?"});
+    auto file = write_yaml("floe:\n  data-dri: /tmp/x\n");
+    expect_error(load_with(file, {}, {}), {"floe.data-dri", "floe.yaml:2", "did you mean 'floe.data-dir'?"});
+    expect_error(load_with(std::nullopt, {"FLOE_KAFKA_LISEN=x"}, {}), {"did you mean 'FLOE_KAFKA_LISTEN'?"});
+    // Nothing near: no guess.
+    auto far = load_with(std::nullopt, {}, {"floe.something-else=1"});
+    ASSERT_FALSE(far);
+    EXPECT_EQ(far.error().message().find("did you mean"), std::string::npos) << far.error().message();
+}
+
 TEST_F(SettingsTest, WrongTypesNameKeyAndSource) {
     expect_error(load_with(std::nullopt, {}, {"floe.storage.worker.enabled=maybe"}),
                  {"floe.storage.worker.enabled", "--set", "not a boolean", "expected bool"});

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace floe::http {
 namespace {
@@ -176,6 +178,29 @@ TEST(ServerStart, TakenPortIsAlreadyExists) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::already_exists);
     EXPECT_NE(r.error().message().find(std::to_string(a.port())), std::string::npos);
+}
+
+TEST(HttpServer, ADelayedAnswerIsSentLateWithoutHoldingTheThread) {
+    // response::delay (a failed authentication's backoff) waits on a timer: with one I/O thread,
+    // an immediate answer on another connection still goes out first.
+    server s({.port = 0, .threads = 1});
+    s.route("GET", "/slow", [](const request&) {
+        auto r = response::json(401, "{}");
+        r.delay = std::chrono::milliseconds(400);
+        return r;
+    });
+    s.route("GET", "/fast", [](const request&) { return response::json(200, "{}"); });
+    ASSERT_TRUE(s.start());
+    auto t0 = std::chrono::steady_clock::now();
+    raw_client slow(s.port()), fast(s.port());
+    slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fast.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(fast.read_response().find("200"), std::string::npos);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(350));
+    EXPECT_NE(slow.read_response().find("401"), std::string::npos);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(400));
+    s.stop();
 }
 
 } // namespace
