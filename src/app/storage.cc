@@ -1,6 +1,6 @@
 #include "app/storage.h"
 
-#include "iceberg/aws_credentials.h"
+#include "aws/credentials.h"
 #include "iceberg/rest_catalog.h"
 #include "iceberg/s3_file_io.h"
 
@@ -12,22 +12,22 @@ namespace {
 
 /// The configured credentials until a REST catalog vends some; those from then on (the
 /// newest vended set wins).
-class vended_credentials final : public iceberg::credentials_provider {
+class vended_credentials final : public aws::credentials_provider {
 public:
-    explicit vended_credentials(std::shared_ptr<iceberg::credentials_provider> fallback)
+    explicit vended_credentials(std::shared_ptr<aws::credentials_provider> fallback)
         : _fallback(std::move(fallback)) {}
-    result<iceberg::aws_credentials> credentials() override {
+    result<aws::credentials> get() override {
         {
             std::lock_guard g(_mu);
             if (_vended) return *_vended;
         }
-        return _fallback->credentials();
+        return _fallback->get();
     }
     std::string source() const override {
         std::lock_guard g(_mu);
         return _vended ? "REST catalog (vended)" : _fallback->source();
     }
-    void set(const iceberg::aws_credentials& c) {
+    void set(const aws::credentials& c) {
         std::lock_guard g(_mu);
         if (!_vended) spdlog::info("s3: using credentials vended by the REST catalog");
         _vended = c;
@@ -35,8 +35,8 @@ public:
 
 private:
     mutable std::mutex _mu;
-    std::shared_ptr<iceberg::credentials_provider> _fallback;
-    std::optional<iceberg::aws_credentials> _vended;
+    std::shared_ptr<aws::credentials_provider> _fallback;
+    std::optional<aws::credentials> _vended;
 };
 
 } // namespace
@@ -54,10 +54,10 @@ result<remote_storage> make_file_io(const config::settings& s) {
         return fail(errc::invalid_argument,
                     "floe.storage.remote.path={}: use file:///... or s3://bucket/prefix",
                     warehouse);
-    auto loc = FLOE_TRY_CTX(iceberg::parse_s3_uri(warehouse), "floe.storage.remote.path");
-    iceberg::s3_options o;
+    auto loc = FLOE_TRY_CTX(aws::parse_s3_uri(warehouse), "floe.storage.remote.path");
+    aws::s3_options o;
     o.region = s.get_optional("floe.storage.remote.s3.region").value_or("");
-    if (o.region.empty()) o.region = iceberg::region_from_environment();
+    if (o.region.empty()) o.region = aws::region_from_environment();
     if (o.region.empty()) o.region = "us-east-1";
     o.endpoint = s.get_optional("floe.storage.remote.s3.endpoint").value_or("");
     o.path_style = s.get_optional("floe.storage.remote.s3.path-style-access").has_value()
@@ -68,17 +68,18 @@ result<remote_storage> make_file_io(const config::settings& s) {
     o.multipart_part_size =
         static_cast<uint64_t>(s.get_size("floe.storage.remote.s3.multipart-part-size"));
     if (auto id = s.get_optional("floe.storage.remote.s3.access-key-id")) {
-        o.credentials = std::make_shared<iceberg::static_credentials>(iceberg::aws_credentials{
+        o.credentials = std::make_shared<aws::static_credentials>(aws::credentials{
             *id, s.get_string("floe.storage.remote.s3.secret-access-key"),
             s.get_optional("floe.storage.remote.s3.session-token").value_or("")});
     } else {
-        iceberg::credential_chain_options co;
+        aws::credential_chain_options co;
         co.region = o.region;
-        o.credentials = iceberg::make_default_credential_chain(co);
+        co.settings_hint = "floe.storage.remote.s3.access-key-id and secret-access-key";
+        o.credentials = aws::make_default_credential_chain(co);
     }
     if (s.get_string("floe.storage.remote.catalog.type") == "rest") {
         auto v = std::make_shared<vended_credentials>(o.credentials);
-        out.vend = [v](const iceberg::aws_credentials& c) { v->set(c); };
+        out.vend = [v](const aws::credentials& c) { v->set(c); };
         o.credentials = v;
     }
     spdlog::info("s3: bucket {} in {} via {} ({}-style), credentials from {}", loc.bucket, o.region,
@@ -87,7 +88,7 @@ result<remote_storage> make_file_io(const config::settings& s) {
     auto s3 = std::make_shared<iceberg::s3_file_io>(std::move(o));
     out.io = s3;
     out.check = [s3, bucket = loc.bucket, warehouse]() -> result<std::string> {
-        FLOE_TRY(s3->check_bucket(bucket));
+        FLOE_TRY(s3->client().check_bucket(bucket));
         return warehouse;
     };
     return out;

@@ -8,7 +8,7 @@
 #include "config/settings.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
-#include "iceberg/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <functional>
 #include <mutex>
@@ -23,7 +23,7 @@ struct remote_storage {
     std::function<result<std::string>()> check;
     /// S3 only: takes the credentials a REST catalog vends for the warehouse (used from then
     /// on instead of the configured ones).
-    std::function<void(const iceberg::aws_credentials&)> vend;
+    std::function<void(const aws::credentials&)> vend;
 };
 
 /// Fails naming the setting when the warehouse URI has no file_io.

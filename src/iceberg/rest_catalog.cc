@@ -1,7 +1,7 @@
 #include "iceberg/rest_catalog.h"
 
 #include "base/random.h"
-#include "iceberg/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
@@ -42,7 +42,7 @@ std::string describe(const rest_catalog::http_response& r) {
     return body.empty() ? fmt::format("HTTP {}", r.status) : fmt::format("HTTP {}: {}", r.status, body);
 }
 
-std::string form_encode(std::string_view s) { return uri_encode(s, false); }
+std::string form_encode(std::string_view s) { return aws::uri_encode(s, false); }
 
 bool retryable(long status) { return status == 429 || status >= 500; }
 
@@ -88,7 +88,7 @@ result<std::unique_ptr<rest_catalog>> rest_catalog::open(rest_catalog_options op
         prefix = j["overrides"].value("prefix", prefix);
         c->_opts.warehouse = j["overrides"].value("warehouse", c->_opts.warehouse);
     }
-    if (!prefix.empty()) c->_prefix_path = "/v1/" + uri_encode(prefix, true);
+    if (!prefix.empty()) c->_prefix_path = "/v1/" + aws::uri_encode(prefix, true);
     spdlog::info("catalog: rest at {} (path {}{}){}", c->_opts.uri, c->_prefix_path,
                  c->_opts.warehouse.empty() ? "" : fmt::format(", warehouse {}", c->_opts.warehouse),
                  c->_oauth ? ", OAuth2 client credentials" : (c->_opts.token.empty() ? "" : ", bearer token"));
@@ -230,11 +230,11 @@ result<rest_catalog::http_response> rest_catalog::send_idempotent(const std::str
 }
 
 std::string rest_catalog::ns_path(const std::string& ns) const {
-    return _prefix_path + "/namespaces/" + uri_encode(ns, false);
+    return _prefix_path + "/namespaces/" + aws::uri_encode(ns, false);
 }
 
 std::string rest_catalog::table_path(const table_ident& t) const {
-    return ns_path(t.ns) + "/tables/" + uri_encode(t.name, false);
+    return ns_path(t.ns) + "/tables/" + aws::uri_encode(t.name, false);
 }
 
 void rest_catalog::remember(const table_ident& t, const std::string& body, std::string* location_out) {
@@ -256,7 +256,7 @@ void rest_catalog::remember(const table_ident& t, const std::string& body, std::
         auto id = cfg.find("s3.access-key-id");
         auto secret = cfg.find("s3.secret-access-key");
         if (id == cfg.end() || secret == cfg.end() || !id->is_string() || !secret->is_string()) return false;
-        aws_credentials c{id->get<std::string>(), secret->get<std::string>(), cfg.value("s3.session-token", std::string())};
+        aws::credentials c{id->get<std::string>(), secret->get<std::string>(), cfg.value("s3.session-token", std::string())};
         _opts.on_vended_credentials(c);
         return true;
     };

@@ -7,7 +7,7 @@
 // base version and the next one that table.cc built (catalog::commit_next).
 
 #include "iceberg/catalog.h"
-#include "iceberg/aws_credentials.h"
+#include "aws/sigv4.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -35,7 +35,7 @@ struct rest_catalog_options {
     std::chrono::milliseconds retry_base{100};
     /// Called with the S3 credentials a loadTable response vends (its `config` or
     /// `storage-credentials`), for the S3 file_io.
-    std::function<void(const aws_credentials&)> on_vended_credentials;
+    std::function<void(const aws::credentials&)> on_vended_credentials;
 };
 
 /// Thread-safe. Errors name the request and the server's error.type and message.
