@@ -7,7 +7,7 @@
 // base version and the next one that table.cc built (catalog::commit_next).
 
 #include "iceberg/catalog.h"
-#include "aws/sigv4.h"
+#include "aws/credentials.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -29,6 +29,13 @@ struct rest_catalog_options {
     std::string oauth2_server_uri;  ///< default <uri>/v1/oauth/tokens
     std::string scope = "catalog";
     std::map<std::string, std::string> headers;  ///< sent with every request
+    /// Set: every request is signed with AWS SigV4 (these credentials, `sigv4_service` in
+    /// `sigv4_region`) instead of carrying a bearer token (Glue's and S3 Tables' REST endpoints).
+    std::shared_ptr<aws::credentials_provider> sigv4_credentials;
+    std::string sigv4_service = "execute-api";
+    std::string sigv4_region = "us-east-1";
+    /// The configured `prefix` wins over the one /v1/config's overrides name (Nessie: the ref).
+    bool prefix_wins = false;
     std::chrono::milliseconds request_timeout{30'000};
     std::chrono::milliseconds connect_timeout{5'000};
     int max_attempts = 4;  ///< reads and unknown-outcome checks, with backoff
