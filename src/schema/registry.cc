@@ -119,19 +119,28 @@ void registry::apply(const std::string& record) {
             }
             _max_id = std::max(_max_id, id);
             auto version = j.at("version").get<int32_t>();
-            _subjects[subject].versions[version] = {id, false};
+            auto& slot = _subjects[subject].versions[version];
+            if (slot.id) --_uses[slot.id];
+            slot = {id, false};
+            ++_uses[id];
         } else if (t == "delete_version") {
             auto it = _subjects.find(subject);
             if (it == _subjects.end()) return;
             auto v = j.at("version").get<int32_t>();
-            if (j.value("permanent", false)) it->second.versions.erase(v);
-            else if (auto vi = it->second.versions.find(v); vi != it->second.versions.end())
+            if (j.value("permanent", false)) {
+                if (auto vi = it->second.versions.find(v); vi != it->second.versions.end()) {
+                    --_uses[vi->second.id];
+                    it->second.versions.erase(vi);
+                }
+            } else if (auto vi = it->second.versions.find(v); vi != it->second.versions.end())
                 vi->second.deleted = true;
         } else if (t == "delete_subject") {
             auto it = _subjects.find(subject);
             if (it == _subjects.end()) return;
-            if (j.value("permanent", false)) it->second.versions.clear();
-            else
+            if (j.value("permanent", false)) {
+                for (auto& [v, e] : it->second.versions) --_uses[e.id];
+                it->second.versions.clear();
+            } else
                 for (auto& [v, e] : it->second.versions) e.deleted = true;
         } else if (t == "config") {
             std::optional<compatibility_level> l;
@@ -445,16 +454,8 @@ api_result<schema_view> registry::schema_by_id(int32_t id) {
     auto it = _schemas.find(id);
     if (it == _schemas.end()) return fail_api(404, 40403, fmt::format("Schema {} not found", id));
     // A schema whose every version was permanently deleted is gone too.
-    bool used = false;
-    for (auto& [sn, s] : _subjects) {
-        for (auto& [v, e] : s.versions)
-            if (e.id == id) {
-                used = true;
-                break;
-            }
-        if (used) break;
-    }
-    if (!used) return fail_api(404, 40403, fmt::format("Schema {} not found", id));
+    if (auto u = _uses.find(id); u == _uses.end() || u->second <= 0)
+        return fail_api(404, 40403, fmt::format("Schema {} not found", id));
     return schema_view{id, it->second.type, it->second.text, it->second.refs};
 }
 

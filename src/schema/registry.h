@@ -177,6 +177,7 @@ private:
     uint64_t _applied = 0;
     std::map<int32_t, stored> _schemas;
     std::unordered_map<std::string, int32_t> _by_content;
+    std::unordered_map<int32_t, int32_t> _uses; ///< id -> versions (soft-deleted too) naming it
     std::map<std::string, subject_entry> _subjects;
     int32_t _max_id = 0;
     std::optional<compatibility_level> _global_level;

@@ -22,8 +22,10 @@ function request(url, method = 'GET', body = null) {
     req.end();
   });
 }
-const schema = (i) => JSON.stringify({ schema: JSON.stringify({ type: 'record', name: `B${i}`, namespace: 'bench',
-  fields: [{ name: 'a', type: 'long' }, { name: 'b', type: ['null', 'string'], default: null }] }) });
+// Every schema new, and each a compatible evolution of the previous version of its subject (a
+// field with a default), so registrations include a real BACKWARD check.
+const schema = (i) => JSON.stringify({ schema: JSON.stringify({ type: 'record', name: 'B', namespace: 'bench',
+  fields: [{ name: 'a', type: 'long' }, { name: `f${i}`, type: ['null', 'string'], default: null }] }) });
 
 // Registration: sequential (one client), then concurrent, each into its own subjects.
 let t0 = process.hrtime.bigint();
