@@ -121,11 +121,11 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "--s3: run through tests/s3/moto_env.py BUCKET -- floe-bench-offload --s3\n");
             return 2;
         }
-        iceberg::s3_options so;
+        aws::s3_options so;
         so.endpoint = env_or_empty("S3TEST_ENDPOINT");
         so.region = env_or_empty("S3TEST_REGION");
         so.path_style = true;
-        so.credentials = std::make_shared<iceberg::static_credentials>(iceberg::aws_credentials{
+        so.credentials = std::make_shared<aws::static_credentials>(aws::credentials{
             env_or_empty("S3TEST_ACCESS_KEY_ID"), env_or_empty("S3TEST_SECRET_ACCESS_KEY"), ""});
         io = std::make_shared<iceberg::s3_file_io>(so);
         opts.warehouse = fmt::format("s3://{}/bench-{}", env_or_empty("S3TEST_BUCKET"), ::getpid());

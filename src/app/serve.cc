@@ -183,6 +183,10 @@ int serve(const config::settings& s) {
     spdlog::info("data directory: {}", data_dir.string());
     if (s.get_string("floe.storage.remote.catalog.type") == "sql")
         spdlog::info("catalog: sql at {}", config::redact_uri(s.get_string("floe.storage.remote.catalog.uri")));
+    else if (auto t = s.get_string("floe.storage.remote.catalog.type"); t == "hive" || t == "nessie" || t == "rest")
+        spdlog::info("catalog: {} at {}", t, config::redact_uri(s.get_string("floe.storage.remote.catalog.uri")));
+    else if (t == "glue")
+        spdlog::info("catalog: glue (table pointers in the Glue Data Catalog, metadata under the warehouse)");
     else // the uri is not used: do not show the derived SQLite default
         spdlog::info("catalog: {} (table metadata under the warehouse)",
                      s.get_string("floe.storage.remote.catalog.type"));
@@ -267,10 +271,12 @@ int serve(const config::settings& s) {
     FLOE_ASSERT(codec.has_value(), "a validated compression setting names a known codec");
     lo.parquet.codec = *codec;
     lake::iceberg_lake lake(catalog, io, lo);
-    health.add("catalog", [catalog, lo] {
+    health.add("catalog", [catalog, lo, catalog_type] {
         auto ok = catalog->namespace_exists(lo.ns);
-        if (!ok) return http::component_health{http::health_status::down, ok.error().message()};
-        return http::component_health{http::health_status::up, "reachable"};
+        if (!ok)
+            return http::component_health{http::health_status::down,
+                                          fmt::format("{} catalog: {}", catalog_type, ok.error().message())};
+        return http::component_health{http::health_status::up, fmt::format("{} catalog: reachable", catalog_type)};
     });
     tiering::remote_reader remote(lake);
 

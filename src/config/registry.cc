@@ -172,12 +172,49 @@ registry::registry() {
                                      "Warehouse root for Iceberg tables: file:///... or s3://bucket/prefix; "
                                      "default file://<data-dir>/warehouse")),
                         "floe.data-dir"));
-    d.push_back(choice("floe.storage.remote.catalog.type", "sql", {"sql", "filesystem", "rest"},
-                       "Iceberg catalog: sql (SQLite or PostgreSQL), filesystem (Hadoop layout) or rest"));
+    d.push_back(choice("floe.storage.remote.catalog.type", "sql",
+                       {"sql", "filesystem", "rest", "glue", "nessie"},
+                       "Iceberg catalog: sql (SQLite or PostgreSQL), filesystem (Hadoop layout), rest, glue (AWS "
+                       "Glue Data Catalog) or nessie"));
     d.push_back(derived(optional(def("floe.storage.remote.catalog.uri", st::string, "",
-                                     "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST URI; "
-                                     "default sqlite://<data-dir>/catalog.db")),
+                                     "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST or "
+                                     "Nessie URI; default sqlite://<data-dir>/catalog.db")),
                         "floe.data-dir"));
+    d.push_back(optional(def("floe.storage.remote.catalog.glue.region", st::string, "",
+                             "Glue catalog: the region; default floe.storage.remote.s3.region, AWS_REGION, "
+                             "AWS_DEFAULT_REGION, else us-east-1")));
+    d.push_back(optional(def("floe.storage.remote.catalog.glue.catalog-id", st::string, "",
+                             "Glue catalog: the account id whose Data Catalog holds the tables; default the "
+                             "caller's own")));
+    d.push_back(optional(def("floe.storage.remote.catalog.glue.endpoint", st::string, "",
+                             "Glue catalog: the endpoint URL (a VPC endpoint, a test server); default "
+                             "https://glue.<region>.amazonaws.com")));
+    d.push_back(def("floe.storage.remote.catalog.ref", st::string, "main",
+                    "Nessie catalog: the branch commits land on (the REST prefix); a tag or <branch>@<hash> "
+                    "reads that state"));
+    d.push_back(def("floe.storage.remote.catalog.rest.sigv4.enabled", st::boolean, "false",
+                    "REST (and Nessie) catalog: sign every request with AWS SigV4 (the AWS credentials of "
+                    "floe.storage.remote.s3.* or the chain, through floe.aws.role-arn) instead of a bearer token: "
+                    "Glue's and S3 Tables' Iceberg REST endpoints"));
+    d.push_back(def("floe.storage.remote.catalog.rest.sigv4.signing-name", st::string, "execute-api",
+                    "REST catalog SigV4: the service name signed for: glue, s3tables or execute-api"));
+    d.push_back(optional(def("floe.storage.remote.catalog.rest.sigv4.region", st::string, "",
+                             "REST catalog SigV4: the region signed for; default floe.storage.remote.s3.region, "
+                             "AWS_REGION, AWS_DEFAULT_REGION, else us-east-1")));
+    d.push_back(optional(def("floe.aws.role-arn", st::string, "",
+                             "An IAM role every AWS call (S3, Glue, KMS, SigV4 REST) assumes with STS AssumeRole on "
+                             "top of the configured credentials; its session is renewed before it expires")));
+    d.push_back(optional(def("floe.aws.external-id", st::string, "",
+                             "The ExternalId the role's trust policy asks for (with floe.aws.role-arn)")));
+    d.push_back(def("floe.aws.session-name", st::string, "floe",
+                    "The RoleSessionName of the assumed role's sessions (shows in CloudTrail)"));
+    d.push_back(bounded(def("floe.aws.role-duration", st::duration, "1h",
+                            "How long each assumed-role session lasts (AWS accepts 15m up to the role's maximum); "
+                            "renewed 5 minutes (or a quarter of it, if shorter) before it ends"),
+                        1'000, 43'200 * second_ms));
+    d.push_back(optional(def("floe.aws.sts-endpoint", st::string, "",
+                             "The STS endpoint for floe.aws.role-arn; default AWS_ENDPOINT_URL_STS, else "
+                             "https://sts.<region>.amazonaws.com")));
     d.push_back(optional(def("floe.storage.remote.catalog.warehouse", st::string, "",
                              "REST catalog: the warehouse to ask /v1/config for (its overrides may set the "
                              "prefix)")));

@@ -258,10 +258,28 @@ result<void> settings::resolve_derived() {
         ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
         return fail(errc::invalid_argument,
                     "floe.storage.remote.s3.endpoint '{}' must start with http:// or https://", *ep);
-    if (type == "rest" && !uri.starts_with("http://") && !uri.starts_with("https://"))
+    if ((type == "rest" || type == "nessie") && !uri.starts_with("http://") && !uri.starts_with("https://"))
         return fail(errc::invalid_argument,
-                    "floe.storage.remote.catalog.uri '{}' does not fit catalog type rest: use http(s)://",
-                    uri);
+                    "floe.storage.remote.catalog.uri '{}' does not fit catalog type {}: use http(s)://", uri,
+                    type);
+    if (auto ep = get_optional("floe.storage.remote.catalog.glue.endpoint");
+        ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.catalog.glue.endpoint '{}' must start with http:// or https://", *ep);
+    if (auto ep = get_optional("floe.aws.sts-endpoint");
+        ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
+        return fail(errc::invalid_argument, "floe.aws.sts-endpoint '{}' must start with http:// or https://", *ep);
+    if (get_bool("floe.storage.remote.catalog.rest.sigv4.enabled")
+        && (get_optional("floe.storage.remote.catalog.token") || get_optional("floe.storage.remote.catalog.credential")))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.catalog.rest.sigv4.enabled=true signs requests with AWS credentials: "
+                    "leave floe.storage.remote.catalog.token and .credential unset");
+    if (get_string("floe.storage.remote.catalog.rest.sigv4.signing-name").empty())
+        return fail(errc::invalid_argument, "floe.storage.remote.catalog.rest.sigv4.signing-name is empty");
+    if (get_optional("floe.aws.external-id") && !get_optional("floe.aws.role-arn"))
+        return fail(errc::invalid_argument, "floe.aws.external-id needs floe.aws.role-arn");
+    if (get_string("floe.storage.remote.catalog.ref").empty())
+        return fail(errc::invalid_argument, "floe.storage.remote.catalog.ref is empty (a branch name, e.g. main)");
     return {};
 }
 

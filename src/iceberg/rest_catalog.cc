@@ -1,7 +1,7 @@
 #include "iceberg/rest_catalog.h"
 
 #include "base/random.h"
-#include "iceberg/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
@@ -42,7 +42,7 @@ std::string describe(const rest_catalog::http_response& r) {
     return body.empty() ? fmt::format("HTTP {}", r.status) : fmt::format("HTTP {}: {}", r.status, body);
 }
 
-std::string form_encode(std::string_view s) { return uri_encode(s, false); }
+std::string form_encode(std::string_view s) { return aws::uri_encode(s, false); }
 
 bool retryable(long status) { return status == 429 || status >= 500; }
 
@@ -85,13 +85,16 @@ result<std::unique_ptr<rest_catalog>> rest_catalog::open(rest_catalog_options op
     if (j.contains("defaults") && j["defaults"].is_object()) prefix = j["defaults"].value("prefix", std::string());
     if (!c->_opts.prefix.empty()) prefix = c->_opts.prefix;
     if (j.contains("overrides") && j["overrides"].is_object()) {
-        prefix = j["overrides"].value("prefix", prefix);
+        if (!c->_opts.prefix_wins || c->_opts.prefix.empty()) prefix = j["overrides"].value("prefix", prefix);
         c->_opts.warehouse = j["overrides"].value("warehouse", c->_opts.warehouse);
     }
-    if (!prefix.empty()) c->_prefix_path = "/v1/" + uri_encode(prefix, true);
+    if (!prefix.empty()) c->_prefix_path = "/v1/" + aws::uri_encode(prefix, true);
     spdlog::info("catalog: rest at {} (path {}{}){}", c->_opts.uri, c->_prefix_path,
                  c->_opts.warehouse.empty() ? "" : fmt::format(", warehouse {}", c->_opts.warehouse),
-                 c->_oauth ? ", OAuth2 client credentials" : (c->_opts.token.empty() ? "" : ", bearer token"));
+                 c->_opts.sigv4_credentials
+                     ? fmt::format(", SigV4 for {} in {} with {}", c->_opts.sigv4_service, c->_opts.sigv4_region,
+                                   c->_opts.sigv4_credentials->source())
+                     : c->_oauth ? ", OAuth2 client credentials" : (c->_opts.token.empty() ? "" : ", bearer token"));
     return c;
 }
 
@@ -177,6 +180,14 @@ result<rest_catalog::http_response> rest_catalog::send(const std::string& method
         for (auto& [k, v] : _opts.headers) hl.add(k + ": " + v);
         hl.add("Expect:");
         auto url = _opts.uri + path;
+        if (_opts.sigv4_credentials) {
+            // Signed per attempt with the provider's current keys (renewed sessions included).
+            auto creds = FLOE_TRY_CTX(_opts.sigv4_credentials->get(), "REST catalog {} {}", method, url);
+            auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+            for (auto& [k, v] : aws::sigv4_sign(method, url, body, creds, _opts.sigv4_region, _opts.sigv4_service, now))
+                hl.add(k + ": " + v);
+        }
         http_response resp;
         char errbuf[CURL_ERROR_SIZE] = {0};
         curl_easy_setopt(h, CURLOPT_URL, url.c_str());
@@ -230,11 +241,11 @@ result<rest_catalog::http_response> rest_catalog::send_idempotent(const std::str
 }
 
 std::string rest_catalog::ns_path(const std::string& ns) const {
-    return _prefix_path + "/namespaces/" + uri_encode(ns, false);
+    return _prefix_path + "/namespaces/" + aws::uri_encode(ns, false);
 }
 
 std::string rest_catalog::table_path(const table_ident& t) const {
-    return ns_path(t.ns) + "/tables/" + uri_encode(t.name, false);
+    return ns_path(t.ns) + "/tables/" + aws::uri_encode(t.name, false);
 }
 
 void rest_catalog::remember(const table_ident& t, const std::string& body, std::string* location_out) {
@@ -256,7 +267,7 @@ void rest_catalog::remember(const table_ident& t, const std::string& body, std::
         auto id = cfg.find("s3.access-key-id");
         auto secret = cfg.find("s3.secret-access-key");
         if (id == cfg.end() || secret == cfg.end() || !id->is_string() || !secret->is_string()) return false;
-        aws_credentials c{id->get<std::string>(), secret->get<std::string>(), cfg.value("s3.session-token", std::string())};
+        aws::credentials c{id->get<std::string>(), secret->get<std::string>(), cfg.value("s3.session-token", std::string())};
         _opts.on_vended_credentials(c);
         return true;
     };

@@ -7,7 +7,7 @@
 // base version and the next one that table.cc built (catalog::commit_next).
 
 #include "iceberg/catalog.h"
-#include "iceberg/aws_credentials.h"
+#include "aws/credentials.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -29,13 +29,20 @@ struct rest_catalog_options {
     std::string oauth2_server_uri;  ///< default <uri>/v1/oauth/tokens
     std::string scope = "catalog";
     std::map<std::string, std::string> headers;  ///< sent with every request
+    /// Set: every request is signed with AWS SigV4 (these credentials, `sigv4_service` in
+    /// `sigv4_region`) instead of carrying a bearer token (Glue's and S3 Tables' REST endpoints).
+    std::shared_ptr<aws::credentials_provider> sigv4_credentials;
+    std::string sigv4_service = "execute-api";
+    std::string sigv4_region = "us-east-1";
+    /// The configured `prefix` wins over the one /v1/config's overrides name (Nessie: the ref).
+    bool prefix_wins = false;
     std::chrono::milliseconds request_timeout{30'000};
     std::chrono::milliseconds connect_timeout{5'000};
     int max_attempts = 4;  ///< reads and unknown-outcome checks, with backoff
     std::chrono::milliseconds retry_base{100};
     /// Called with the S3 credentials a loadTable response vends (its `config` or
     /// `storage-credentials`), for the S3 file_io.
-    std::function<void(const aws_credentials&)> on_vended_credentials;
+    std::function<void(const aws::credentials&)> on_vended_credentials;
 };
 
 /// Thread-safe. Errors name the request and the server's error.type and message.

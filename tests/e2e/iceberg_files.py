@@ -6,7 +6,8 @@ the snapshot summary carries committed positions.
 
 usage: iceberg_files.py CATALOG_DB NAMESPACE TABLE  -> prints JSON:
        (with FLOE_S3_MIRROR=s3://bucket/prefix=/dir, s3:// URIs are read from a local download)
-       (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text)
+       (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text;
+        CATALOG_DB = meta:URI reads the metadata file URI another catalog points at)
   {"metadata": path, "files": [{"path":..., "records":..., "size":..., "stream_key":...}], "positions": {...},
    "snapshots": N}
 """
@@ -67,6 +68,9 @@ def main():
             return
         assert hint.strip() == hint and hint.isdigit(), f"version-hint.text is not a bare number: {hint!r}"
         row = (f"file://{meta_dir}/v{hint}.metadata.json",)
+    elif db.startswith("meta:"):
+        # The metadata file a catalog points at (Glue, Hive: read by the test with boto3).
+        row = (db[len("meta:"):],)
     else:
         con = sqlite3.connect(db)
         row = con.execute(

@@ -6,6 +6,14 @@ and injected faults on commits.
 
 usage: rest_standin.py PORT_FILE [--expires S] [--faults a,b,c] [--credential id:secret]
                        [--header Name=value] [--timeout-sleep S]
+                       [--sigv4 KEY_ID:SECRET:REGION:SERVICE] [--branches main,dev]
+--sigv4: instead of bearer tokens, every request must carry an AWS SigV4 signature, verified
+  with botocore's own signer (run with the python3 that has botocore): the key id known, the
+  signature over the signed headers, the path, query and the body's SHA-256 (also checked
+  against the body), x-amz-date within 5 minutes; otherwise 403 with the reason.
+--branches: Nessie-like references: the REST prefix names a branch ("dev", or "dev|warehouse"),
+  each with its own namespaces and tables; /v1/config's overrides say the first one. Metadata
+  files are then <N>-<uuid>.metadata.json (two branches share table locations).
 Faults cycle over commits to tables that have a snapshot (one per commit, "ok" = none):
   ok            apply and answer 200
   conflict      another engine commits first (a snapshot carrying the summary forward on the
@@ -30,7 +38,8 @@ tables = {}      # (ns, name) -> {"location": uri of current metadata, "metadata
 namespaces = set()
 tokens = {}      # token -> expiry (monotonic)
 state = {"commits": 0, "applied": 0, "tokens_issued": 0, "expired_refused": 0, "missing_header": 0,
-         "faults": {}}
+         "faults": {}, "sigv4_verified": 0, "sigv4_refused": 0, "sigv4_refusals": [], "requests": 0}
+branches = {}    # branch -> {"tables": {...}, "namespaces": set()} with --branches
 args = None
 fault_index = 0
 
@@ -44,12 +53,15 @@ def write_metadata(entry, metadata):
     entry["version"] += 1
     base = metadata["location"].rstrip("/")
     path = f"{base}/metadata/v{entry['version']}.metadata.json"
+    if args.branches:
+        path = f"{base}/metadata/{entry['version']:05d}-{uuid.uuid4()}.metadata.json"
     os.makedirs(os.path.dirname(local(path)), exist_ok=True)
     with open(local(path) + ".tmp", "w") as f:
         json.dump(metadata, f)
     os.rename(local(path) + ".tmp", local(path))
-    with open(local(f"{base}/metadata/version-hint.text"), "w") as f:
-        f.write(str(entry["version"]))
+    if not args.branches:
+        with open(local(f"{base}/metadata/version-hint.text"), "w") as f:
+            f.write(str(entry["version"]))
     if entry.get("location"):
         metadata.setdefault("metadata-log", []).append(
             {"timestamp-ms": int(time.time() * 1000), "metadata-file": entry["location"]})
@@ -144,10 +156,75 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def body(self):
+        if getattr(self, "_body", None) is not None:
+            return self._body
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n else b""
 
+    def sigv4_ok(self, body):
+        # Verified with botocore's signer: the request as received (signed headers only), the
+        # timestamp it claims, the secret of the key id it names.
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        import datetime
+        import hashlib
+        import re
+        key_id, secret, region, service = args.sigv4.split(":", 3)
+        auth = self.headers.get("Authorization", "")
+        m = re.fullmatch(r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request,\s*"
+                         r"SignedHeaders=([a-z0-9;-]+),\s*Signature=([0-9a-f]{64})", auth)
+        if not m:
+            return "no SigV4 Authorization header"
+        akid, day, reg, svc, signed, signature = m.groups()
+        if akid != key_id:
+            return f"unknown access key id {akid}"
+        if (reg, svc) != (region, service):
+            return f"signed for {svc} in {reg}, not {service} in {region}"
+        names = signed.split(";")
+        for need in ("host", "x-amz-date"):
+            if need not in names:
+                return f"{need} is not signed"
+        stamp = self.headers.get("X-Amz-Date", "")
+        try:
+            when = datetime.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
+        except ValueError:
+            return f"bad x-amz-date {stamp!r}"
+        if abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) > 300:
+            return f"stale x-amz-date {stamp} (more than 5 minutes off)"
+        if day != stamp[:8]:
+            return "credential scope date differs from x-amz-date"
+        sha = self.headers.get("X-Amz-Content-SHA256")
+        if sha is not None and sha != hashlib.sha256(body).hexdigest():
+            return "x-amz-content-sha256 is not the body's"
+        headers = {n: self.headers.get(n, "") for n in names}
+        req = AWSRequest(method=self.command, url=f"http://{self.headers.get('Host')}{self.path}",
+                         headers=headers, data=body)
+        req.context["timestamp"] = stamp
+        signer = SigV4Auth(Credentials(akid, secret, self.headers.get("X-Amz-Security-Token")), service, region)
+        if signer.signed_headers(signer.headers_to_sign(req)) != signed:
+            return "signed header list differs"
+        want = signer.signature(signer.string_to_sign(req, signer.canonical_request(req)), req)
+        if want != signature:
+            return "signature does not match (wrong secret, or a signed header, the path or the body changed)"
+        return None
+
     def authorized(self):
+        with lock:
+            state["requests"] += 1
+        if args.sigv4:
+            self._body = self.body()
+            problem = self.sigv4_ok(self._body)
+            with lock:
+                if problem:
+                    state["sigv4_refused"] += 1
+                    state["sigv4_refusals"].append(problem)
+                else:
+                    state["sigv4_verified"] += 1
+            if problem:
+                error(self, 403, "ForbiddenException", f"SigV4: {problem}")
+                return False
+            return True
         for h in args.header:
             name, value = h.split("=", 1)
             if self.headers.get(name) != value:
@@ -168,6 +245,7 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def route(self):
+        self._body = None  # one handler serves every request of a kept-alive connection
         url = urlsplit(self.path)
         parts = [unquote(p) for p in url.path.strip("/").split("/")]
         if parts[:2] == ["standin", "state"]:
@@ -188,7 +266,15 @@ class Handler(BaseHTTPRequestHandler):
         if not self.authorized():
             return
         if parts == ["v1", "config"]:
-            return self.reply(200, {"defaults": {}, "overrides": {"prefix": "standin"}})
+            first = args.branches[0] if args.branches else "standin"
+            return self.reply(200, {"defaults": {}, "overrides": {"prefix": first}})
+        if args.branches:
+            ref = parts[1].split("|")[0] if len(parts) > 1 else ""
+            if ref not in branches:
+                return error(self, 404, "NoSuchReferenceException", f"Named reference '{ref}' not found")
+            global tables, namespaces
+            tables, namespaces = branches[ref]["tables"], branches[ref]["namespaces"]
+            parts = ["v1", "standin"] + parts[2:]
         if parts[:3] != ["v1", "standin", "namespaces"]:
             return error(self, 404, "NotFoundException", f"no route {url.path}")
         parts = parts[3:]
@@ -308,8 +394,13 @@ def main():
     p.add_argument("--credential", default="floe:s3cret")
     p.add_argument("--header", action="append", default=[])
     p.add_argument("--timeout-sleep", type=float, default=2.0)
+    p.add_argument("--sigv4", default="")
+    p.add_argument("--branches", default="")
     args = p.parse_args()
     args.faults = args.faults.split(",")
+    args.branches = [b for b in args.branches.split(",") if b]
+    for b in args.branches:
+        branches[b] = {"tables": {}, "namespaces": set()}
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))

@@ -100,4 +100,25 @@ n=$(kcat -b 127.0.0.1:$KAFKA_PORT -C -t other-topic -o beginning -e -q | wc -l)
 check "and the records are read back from the local tier (got $n)" test "$n" -eq 100
 check "the wrong secret is in no log" bash -c "! grep -qF -- wrong-secret '$work/floe.log' '$work/floe.out'"
 stop_floe
+
+# Issue 25 item 7. No credentials anywhere (off EC2: instance metadata does not answer): /readyz
+# says so once and names what to set.
+nokeys=(--set "floe.storage.remote.path=s3://$bucket/wh" --set "floe.storage.remote.s3.endpoint=$S3TEST_ENDPOINT"
+        --set floe.storage.remote.s3.path-style-access=true --set "floe.storage.remote.s3.region=$S3TEST_REGION")
+mkdir -p "$work/home"
+HOME="$work/home" AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:1 start_floe "$work" "${nokeys[@]}" || exit 1
+ready=$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")
+check "/readyz: no AWS credentials, and what to set ($ready)" contains "$ready" "no AWS credentials: "
+check "/readyz names the static-key settings" contains "$ready" "set floe.storage.remote.s3.access-key-id and secret-access-key"
+check "/readyz names AWS_PROFILE" contains "$ready" "AWS_PROFILE"
+lacks() { ! grep -qF -- "$2" <<<"$1"; }
+check "/readyz does not repeat the credential source" lacks "$ready" "credentials from EC2 instance metadata (IMDSv2): credentials from"
+check "/readyz names instance metadata once" test "$(grep -o "EC2 instance metadata" <<<"$ready" | wc -l)" -eq 1
+stop_floe
+# An IP endpoint with virtual-hosted addressing: <bucket>.127.0.0.1 cannot resolve.
+start_floe "$work" "${s3[@]}" --set "floe.storage.remote.s3.secret-access-key=$S3TEST_SECRET_ACCESS_KEY" \
+  --set floe.storage.remote.s3.path-style-access=false || exit 1
+ready=$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")
+check "/readyz suggests path-style access for $bucket.127.0.0.1 ($ready)" contains "$ready" "floe.storage.remote.s3.path-style-access=true"
+stop_floe
 finish

@@ -51,14 +51,14 @@ protected:
         o.uri = fmt::format("http://127.0.0.1:{}/cat", _srv.port());
         o.token = "tok123";
         o.headers = {{"X-Extra", "yes"}};
-        o.on_vended_credentials = [this](const iceberg::aws_credentials& c) { _vended = c; };
+        o.on_vended_credentials = [this](const aws::credentials& c) { _vended = c; };
         return o;
     }
 
     http::server _srv{{.host = "127.0.0.1", .port = 0}};
     std::mutex _mu;
     std::vector<seen_request> _seen;
-    std::optional<iceberg::aws_credentials> _vended;
+    std::optional<aws::credentials> _vended;
 };
 
 TEST_F(rest_client, sends_auth_headers_prefix_and_takes_vended_credentials) {

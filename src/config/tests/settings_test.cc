@@ -233,6 +233,37 @@ TEST_F(SettingsTest, CatalogUriMustFitType) {
     EXPECT_TRUE(ok) << ok.error();
 }
 
+// Issue 31: the Glue, Nessie and SigV4 settings are checked at start-up, naming the key.
+TEST_F(SettingsTest, GlueNessieAndSigv4Settings) {
+    auto glue = load_with(std::nullopt, {},
+                          {"floe.storage.remote.catalog.type=glue", "floe.storage.remote.catalog.glue.region=eu-west-1",
+                           "floe.storage.remote.catalog.glue.catalog-id=123456789012",
+                           "floe.storage.remote.catalog.glue.endpoint=http://127.0.0.1:5000",
+                           "floe.aws.role-arn=arn:aws:iam::123456789012:role/floe", "floe.aws.external-id=x",
+                           "floe.aws.role-duration=20m"});
+    ASSERT_TRUE(glue) << glue.error();
+    EXPECT_EQ(glue->get_duration("floe.aws.role-duration"), std::chrono::minutes(20));
+    EXPECT_EQ(glue->get_string("floe.aws.session-name"), "floe");
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=glue",
+                                              "floe.storage.remote.catalog.glue.endpoint=glue.local"}),
+                 {"floe.storage.remote.catalog.glue.endpoint", "http://"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=hive"}),
+                 {"floe.storage.remote.catalog.type", "not one of"});
+    auto nessie = load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=nessie",
+                                               "floe.storage.remote.catalog.uri=http://nessie:19120/iceberg"});
+    ASSERT_TRUE(nessie) << nessie.error();
+    EXPECT_EQ(nessie->get_string("floe.storage.remote.catalog.ref"), "main");
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=nessie"}),
+                 {"catalog.uri", "catalog type nessie"});
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=rest",
+                                              "floe.storage.remote.catalog.uri=https://glue.eu-west-1.amazonaws.com/iceberg",
+                                              "floe.storage.remote.catalog.rest.sigv4.enabled=true",
+                                              "floe.storage.remote.catalog.token=t"}),
+                 {"sigv4.enabled", "catalog.token"});
+    expect_error(load_with(std::nullopt, {}, {"floe.aws.external-id=x"}), {"floe.aws.external-id", "floe.aws.role-arn"});
+    expect_error(load_with(std::nullopt, {}, {"floe.aws.role-duration=100ms"}), {"floe.aws.role-duration"});
+}
+
 TEST_F(SettingsTest, EnvNamesFollowTheRule) {
     EXPECT_EQ(registry::instance().find("floe.storage.remote.path")->env_name(),
               "FLOE_STORAGE_REMOTE_PATH");

@@ -1,7 +1,8 @@
 #pragma once
 
-// AWS Signature Version 4 for S3 and STS requests: the canonical request, the string to sign
-// and the Authorization header, on OpenSSL's SHA-256 and HMAC-SHA256. Pure functions, so they
+// AWS Signature Version 4 for every AWS request (S3, STS, Glue, KMS, SigV4-signed REST
+// catalogs): the canonical request, the string to sign and the Authorization header, on
+// OpenSSL's SHA-256 and HMAC-SHA256. Pure functions, so they
 // are checked against AWS's published examples; no I/O, thread-safe.
 
 #include "base/bytes.h"
@@ -11,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-namespace floe::iceberg {
+namespace floe::aws {
 
 /// Credentials to sign with. Never logged: format it only through `redacted()`.
-struct aws_credentials {
+struct credentials {
     std::string access_key_id;
     std::string secret_access_key;
     std::string session_token; ///< empty for long-term keys
@@ -48,10 +49,21 @@ std::string canonical_query(const std::vector<std::pair<std::string, std::string
 std::string sigv4_canonical_request(const sigv4_request& req);
 /// The Authorization header value. `amz_date` is "YYYYMMDDTHHMMSSZ" (the x-amz-date header,
 /// which the caller includes in `req.headers`).
-std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds,
+std::string sigv4_authorization(const sigv4_request& req, const credentials& creds,
                                 std::string_view region, std::string_view service,
                                 std::string_view amz_date);
 /// "YYYYMMDDTHHMMSSZ" for a Unix time in seconds.
 std::string amz_date(int64_t unix_seconds);
 
-} // namespace floe::iceberg
+/// The headers that sign a request to a service other than S3 (a SigV4 REST catalog:
+/// execute-api, glue, s3tables): x-amz-date, x-amz-content-sha256, x-amz-security-token (with
+/// a session) and authorization, for `url` ("http(s)://host[:port]/path?query", path and query
+/// as sent). The canonical URI is the path encoded once more, as SigV4 wants for every service
+/// but S3; the signed headers are host, the x-amz-* ones and `extra` (name, value: sent too).
+std::vector<std::pair<std::string, std::string>>
+sigv4_sign(std::string_view method, std::string_view url, std::string_view body,
+           const credentials& creds, std::string_view region, std::string_view service,
+           int64_t unix_seconds,
+           const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+} // namespace floe::aws

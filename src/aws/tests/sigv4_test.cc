@@ -1,13 +1,13 @@
 // SigV4 against the examples AWS publishes for S3 header-based authentication (the
 // AKIAIOSFODNN7EXAMPLE key, 24 May 2013, us-east-1, bucket examplebucket).
-#include "iceberg/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <gtest/gtest.h>
 
-namespace floe::iceberg {
+namespace floe::aws {
 namespace {
 
-const aws_credentials example_key{"AKIAIOSFODNN7EXAMPLE",
+const credentials example_key{"AKIAIOSFODNN7EXAMPLE",
                                   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
 constexpr const char* empty_sha =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -91,4 +91,4 @@ TEST(Sigv4, UriEncoding) {
 }
 
 } // namespace
-} // namespace floe::iceberg
+} // namespace floe::aws

@@ -1,4 +1,4 @@
-#include "iceberg/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-namespace floe::iceberg {
+namespace floe::aws {
 namespace {
 
 using digest = std::array<unsigned char, 32>;
@@ -149,7 +149,7 @@ std::string sigv4_canonical_request(const sigv4_request& req) {
     return out;
 }
 
-std::string sigv4_authorization(const sigv4_request& req, const aws_credentials& creds,
+std::string sigv4_authorization(const sigv4_request& req, const credentials& creds,
                                 std::string_view region, std::string_view service,
                                 std::string_view amz_date) {
     auto day = amz_date.substr(0, 8);
@@ -175,4 +175,73 @@ std::string amz_date(int64_t unix_seconds) {
     return buf;
 }
 
-} // namespace floe::iceberg
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+std::string percent_decode(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size()) {
+            int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+            if (hi >= 0 && lo >= 0) {
+                out.push_back(static_cast<char>(hi * 16 + lo));
+                i += 2;
+                continue;
+            }
+        }
+        out.push_back(s[i]);
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::string>>
+sigv4_sign(std::string_view method, std::string_view url, std::string_view body,
+           const credentials& creds, std::string_view region, std::string_view service,
+           int64_t unix_seconds, const std::vector<std::pair<std::string, std::string>>& extra) {
+    auto rest = url;
+    if (auto sep = rest.find("://"); sep != std::string_view::npos) rest.remove_prefix(sep + 3);
+    auto slash = rest.find_first_of("/?");
+    auto host = rest.substr(0, slash);
+    std::string_view path = "/", query;
+    if (slash != std::string_view::npos) {
+        auto tail = rest.substr(slash);
+        auto q = tail.find('?');
+        path = tail.substr(0, q);
+        if (path.empty()) path = "/";
+        if (q != std::string_view::npos) query = tail.substr(q + 1);
+    }
+    sigv4_request sr;
+    sr.method = std::string(method);
+    sr.path = uri_encode(path, true);
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        auto part = query.substr(0, amp);
+        auto eq = part.find('=');
+        sr.query.emplace_back(percent_decode(part.substr(0, eq)),
+                              eq == std::string_view::npos ? std::string()
+                                                           : percent_decode(part.substr(eq + 1)));
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    }
+    sr.payload_sha256 = sha256_hex(body);
+    auto date = amz_date(unix_seconds);
+    std::vector<std::pair<std::string, std::string>> out{{"x-amz-date", date},
+                                                         {"x-amz-content-sha256", sr.payload_sha256}};
+    if (!creds.session_token.empty()) out.emplace_back("x-amz-security-token", creds.session_token);
+    sr.headers = out;
+    sr.headers.emplace_back("host", std::string(host));
+    for (auto& h : extra)
+        sr.headers.push_back(h);
+    out.emplace_back("authorization", sigv4_authorization(sr, creds, region, service, date));
+    return out;
+}
+
+} // namespace floe::aws

@@ -1,6 +1,7 @@
-#include "iceberg/aws_credentials.h"
+#include "aws/credentials.h"
 
-#include <curl/curl.h>
+#include "aws/http.h"
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -9,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace floe::iceberg {
+namespace floe::aws {
 namespace {
 
 constexpr int64_t refresh_margin_s = 300;
@@ -42,47 +43,11 @@ std::optional<std::string> read_text(const std::string& path) {
     return ss.str();
 }
 
-// ---- a small HTTP client for the credential endpoints ----
-
-struct http_reply {
-    long status = 0;
-    std::string body;
-};
-
-size_t on_body(char* p, size_t size, size_t n, void* user) {
-    static_cast<std::string*>(user)->append(p, size * n);
-    return size * n;
-}
-
+// Off EC2 and ECS the link-local endpoints do not answer: give up on them quickly.
 result<http_reply> http_call(const std::string& method, const std::string& url,
                              const std::vector<std::string>& headers, const std::string& body,
                              std::chrono::milliseconds timeout) {
-    CURL* h = curl_easy_init();
-    if (!h) return fail(errc::internal, "curl_easy_init failed");
-    curl_slist* hl = nullptr;
-    for (auto& x : headers)
-        hl = curl_slist_append(hl, x.c_str());
-    http_reply reply;
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-    // Off EC2 and ECS the link-local endpoints do not answer: give up on them quickly.
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply.body);
-    if (method == "POST" || method == "PUT") {
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-    }
-    auto rc = curl_easy_perform(h);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &reply.status);
-    curl_slist_free_all(hl);
-    curl_easy_cleanup(h);
-    if (rc != CURLE_OK)
-        return fail(errc::unavailable, "{} {}: {}", method, url, curl_easy_strerror(rc));
-    return reply;
+    return aws::http_call(method, url, headers, body, timeout, std::chrono::milliseconds(1000));
 }
 
 std::optional<std::string> xml_text(std::string_view body, std::string_view tag) {
@@ -207,10 +172,10 @@ public:
 
 private:
     std::string profile() const { return _env("AWS_PROFILE").value_or("default"); }
-    std::optional<aws_credentials> lookup() {
+    std::optional<credentials> lookup() {
         auto p = profile();
         auto from = [&](const std::string& path,
-                        const std::string& section) -> std::optional<aws_credentials> {
+                        const std::string& section) -> std::optional<credentials> {
             auto text = read_text(path);
             if (!text) return std::nullopt;
             auto ini = parse_ini(*text);
@@ -220,7 +185,7 @@ private:
             auto id = kv.find("aws_access_key_id"), secret = kv.find("aws_secret_access_key");
             if (id == kv.end() || secret == kv.end()) return std::nullopt;
             auto token = kv.find("aws_session_token");
-            return aws_credentials{id->second, secret->second,
+            return credentials{id->second, secret->second,
                                    token == kv.end() ? "" : token->second};
         };
         if (auto c = from(home_file(_env, "AWS_SHARED_CREDENTIALS_FILE", "/.aws/credentials"), p))
@@ -293,27 +258,23 @@ public:
         auto base = _env("AWS_EC2_METADATA_SERVICE_ENDPOINT").value_or("http://169.254.169.254");
         while (base.ends_with('/'))
             base.pop_back();
-        // IMDSv2: a session token first, then the role name, then its credentials.
-        auto t =
-            FLOE_TRY_CTX(http_call("PUT", base + "/latest/api/token",
-                                   {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, "", _timeout),
-                         "EC2 instance metadata");
+        // IMDSv2: a session token first, then the role name, then its credentials. Errors do
+        // not repeat the link's name: the chain puts it in front.
+        auto t = FLOE_TRY(http_call("PUT", base + "/latest/api/token",
+                                    {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, "", _timeout));
         if (t.status != 200)
-            return fail(errc::unavailable, "EC2 instance metadata token: HTTP {}", t.status);
+            return fail(errc::unavailable, "the token request answered HTTP {}", t.status);
         std::vector<std::string> h{"X-aws-ec2-metadata-token: " + trim(t.body)};
         auto path = base + "/latest/meta-data/iam/security-credentials/";
-        auto role = FLOE_TRY_CTX(http_call("GET", path, h, "", _timeout), "EC2 instance metadata");
+        auto role = FLOE_TRY(http_call("GET", path, h, "", _timeout));
         if (role.status != 200 || trim(role.body).empty())
-            return fail(errc::unavailable,
-                        "EC2 instance metadata: no IAM role attached to the instance (HTTP {})",
+            return fail(errc::unavailable, "no IAM role attached to the instance (HTTP {})",
                         role.status);
         auto name = trim(role.body.substr(0, role.body.find('\n')));
-        auto c =
-            FLOE_TRY_CTX(http_call("GET", path + name, h, "", _timeout), "EC2 instance metadata");
+        auto c = FLOE_TRY(http_call("GET", path + name, h, "", _timeout));
         if (c.status != 200)
-            return fail(errc::unavailable, "EC2 instance metadata credentials of role {}: HTTP {}",
-                        name, c.status);
-        return parse_json_credentials(c.body, "EC2 instance metadata");
+            return fail(errc::unavailable, "credentials of role {}: HTTP {}", name, c.status);
+        return parse_json_credentials(c.body, "the credentials of role " + name);
     }
     std::string name() const override { return "EC2 instance metadata (IMDSv2)"; }
 
@@ -326,9 +287,10 @@ private:
 // before they expire.
 class chain final : public credentials_provider {
 public:
-    explicit chain(std::vector<std::unique_ptr<link>> links) : _links(std::move(links)) {}
+    chain(std::vector<std::unique_ptr<link>> links, std::string settings_hint)
+        : _links(std::move(links)), _settings_hint(std::move(settings_hint)) {}
 
-    result<aws_credentials> credentials() override {
+    result<credentials> get() override {
         std::lock_guard g(_mu);
         if (_have && (_cached.expires_at == 0 || now_s() < _cached.expires_at - refresh_margin_s))
             return _cached.creds;
@@ -338,18 +300,26 @@ public:
                     _chosen = l.get();
                     break;
                 }
-            if (!_chosen) return fail(errc::unavailable, "no AWS credentials: {}", tried());
-            spdlog::info("s3: credentials from {}", _chosen->name());
+            if (!_chosen)
+                return fail(errc::unavailable, "no AWS credentials: {} (none is configured); {}",
+                            tried(), what_to_set());
+            spdlog::info("aws: credentials from {}", _chosen->name());
         }
         auto fresh = _chosen->fetch();
         if (!fresh) {
             // Keep using credentials that have not expired yet while the source is down.
             if (_have && (_cached.expires_at == 0 || now_s() < _cached.expires_at)) {
-                spdlog::warn("s3: refreshing credentials from {} failed ({}); the current ones are "
+                spdlog::warn("aws: refreshing credentials from {} failed ({}); the current ones are "
                              "valid until {}",
                              _chosen->name(), fresh.error().message(), _cached.expires_at);
                 return _cached.creds;
             }
+            // Instance metadata is the last resort, taken when nothing else is configured: off
+            // EC2 its failure means "no credentials", and the message says what to set.
+            if (_chosen == _links.back().get())
+                return fail(fresh.error().code(),
+                            "no AWS credentials: nothing configures {}, and {} failed ({}); {}",
+                            others(), _chosen->name(), fresh.error().message(), what_to_set());
             return fail(fresh.error().code(), "credentials from {}: {}", _chosen->name(),
                         fresh.error().message());
         }
@@ -370,8 +340,20 @@ private:
             out += (out.empty() ? "" : ", ") + l->name();
         return "tried " + out;
     }
+    std::string others() const {
+        std::string out;
+        for (size_t i = 0; i + 1 < _links.size(); ++i)
+            out += (out.empty() ? "" : ", ") + _links[i]->name();
+        return out;
+    }
+    std::string what_to_set() const {
+        return fmt::format("set {}AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (a "
+                           "profile in ~/.aws/credentials), or run where a role is attached",
+                           _settings_hint.empty() ? "" : _settings_hint + ", or ");
+    }
     mutable std::mutex _mu;
     std::vector<std::unique_ptr<link>> _links;
+    std::string _settings_hint;
     link* _chosen = nullptr;
     expiring_credentials _cached;
     bool _have = false;
@@ -431,7 +413,7 @@ std::shared_ptr<credentials_provider> make_default_credential_chain(credential_c
     links.push_back(std::make_unique<profile_link>(env));
     links.push_back(std::make_unique<ecs_link>(env, opts.http_timeout));
     links.push_back(std::make_unique<imds_link>(env, opts.http_timeout));
-    return std::make_shared<chain>(std::move(links));
+    return std::make_shared<chain>(std::move(links), opts.settings_hint);
 }
 
-} // namespace floe::iceberg
+} // namespace floe::aws

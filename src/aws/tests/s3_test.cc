@@ -1,8 +1,8 @@
-// s3_file_io against a real S3 server (moto with signature checking on), started by
+// aws::s3_client against a real S3 server (moto with signature checking on), started by
 // tests/s3/moto_env.py, which passes its endpoint, bucket and key in S3TEST_*.
 #include "base/metrics.h"
 #include "base/uuid.h"
-#include "iceberg/s3_file_io.h"
+#include "aws/s3.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <set>
 #include <thread>
 
-namespace floe::iceberg {
+namespace floe::aws {
 namespace {
 
 std::string env(const char* name) {
@@ -26,18 +26,18 @@ s3_options options(std::string secret = env("S3TEST_SECRET_ACCESS_KEY")) {
     o.region = env("S3TEST_REGION");
     o.path_style = true;
     o.credentials = std::make_shared<static_credentials>(
-        aws_credentials{env("S3TEST_ACCESS_KEY_ID"), std::move(secret), ""});
+        credentials{env("S3TEST_ACCESS_KEY_ID"), std::move(secret), ""});
     o.retry_base = std::chrono::milliseconds(1);
     return o;
 }
 
-class S3FileIo : public ::testing::Test {
+class S3Client : public ::testing::Test {
 protected:
     void SetUp() override {
         ASSERT_FALSE(env("S3TEST_ENDPOINT").empty()) << "run through tests/s3/moto_env.py";
         root = "s3://" + env("S3TEST_BUCKET") + "/" + uuid::random().to_string() + "/";
     }
-    s3_file_io io{options()};
+    s3_client io{options()};
     std::string root;
 };
 
@@ -45,7 +45,7 @@ byte_buffer bytes(std::string_view s) {
     return byte_buffer(s.begin(), s.end());
 }
 
-TEST_F(S3FileIo, WriteReadExistsRemove) {
+TEST_F(S3Client, WriteReadExistsRemove) {
     auto uri = root + "dir/a b~c.txt";
     EXPECT_FALSE(io.exists(uri).value());
     auto missing = io.read(uri);
@@ -67,20 +67,20 @@ TEST_F(S3FileIo, WriteReadExistsRemove) {
     EXPECT_TRUE(io.read(root + "empty").value().empty());
 }
 
-TEST_F(S3FileIo, KeysWithReservedCharacters) {
+TEST_F(S3Client, KeysWithReservedCharacters) {
     auto uri = root + "dir/a b+c=d&e%f.txt";
     ASSERT_TRUE(io.write(uri, bytes("x")));
     EXPECT_EQ(io.read(uri).value(), bytes("x"));
     EXPECT_EQ(io.list(root + "dir/").value(), std::vector<std::string>{uri});
 }
 
-TEST_F(S3FileIo, VirtualHostedAddressing) {
+TEST_F(S3Client, VirtualHostedAddressing) {
     // The bucket in the host name: curl resolves <bucket>.localhost to loopback.
     auto o = options();
     auto ep = env("S3TEST_ENDPOINT");
     o.endpoint = "http://localhost" + ep.substr(ep.rfind(':'));
     o.path_style = false;
-    s3_file_io vh(o);
+    s3_client vh(o);
     auto uri = root + "vhost/a b.txt";
     auto w = vh.write(uri, bytes("hosted"));
     ASSERT_TRUE(w) << w.error().message();
@@ -91,7 +91,7 @@ TEST_F(S3FileIo, VirtualHostedAddressing) {
     EXPECT_EQ(vh.create_new(root + "vhost/new", bytes("n")).error().code(), errc::already_exists);
 }
 
-TEST_F(S3FileIo, RangedReads) {
+TEST_F(S3Client, RangedReads) {
     auto uri = root + "ranged";
     byte_buffer data(100'000);
     for (size_t i = 0; i < data.size(); ++i)
@@ -106,7 +106,7 @@ TEST_F(S3FileIo, RangedReads) {
     EXPECT_FALSE(io.read_range(uri, 99'995, 10, out)) << "a range past the end fails";
 }
 
-TEST_F(S3FileIo, CreateNewNeverReplaces) {
+TEST_F(S3Client, CreateNewNeverReplaces) {
     auto uri = root + "v1.metadata.json";
     ASSERT_TRUE(io.create_new(uri, bytes("first")));
     auto again = io.create_new(uri, bytes("second"));
@@ -115,7 +115,7 @@ TEST_F(S3FileIo, CreateNewNeverReplaces) {
     EXPECT_EQ(io.read(uri).value(), bytes("first"));
 }
 
-TEST_F(S3FileIo, CreateNewRace) {
+TEST_F(S3Client, CreateNewRace) {
     // Eight writers race for one name: exactly one wins.
     auto uri = root + "raced";
     std::atomic<int> wins{0}, exists{0};
@@ -134,7 +134,7 @@ TEST_F(S3FileIo, CreateNewRace) {
     EXPECT_EQ(exists.load(), 7);
 }
 
-TEST_F(S3FileIo, CopyAndCopyNew) {
+TEST_F(S3Client, CopyAndCopyNew) {
     ASSERT_TRUE(io.write(root + "src", bytes("payload")));
     ASSERT_TRUE(io.write(root + "dst", bytes("old")));
     ASSERT_TRUE(io.copy(root + "src", root + "dst"));
@@ -149,10 +149,10 @@ TEST_F(S3FileIo, CopyAndCopyNew) {
     EXPECT_EQ(missing.error().code(), errc::not_found) << missing.error().message();
 }
 
-TEST_F(S3FileIo, ListPaginates) {
+TEST_F(S3Client, ListPaginates) {
     auto o = options();
     o.list_page_size = 7; // 50 keys: 8 pages
-    s3_file_io small(o);
+    s3_client small(o);
     std::set<std::string> want;
     for (int i = 0; i < 50; ++i) {
         auto uri = fmt::format("{}list/k{:03}", root, i);
@@ -168,7 +168,7 @@ TEST_F(S3FileIo, ListPaginates) {
 }
 
 // Orphan cleanup ages objects by what the listing says: sizes and modification times.
-TEST_F(S3FileIo, ListInfoHasSizesAndAges) {
+TEST_F(S3Client, ListInfoHasSizesAndAges) {
     auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
     ASSERT_TRUE(io.write(root + "info/a", bytes("12345")));
@@ -188,7 +188,7 @@ TEST_F(S3FileIo, ListInfoHasSizesAndAges) {
 }
 
 // What a writer killed mid-upload leaves: listed with its id and age, and aborted.
-TEST_F(S3FileIo, PendingUploadsAreListedAndAborted) {
+TEST_F(S3Client, PendingUploadsAreListedAndAborted) {
     auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
     auto uri = root + "pending/data.parquet";
@@ -210,10 +210,10 @@ TEST_F(S3FileIo, PendingUploadsAreListedAndAborted) {
     EXPECT_TRUE(io.abort_pending_upload((*pending)[0])) << "aborting a gone upload succeeds";
 }
 
-TEST_F(S3FileIo, MultipartUpload) {
+TEST_F(S3Client, MultipartUpload) {
     auto o = options();
     o.multipart_part_size = 5ull << 20; // S3's smallest part
-    s3_file_io mp(o);
+    s3_client mp(o);
     byte_buffer data((12ull << 20) + 12345); // three parts, the last short
     for (size_t i = 0; i < data.size(); ++i)
         data[i] = static_cast<uint8_t>((i * 131) >> 3);
@@ -224,10 +224,10 @@ TEST_F(S3FileIo, MultipartUpload) {
     EXPECT_EQ(mp.read(uri).value(), data);
 }
 
-TEST_F(S3FileIo, StreamingWriterUploadsPartsAsTheyFill) {
+TEST_F(S3Client, StreamingWriterUploadsPartsAsTheyFill) {
     auto o = options();
     o.multipart_part_size = 5ull << 20;
-    s3_file_io mp(o);
+    s3_client mp(o);
     auto uri = root + "streamed.parquet";
     auto w = mp.open_writer(uri).value();
     byte_buffer all;
@@ -246,10 +246,10 @@ TEST_F(S3FileIo, StreamingWriterUploadsPartsAsTheyFill) {
     EXPECT_TRUE(mp.list_uploads(root).value().empty());
 }
 
-TEST_F(S3FileIo, UnclosedWriterAbortsItsUpload) {
+TEST_F(S3Client, UnclosedWriterAbortsItsUpload) {
     auto o = options();
     o.multipart_part_size = 5ull << 20;
-    s3_file_io mp(o);
+    s3_client mp(o);
     auto uri = root + "abandoned.parquet";
     {
         auto w = mp.open_writer(uri).value();
@@ -260,7 +260,7 @@ TEST_F(S3FileIo, UnclosedWriterAbortsItsUpload) {
     EXPECT_FALSE(mp.exists(uri).value());
 }
 
-TEST_F(S3FileIo, SmallStreamedObjectIsOnePut) {
+TEST_F(S3Client, SmallStreamedObjectIsOnePut) {
     auto uri = root + "small";
     auto w = io.open_writer(uri).value();
     ASSERT_TRUE(w->write(bytes("abc")));
@@ -278,7 +278,7 @@ double sample(const std::string& line_prefix) {
     return std::stod(text.substr(at + line_prefix.size() + 2));
 }
 
-TEST_F(S3FileIo, RequestsAreCountedByApi) {
+TEST_F(S3Client, RequestsAreCountedByApi) {
     auto puts = sample(R"(floe_s3_requests_total{operation="PutObject"})");
     auto gets = sample(R"(floe_s3_requests_total{operation="GetObject"})");
     auto sent = sample(R"(floe_s3_bytes_total{direction="sent"})");
@@ -294,14 +294,14 @@ TEST_F(S3FileIo, RequestsAreCountedByApi) {
     EXPECT_EQ(sample(R"(floe_s3_errors_total{operation="PutObject",code="PreconditionFailed"})"),
               conflicts)
         << "a lost create_new is an answer, not an error";
-    s3_file_io bad(options("not-the-secret"));
+    s3_client bad(options("not-the-secret"));
     EXPECT_FALSE(bad.read(root + "m1"));
     EXPECT_GE(sample(R"(floe_s3_errors_total{operation="GetObject",code="SignatureDoesNotMatch"})"),
               1);
 }
 
-TEST_F(S3FileIo, WrongSecretNamesTheCheck) {
-    s3_file_io bad(options("not-the-secret"));
+TEST_F(S3Client, WrongSecretNamesTheCheck) {
+    s3_client bad(options("not-the-secret"));
     auto r = bad.write(root + "k", bytes("x"));
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find(
@@ -312,7 +312,7 @@ TEST_F(S3FileIo, WrongSecretNamesTheCheck) {
         << "never the secret itself";
 }
 
-TEST_F(S3FileIo, MissingBucket) {
+TEST_F(S3Client, MissingBucket) {
     auto r = io.check_bucket("no-such-bucket-here");
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("NoSuchBucket"), std::string::npos) << r.error().message();
@@ -323,11 +323,11 @@ TEST_F(S3FileIo, MissingBucket) {
         << w.error().message();
 }
 
-TEST_F(S3FileIo, UnreachableEndpointIsRetriedThenUnavailable) {
+TEST_F(S3Client, UnreachableEndpointIsRetriedThenUnavailable) {
     auto o = options();
     o.endpoint = "http://127.0.0.1:1"; // nothing listens on port 1
     o.max_attempts = 3;
-    s3_file_io down(o);
+    s3_client down(o);
     auto r = down.read(root + "k");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::unavailable);
@@ -336,4 +336,4 @@ TEST_F(S3FileIo, UnreachableEndpointIsRetriedThenUnavailable) {
 }
 
 } // namespace
-} // namespace floe::iceberg
+} // namespace floe::aws
