@@ -2,6 +2,9 @@
 # with every server started here, free loopback ports, and starting floe serve and redis-server
 # with bounded waits. Sets `here` (the repository), `build` and `work`.
 set -euo pipefail
+# Every floe started here answers the schema registry on a free port (its default, 127.0.0.1:8081,
+# would collide between tests running in parallel); a test that needs the registry sets its own.
+export FLOE_SCHEMA_REGISTRY_LISTEN="${FLOE_SCHEMA_REGISTRY_LISTEN:-127.0.0.1:0}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD:-$here/build}"
 work="$(mktemp -d)"

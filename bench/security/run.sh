@@ -2,6 +2,9 @@
 # SASL authentication time on one floe: PLAIN next to SCRAM-SHA-256 and SCRAM-SHA-512, over
 # SASL_PLAINTEXT and SASL_SSL (the TLS handshake timed apart), same user (8192 iterations).
 # Usage: bench/security/run.sh [build/bin/floe] [N]
+# Every floe started here answers the schema registry on a free port (its default, 127.0.0.1:8081,
+# would collide between tests running in parallel); a test that needs the registry sets its own.
+export FLOE_SCHEMA_REGISTRY_LISTEN="${FLOE_SCHEMA_REGISTRY_LISTEN:-127.0.0.1:0}"
 set -euo pipefail
 FLOE=$(realpath "${1:-build/bin/floe}")
 N=${2:-200}

@@ -3,6 +3,7 @@
 #include "app/maintain.h"
 #include "app/serve.h"
 #include "app/tables.h"
+#include "app/schemas.h"
 #include "app/users.h"
 #include "config/redact.h"
 #include "base/log.h"
@@ -105,7 +106,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "acls", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "acls", "schemas", "version"};
 
 /// The first word that is neither an option nor an option's value: what CLI11 takes as the
 /// subcommand. Empty when there is none.
@@ -216,6 +217,9 @@ command_line parse_command_line(int argc, const char* const* argv) {
     settings_options acls_opts;
     acls_command acls;
     add_acls_command(app, acls, [&](CLI::App* c) { add_settings_options(c, acls_opts); });
+    settings_options schemas_opts;
+    schemas_command schemas;
+    add_schemas_command(app, schemas, [&](CLI::App* c) { add_settings_options(c, schemas_opts); });
 
     // `floe --help` lists every setting; a command's --help only its own options (CLI11 copies
     // the parent's footer into each subcommand when it is made, hence set here, after them).
@@ -241,6 +245,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  : maintain_cmd->parsed() ? maintain_opts
                  : users.parsed()         ? users_opts
                  : acls.parsed()          ? acls_opts
+                 : schemas.parsed()       ? schemas_opts
                                           : config_opts;
     if (!global_opts.config_path.empty() && !opts.config_path.empty()
         && global_opts.config_path != opts.config_path) {
@@ -256,6 +261,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : maintain_cmd->parsed() ? "maintain"
                   : users.parsed()       ? "users"
                   : acls.parsed()        ? "acls"
+                  : schemas.parsed()     ? "schemas"
                                          : "version";
     (void)version_cmd;
     out.args = std::move(adopt_names);
@@ -270,6 +276,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
     out.users = std::move(users);
     acls.settle();
     out.acls = std::move(acls);
+    schemas.settle();
+    out.schemas = std::move(schemas);
     out.config_path = opts.config_path.empty() ? global_opts.config_path : opts.config_path;
     if (!log_format.empty()) out.sets.push_back("floe.log.format=" + log_format);
     if (!log_level.empty()) out.sets.push_back("floe.log.level=" + log_level);
@@ -301,6 +309,7 @@ int run_cli(int argc, char** argv) {
     }
     if (cl.command == "users") return run_users_command(cl.users, *s);
     if (cl.command == "acls") return run_acls_command(cl.acls, *s);
+    if (cl.command == "schemas") return run_schemas_command(cl.schemas, *s);
     auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
     auto lvl = parse_log_level(s->get_string("floe.log.level"));
     init_logging(*fmt_, *lvl);

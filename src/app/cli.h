@@ -2,6 +2,7 @@
 
 #include "app/acls.h"
 #include "app/maintain.h"
+#include "app/schemas.h"
 #include "app/users.h"
 
 #include <optional>
@@ -22,6 +23,7 @@ struct command_line {
     maintain_request maintain;     ///< `floe maintain`'s options
     users_command users;           ///< `floe users`'s subcommand and options
     acls_command acls;             ///< `floe acls`'s subcommand and options
+    schemas_command schemas;       ///< `floe schemas`'s subcommand and options
     std::string config_path; ///< --config; empty: ./floe.yaml when it exists
     std::vector<std::string>
         sets; ///< "key=value" from --set (and --log-format/--log-level), in order

@@ -3,6 +3,7 @@
 #include "app/cluster.h"
 #include "app/maintain.h"
 #include "app/offload_leases.h"
+#include "app/schema_store.h"
 #include "app/storage.h"
 
 #include "base/file_lock.h"
@@ -14,6 +15,9 @@
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
 #include "http/lookups.h"
+#include "http/schema_routes.h"
+#include "schema/registry.h"
+#include "schema/rest_api.h"
 #include "kafka/broker.h"
 #include "kafka/acl.h"
 #include "kafka/sasl.h"
@@ -598,6 +602,67 @@ int serve(const config::settings& s) {
         return 1;
     }
     running.push_back({"http admin plane", [&admin] { admin.stop(); }});
+
+    // The schema registry on its own listener, with the HTTP plane's TLS and bearer tokens. Its
+    // log: a framed file under the data directory (embedded tier), or a Redis list shared by
+    // every broker of the cluster (Redis tier).
+    std::shared_ptr<schema::registry> schemas;
+    std::unique_ptr<schema::rest_api> schema_api;
+    std::unique_ptr<http::server> schema_server;
+    if (s.get_bool("floe.schema-registry.enabled")) {
+        std::unique_ptr<schema::registry_log> slog;
+        if (redis_client) {
+            slog = make_redis_schema_log(redis_client, redis_local->ns);
+        } else {
+            auto l = open_file_schema_log(data_dir / "schemas");
+            if (!l) {
+                spdlog::error("cannot open the schema registry's log: {}; check floe.data-dir", l.error().message());
+                for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
+                return 1;
+            }
+            slog = std::move(*l);
+        }
+        auto where = slog->describe();
+        schemas = std::make_shared<schema::registry>(std::shared_ptr<schema::registry_log>(std::move(slog)));
+        if (auto r = schemas->refresh(); !r)
+            spdlog::warn("schema registry: cannot read its log at {} yet: {}", where, r.error().message());
+        schema_api = std::make_unique<schema::rest_api>(*schemas);
+        auto addr = s.get_address("floe.schema-registry.listen");
+        http::server_options so;
+        so.host = addr.host;
+        so.port = addr.port;
+        so.threads = 4;
+        so.max_body_bytes = 2 * 1024 * 1024; // schemas are small: a 10 MB body is a 413, unread
+        so.tls = http_opts.tls;
+        so.error_body = http::schema_registry_error;
+        schema_server = std::make_unique<http::server>(so);
+        http::guard g;
+        if (tokens) g = [tokens](http::request& r) { return (*tokens)(r); };
+        http::add_schema_registry_routes(*schema_server, *schema_api, g);
+        if (auto r = schema_server->start(); !r) {
+            if (r.error().code() == errc::already_exists)
+                spdlog::error("{}", address_in_use(s, "floe.schema-registry.listen", r.error()));
+            else
+                spdlog::error("{}; set floe.schema-registry.listen to a free address (or "
+                              "floe.schema-registry.enabled=false)",
+                              r.error().message());
+            for (auto it = running.rbegin(); it != running.rend(); ++it) it->stop();
+            return 1;
+        }
+        running.push_back({"schema registry", [&schema_server] { schema_server->stop(); }});
+        health.add("schema-registry", [schemas, where, port = schema_server->port()] {
+            if (auto r = schemas->refresh(); !r)
+                return http::component_health{http::health_status::down,
+                                              fmt::format("cannot read the registry log at {}: {}", where,
+                                                          r.error().message())};
+            return http::component_health{http::health_status::up,
+                                          fmt::format("port {}, log at {} ({} records)", port, where,
+                                                      schemas->position())};
+        });
+        spdlog::info("schema registry listening on {}:{} (log: {})", addr.host, schema_server->port(), where);
+    } else {
+        spdlog::info("schema registry disabled (floe.schema-registry.enabled=false)");
+    }
     // The bound ports (listen addresses may use port 0), for the message a second floe prints.
     if (auto r = dir_lock->describe(fmt::format("kafka={}:{} http={}:{}", s.get_address("floe.kafka.listen").host,
                                                 broker.port(), http_addr.host, admin.port()));
@@ -614,6 +679,9 @@ int serve(const config::settings& s) {
         // Certificates renewed on disk: new connections get them, open ones are kept.
         if (auto r = broker.reload_tls(); !r) spdlog::error("SIGHUP: Kafka TLS kept as before: {}", r.error());
         if (auto r = admin.reload_tls(); !r) spdlog::error("SIGHUP: HTTP TLS kept as before: {}", r.error());
+        if (schema_server)
+            if (auto r = schema_server->reload_tls(); !r)
+                spdlog::error("SIGHUP: schema registry TLS kept as before: {}", r.error());
         spdlog::info("SIGHUP: TLS certificates re-read");
     }
     spdlog::info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");

@@ -162,6 +162,11 @@ registry::registry() {
                     "(re-read on SIGHUP)"));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
+    d.push_back(def("floe.schema-registry.enabled", st::boolean, "true",
+                    "Serve the Confluent-compatible schema registry on floe.schema-registry.listen (with the HTTP "
+                    "plane's TLS and bearer tokens when those are on)"));
+    d.push_back(def("floe.schema-registry.listen", st::address, "127.0.0.1:8081",
+                    "Address of the schema registry's REST API (Confluent's API; clients assume port 8081)"));
     d.push_back(def("floe.namespace", st::string, "floe", "Iceberg namespace holding one table per topic"));
     d.push_back(derived(optional(def("floe.storage.remote.path", st::uri, "",
                                      "Warehouse root for Iceberg tables: file:///... or s3://bucket/prefix; "

@@ -157,6 +157,10 @@ struct server::impl {
 };
 
 namespace {
+response error_of(const server_options& opts, int status, std::string_view message) {
+    return opts.error_body ? opts.error_body(status, message) : response::error(status, message);
+}
+
 result<std::shared_ptr<asio::ssl::context>> make_tls_context(const tls_files& f) {
     auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
     SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
@@ -214,14 +218,14 @@ response server::dispatch(request r) const {
             best = &e;
     }
     if (!best) {
-        if (path_known) return response::error(405, fmt::format("method {} not allowed on {}", r.method, r.path));
-        return response::error(404, fmt::format("no such endpoint: {}", r.path));
+        if (path_known) return error_of(_opts, 405, fmt::format("method {} not allowed on {}", r.method, r.path));
+        return error_of(_opts, 404, fmt::format("no such endpoint: {}", r.path));
     }
     try {
         return best->h(r);
     } catch (const std::exception& e) {
         spdlog::error("http handler for {} failed: {}", r.path, e.what());
-        return response::error(500, fmt::format("internal error: {}", e.what()));
+        return error_of(_opts, 500, fmt::format("internal error: {}", e.what()));
     }
 }
 
@@ -245,7 +249,7 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
         if (head_read.index() == 1) co_return; // idle timeout
         auto [ec, n] = std::get<0>(head_read);
         if (ec == asio::error::not_found) { // head larger than the limit
-            auto out = serialize(response::error(431, "request head too large"), false, false);
+            auto out = serialize(error_of(opts, 431, "request head too large"), false, false);
             co_await asio::async_write(sock, asio::buffer(out), use_tuple);
             co_return;
         }
@@ -253,7 +257,7 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
         auto parsed = parse_request_head(std::string_view(buf).substr(0, n));
         if (!parsed) {
             int status = parsed.error().code() == errc::out_of_range ? 431 : 400;
-            auto out = serialize(response::error(status, parsed.error().message()), false, false);
+            auto out = serialize(error_of(opts, status, parsed.error().message()), false, false);
             co_await asio::async_write(sock, asio::buffer(out), use_tuple);
             co_return;
         }
@@ -264,19 +268,19 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
         if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
             auto v = it->second;
             if (v.empty() || v.size() > 12 || !std::all_of(v.begin(), v.end(), ::isdigit)) {
-                auto out = serialize(response::error(400, "bad Content-Length"), false, false);
+                auto out = serialize(error_of(opts, 400, "bad Content-Length"), false, false);
                 co_await asio::async_write(sock, asio::buffer(out), use_tuple);
                 co_return;
             }
             body_len = std::stoull(v);
         }
         if (req.headers.contains("transfer-encoding")) {
-            auto out = serialize(response::error(400, "chunked request bodies are not supported"), false, false);
+            auto out = serialize(error_of(opts, 400, "chunked request bodies are not supported"), false, false);
             co_await asio::async_write(sock, asio::buffer(out), use_tuple);
             co_return;
         }
         if (body_len > opts.max_body_bytes) {
-            auto out = serialize(response::error(413, "request body too large"), false, false);
+            auto out = serialize(error_of(opts, 413, "request body too large"), false, false);
             co_await asio::async_write(sock, asio::buffer(out), use_tuple);
             co_return;
         }

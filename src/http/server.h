@@ -63,6 +63,9 @@ struct server_options {
     size_t max_body_bytes = 1024 * 1024;
     std::chrono::milliseconds idle_timeout{30'000};
     std::optional<tls_files> tls; ///< set: HTTPS only (a plaintext request is refused)
+    /// The body of the errors the server itself answers (400, 404, 405, 413, 431, 500); unset:
+    /// response::error. The schema registry's listener answers Confluent's error body instead.
+    std::function<response(int status, std::string_view message)> error_body;
 };
 
 /// A small HTTP/1.1 server (keep-alive, Content-Length bodies, no chunked uploads) for the admin

@@ -524,19 +524,26 @@ void write_pcf(const avro_node& n, std::set<std::string>& written, std::string& 
             out += json_quote(n.full_name);
             return;
         }
-        out += "{\"name\":" + json_quote(n.full_name) + ",\"type\":";
+        out += "{\"name\":";
+        out += json_quote(n.full_name);
+        out += ",\"type\":";
         if (n.kind == avro_kind::record) {
             out += "\"record\",\"fields\":[";
             for (size_t i = 0; i < n.fields.size(); ++i) {
                 if (i) out += ',';
-                out += "{\"name\":" + json_quote(n.fields[i].name) + ",\"type\":";
+                out += "{\"name\":";
+                out += json_quote(n.fields[i].name);
+                out += ",\"type\":";
                 write_pcf(*n.fields[i].type, written, out);
                 out += '}';
             }
             out += "]}";
         } else if (n.kind == avro_kind::enum_) {
             out += "\"enum\",\"symbols\":[";
-            for (size_t i = 0; i < n.symbols.size(); ++i) out += (i ? "," : "") + json_quote(n.symbols[i]);
+            for (size_t i = 0; i < n.symbols.size(); ++i) {
+                if (i) out += ',';
+                out += json_quote(n.symbols[i]);
+            }
             out += "]}";
         } else {
             out += fmt::format("\"fixed\",\"size\":{}}}", n.fixed_size);

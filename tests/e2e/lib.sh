@@ -1,6 +1,9 @@
 # Shared helpers for end-to-end tests: free loopback ports, starting and stopping `floe serve`,
 # and a pass/fail tally whose last line is "N passed, N failed".
 set -uo pipefail
+# Every floe started here answers the schema registry on a free port (its default, 127.0.0.1:8081,
+# would collide between tests running in parallel); a test that needs the registry sets its own.
+export FLOE_SCHEMA_REGISTRY_LISTEN="${FLOE_SCHEMA_REGISTRY_LISTEN:-127.0.0.1:0}"
 e2e_passed=0; e2e_failed=0
 check() { # name, command...
   local name="$1"; shift

@@ -2,6 +2,9 @@
 # End-to-end checks of the floe command line: version, config precedence and sources, every
 # kind of settings error (exit 2 naming the key and source), and `floe serve` starting, logging
 # its paths and ports, and stopping cleanly on SIGTERM and SIGINT (text and JSON logs).
+# Every floe started here answers the schema registry on a free port (its default, 127.0.0.1:8081,
+# would collide between tests running in parallel); a test that needs the registry sets its own.
+export FLOE_SCHEMA_REGISTRY_LISTEN="${FLOE_SCHEMA_REGISTRY_LISTEN:-127.0.0.1:0}"
 set -uo pipefail
 floe="$(realpath "$1")"
 work="$(mktemp -d)"

@@ -8,6 +8,10 @@ import subprocess
 import sys
 import time
 
+# The schema registry of every floe started by these tests listens on a free port (its default,
+# 127.0.0.1:8081, would collide between tests running in parallel).
+os.environ.setdefault("FLOE_SCHEMA_REGISTRY_LISTEN", "127.0.0.1:0")
+
 
 class Broker:
     def __init__(self, binary, data_dir, extra=None):
