@@ -344,7 +344,7 @@ check "the producer finished with every record acknowledged across the restart (
   bash -c "[ '$aof_rc' = 0 ] && [ \$(wc -l <'$work/aof.acked') = 6000 ]"
 for i in 1 2 3; do check "broker $i stayed up through the Redis restart" kill -0 "${PID[aof$i]}"; done
 check "/readyz is up again" wait_for 15 bash -c "curl -sf -o /dev/null http://127.0.0.1:${HPORT[aof2]}/readyz"
-check "/readyz shows the cluster's three live brokers" \
+check "/readyz shows the cluster's three live brokers" wait_for 15 \
   bash -c "curl -s http://127.0.0.1:${HPORT[aof3]}/readyz | grep -q 'broker 3: live brokers \\[1, 2, 3\\]'"
 topic_values "$(addr aof 2)" aof.t >"$work/aof.topic"
 check "every acknowledged record is in the topic after the restart ($(missing "$work/aof.acked" "$work/aof.topic") missing)" \

@@ -82,16 +82,22 @@ for i in ids:
 PY
 }
 lands_on() { tables_on "$1" | grep -q "^$2 "; }
+holds_on() { # BRANCH TABLE N: the branch's table commits at least N records
+  local meta; meta=$(tables_on "$1" | awk -v t="$2" '$1==t{print $2}')
+  [ -n "$meta" ] && /usr/bin/python3 "$here/iceberg_files.py" "meta:$meta" floe "$2" |
+    /usr/bin/python3 -c 'import json,sys; sys.exit(0 if sum(f["records"] for f in json.load(sys.stdin)["files"])>='"$3"' else 1)'; }
 mkdir -p "$work/dev" "$work/main"
 start_floe "$work/dev" "${nessie[@]}" "${tiered[@]}" --set floe.storage.remote.catalog.ref=dev || exit 1
 check "floe uses the dev reference as the REST prefix" grep -q "path /v1/dev" "$work/dev/floe.log"
 check "produced 300 records (dev)" node "$js/produce.mjs" 127.0.0.1:$KAFKA_PORT on.dev 0 300
 check "the table appears on dev" wait_for 30 lands_on dev on_dev
+check "dev's table commits the 300 records" wait_for 40 holds_on dev on_dev 300
 stop_floe
 start_floe "$work/main" "${nessie[@]}" "${tiered[@]}" || exit 1
 check "floe uses main by default" grep -q "path /v1/main" "$work/main/floe.log"
 check "produced 200 records (main)" node "$js/produce.mjs" 127.0.0.1:$KAFKA_PORT on.main 0 200
 check "the table appears on main" wait_for 30 lands_on main on_main
+check "main's table commits the 200 records" wait_for 40 holds_on main on_main 200
 stop_floe
 main_tables=$(tables_on main | cut -d' ' -f1 | tr '\n' ' ')
 dev_tables=$(tables_on dev | cut -d' ' -f1 | tr '\n' ' ')
