@@ -130,7 +130,8 @@ std::vector<lake_difference> compare_lakes(const lake_identity& cluster, const l
     cmp("floe.storage.remote.catalog.uri", cluster.catalog_uri, broker.catalog_uri);
     cmp("floe.storage.remote.path", cluster.warehouse, broker.warehouse);
     cmp("floe.namespace", cluster.ns, broker.ns);
-    if (!cluster.catalog_id.empty() && !broker.catalog_id.empty())
+    // The id tells two catalogs behind the same settings apart; with other settings it adds nothing.
+    if (out.empty() && !cluster.catalog_id.empty() && !broker.catalog_id.empty())
         cmp("catalog id (namespace property floe.lake-id: the same URI reaches another catalog)", cluster.catalog_id,
             broker.catalog_id);
     return out;
@@ -275,6 +276,12 @@ int run_cluster_lake_command(const config::settings& s, const std::string& actio
                      "lake; stop every broker first (or pass --force)\n",
                      ids.c_str(), ns.c_str());
         return 2;
+    }
+    // As `floe serve` does: a SQLite catalog's directory is created when missing.
+    if (auto db = sqlite_path(s.get_string("floe.storage.remote.catalog.uri"));
+        db && !db->empty() && *db != ":memory:" && s.get_string("floe.storage.remote.catalog.type") == "sql") {
+        std::error_code ec;
+        fs::create_directories(fs::path(absolute_path(*db)).parent_path(), ec);
     }
     auto storage = make_file_io(s);
     if (!storage) {

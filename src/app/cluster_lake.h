@@ -65,8 +65,8 @@ lake_identity configured_lake(const config::settings& s);
 /// Empty when the catalog keeps no namespace properties; an error when it cannot be reached.
 result<std::string> catalog_lake_id(iceberg::catalog& cat, const std::string& ns);
 
-/// The settings on which `broker` differs from `cluster`. A catalog id is compared only when
-/// both have one.
+/// The settings on which `broker` differs from `cluster`. The catalog id is compared only when
+/// the settings agree and both have one.
 std::vector<lake_difference> compare_lakes(const lake_identity& cluster, const lake_identity& broker);
 
 /// The message for a broker refused because of `diffs`: each setting with the cluster's and
