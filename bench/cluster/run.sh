@@ -17,6 +17,7 @@ start_broker() { # id
     --set floe.kafka.listen=127.0.0.1:${kp[$id]} --set floe.http.listen=127.0.0.1:$h \
     --set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$rport \
     --set floe.broker.id=$id --set floe.storage.worker.enabled=false --set floe.default-partitions=12 \
+    --set floe.storage.remote.catalog.uri=sqlite://$work/catalog.db --set floe.storage.remote.path=file://$work/warehouse \
     >"$work/b$id.log" 2>&1 &
   pids[$id]=$!; bench_pids+=($!)
   for _ in $(seq 1 200); do grep -q "floe is up" "$work/b$id.log" && return 0; sleep 0.1; done

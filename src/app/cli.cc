@@ -3,6 +3,7 @@
 #include "app/maintain.h"
 #include "app/serve.h"
 #include "app/tables.h"
+#include "app/cluster_lake.h"
 #include "app/schemas.h"
 #include "app/users.h"
 #include "config/redact.h"
@@ -106,7 +107,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "maintain", "users", "acls", "schemas", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "cluster", "maintain", "users", "acls", "schemas", "version"};
 
 /// The first word that is neither an option nor an option's value: what CLI11 takes as the
 /// subcommand. Empty when there is none.
@@ -195,6 +196,20 @@ command_line parse_command_line(int argc, const char* const* argv) {
                         "Print one DuckDB expression instead: read_parquet(['<path>', ...]), as in "
                         "SELECT count(*) FROM $(floe tables files orders --sql)");
     add_settings_options(files_cmd, tables_opts);
+    // floe cluster lake show|set: the lake the brokers of a cluster on Redis share.
+    settings_options cluster_opts;
+    bool lake_force = false;
+    auto* cluster_cmd = app.add_subcommand("cluster", "The cluster of brokers sharing the Redis tier");
+    cluster_cmd->require_subcommand(1);
+    auto* lake_cmd = cluster_cmd->add_subcommand(
+        "lake", "The catalog and warehouse every broker of the cluster must use (recorded in Redis by the first)");
+    lake_cmd->require_subcommand(1);
+    auto* lake_show_cmd = lake_cmd->add_subcommand("show", "Print the cluster's recorded lake");
+    add_settings_options(lake_show_cmd, cluster_opts);
+    auto* lake_set_cmd = lake_cmd->add_subcommand(
+        "set", "Record this configuration's catalog and warehouse as the cluster's lake (stop every broker first)");
+    lake_set_cmd->add_flag("--force", lake_force, "Record it even while brokers are live");
+    add_settings_options(lake_set_cmd, cluster_opts);
     settings_options maintain_opts;
     maintain_request maintain_req;
     std::string maintain_table, maintain_older;
@@ -242,6 +257,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
     }
     auto& opts = serve_cmd->parsed()      ? serve_opts
                  : adopt_cmd->parsed() || files_cmd->parsed() ? tables_opts
+                 : lake_show_cmd->parsed() || lake_set_cmd->parsed() ? cluster_opts
                  : maintain_cmd->parsed() ? maintain_opts
                  : users.parsed()         ? users_opts
                  : acls.parsed()          ? acls_opts
@@ -258,6 +274,8 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : config_cmd->parsed() ? "config"
                   : adopt_cmd->parsed()  ? "tables adopt"
                   : files_cmd->parsed()  ? "tables files"
+                  : lake_show_cmd->parsed() ? "cluster lake show"
+                  : lake_set_cmd->parsed()  ? "cluster lake set"
                   : maintain_cmd->parsed() ? "maintain"
                   : users.parsed()       ? "users"
                   : acls.parsed()        ? "acls"
@@ -269,6 +287,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
         out.args = {files_name};
         out.sql = files_sql;
     }
+    out.force = lake_force;
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
     out.maintain = std::move(maintain_req);
@@ -301,6 +320,8 @@ int run_cli(int argc, char** argv) {
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
     if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql);
+    if (cl.command == "cluster lake show") return run_cluster_lake_command(*s, "show", false);
+    if (cl.command == "cluster lake set") return run_cluster_lake_command(*s, "set", cl.force);
     if (cl.command == "maintain") {
         auto fmt_ = parse_log_format(s->get_string("floe.log.format"));
         auto lvl = parse_log_level(s->get_string("floe.log.level"));

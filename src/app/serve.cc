@@ -1,6 +1,7 @@
 #include "app/serve.h"
 
 #include "app/cluster.h"
+#include "app/cluster_lake.h"
 #include "app/maintain.h"
 #include "app/offload_leases.h"
 #include "app/schema_store.h"
@@ -261,6 +262,10 @@ int serve(const config::settings& s) {
     // Every catalog call is counted (requests, errors, latency) for /metrics.
     std::shared_ptr<iceberg::catalog> catalog =
         std::make_shared<lake::metered_catalog>(std::shared_ptr<iceberg::catalog>(std::move(*cat)));
+    // One lake per cluster: on the Redis tier, this broker's catalog and warehouse against the
+    // ones the cluster recorded, before anything is served or offloaded.
+    if (redis_local)
+        if (int rc = check_cluster_lake(s, redis_local->redis, *catalog); rc != 0) return rc;
     lake::lake_options lo;
     lo.warehouse = warehouse;
     lo.ns = s.get_string("floe.namespace");

@@ -224,6 +224,11 @@ result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const 
     return std::unique_ptr<catalog>(std::move(c));
 }
 
+result<std::optional<std::string>> catalog::namespace_property_set_once(const std::string&, const std::string&,
+                                                                        const std::string&) {
+    return std::nullopt;
+}
+
 std::string catalog::metadata_file_name(int64_t version) const {
     return fmt::format("{:05}-{}.metadata.json", version, uuid::random().to_string());
 }
@@ -306,6 +311,27 @@ result<std::vector<std::string>> sqlite_catalog::list_namespaces() {
         out.push_back(s.text(0));
     }
     return out;
+}
+
+result<std::optional<std::string>> sqlite_catalog::namespace_property_set_once(const std::string& ns,
+                                                                               const std::string& key,
+                                                                               const std::string& value) {
+    std::lock_guard g(_mu);
+    // The primary key (catalog_name, namespace, property_key) makes the first insert win.
+    {
+        stmt ins(prepared("INSERT OR IGNORE INTO iceberg_namespace_properties "
+                          "(catalog_name, namespace, property_key, property_value) VALUES (?1, ?2, ?3, ?4)"),
+                 {_name, ns, key, value});
+        if (!ins.ok() || ins.step() != SQLITE_DONE) return db_error(_db, "set namespace property");
+    }
+    stmt sel(prepared("SELECT property_value FROM iceberg_namespace_properties WHERE catalog_name = ?1 AND "
+                      "namespace = ?2 AND property_key = ?3"),
+             {_name, ns, key});
+    if (!sel.ok()) return db_error(_db, "read namespace property");
+    int rc = sel.step();
+    if (rc == SQLITE_ROW) return std::optional<std::string>(sel.text(0));
+    if (rc == SQLITE_DONE) return fail(errc::internal, "namespace property {} of {} vanished after its insert", key, ns);
+    return db_error(_db, "read namespace property");
 }
 
 result<std::vector<std::string>> filesystem_catalog::list_namespaces() {

@@ -60,6 +60,14 @@ public:
     /// True when creating the metadata file (file_io::create_new) is the commit itself; then
     /// create_table and swap are not needed (and errc::already_exists means a lost race).
     virtual bool commit_by_create() const { return false; }
+    /// Namespace property `key` of `ns`: set to `value` when the namespace has no such property
+    /// (atomically: of several callers at once, the first wins), then the value the catalog
+    /// holds is returned. nullopt when this catalog keeps no namespace properties that Floe can
+    /// set this way (filesystem, REST, Glue, Hive, Nessie): callers then go without. Used for
+    /// the id that proves two brokers write to the same catalog (app/cluster_lake.h).
+    virtual result<std::optional<std::string>> namespace_property_set_once(const std::string& ns,
+                                                                           const std::string& key,
+                                                                           const std::string& value);
 };
 
 class file_io;
@@ -109,6 +117,8 @@ public:
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
     result<std::vector<std::string>> list_namespaces() override;
+    result<std::optional<std::string>> namespace_property_set_once(const std::string& ns, const std::string& key,
+                                                                   const std::string& value) override;
 
 private:
     sqlite_catalog(sqlite3* db, std::string name) : _db(db), _name(std::move(name)) {}

@@ -173,4 +173,20 @@ result<std::vector<std::string>> postgres_catalog::list_namespaces() {
     return out;
 }
 
+result<std::optional<std::string>> postgres_catalog::namespace_property_set_once(const std::string& ns,
+                                                                                 const std::string& key,
+                                                                                 const std::string& value) {
+    std::lock_guard g(_mu);
+    // The primary key (catalog_name, namespace, property_key) makes the first insert win.
+    FLOE_TRY(exec("INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value) "
+                  "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                  {_name, ns, key, value}));
+    auto r = FLOE_TRY(exec("SELECT property_value FROM iceberg_namespace_properties WHERE catalog_name = $1 AND "
+                           "namespace = $2 AND property_key = $3",
+                           {_name, ns, key}));
+    if (r.empty() || !r.front())
+        return fail(errc::internal, "namespace property {} of {} vanished after its insert", key, ns);
+    return std::optional<std::string>(*r.front());
+}
+
 } // namespace floe::iceberg

@@ -28,6 +28,8 @@ public:
                       const std::string& new_location) override;
     result<std::vector<std::string>> list_tables(const std::string& ns) override;
     result<std::vector<std::string>> list_namespaces() override;
+    result<std::optional<std::string>> namespace_property_set_once(const std::string& ns, const std::string& key,
+                                                                   const std::string& value) override;
 
 private:
     using rows = std::vector<std::optional<std::string>>;

@@ -29,6 +29,10 @@ public:
                                     const std::string& next_json) override;
     std::string metadata_file_name(int64_t version) const override { return _inner->metadata_file_name(version); }
     bool commit_by_create() const override { return _inner->commit_by_create(); }
+    result<std::optional<std::string>> namespace_property_set_once(const std::string& ns, const std::string& key,
+                                                                   const std::string& value) override {
+        return _inner->namespace_property_set_once(ns, key, value);
+    }
 
 private:
     std::shared_ptr<iceberg::catalog> _inner;

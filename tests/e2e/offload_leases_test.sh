@@ -63,10 +63,11 @@ check "the log says the leases are per partition in Redis" grep -q "per-partitio
 check "kafkajs produced the first 6000 records" node "$js/produce.mjs" 127.0.0.1:${KPORT[1]} "$topic" 0 6000 $parts
 start_broker 2 || exit 1
 start_broker 3 || exit 1
-# A second live broker with a taken id stops start-up naming the setting (exit 2).
+# A second live broker with a taken id (on the cluster's lake) stops start-up naming the setting (exit 2).
 mkdir -p "$work/dup"
 "$FLOE_BIN" serve --set floe.data-dir="$work/dup/data" --set floe.broker.id=1 --set floe.local.type=redis \
   --set floe.local.redis.uri=$REDIS_URI --set floe.kafka.listen=127.0.0.1:$(free_port) \
+  --set floe.storage.remote.path=file://$work/warehouse --set floe.storage.remote.catalog.uri=sqlite://$work/catalog.db \
   --set floe.http.listen=127.0.0.1:$(free_port) --set floe.storage.worker.lease-duration=${lease_ms}ms --set floe.cluster.session-timeout=$((lease_ms / 2))ms \
   >"$work/dup/out" 2>"$work/dup/log"
 rc=$?

@@ -51,6 +51,8 @@ up_redis() { # dir port [extra args]: run_redis, its pid kept for the cleanup
   run_redis "$@"; local rc=$?; REDIS_PIDS+=($RUN_REDIS_PID); return $rc
 }
 
+# One lake for every broker of the test (a cluster refuses a broker with another catalog or warehouse).
+LAKE=(--set floe.storage.remote.catalog.uri=sqlite://$work/lake/catalog.db --set floe.storage.remote.path=file://$work/lake/warehouse)
 # start_broker MODE ID [--set ...]: floe serve with broker id ID on its own data dir and ports
 # (kept across restarts); waits until it is up.
 start_broker() {
@@ -63,7 +65,7 @@ start_broker() {
     --set floe.http.listen=127.0.0.1:${HPORT[$mode$id]} --set floe.local.type=redis \
     --set floe.local.redis.uri="$URIS" --set floe.broker.id=$id \
     --set floe.cluster.session-timeout=${SESSION_MS}ms --set floe.storage.worker.enabled=false \
-    --set floe.default-partitions=$PARTS "$@" >>"$dir/floe.out" 2>>"$dir/floe.log" &
+    --set floe.default-partitions=$PARTS "${LAKE[@]}" "$@" >>"$dir/floe.out" 2>>"$dir/floe.log" &
   PID[$mode$id]=$!
   for _ in $(seq 1 300); do
     tail -n +$((seen + 1)) "$dir/floe.log" 2>/dev/null | grep -q "floe is up" && return 0
@@ -311,7 +313,7 @@ start_broker dup 1 || exit 1
 "$FLOE_BIN" serve --set floe.data-dir="$work/dup2" --set floe.kafka.listen=127.0.0.1:0 \
   --set floe.http.listen=127.0.0.1:0 --set floe.local.type=redis --set floe.local.redis.uri="$URIS" \
   --set floe.broker.id=1 --set floe.cluster.session-timeout=${SESSION_MS}ms \
-  --set floe.storage.worker.enabled=false >"$work/dup2.out" 2>"$work/dup2.log"
+  --set floe.storage.worker.enabled=false "${LAKE[@]}" >"$work/dup2.out" 2>"$work/dup2.log"
 dup_rc=$?
 check "a second broker with a live broker's id stops start-up (exit $dup_rc)" test "$dup_rc" -ne 0
 check "its message names floe.broker.id" grep -q "floe.broker.id=1: another live broker" "$work/dup2.log"

@@ -22,7 +22,8 @@ start_broker() { # N SR_PORT
   mkdir -p "$work/b$1"
   start_floe "$work/b$1" --set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$RPORT \
     --set floe.broker.id=$1 --set floe.schema-registry.listen=127.0.0.1:$2 --set floe.storage.worker.enabled=false \
-    --set floe.cluster.session-timeout=2s || return 1
+    --set floe.cluster.session-timeout=2s --set floe.storage.remote.catalog.uri=sqlite://$work/catalog.db \
+    --set floe.storage.remote.path=file://$work/warehouse || return 1
   pids+=("$FLOE_PID")
   eval "B$1_PID=$FLOE_PID"
 }

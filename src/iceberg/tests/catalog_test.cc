@@ -1,4 +1,5 @@
 #include "iceberg/catalog.h"
+#include "iceberg/file_io.h"
 #include "iceberg/tests/test_dir.h"
 
 #include <gtest/gtest.h>
@@ -72,4 +73,30 @@ TEST(iceberg_sqlite_catalog, plain_sql_finds_what_pyiceberg_and_jdbc_look_up) {
     EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), "true");
     sqlite3_finalize(s);
     sqlite3_close(db);
+}
+
+// The cluster's lake id: the first value set wins for every connection; the filesystem catalog
+// keeps none.
+TEST(iceberg_sqlite_catalog, namespace_property_set_once_keeps_the_first_value) {
+    test_util::temp_dir d;
+    auto a = sqlite_catalog::open(d.str() + "/catalog.db", "floe");
+    auto b = sqlite_catalog::open(d.str() + "/catalog.db", "floe");
+    ASSERT_TRUE(a && b);
+    auto first = (*a)->namespace_property_set_once("floe", "floe.lake-id", "id-a");
+    ASSERT_TRUE(first) << first.error();
+    EXPECT_EQ(*first, std::optional<std::string>("id-a"));
+    auto second = (*b)->namespace_property_set_once("floe", "floe.lake-id", "id-b");
+    ASSERT_TRUE(second) << second.error();
+    EXPECT_EQ(*second, std::optional<std::string>("id-a"));
+    EXPECT_TRUE(*(*b)->namespace_exists("floe"));
+    // Another namespace, another catalog name: their own properties.
+    EXPECT_EQ(*(*a)->namespace_property_set_once("other", "floe.lake-id", "id-c"), std::optional<std::string>("id-c"));
+    auto other = sqlite_catalog::open(d.str() + "/catalog.db", "other");
+    EXPECT_EQ(*(*other)->namespace_property_set_once("floe", "floe.lake-id", "id-d"), std::optional<std::string>("id-d"));
+
+    auto io = std::make_shared<local_file_io>();
+    filesystem_catalog fs(io, "file://" + d.str() + "/wh");
+    auto none = fs.namespace_property_set_once("floe", "floe.lake-id", "id-e");
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(none->has_value());
 }
