@@ -21,6 +21,8 @@ Anomalies (after Jepsen's Kafka queue workload, jepsen.tests.kafka, read for its
   aborted-read        a value read whose send failed definitely (not produced by this workload's
                       clients, whose failures are all indeterminate, but checked for the history format)
   table-phantom-row   a table row whose (partition, offset, value) the final Kafka read contradicts
+  table-missing-row   a value of the log (sent, its send indeterminate) below the marker, not in the table
+  http-disagrees      an HTTP lookup by offset answering another value than the final Kafka read
   unseen-acked        an acknowledged value the final read did not reach (the read stopped short)
 
 A history is a list of events (dicts with t, proc, type, ...) from tests/js/chaos/*.mjs:
@@ -32,7 +34,7 @@ table: {"rows": [[partition, offset, value, stream_key]], "positions": {stream_k
 from collections import defaultdict
 
 
-def check(history, final, table=None, definite_failures=False):
+def check(history, final, table=None, definite_failures=False, lookups=()):
     """Returns (anomalies, stats): anomalies a list of {"type", "message", "evidence"}."""
     anomalies = []
 
@@ -109,9 +111,9 @@ def check(history, final, table=None, definite_failures=False):
         if any(pp == p for pp, _ in where_value.get(v, [])):
             continue  # at another offset: reported as inconsistent-offset below
         if o <= reached:
-            flag("lost-write", f"{v} was acknowledged at partition {p} offset {o}; the final read, which reached "
-                 f"offset {reached}, has {part.get(o)!r} there", value=v, partition=p, offset=o, ack=e,
-                 at_offset=part.get(o))
+            flag("lost-write", f"{v} was acknowledged at partition {p} offset {o}; the final read (from offset "
+                 f"{min(part)}, log start {final_parts[p].get('low')}) reached offset {reached} and has "
+                 f"{part.get(o)!r} there", value=v, partition=p, offset=o, ack=e, at_offset=part.get(o))
         else:
             flag("unseen-acked", f"{v} was acknowledged at partition {p} offset {o}, past the final read's last "
                  f"offset {reached} (high watermark {final_parts.get(p, {}).get('high')})", value=v, partition=p,
@@ -214,6 +216,17 @@ def check(history, final, table=None, definite_failures=False):
         table_stats = {"rows": len(rows), "markers": marker,
                        "acked_below_marker": sum(1 for (p, o, _) in acked.values() if o < marker.get(p, 0))}
 
+    # HTTP lookups by offset: [{"partition", "offset", "broker", "status", "records": [[offset, value]]}].
+    for q in lookups:
+        p, o = q["partition"], q["offset"]
+        want = log.get(p, {}).get(o)
+        if want is None:
+            continue
+        got = next((v for oo, v in q.get("records") or [] if oo == o), None)
+        if q.get("status") != 200 or got != want:
+            flag("http-disagrees", f"HTTP lookup of partition {p} offset {o} on broker {q.get('broker')} answered "
+                 f"{q.get('status')} {got!r}; the log holds {want!r}", lookup=q, log_value=want)
+
     for (p, o), vals in observations.items():
         if len(vals) > 1:
             flag("inconsistent-offset", f"partition {p} offset {o} holds {len(vals)} values: {sorted(map(str, vals))}",
@@ -229,5 +242,6 @@ def check(history, final, table=None, definite_failures=False):
         "final_read": {str(p): {"high": d.get("high"), "records": len(d["records"])} for p, d in final_parts.items()},
         "indeterminate_in_log": sum(1 for v in failed if v in where_value and v not in acked),
         "table": table_stats,
+        "http_lookups": len(lookups),
     }
     return anomalies, stats

@@ -126,5 +126,14 @@ h.append({"t": 50, "proc": "p1", "type": "fail", "partition": 1, "values": ["p1-
 anomalies, _ = check(h, final, table, definite_failures=True)
 expect("an aborted read is flagged", sorted({a["type"] for a in anomalies}), ["aborted-read"])
 
+# An HTTP lookup disagreeing with Kafka.
+h, final, table = clean()
+ok = {"partition": 0, "offset": 1, "broker": 1, "status": 200, "records": [[1, "p1-2"]]}
+bad = {"partition": 1, "offset": 2, "broker": 2, "status": 200, "records": [[2, "p1-0"]]}
+anomalies, _ = check(h, final, table, lookups=[ok])
+expect("an HTTP lookup agreeing with Kafka passes", anomalies, [])
+anomalies, _ = check(h, final, table, lookups=[ok, bad])
+expect("an HTTP lookup disagreeing with Kafka is flagged", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
+
 print(f"checker_test: {failures} failure(s)")
 sys.exit(1 if failures else 0)
