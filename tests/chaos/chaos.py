@@ -32,7 +32,6 @@ sys.path.insert(0, HERE)
 from checker import check  # noqa: E402
 
 JS = os.path.join(HERE, "..", "js", "chaos")
-E2E_JS = os.path.join(HERE, "..", "js", "e2e")
 ICEBERG_FILES = os.path.join(HERE, "..", "e2e", "iceberg_files.py")
 TOPIC = "chaos.t"
 TABLE = "chaos_t"
@@ -384,10 +383,9 @@ def run(args):
         for b in BROKERS:
             if not cluster.start_broker(b):
                 raise RuntimeError(f"broker {b} did not start; see {work}/b{b}/floe.log")
-        r = subprocess.run(["node", os.path.join(E2E_JS, "create_topics.mjs"),
-                            f"127.0.0.1:{cluster.brokers[1]['kport']}", TOPIC], capture_output=True, text=True,
-                           timeout=60)
-        if not r.stdout.startswith(f"{TOPIC} 0"):
+        r = subprocess.run(["node", os.path.join(JS, "create_topic.mjs"), cluster.bootstrap(), TOPIC,
+                            str(PARTITIONS)], capture_output=True, text=True, timeout=90)
+        if r.returncode != 0:
             raise RuntimeError(f"CreateTopics failed: {r.stdout} {r.stderr}")
         boot = cluster.bootstrap()
         hist = []
