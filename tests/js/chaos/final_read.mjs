@@ -33,5 +33,5 @@ await consumer.run({
 const until = Date.now() + Number(timeoutS);
 while (!done && Date.now() < until) await sleep(100);
 await deadline(consumer.disconnect(), 10000, 'disconnect').catch(() => {});
-process.stdout.write(JSON.stringify({ partitions: parts, complete: done }) + '\n');
-process.exit(0);
+// Exit only once the whole answer is written (stdout to a pipe is asynchronous).
+process.stdout.write(JSON.stringify({ partitions: parts, complete: done }) + '\n', () => process.exit(0));
