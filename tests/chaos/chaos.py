@@ -10,7 +10,7 @@ checker.py looks for anomalies. Writes report.json, report.txt and timeline.svg 
 directory; exits 1 when any anomaly is found (the seed is printed, and the same seed replays the
 same fault schedule).
 
-usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem]
+usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem] [--faults kill,pause,...]
 """
 import argparse
 import base64
@@ -53,15 +53,20 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def make_schedule(seed, seconds):
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5}
+
+
+def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
     """The fault schedule of a run: [{at, kind, target, duration}], at in seconds from the start of
-    the workload. Only the seed and the length decide it."""
+    the workload. Only the seed, the length and the fault kinds drawn from decide it (with every
+    kind, the schedule of a seed is the one it always was)."""
     rng = random.Random(seed)
     out = []
     t = rng.uniform(2.0, 6.0)
     lease = LEASE_MS / 1000
+    kinds = [k for k in FAULT_WEIGHTS if k in kinds]
     while t < seconds - 3:
-        kind = rng.choices(["kill", "pause", "redis", "netem"], weights=[4, 3, 1.5, 1.5])[0]
+        kind = rng.choices(kinds, weights=[FAULT_WEIGHTS[k] for k in kinds])[0]
         if kind == "kill":
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(0.5, 6.0)}
         elif kind == "pause":
@@ -368,14 +373,14 @@ def run(args):
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
-    log(f"seed {seed}, {args.seconds}s of faults, work directory {work}")
-    schedule = make_schedule(seed, args.seconds)
+    log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
+    schedule = make_schedule(seed, args.seconds, args.faults)
     cluster = Cluster(floe, work)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
         log("tc netem is not available here: netem faults are skipped")
-    report = {"seed": seed, "seconds": args.seconds, "schedule": schedule, "work": work}
+    report = {"seed": seed, "seconds": args.seconds, "faults": list(args.faults), "schedule": schedule, "work": work}
     try:
         if not cluster.start_redis():
             raise RuntimeError("redis-server did not start")
@@ -614,6 +619,14 @@ def timeline_svg(report, history):
             f'font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
 
 
+def parse_faults(text):
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in FAULT_WEIGHTS]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown fault kind(s) {bad}; choose from {','.join(FAULT_WEIGHTS)}")
+    return kinds
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("floe")
@@ -624,6 +637,9 @@ def main():
     ap.add_argument("--netem", action="store_true",
                     help="apply the schedule's delay/loss faults with tc netem on lo (every loopback user feels "
                          "them: off by default, so a run beside other tests does not slow them)")
+    ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
+                    help="comma-separated fault kinds the schedule draws from (default: all of "
+                         f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem)")
     ap.add_argument("--producers", type=int, default=2)
     ap.add_argument("--consumers", type=int, default=3)
     ap.add_argument("--pause-ms", type=int, default=3)
