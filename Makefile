@@ -12,7 +12,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all bootstrap build run test test-unit test-integration test-asan test-fuzz bench fmt clean
+.PHONY: all bootstrap build run test test-unit test-integration test-asan test-fuzz bench fmt clean chaos
 
 all: build
 
@@ -60,6 +60,18 @@ test-fuzz: bootstrap
 # Everything: unit and integration tests, then the sanitizer build, then short fuzz runs.
 test: test-unit test-integration test-asan test-fuzz
 	@echo "make test: all suites passed"
+
+# A chaos run (tests/chaos/chaos.py): three brokers on one redis-server and a shared lake under a
+# fault schedule drawn from SEED (the same SEED replays the same schedule; none: a random one,
+# printed), with tc netem faults on lo; the report and timeline.svg stay in CHAOS_WORK.
+SECONDS   ?= 600
+SEED      ?=
+CHAOS_WORK ?= $(CURDIR)/$(BUILD)/chaos
+chaos: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target floe
+	rm -rf $(CHAOS_WORK)
+	python3 tests/chaos/chaos.py $(BUILD)/bin/floe --seconds $(SECONDS) $(if $(SEED),--seed $(SEED)) \
+	  --work $(CHAOS_WORK) --netem
 
 bench: build
 	bash bench/run

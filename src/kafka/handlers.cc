@@ -606,6 +606,16 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                     // (the store unreachable) reports the last ones known instead of asking again.
                     auto offs = rr.error().code() == errc::out_of_range ? plog->offsets() : plog->known_offsets();
                     pr.hdr.error_code = kerr_of(rr.error());
+                    if (tiered && rr.error().code() == errc::out_of_range && p.fetch_offset >= local_start
+                        && p.fetch_offset < offs.log_start()) {
+                        // The local start moved past the offset after it was read above (the
+                        // storage worker trimmed offloaded records in between): the records are
+                        // in the remote tier now, so no OFFSET_OUT_OF_RANGE (a client would reset
+                        // to its default offset and read from 0 again). An empty answer, sent at
+                        // once: the next Fetch at this offset is served from the remote tier, or
+                        // answered OFFSET_OUT_OF_RANGE there if the remote tier does not hold it.
+                        pr.hdr.error_code = 0;
+                    }
                     pr.hdr.high_watermark = offs.high_watermark();
                     pr.hdr.last_stable_offset = offs.last_stable();
                     pr.hdr.log_start_offset = remote_start ? std::min(*remote_start, offs.log_start()) : offs.log_start();

@@ -1,0 +1,662 @@
+#!/usr/bin/env python3
+"""Chaos run: three floe brokers on one redis-server (loopback), one shared lake (a SQLite catalog
+at one path, one file:// warehouse), tiering on with short segments, local retention and leases.
+Workloads (tests/js/chaos): idempotent acks=all producers and a consumer group, each recording its
+history; faults from a schedule drawn from random.Random(seed): kill -9 and restart of a broker,
+SIGSTOP/SIGCONT pauses longer than the session timeout and the lease, redis-server kill -9 and
+restart (AOF, fsync always), packet delay and loss on lo (tc netem, with --netem). Then everything is healed,
+every partition is read from offset 0 through Kafka, the Iceberg table is read with DuckDB, and
+checker.py looks for anomalies. Writes report.json, report.txt and timeline.svg to the work
+directory; exits 1 when any anomaly is found (the seed is printed, and the same seed replays the
+same fault schedule).
+
+usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem] [--faults kill,pause,...]
+"""
+import argparse
+import base64
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from checker import check  # noqa: E402
+
+JS = os.path.join(HERE, "..", "js", "chaos")
+ICEBERG_FILES = os.path.join(HERE, "..", "e2e", "iceberg_files.py")
+TOPIC = "chaos.t"
+TABLE = "chaos_t"
+PARTITIONS = 4
+LEASE_MS = 3000
+SESSION_MS = 1500
+BROKERS = (1, 2, 3)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def log(msg):
+    print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5}
+
+
+def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
+    """The fault schedule of a run: [{at, kind, target, duration}], at in seconds from the start of
+    the workload. Only the seed, the length and the fault kinds drawn from decide it (with every
+    kind, the schedule of a seed is the one it always was)."""
+    rng = random.Random(seed)
+    out = []
+    t = rng.uniform(2.0, 6.0)
+    lease = LEASE_MS / 1000
+    kinds = [k for k in FAULT_WEIGHTS if k in kinds]
+    while t < seconds - 3:
+        kind = rng.choices(kinds, weights=[FAULT_WEIGHTS[k] for k in kinds])[0]
+        if kind == "kill":
+            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(0.5, 6.0)}
+        elif kind == "pause":
+            # Longer than the session timeout and the lease: the paused broker wakes up as a zombie.
+            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(lease + 0.5, lease + 5)}
+        elif kind == "redis":
+            f = {"kind": kind, "target": "redis", "duration": rng.uniform(0.3, 4.0)}
+        else:
+            f = {"kind": kind, "target": "lo", "duration": rng.uniform(2.0, 8.0),
+                 "delay_ms": rng.randint(5, 80), "loss_pct": rng.choice([0, 0.5, 1, 3])}
+        f["at"] = round(t, 3)
+        f["duration"] = round(min(f["duration"], seconds - t), 3)
+        out.append(f)
+        t += rng.expovariate(1 / 5.0) + 0.5
+    return out
+
+
+class Cluster:
+    def __init__(self, floe, work):
+        self.floe = floe
+        self.work = work
+        self.redis_port = free_port()
+        self.redis = None
+        self.brokers = {b: {"kport": free_port(), "hport": free_port(), "proc": None, "state": "down"} for b in BROKERS}
+        self.env = dict(os.environ, FLOE_SCHEMA_REGISTRY_LISTEN="127.0.0.1:0")
+        self.catalog = os.path.join(work, "catalog.db")
+        self.warehouse = os.path.join(work, "warehouse")
+
+    def bootstrap(self):
+        return ",".join(f"127.0.0.1:{self.brokers[b]['kport']}" for b in BROKERS)
+
+    def start_redis(self):
+        d = os.path.join(self.work, "redis")
+        os.makedirs(d, exist_ok=True)
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", d, "--save", "",
+             "--appendonly", "yes", "--appendfsync", "always", "--logfile", os.path.join(d, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            r = subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True, text=True)
+            if "PONG" in r.stdout:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def kill_redis(self):
+        if self.redis:
+            self.redis.kill()
+            self.redis.wait()
+            self.redis = None
+
+    def start_broker(self, b, wait=True):
+        br = self.brokers[b]
+        d = os.path.join(self.work, f"b{b}")
+        os.makedirs(d, exist_ok=True)
+        logf = os.path.join(d, "floe.log")
+        seen = os.path.getsize(logf) if os.path.exists(logf) else 0
+        sets = {
+            "floe.data-dir": os.path.join(d, "data"),
+            "floe.broker.id": b,
+            "floe.kafka.listen": f"127.0.0.1:{br['kport']}",
+            "floe.http.listen": f"127.0.0.1:{br['hport']}",
+            "floe.local.type": "redis",
+            "floe.local.redis.uri": f"redis://127.0.0.1:{self.redis_port}",
+            # One lake for the cluster, named explicitly on every broker.
+            "floe.storage.remote.path": f"file://{self.warehouse}",
+            "floe.storage.remote.catalog.type": "sql",
+            "floe.storage.remote.catalog.uri": f"sqlite://{self.catalog}",
+            "floe.namespace": "floe",
+            "floe.topic-defaults.remote.storage.enable": "true",
+            "floe.topic-defaults.segment.ms": 1000,
+            "floe.topic-defaults.local.retention.ms": 4000,
+            "floe.storage.worker.tick-interval": "300ms",
+            "floe.storage.worker.lease-duration": f"{LEASE_MS}ms",
+            "floe.cluster.session-timeout": f"{SESSION_MS}ms",
+            "floe.default-partitions": PARTITIONS,
+        }
+        args = [self.floe, "serve"]
+        for k, v in sets.items():
+            args += ["--set", f"{k}={v}"]
+        with open(os.path.join(d, "floe.out"), "ab") as out, open(logf, "ab") as err:
+            br["proc"] = subprocess.Popen(args, stdout=out, stderr=err, env=self.env)
+        br["state"] = "starting"
+        if not wait:
+            return True
+        return self.wait_up(b, seen)
+
+    def wait_up(self, b, seen, secs=20):
+        br = self.brokers[b]
+        logf = os.path.join(self.work, f"b{b}", "floe.log")
+        end = time.time() + secs
+        while time.time() < end:
+            with open(logf, "rb") as f:
+                f.seek(seen)
+                if b"floe is up" in f.read():
+                    br["state"] = "up"
+                    return True
+            if br["proc"].poll() is not None:
+                br["state"] = "down"
+                return False
+            time.sleep(0.05)
+        return False
+
+    def kill_broker(self, b):
+        br = self.brokers[b]
+        if br["proc"] and br["proc"].poll() is None:
+            br["proc"].send_signal(signal.SIGCONT)
+            br["proc"].kill()
+            br["proc"].wait()
+        br["state"] = "down"
+
+    def signal_broker(self, b, sig):
+        br = self.brokers[b]
+        if br["proc"] and br["proc"].poll() is None:
+            br["proc"].send_signal(sig)
+            return True
+        return False
+
+    def stop_all(self):
+        for b in BROKERS:
+            self.kill_broker(b)
+        self.kill_redis()
+
+
+def netem(on, delay_ms=0, loss_pct=0):
+    if on:
+        cmd = ["tc", "qdisc", "replace", "dev", "lo", "root", "netem", "delay", f"{delay_ms}ms"]
+        if loss_pct:
+            cmd += ["loss", f"{loss_pct}%"]
+    else:
+        cmd = ["tc", "qdisc", "del", "dev", "lo", "root"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r.returncode == 0, r.stderr.strip()
+
+
+def netem_available():
+    ok, _ = netem(True, 1, 0)
+    if ok:
+        netem(False)
+    return ok
+
+
+class Faults:
+    """Applies and heals the schedule's faults; records what was done and when."""
+
+    def __init__(self, cluster, t0, use_netem):
+        self.c = cluster
+        self.t0 = t0
+        self.use_netem = use_netem
+        self.applied = []     # {kind, target, start, end, note}
+        self.active = {}      # target -> record
+        self.pending_restarts = {}
+
+    def now(self):
+        return time.time() - self.t0
+
+    def apply(self, f):
+        target, kind = f["target"], f["kind"]
+        rec = {"kind": kind, "target": target, "start": round(self.now(), 3), "end": None,
+               "planned_at": f["at"], "planned_duration": f["duration"]}
+        if target in self.active:
+            rec["note"] = f"skipped: {target} already under {self.active[target]['kind']}"
+            rec["end"] = rec["start"]
+            self.applied.append(rec)
+            return None
+        if kind in ("kill", "pause"):
+            b = int(target.split("-")[1])
+            if self.c.brokers[b]["state"] not in ("up", "starting"):
+                rec["note"] = "skipped: broker not running"
+                rec["end"] = rec["start"]
+                self.applied.append(rec)
+                return None
+            if kind == "kill":
+                self.c.kill_broker(b)
+            else:
+                self.c.signal_broker(b, signal.SIGSTOP)
+                self.c.brokers[b]["state"] = "paused"
+        elif kind == "redis":
+            self.c.kill_redis()
+        elif kind == "netem":
+            if not self.use_netem:
+                rec["note"] = "skipped: tc netem unavailable"
+                rec["end"] = rec["start"]
+                self.applied.append(rec)
+                return None
+            ok, err = netem(True, f["delay_ms"], f["loss_pct"])
+            rec["note"] = f"delay {f['delay_ms']}ms loss {f['loss_pct']}%" + ("" if ok else f" (failed: {err})")
+        self.active[target] = rec
+        self.applied.append(rec)
+        log(f"fault: {kind} {target} for {f['duration']:.1f}s {rec.get('note', '')}")
+        return rec
+
+    def heal(self, target):
+        rec = self.active.pop(target, None)
+        if rec is None:
+            return
+        kind = rec["kind"]
+        if kind == "kill":
+            b = int(target.split("-")[1])
+            ok = self.c.start_broker(b, wait=True)
+            if not ok:
+                rec["note"] = (rec.get("note", "") + " restart failed once; retried").strip()
+                self.c.kill_broker(b)
+                ok = self.c.start_broker(b, wait=True)
+            if not ok:
+                rec["note"] = (rec.get("note", "") + " restart failed").strip()
+        elif kind == "pause":
+            b = int(target.split("-")[1])
+            self.c.signal_broker(b, signal.SIGCONT)
+            self.c.brokers[b]["state"] = "up"
+        elif kind == "redis":
+            if not self.c.start_redis():
+                rec["note"] = "redis restart failed"
+        elif kind == "netem":
+            netem(False)
+        rec["end"] = round(self.now(), 3)
+        log(f"healed: {kind} {target}")
+
+    def supervise(self):
+        """A broker that exited by itself (not killed here) is noted and started again, as a
+        supervisor would."""
+        for b in BROKERS:
+            br = self.c.brokers[b]
+            if br["state"] in ("up", "paused") and br["proc"] is not None and br["proc"].poll() is not None:
+                rc = br["proc"].returncode
+                rec = {"kind": "exit", "target": f"broker-{b}", "start": round(self.now(), 3),
+                       "note": f"broker {b} exited by itself with status {rc}; restarted"}
+                log(rec["note"])
+                br["state"] = "down"
+                self.c.start_broker(b)
+                rec["end"] = round(self.now(), 3)
+                self.applied.append(rec)
+
+    def heal_all(self):
+        for target in list(self.active):
+            self.heal(target)
+
+
+def read_history(paths):
+    events = []
+    for p in paths:
+        if not os.path.exists(p):
+            continue
+        with open(p) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        events.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        pass  # a line torn by a kill at the end
+    return events
+
+
+def http_lookups(cluster, final, rng, per_partition):
+    """Records by offset through each broker's HTTP API (/v1/topics/{t}/partitions/{p}/records),
+    at offsets drawn from the seed, for the checker to compare with the final Kafka read."""
+    out = []
+    for p, d in final["partitions"].items():
+        offsets = [o for o, _ in d["records"]]
+        for o in sorted(rng.sample(offsets, min(per_partition, len(offsets)))):
+            b = BROKERS[len(out) % len(BROKERS)]
+            url = (f"http://127.0.0.1:{cluster.brokers[b]['hport']}/v1/topics/{TOPIC}/partitions/{p}/records"
+                   f"?offset={o}&limit=1")
+            q = {"partition": int(p), "offset": o, "broker": b, "t": time.time() * 1000}
+            try:
+                with urllib.request.urlopen(url, timeout=10) as r:
+                    q["status"] = r.status
+                    body = json.loads(r.read())
+            except urllib.error.HTTPError as e:
+                q["status"] = e.code
+                q["error"] = e.read()[:300].decode(errors="replace")
+                out.append(q)
+                continue
+            except (OSError, ValueError) as e:
+                q["status"] = None
+                q["error"] = str(e)
+                out.append(q)
+                continue
+            recs = []
+            for rec in body.get("records", []):
+                v = rec.get("value")
+                if v is not None and rec.get("value_encoding") == "base64":
+                    v = base64.b64decode(v).decode(errors="replace")
+                recs.append([rec["offset"], v])
+            q["records"] = recs
+            out.append(q)
+    return out
+
+
+def table_listing(work):
+    out = os.path.join(work, "files.json")
+    r = subprocess.run(["/usr/bin/python3", ICEBERG_FILES, os.path.join(work, "catalog.db"), "floe", TABLE],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return None, r.stderr.strip()[-500:]
+    with open(out, "w") as f:
+        f.write(r.stdout)
+    return json.loads(r.stdout), None
+
+
+def run(args):
+    floe = os.path.realpath(args.floe)
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
+    os.makedirs(work, exist_ok=True)
+    log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
+    schedule = make_schedule(seed, args.seconds, args.faults)
+    cluster = Cluster(floe, work)
+    procs = []
+    use_netem = args.netem and netem_available()
+    if args.netem and not use_netem:
+        log("tc netem is not available here: netem faults are skipped")
+    report = {"seed": seed, "seconds": args.seconds, "faults": list(args.faults), "schedule": schedule, "work": work}
+    try:
+        if not cluster.start_redis():
+            raise RuntimeError("redis-server did not start")
+        # Broker 1 first (it records the cluster's lake in Redis), then the others.
+        for b in BROKERS:
+            if not cluster.start_broker(b):
+                raise RuntimeError(f"broker {b} did not start; see {work}/b{b}/floe.log")
+        r = subprocess.run(["node", os.path.join(JS, "create_topic.mjs"), cluster.bootstrap(), TOPIC,
+                            str(PARTITIONS)], capture_output=True, text=True, timeout=90)
+        if r.returncode != 0:
+            raise RuntimeError(f"CreateTopics failed: {r.stdout} {r.stderr}")
+        boot = cluster.bootstrap()
+        hist = []
+        stop_prod = os.path.join(work, "stop-producers")
+        stop_cons = os.path.join(work, "stop-consumers")
+        for i in range(args.producers):
+            h = os.path.join(work, f"producer-{i}.jsonl")
+            hist.append(h)
+            procs.append(("producer", subprocess.Popen(
+                ["node", os.path.join(JS, "producer.mjs"), boot, TOPIC, str(PARTITIONS), f"p{i}", h, stop_prod,
+                 str(args.pause_ms)], stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
+        for i in range(args.consumers):
+            h = os.path.join(work, f"consumer-{i}.jsonl")
+            hist.append(h)
+            procs.append(("consumer", subprocess.Popen(
+                ["node", os.path.join(JS, "consumer.mjs"), boot, TOPIC, "chaos-group", f"c{i}", h, stop_cons],
+                stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
+        t0 = time.time()
+        report["t0"] = t0
+        faults = Faults(cluster, t0, use_netem)
+        # The schedule, as a timeline of applies and heals.
+        actions = []
+        for f in schedule:
+            actions.append((f["at"], 0, "apply", f))
+            actions.append((f["at"] + f["duration"], 1, "heal", f))
+        actions.sort(key=lambda a: (a[0], a[1]))
+        applied_targets = {}
+        for at, _, what, f in actions:
+            while time.time() < t0 + at:
+                faults.supervise()
+                time.sleep(min(0.2, max(0, t0 + at - time.time())))
+            if what == "apply":
+                rec = faults.apply(f)
+                if rec is not None:
+                    applied_targets[id(f)] = f["target"]
+            elif id(f) in applied_targets:
+                faults.heal(applied_targets.pop(id(f)))
+        while time.time() < t0 + args.seconds:
+            faults.supervise()
+            time.sleep(0.2)
+        faults.heal_all()
+        faults.supervise()
+        for b in BROKERS:  # anything still not up (a failed restart) gets another start
+            if cluster.brokers[b]["state"] != "up":
+                cluster.kill_broker(b)
+                cluster.start_broker(b)
+        log("faults over, all healed; workloads run on for a few seconds")
+        time.sleep(args.settle)
+        open(stop_prod, "w").close()
+        for kind, p in procs:
+            if kind == "producer":
+                try:
+                    p.wait(timeout=40)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        # Consumers catch up (bounded): every partition committed past its last acknowledged offset.
+        end = time.time() + 45
+        caught = False
+        while time.time() < end and not caught:
+            events = read_history(hist)
+            top_ack, top_commit = {}, {}
+            for e in events:
+                if e["type"] == "ack":
+                    for o, _ in e["acks"]:
+                        top_ack[e["partition"]] = max(top_ack.get(e["partition"], -1), o)
+                elif e["type"] == "commit":
+                    top_commit[e["partition"]] = max(top_commit.get(e["partition"], 0), e["offset"])
+            caught = all(top_commit.get(p, 0) > o for p, o in top_ack.items())
+            time.sleep(0.5)
+        report["consumers_caught_up"] = caught
+        open(stop_cons, "w").close()
+        for kind, p in procs:
+            if kind == "consumer":
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        log(f"consumers {'caught up' if caught else 'did NOT catch up in 45 s'}; reading every partition from 0")
+        r = subprocess.run(["node", os.path.join(JS, "final_read.mjs"), boot, TOPIC, "90000"], capture_output=True,
+                           text=True, timeout=150)
+        if r.returncode != 0:
+            raise RuntimeError(f"final read failed: {r.stderr[-800:]}")
+        final = json.loads(r.stdout)
+        with open(os.path.join(work, "final.json"), "w") as f:
+            f.write(r.stdout)
+        highs = {int(p): d["high"] for p, d in final["partitions"].items()}
+        lookups = http_lookups(cluster, final, random.Random(seed), args.lookups)
+        # The table catches up (bounded): its committed marker reaches every high watermark.
+        end = time.time() + args.table_wait
+        listing, err = None, None
+        while time.time() < end:
+            listing, err = table_listing(work)
+            if listing is not None:
+                total = sum(int(v) for v in listing["positions"].values())
+                if total >= sum(highs.values()) and len(listing["positions"]) >= len([h for h in highs.values() if h]):
+                    break
+            time.sleep(1)
+        table = None
+        if listing is None:
+            report["table_error"] = err
+        else:
+            r = subprocess.run(["node", os.path.join(JS, "table_read.mjs"), os.path.join(work, "files.json")],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                report["table_error"] = r.stderr[-800:]
+            else:
+                table = json.loads(r.stdout)
+        history = read_history(hist)
+        report["faults"] = faults.applied
+        report["final_complete"] = final.get("complete")
+        anomalies, stats = check(history, final, table, lookups=lookups)
+        report["stats"] = stats
+        if table is not None:
+            report["stats"]["table"]["positions"] = table["positions"]
+            report["stats"]["table"]["files"] = table["files"]
+            report["stats"]["table"]["high_watermarks"] = highs
+        by_type = {}
+        for a in anomalies:
+            by_type[a["type"]] = by_type.get(a["type"], 0) + 1
+        report["anomaly_counts"] = by_type
+        report["anomalies"] = anomalies[:500]
+        client_errors = {}
+        for e in history:
+            if e["type"] in ("fail", "commit_fail", "crash", "producer_down"):
+                k = f"{e['type']}: {e.get('error', '')[:80]}"
+                client_errors[k] = client_errors.get(k, 0) + 1
+        report["client_errors"] = dict(sorted(client_errors.items(), key=lambda kv: -kv[1])[:30])
+        for b in BROKERS:
+            lf = os.path.join(work, f"b{b}", "floe.log")
+            with open(lf, errors="replace") as f:
+                report.setdefault("broker_log_errors", {})[b] = sum(1 for line in f if "[error]" in line or "[critical]" in line)
+        write_report(work, report, history)
+        return report
+    finally:
+        for _, p in procs:
+            if p.poll() is None:
+                p.kill()
+        if use_netem:
+            netem(False)
+        cluster.stop_all()
+
+
+def write_report(work, report, history):
+    with open(os.path.join(work, "report.json"), "w") as f:
+        json.dump(report, f, indent=1, default=str)
+    s = report["stats"]
+    lines = [
+        f"chaos run: seed {report['seed']}, {report['seconds']} s of faults, work {work}",
+        f"history: {s['events']} events; {s['sent']} values sent, {s['acked']} acknowledged, "
+        f"{s['failed_sends']} in failed sends ({s['indeterminate_in_log']} of them in the log); "
+        f"{s['polls']} polls ({s['polled_records']} records), {s['commits']} commits, {s['joins']} joins",
+        f"final read: {s['final_read']} complete={report.get('final_complete')}",
+        f"table: {s.get('table')}" + (f" error: {report['table_error']}" if report.get("table_error") else ""),
+        f"faults applied ({len(report['faults'])}):",
+    ]
+    for f in report["faults"]:
+        lines.append(f"  {f['start']:8.2f}-{(f['end'] if f['end'] is not None else -1):8.2f}s {f['kind']:6} {f['target']:9} "
+                     f"{f.get('note', '')}")
+    lines.append(f"client errors: {report.get('client_errors')}")
+    lines.append(f"broker log error lines: {report.get('broker_log_errors')}")
+    lines.append(f"anomalies: {report['anomaly_counts'] or 'none'}")
+    for a in report["anomalies"][:40]:
+        lines.append(f"  {a['type']}: {a['message']}")
+    with open(os.path.join(work, "report.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
+    with open(os.path.join(work, "timeline.svg"), "w") as f:
+        f.write(timeline_svg(report, history))
+
+
+def timeline_svg(report, history):
+    """Faults as bars on one lane per target; acknowledged sends, failed sends and polled records
+    per second as bars below; anomalies with a time as red marks."""
+    t0 = report["t0"]
+    end = max([report["seconds"] + 10] + [e["t"] / 1000 - t0 for e in history])
+    width, left = 1100, 90
+    scale = (width - left - 10) / max(end, 1)
+    lanes = ["broker-1", "broker-2", "broker-3", "redis", "lo"]
+    colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000"}
+    out = []
+    y = 20
+    out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
+               f'redis purple, netem cyan) and operations per second</text>')
+    for i, lane in enumerate(lanes):
+        ly = y + i * 18
+        out.append(f'<text x="5" y="{ly + 12}" font-size="11">{lane}</text>')
+        out.append(f'<line x1="{left}" y1="{ly + 8}" x2="{width - 10}" y2="{ly + 8}" stroke="#ddd"/>')
+        for f in report["faults"]:
+            if f["target"] == lane and f["end"] is not None and f["end"] > f["start"]:
+                x = left + f["start"] * scale
+                w = max(1.5, (f["end"] - f["start"]) * scale)
+                out.append(f'<rect x="{x:.1f}" y="{ly + 2}" width="{w:.1f}" height="12" fill="{colors[f["kind"]]}">'
+                           f'<title>{f["kind"]} {f["target"]} {f["start"]}-{f["end"]}s</title></rect>')
+    y += len(lanes) * 18 + 10
+    series = {"acked": {}, "failed": {}, "polled": {}}
+    for e in history:
+        s = int(e["t"] / 1000 - t0)
+        if e["type"] == "ack":
+            series["acked"][s] = series["acked"].get(s, 0) + len(e["acks"])
+        elif e["type"] == "fail":
+            series["failed"][s] = series["failed"].get(s, 0) + len(e["values"])
+        elif e["type"] == "poll":
+            series["polled"][s] = series["polled"].get(s, 0) + len(e["records"])
+    h = 60
+    for name, col in (("acked", "#2ca02c"), ("failed", "#d62728"), ("polled", "#1f77b4")):
+        data = series[name]
+        top = max(data.values()) if data else 1
+        out.append(f'<text x="5" y="{y + h / 2}" font-size="11">{name}/s</text>')
+        out.append(f'<text x="5" y="{y + h / 2 + 12}" font-size="9">max {top}</text>')
+        for s, n in data.items():
+            bh = h * n / top
+            out.append(f'<rect x="{left + s * scale:.1f}" y="{y + h - bh:.1f}" width="{max(1, scale - 0.5):.1f}" '
+                       f'height="{bh:.1f}" fill="{col}"/>')
+        y += h + 10
+    for a in report["anomalies"]:
+        ts = [v["t"] for v in a["evidence"].values() if isinstance(v, dict) and "t" in v]
+        if ts:
+            x = left + (min(ts) / 1000 - t0) * scale
+            out.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{y}" stroke="red" stroke-width="0.5">'
+                       f'<title>{a["type"]}: {a["message"][:200]}</title></line>')
+    axis = []
+    for s in range(0, int(end) + 1, 10):
+        axis.append(f'<text x="{left + s * scale:.1f}" y="{y + 12}" font-size="9">{s}s</text>')
+    body = "\n".join(out + axis)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y + 20}" '
+            f'font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
+
+
+def parse_faults(text):
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in FAULT_WEIGHTS]
+    if bad or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown fault kind(s) {bad}; choose from {','.join(FAULT_WEIGHTS)}")
+    return kinds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("floe")
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory even when the run passes")
+    ap.add_argument("--netem", action="store_true",
+                    help="apply the schedule's delay/loss faults with tc netem on lo (every loopback user feels "
+                         "them: off by default, so a run beside other tests does not slow them)")
+    ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
+                    help="comma-separated fault kinds the schedule draws from (default: all of "
+                         f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem)")
+    ap.add_argument("--producers", type=int, default=2)
+    ap.add_argument("--consumers", type=int, default=3)
+    ap.add_argument("--pause-ms", type=int, default=3)
+    ap.add_argument("--lookups", type=int, default=40, help="HTTP lookups by offset per partition at the end")
+    ap.add_argument("--settle", type=float, default=5)
+    ap.add_argument("--table-wait", type=float, default=60)
+    args = ap.parse_args()
+    if args.seed is None and os.environ.get("SEED"):
+        args.seed = int(os.environ["SEED"])
+    report = run(args)
+    bad = report["anomaly_counts"]
+    print(f"chaos: seed {report['seed']}: {'ANOMALIES ' + json.dumps(bad) if bad else 'no anomaly'}; "
+          f"report {report['work']}/report.txt, timeline {report['work']}/timeline.svg", flush=True)
+    if not bad and not args.keep and not args.work:
+        shutil.rmtree(report["work"], ignore_errors=True)
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
