@@ -194,7 +194,14 @@ void configure_redis_cluster(const config::settings& s, const std::filesystem::p
         if (!client) return fail(errc::internal, "the Redis client is not open");
         auto token = FLOE_TRY_CTX(instance_token(data_dir), "floe.data-dir");
         auto ads = format_listeners(listeners);
-        auto reg = redis::broker_registry::register_broker(*client, ns, {asked, token, ads, ttl});
+        // serve holds the data directory's lock: a live entry of this token from this host and
+        // path is this broker before a crash (taken over at once), not a copy.
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+        std::error_code ec;
+        auto where = std::filesystem::weakly_canonical(data_dir, ec);
+        auto place = fmt::format("{}:{}", host, (ec ? data_dir : where).string());
+        auto reg = redis::broker_registry::register_broker(*client, ns, {asked, token, ads, ttl, place});
         if (!reg) {
             const auto code = reg.error().code();
             if (code != errc::already_exists && code != errc::conflict)

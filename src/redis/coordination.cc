@@ -42,12 +42,16 @@ end)
 -- KEYS: expiry zset, listeners hash, token hash (id -> instance), bindings hash (dir token -> id),
 -- owners hash (id -> dir token). ARGV: id ('' = the id bound to the dir token, else the lowest id
 -- neither live nor bound to another directory), dir token, instance ('<dir token>/<random>'),
--- listeners, ttl_ms, takeover ('' or the expiry of a same-directory entry seen not to move).
+-- listeners, ttl_ms, takeover ('' or the expiry of a same-directory entry seen not to move),
+-- place ('' or '<dir token>/<place>/': the instance prefix of this data directory at this path on
+-- this host; the caller holds the directory's lock, so a live entry with it is this broker's
+-- previous life, taken over at once).
 -- {'OK', id, expiry} | {'TAKEN', id, expiry, now} (another directory's live broker has the id) |
 -- {'SAME_DIR', id, expiry, now} (a live entry of this directory by another process: a copy of the
 -- directory, or this broker before a crash; the caller watches whether it still heartbeats).
 redis.register_function('floe_coord_broker_register', function(keys, args)
   local want, dir, inst, info, ttl, takeover = args[1], args[2], args[3], args[4], tonumber(args[5]), args[6]
+  local place = args[7] or ''
   if not want or not dir or dir == '' or not inst or inst == '' or not info or not ttl or ttl <= 0 then
     return redis.error_reply('ERR floe_coord_broker_register: bad arguments')
   end
@@ -62,11 +66,16 @@ redis.register_function('floe_coord_broker_register', function(keys, args)
     if i then return string.sub(holder, 1, i - 1) end
     return holder
   end
+  local function previous_life(holder)
+    return place ~= '' and string.sub(holder, 1, #place) == place
+  end
   local bound = redis.call('HGET', keys[4], dir)
   if bound then
     local h, bexp = live_holder(bound)
     -- Whatever id is asked, this directory's own entry must not be live in another process.
-    if h and h ~= inst and dir_of(h) == dir and tonumber(takeover) ~= bexp then return {'SAME_DIR', bound, bexp, now} end
+    if h and h ~= inst and dir_of(h) == dir and not previous_life(h) and tonumber(takeover) ~= bexp then
+      return {'SAME_DIR', bound, bexp, now}
+    end
     -- Taken meanwhile by a broker of another directory (an explicit id): pick another.
     if h and h ~= inst and dir_of(h) ~= dir then bound = nil end
   end
@@ -90,7 +99,7 @@ redis.register_function('floe_coord_broker_register', function(keys, args)
   local h, exp = live_holder(id)
   if h and h ~= inst then
     if dir_of(h) ~= dir then return {'TAKEN', id, exp, now} end
-    if tonumber(takeover) ~= exp then return {'SAME_DIR', id, exp, now} end
+    if not previous_life(h) and tonumber(takeover) ~= exp then return {'SAME_DIR', id, exp, now} end
   end
   local old = redis.call('HGET', keys[5], id)
   if old and old ~= dir then redis.call('HDEL', keys[4], old) end
@@ -235,7 +244,15 @@ result<std::unique_ptr<broker_registry>> broker_registry::register_broker(client
     auto base = fmt::format("{}{{{}.brokers}}", ns, ns);
     const std::vector<std::string> keys{base + ".expiry", base + ".listeners", base + ".token", base + ".bindings",
                                         base + ".owners"};
-    const auto instance = fmt::format("{}/{}", reg.dir_token, random_token());
+    // '<dir token>/<place hash>/<random>': the prefix up to the random part names this data
+    // directory at this path on this host (FNV-1a of reg.place: no '/' in it).
+    std::string prefix;
+    if (!reg.place.empty()) {
+        uint64_t h = 14695981039346656037ull;
+        for (unsigned char ch : reg.place) h = (h ^ ch) * 1099511628211ull;
+        prefix = fmt::format("{}/{:016x}/", reg.dir_token, h);
+    }
+    const auto instance = prefix.empty() ? fmt::format("{}/{}", reg.dir_token, random_token()) : prefix + random_token();
     const auto want = reg.id ? std::to_string(*reg.id) : std::string();
     const auto ttl_text = std::to_string(reg.ttl.count());
     const auto start = std::chrono::steady_clock::now();
@@ -245,7 +262,7 @@ result<std::unique_ptr<broker_registry>> broker_registry::register_broker(client
     std::string takeover;
     for (;;) {
         auto r = c.fcall("floe_coord_broker_register", {keys[0], keys[1], keys[2], keys[3], keys[4]},
-                         {want, reg.dir_token, instance, reg.listeners, ttl_text, takeover});
+                         {want, reg.dir_token, instance, reg.listeners, ttl_text, takeover, prefix});
         if (!r) {
             if (r.error().retryable() && std::chrono::steady_clock::now() - start < reg.ttl) {
                 std::this_thread::sleep_for(pause);

@@ -62,17 +62,22 @@ public:
         std::string dir_token;     ///< the data directory's token (kept across restarts)
         std::string listeners;
         std::chrono::milliseconds ttl{6000};
+        /// Where the directory is ("<host>:<absolute path>"), for a caller that holds the
+        /// directory's lock (so no other live process runs from it there): a live entry of the
+        /// same token and place is this broker's previous life, taken over at once. Empty: every
+        /// live entry of the same token is watched as below.
+        std::string place;
     };
     /// Registers a broker at once (one Redis function: atomic), choosing its id when none is
     /// given: the id already kept with `dir_token` (a restart takes its id back), else the lowest
     /// id that is neither live nor kept by another directory. The id is then kept with the token
     /// (keys `.bindings` dir token → id and `.owners` id → dir token, never expiring).
-    /// errc::already_exists at once when another directory's live broker has the asked id. When
-    /// the id is live under the same token but another process (this broker before a crash, or
-    /// a copy of its data directory), it watches that entry for half the ttl: the entry of a
-    /// live process moves with its heartbeats (errc::conflict, the copy is refused); one
-    /// that does not move is a dead process's, and is taken over. Redis unavailable: retried
-    /// for up to the ttl. Returns the registry (not yet start()ed).
+    /// errc::already_exists at once when another directory's live broker has the asked id. A
+    /// live entry of the same token and place is this broker before a crash: taken over at
+    /// once. One of the same token from another place (a copy of the data directory) is watched
+    /// for half the ttl: the entry of a live process moves with its heartbeats (errc::conflict,
+    /// the copy is refused); one that does not move is a dead process's, and is taken over.
+    /// Redis unavailable: retried for up to the ttl. Returns the registry (not yet start()ed).
     static result<std::unique_ptr<broker_registry>> register_broker(client& c, std::string ns, registration r);
 
     /// Registers or refreshes this broker (expiry = server now + ttl). errc::already_exists
