@@ -2,7 +2,7 @@
 # Issue 26: brokers on one Redis join without hand-numbering. Real redis-server, real floe
 # processes on loopback:
 # - three brokers started together without floe.broker.id take three distinct ids (0, 1, 2);
-# - a broker killed with -9 and restarted on its data directory takes its old id back;
+# - a broker killed with -9 and restarted on its data directory takes its old id back at once;
 # - an explicit id that a live broker has is refused within about a second, exit 2, the message
 #   naming only the cause and the way out;
 # - a copy of a live broker's data directory (same broker.token) is refused while the original
@@ -72,6 +72,7 @@ check "b restarts after kill -9" wait_for 20 is_up b
 back_ms=$((($(date +%s%N) - t0) / 1000000))
 echo "b back after kill -9 in ${back_ms} ms (session timeout ${ttl_ms} ms)"
 check "b takes its old id $old_b back (got $(id_of b))" test "$(id_of b)" = "$old_b"
+check "... at once: its previous life's entry is not waited out (${back_ms} ms < ${ttl_ms} ms)" test "$back_ms" -lt "$ttl_ms"
 check "still three live brokers ($(live_ids))" test "$(live_ids)" = "0 1 2 "
 
 # 3. An explicit id a live broker has: refused within about a second, exit 2, cause and way out only.

@@ -109,9 +109,31 @@ TEST_F(redis_coordination, register_broker_chooses_keeps_and_refuses_ids) {
     EXPECT_EQ((*next)->id(), 3);
     (*seven)->heartbeat().value();
     EXPECT_EQ(ids(*(*next)->live()), (std::vector<int32_t>{0, 1, 2, 3, 7}));
+    // With its place (host and path; the caller holds the directory's lock), a broker restarted
+    // after a crash takes its id back at once: the live entry is its own previous life.
+    auto cp = connect_to(srv->uri());
+    auto placed = broker_registry::register_broker(*cp, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h1:/p"});
+    ASSERT_TRUE(placed) << placed.error();
+    EXPECT_EQ((*placed)->id(), 4);
+    (*placed)->start(300ms);
+    std::this_thread::sleep_for(400ms);
+    (*placed)->stop(); // kill -9: no leave
+    t0 = std::chrono::steady_clock::now();
+    auto again = broker_registry::register_broker(*cp, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h1:/p"});
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ((*again)->id(), 4);
+    EXPECT_LT(ms_since(t0), 200ms);
+    (*again)->start(300ms);
+    // The same token from another place while it heartbeats: a copy, refused.
+    auto elsewhere = broker_registry::register_broker(*c2, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h2:/p"});
+    ASSERT_FALSE(elsewhere);
+    EXPECT_EQ(elsewhere.error().code(), errc::conflict) << elsewhere.error();
+    // The previous life's heartbeats are refused now (its token no longer holds id 4).
+    EXPECT_FALSE((*placed)->heartbeat());
     for (auto& r : regs)
         if (r) r->stop();
     (*back)->stop();
+    (*again)->stop();
 }
 
 TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
