@@ -186,31 +186,46 @@ void configure_redis_cluster(const config::settings& s, const std::filesystem::p
         if (!client) return fail(errc::internal, "the Redis client is not open");
         return std::unique_ptr<kafka::producer_id_allocator>(std::make_unique<redis_producer_ids>(client, ns));
     };
-    const int32_t id = bo.node_id;
-    bo.join_cluster = [&client, ns, ttl, id, data_dir, joined](const std::vector<kafka::advertised_listener>& listeners)
+    // floe.broker.id unset: the registry chooses (and keeps the id with the data directory).
+    std::optional<int32_t> asked;
+    if (auto t = s.get_optional("floe.broker.id")) asked = static_cast<int32_t>(std::stoll(*t));
+    bo.join_cluster = [&client, ns, ttl, asked, data_dir, joined](const std::vector<kafka::advertised_listener>& listeners)
         -> result<std::unique_ptr<kafka::cluster_view>> {
         if (!client) return fail(errc::internal, "the Redis client is not open");
         auto token = FLOE_TRY_CTX(instance_token(data_dir), "floe.data-dir");
         auto ads = format_listeners(listeners);
-        auto reg = FLOE_TRY_CTX(redis::broker_registry::create(*client, ns, id, ads, ttl, token),
-                                "joining the broker registry in Redis");
-        // Another live process holding the id: its entry expires within the session timeout if
-        // it is dead (then this one takes over); if it lives, start-up stops here.
-        if (auto j = reg->join(ttl + std::chrono::seconds(1)); !j) {
-            if (j.error().code() == errc::already_exists)
-                return fail(errc::invalid_argument,
-                            "floe.broker.id={}: another live broker of namespace '{}' already has id {} ({}); give "
-                            "every broker of the cluster its own floe.broker.id",
-                            id, ns, id, j.error().message());
-            return fail(std::move(j).error().with_context("joining the broker registry in Redis"));
+        // serve holds the data directory's lock: a live entry of this token from this host and
+        // path is this broker before a crash (taken over at once), not a copy.
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+        std::error_code ec;
+        auto where = std::filesystem::weakly_canonical(data_dir, ec);
+        auto place = fmt::format("{}:{}", host, (ec ? data_dir : where).string());
+        auto reg = redis::broker_registry::register_broker(*client, ns, {asked, token, ads, ttl, place});
+        if (!reg) {
+            const auto code = reg.error().code();
+            if (code != errc::already_exists && code != errc::conflict)
+                return fail(std::move(reg).error().with_context("joining the broker registry in Redis"));
+            // Refused: the message names the cause and the way out, nothing else.
+            if (code == errc::already_exists)
+                return fail(errc::conflict,
+                            "floe.broker.id={}: {}; give this broker an id no live broker of namespace '{}' has, or "
+                            "leave floe.broker.id unset to take the lowest free one",
+                            asked.value_or(-1), reg.error().message(), ns);
+            return fail(errc::conflict,
+                        "{}: {}; stop the other process, or delete {} in the copy so that it joins as a new broker",
+                        (data_dir / "broker.token").string(), reg.error().message(),
+                        (data_dir / "broker.token").string());
         }
-        if (auto l = reg->live(); !l) spdlog::warn("broker {}: reading the live brokers: {}", id, l.error());
-        reg->start(std::max<std::chrono::milliseconds>(ttl / 3, std::chrono::milliseconds(100)));
-        auto live = reg->cached_live();
-        spdlog::info("broker {} joined the cluster (session timeout {} ms, advertised {}): {} live broker(s)", id,
-                     ttl.count(), ads, live.size());
-        if (joined) *joined = reg.get();
-        return std::unique_ptr<kafka::cluster_view>(std::make_unique<redis_cluster_view>(id, std::move(reg)));
+        auto registry = std::move(*reg);
+        const int32_t id = registry->id();
+        if (auto l = registry->live(); !l) spdlog::warn("broker {}: reading the live brokers: {}", id, l.error());
+        registry->start(std::max<std::chrono::milliseconds>(ttl / 3, std::chrono::milliseconds(100)));
+        auto live = registry->cached_live();
+        spdlog::info("broker {} joined the cluster ({}session timeout {} ms, advertised {}): {} live broker(s)", id,
+                     asked ? "" : "id kept with this data directory, ", ttl.count(), ads, live.size());
+        if (joined) *joined = registry.get();
+        return std::unique_ptr<kafka::cluster_view>(std::make_unique<redis_cluster_view>(id, std::move(registry)));
     };
 }
 

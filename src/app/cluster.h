@@ -49,6 +49,7 @@ public:
     int32_t partition_leader(std::string_view topic, int32_t partition) const override;
     int32_t coordinator(std::string_view key, bool txn) const override;
     uint64_t generation() const override { return _generation(); }
+    std::optional<int32_t> self_id() const override { return _self; }
 
 private:
     /// The live ids (sorted), recomputed when the generation moves.
@@ -69,8 +70,11 @@ private:
 result<std::string> instance_token(const std::filesystem::path& data_dir);
 
 /// Sets the broker's hooks for a cluster on Redis: group offsets and producer ids in Redis, and
-/// joining the registry once the listeners are bound (floe.broker.id, floe.cluster.session-timeout;
-/// a live broker with the same id stops start-up naming floe.broker.id). `client` is the Redis
+/// joining the registry once the listeners are bound (floe.cluster.session-timeout). With
+/// floe.broker.id unset the broker takes the id kept with its data directory's token, else the
+/// lowest free one (bo.node_id is then replaced by it); a live broker of another data directory
+/// with the asked id, or a live copy of this data directory, stops start-up at once
+/// (errc::conflict, the message naming the cause and the way out). `client` is the Redis
 /// client of the local tier, filled when the broker opens it (before these hooks run); it must
 /// outlive the broker. Once joined, `*joined` points at the registry (owned by the broker's
 /// cluster view, so valid until the broker is destroyed): the storage worker's partition leases

@@ -350,7 +350,8 @@ int serve(const config::settings& s) {
         spdlog::info("local tier: Redis Streams at {} (key prefix {})", s.get_optional("floe.local.redis.uri").value_or(""),
                      redis_local->ns);
     }
-    bo.node_id = static_cast<int32_t>(s.get_int("floe.broker.id"));
+    // Unset: 0 alone; on the Redis tier the registry chooses it when the broker joins.
+    bo.node_id = static_cast<int32_t>(std::stoll(s.get_optional("floe.broker.id").value_or("0")));
     // Brokers sharing the Redis tier form one cluster (registry, offsets, producer ids in Redis).
     const redis::broker_registry* cluster_registry = nullptr; // owned by the broker once joined
     if (redis_local) configure_redis_cluster(s, data_dir, redis_client, bo, &cluster_registry);
@@ -360,10 +361,12 @@ int serve(const config::settings& s) {
             spdlog::error("{}", address_in_use(s, s.get_optional("floe.kafka.listeners") ? "floe.kafka.listeners"
                                                                                          : "floe.kafka.listen",
                                                r.error()));
+        else if (r.error().code() == errc::conflict) // the cluster refused this broker (id, copied data dir)
+            spdlog::error("{}", r.error().message());
         else
             spdlog::error("cannot start the Kafka broker: {}; check floe.kafka.listen(ers), floe.tls.* and floe.data-dir",
                           r.error().message());
-        return r.error().code() == errc::invalid_argument ? 2 : 1;
+        return r.error().code() == errc::invalid_argument || r.error().code() == errc::conflict ? 2 : 1;
     }
     running.push_back({"kafka broker and local log", [&broker] { broker.stop(); }});
     auto* logs = broker.logs();
@@ -372,6 +375,25 @@ int serve(const config::settings& s) {
     remote.set_records_floor([logs](const std::string& topic, int32_t partition) -> int64_t {
         auto p = logs->partition(topic, partition);
         return p ? p->records_start()() : 0;
+    });
+    // Below the local start, the table must hold what the offload marker says was offloaded:
+    // when it does not, reads there answer a retriable error naming the table (never "nothing").
+    remote.set_tier_marks([logs](const std::string& topic,
+                                 int32_t partition) -> std::optional<tiering::remote_reader::tier_marks> {
+        auto p = logs->partition(topic, partition);
+        if (!p) return std::nullopt;
+        const int64_t offloaded = p->offloaded_up_to()(); // read before the table (check_history)
+        auto o = p->current_offsets();
+        if (!o) return std::nullopt;
+        return tiering::remote_reader::tier_marks{offloaded, o->log_start()};
+    });
+    health.add("tiered-history", [&remote] {
+        auto gaps = remote.history_gaps();
+        if (gaps.empty())
+            return http::component_health{http::health_status::up, "every table read holds what was offloaded"};
+        return http::component_health{http::health_status::down,
+                                      fmt::format("{}; reads of those offsets answer a retriable error",
+                                                  fmt::join(gaps, "; "))};
     });
     spdlog::info("local log: {} topic(s) under {}/log", logs->topics().size(), data_dir.string());
     // Per-partition offsets per tier, computed at scrape time.
@@ -453,7 +475,7 @@ int serve(const config::settings& s) {
         wo.maintenance_interval = s.get_duration("floe.maintenance.interval");
         // The same broker (same data dir) restarting after a crash takes its own lease back at
         // once instead of waiting out the lease of its previous life.
-        const int32_t broker_id = bo.node_id; // floe.broker.id
+        const int32_t broker_id = cluster_registry ? cluster_registry->id() : bo.node_id; // as joined
         auto owner = fmt::format("broker-{}@{}", broker_id, data_dir.string());
         auto lease_duration = s.get_duration("floe.storage.worker.lease-duration");
         if (redis_client) {

@@ -130,11 +130,12 @@ registry::registry() {
     d.push_back(bounded(def("floe.local.redis.pool-size", st::integer, "8",
                             "Redis connections per node at most (redis local tier)"),
                         1, 1024));
-    d.push_back(bounded(def("floe.broker.id", st::integer, "0",
-                            "This broker's node id in Metadata (Kafka's node.id); with floe.local.type=redis, "
-                            "every broker sharing the Redis namespace needs its own (Metadata, group coordinators and "
-                            "the storage worker's partitions are spread over the live ids)"),
-                        0, INT32_MAX));
+    d.push_back(optional(bounded(def("floe.broker.id", st::integer, "",
+                                     "This broker's node id in Metadata (Kafka's node.id); unset: 0 alone, and with "
+                                     "floe.local.type=redis the lowest id free in the cluster, kept with the data "
+                                     "directory (<data-dir>/broker.token) so a restart takes it back. Set, it must "
+                                     "differ from every live broker's of the Redis namespace"),
+                                 0, INT32_MAX)));
     d.push_back(bounded(def("floe.cluster.session-timeout", st::duration, "6s",
                             "floe.local.type=redis: a broker that stops heartbeating (it does every third of this) "
                             "expires this long after its last heartbeat and leaves Metadata within about 4/3 of it; "

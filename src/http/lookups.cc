@@ -571,6 +571,9 @@ response lookup_service::records_by_key(const request& r, const std::string& top
     }
     // The remote tier: every partition for all=true, else only partitions without a hot hit.
     if (_impl->remote && (all || hot_hit.size() < size_t(t->partitions))) {
+        // History the table should hold but does not: 503 naming the table, never a 404.
+        for (int32_t p = 0; p < t->partitions; ++p)
+            if (auto whole = _impl->remote->check_history(topic, p); !whole) return from_error(whole.error());
         auto cold = _impl->remote->find_by_key(topic, key, all);
         if (!cold) return from_error(cold.error());
         std::set<std::pair<int32_t, int64_t>> have;

@@ -690,6 +690,7 @@ result<void> broker::start() {
         }
         m.cluster = std::move(*joined);
         m.cluster_generation = m.cluster->generation();
+        if (auto id = m.cluster->self_id()) m.opts.node_id = *id; // chosen when joining
     }
     auto& first = m.listeners.front();
     m.handler = std::make_unique<request_handler>(m.opts, first.advertised_host, first.advertised_port, *m.logs,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,9 @@ public:
     virtual int32_t coordinator(std::string_view key, bool txn) const = 0;
     /// Increases whenever the answers above may have changed (a broker joined or died).
     virtual uint64_t generation() const = 0;
+    /// This broker's id when the cluster chose it at join time (it then replaces
+    /// broker_options::node_id); nullopt: the configured node_id.
+    virtual std::optional<int32_t> self_id() const { return std::nullopt; }
 };
 
 /// One broker alone: it lists itself, leads every partition and coordinates every group.

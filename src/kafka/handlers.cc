@@ -161,7 +161,12 @@ std::optional<int64_t> request_handler::earliest_remote(const std::string& topic
     auto r = recent_ok ? _opts.remote->recent_start_offset(topic, partition, std::chrono::seconds(1))
                        : _opts.remote->start_offset(topic, partition);
     if (!r) {
-        spdlog::warn("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
+        // recent_ok: only the answer's log start offset is at stake (at or above the local
+        // start), on every Fetch at the tail; the remote reader has reported the cause already.
+        if (recent_ok)
+            spdlog::debug("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
+        else
+            spdlog::warn("remote log start of {}-{} unavailable: {}", topic, partition, r.error().message());
         if (unavailable) *unavailable = true;
         return std::nullopt;
     }

@@ -80,11 +80,15 @@ result<std::vector<planned_file>> table_reader::all_files() {
     auto loc = FLOE_TRY(_lake.catalog().metadata_location(ident));
     if (!loc) {
         _files.clear();
+        _positions.clear();
         _metadata_location.clear();
         return _files;
     }
     if (*loc == _metadata_location) return _files;
     auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), ident));
+    position_map positions;
+    if (auto* snap = t.metadata.current_snapshot())
+        positions = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", ident.ns, ident.name, *loc);
     auto entries = FLOE_TRY_CTX(iceberg::live_files(_lake.io(), t.metadata), "planning a scan of {}", ident.name);
     std::vector<planned_file> files;
     files.reserve(entries.size());
@@ -114,6 +118,7 @@ result<std::vector<planned_file>> table_reader::all_files() {
         return std::tie(a.stream_key, a.min_offset) < std::tie(b.stream_key, b.min_offset);
     });
     _files = std::move(files);
+    _positions = std::move(positions);
     _metadata_location = *loc;
     return _files;
 }
@@ -142,6 +147,13 @@ result<std::vector<planned_file>> table_reader::files_for_time(const std::string
     for (auto& f : all)
         if (f.stream_key == stream_key && f.max_ts >= from_ts && f.min_ts <= to_ts) out.push_back(f);
     return out;
+}
+
+result<int64_t> table_reader::committed_position(const std::string& stream_key) {
+    FLOE_TRY(all_files());
+    std::lock_guard g(_mu);
+    auto it = _positions.find(stream_key);
+    return it == _positions.end() ? 0 : it->second;
 }
 
 result<std::optional<int64_t>> table_reader::start_offset(const std::string& stream_key) {

@@ -40,6 +40,9 @@ public:
                                                      int64_t to_ts);
     /// Every live file of the table, by stream key then offset.
     result<std::vector<planned_file>> files();
+    /// The stream's position in the table's floe.committed-positions (0 when it has none, or
+    /// there is no table): every offset below it was offloaded into this table.
+    result<int64_t> committed_position(const std::string& stream_key);
     /// Smallest offset of the stream in the table, nullopt when it has none.
     result<std::optional<int64_t>> start_offset(const std::string& stream_key);
     /// Opens one data file for reading: in place for file://, else by ranged reads through the
@@ -57,6 +60,7 @@ private:
     std::mutex _mu;
     std::string _metadata_location;
     std::vector<planned_file> _files;
+    position_map _positions; ///< of the snapshot _files were planned from
 };
 
 } // namespace floe::lake

@@ -38,6 +38,81 @@ redis.register_function('floe_coord_broker_heartbeat', function(keys, args)
   return now + ttl
 end)
 
+-- Registers a broker whose id is kept with its data directory's token (dir token).
+-- KEYS: expiry zset, listeners hash, token hash (id -> instance), bindings hash (dir token -> id),
+-- owners hash (id -> dir token). ARGV: id ('' = the id bound to the dir token, else the lowest id
+-- neither live nor bound to another directory), dir token, instance ('<dir token>/<random>'),
+-- listeners, ttl_ms, takeover ('' or the expiry of a same-directory entry seen not to move),
+-- place ('' or '<dir token>/<place>/': the instance prefix of this data directory at this path on
+-- this host; the caller holds the directory's lock, so a live entry with it is this broker's
+-- previous life, taken over at once).
+-- {'OK', id, expiry} | {'TAKEN', id, expiry, now} (another directory's live broker has the id) |
+-- {'SAME_DIR', id, expiry, now} (a live entry of this directory by another process: a copy of the
+-- directory, or this broker before a crash; the caller watches whether it still heartbeats).
+redis.register_function('floe_coord_broker_register', function(keys, args)
+  local want, dir, inst, info, ttl, takeover = args[1], args[2], args[3], args[4], tonumber(args[5]), args[6]
+  local place = args[7] or ''
+  if not want or not dir or dir == '' or not inst or inst == '' or not info or not ttl or ttl <= 0 then
+    return redis.error_reply('ERR floe_coord_broker_register: bad arguments')
+  end
+  local now = now_ms()
+  local function live_holder(id)
+    local exp = redis.call('ZSCORE', keys[1], id)
+    if exp and tonumber(exp) > now then return redis.call('HGET', keys[3], id) or '', tonumber(exp) end
+    return nil, 0
+  end
+  local function dir_of(holder)
+    local i = string.find(holder, '/', 1, true)
+    if i then return string.sub(holder, 1, i - 1) end
+    return holder
+  end
+  local function previous_life(holder)
+    return place ~= '' and string.sub(holder, 1, #place) == place
+  end
+  local bound = redis.call('HGET', keys[4], dir)
+  if bound then
+    local h, bexp = live_holder(bound)
+    -- Whatever id is asked, this directory's own entry must not be live in another process.
+    if h and h ~= inst and dir_of(h) == dir and not previous_life(h) and tonumber(takeover) ~= bexp then
+      return {'SAME_DIR', bound, bexp, now}
+    end
+    -- Taken meanwhile by a broker of another directory (an explicit id): pick another.
+    if h and h ~= inst and dir_of(h) ~= dir then bound = nil end
+  end
+  local id = want
+  if id == '' then
+    if bound then
+      id = bound
+    else
+      local i = 0
+      while true do
+        local s = tostring(i)
+        local owner = redis.call('HGET', keys[5], s)
+        if (not owner or owner == dir) and not live_holder(s) then
+          id = s
+          break
+        end
+        i = i + 1
+      end
+    end
+  end
+  local h, exp = live_holder(id)
+  if h and h ~= inst then
+    if dir_of(h) ~= dir then return {'TAKEN', id, exp, now} end
+    if not previous_life(h) and tonumber(takeover) ~= exp then return {'SAME_DIR', id, exp, now} end
+  end
+  local old = redis.call('HGET', keys[5], id)
+  if old and old ~= dir then redis.call('HDEL', keys[4], old) end
+  local prev = redis.call('HGET', keys[4], dir)
+  if prev and prev ~= id then redis.call('HDEL', keys[5], prev) end
+  redis.call('HSET', keys[4], dir, id)
+  redis.call('HSET', keys[5], id, dir)
+  redis.call('ZADD', keys[1], now + ttl, id)
+  redis.call('HSET', keys[2], id, info)
+  redis.call('HSET', keys[3], id, inst)
+  return {'OK', id, now + ttl}
+end)
+
 -- KEYS: expiry zset, listeners hash, token hash. Returns {now, id, listeners, expiry, ...}.
 redis.register_function('floe_coord_broker_list', function(keys, args)
   local now = now_ms()
@@ -156,6 +231,88 @@ result<std::unique_ptr<broker_registry>> broker_registry::create(client& c, std:
     FLOE_TRY(load_coordination_library(c));
     return std::unique_ptr<broker_registry>(
         new broker_registry(c, std::move(ns), id, std::move(listeners), ttl, std::move(instance_token)));
+}
+
+result<std::unique_ptr<broker_registry>> broker_registry::register_broker(client& c, std::string ns, registration reg) {
+    if (reg.id && *reg.id < 0) return fail(errc::invalid_argument, "broker id {} is negative", *reg.id);
+    if (reg.ttl.count() <= 0) return fail(errc::invalid_argument, "broker registry ttl must be positive");
+    if (reg.dir_token.empty() || reg.dir_token.find('/') != std::string::npos)
+        return fail(errc::invalid_argument, "a data directory token must be non-empty and without '/'");
+    if (ns.find_first_of("{}") != std::string::npos)
+        return fail(errc::invalid_argument, "namespace '{}' must not contain '{{' or '}}'", ns);
+    FLOE_TRY(load_coordination_library(c));
+    auto base = fmt::format("{}{{{}.brokers}}", ns, ns);
+    const std::vector<std::string> keys{base + ".expiry", base + ".listeners", base + ".token", base + ".bindings",
+                                        base + ".owners"};
+    // '<dir token>/<place hash>/<random>': the prefix up to the random part names this data
+    // directory at this path on this host (FNV-1a of reg.place: no '/' in it).
+    std::string prefix;
+    if (!reg.place.empty()) {
+        uint64_t h = 14695981039346656037ull;
+        for (unsigned char ch : reg.place) h = (h ^ ch) * 1099511628211ull;
+        prefix = fmt::format("{}/{:016x}/", reg.dir_token, h);
+    }
+    const auto instance = prefix.empty() ? fmt::format("{}/{}", reg.dir_token, random_token()) : prefix + random_token();
+    const auto want = reg.id ? std::to_string(*reg.id) : std::string();
+    const auto ttl_text = std::to_string(reg.ttl.count());
+    const auto start = std::chrono::steady_clock::now();
+    const auto pause = std::clamp(reg.ttl / 20, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+    std::optional<int64_t> watched;                  // the expiry of the same-directory entry first seen
+    std::chrono::steady_clock::time_point watched_at; // when it was first seen
+    std::string takeover;
+    for (;;) {
+        auto r = c.fcall("floe_coord_broker_register", {keys[0], keys[1], keys[2], keys[3], keys[4]},
+                         {want, reg.dir_token, instance, reg.listeners, ttl_text, takeover, prefix});
+        if (!r) {
+            if (r.error().retryable() && std::chrono::steady_clock::now() - start < reg.ttl) {
+                std::this_thread::sleep_for(pause);
+                continue;
+            }
+            return std::unexpected(std::move(r).error().with_context("registering in the broker registry"));
+        }
+        if (!r->is_array() || r->size() < 3)
+            return fail(errc::internal, "floe_coord_broker_register answered {}", r->debug_string());
+        const auto status = (*r)[0].str();
+        const auto id_text = (*r)[1].str();
+        int32_t id = -1;
+        try {
+            id = static_cast<int32_t>(std::stol(id_text));
+        } catch (const std::exception&) {
+            return fail(errc::internal, "floe_coord_broker_register answered id '{}'", id_text);
+        }
+        const int64_t expiry = FLOE_TRY((*r)[2].as_integer());
+        if (status == "OK") {
+            auto out = std::unique_ptr<broker_registry>(
+                new broker_registry(c, std::move(ns), id, std::move(reg.listeners), reg.ttl, instance));
+            return out;
+        }
+        if (r->size() < 4) return fail(errc::internal, "floe_coord_broker_register answered {}", r->debug_string());
+        const int64_t now = FLOE_TRY((*r)[3].as_integer());
+        if (status == "TAKEN")
+            return fail(errc::already_exists,
+                        "broker {} is live, registered from another data directory (if that broker is dead, its "
+                        "registration lapses in {} ms)",
+                        id, std::max<int64_t>(0, expiry - now));
+        if (status != "SAME_DIR")
+            return fail(errc::internal, "floe_coord_broker_register answered {}", r->debug_string());
+        // A live entry of this very directory, by another process. A live process heartbeats
+        // every third of the ttl, which moves the expiry; a dead one's stays where it was.
+        auto t = std::chrono::steady_clock::now();
+        if (watched && *watched != expiry)
+            return fail(errc::conflict,
+                        "broker {} is live with this data directory's token: another process runs from a copy of "
+                        "this data directory",
+                        id);
+        if (!watched) {
+            watched = expiry;
+            watched_at = t;
+        }
+        if (t - watched_at >= reg.ttl / 2) {
+            takeover = std::to_string(*watched); // not moved for half the ttl: a dead process's entry
+            continue;
+        }
+        std::this_thread::sleep_for(pause);
+    }
 }
 
 result<void> broker_registry::join(std::chrono::milliseconds wait) {

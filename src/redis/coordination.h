@@ -21,7 +21,7 @@
 namespace floe::redis {
 
 /// Version of the `floe_coord` function library; bump when its code changes.
-inline constexpr std::string_view coordination_library_version = "1";
+inline constexpr std::string_view coordination_library_version = "2";
 
 /// Loads (version-checked) the `floe_coord` library on every master. Called by the
 /// constructors below; cheap when it is already there.
@@ -55,6 +55,30 @@ public:
                                                            std::string listeners, std::chrono::milliseconds ttl,
                                                            std::string instance_token = {});
     ~broker_registry();
+
+    /// How a broker joins with register_broker().
+    struct registration {
+        std::optional<int32_t> id; ///< nullopt: the id kept with `dir_token`, else the lowest free one
+        std::string dir_token;     ///< the data directory's token (kept across restarts)
+        std::string listeners;
+        std::chrono::milliseconds ttl{6000};
+        /// Where the directory is ("<host>:<absolute path>"), for a caller that holds the
+        /// directory's lock (so no other live process runs from it there): a live entry of the
+        /// same token and place is this broker's previous life, taken over at once. Empty: every
+        /// live entry of the same token is watched as below.
+        std::string place;
+    };
+    /// Registers a broker at once (one Redis function: atomic), choosing its id when none is
+    /// given: the id already kept with `dir_token` (a restart takes its id back), else the lowest
+    /// id that is neither live nor kept by another directory. The id is then kept with the token
+    /// (keys `.bindings` dir token → id and `.owners` id → dir token, never expiring).
+    /// errc::already_exists at once when another directory's live broker has the asked id. A
+    /// live entry of the same token and place is this broker before a crash: taken over at
+    /// once. One of the same token from another place (a copy of the data directory) is watched
+    /// for half the ttl: the entry of a live process moves with its heartbeats (errc::conflict,
+    /// the copy is refused); one that does not move is a dead process's, and is taken over.
+    /// Redis unavailable: retried for up to the ttl. Returns the registry (not yet start()ed).
+    static result<std::unique_ptr<broker_registry>> register_broker(client& c, std::string ns, registration r);
 
     /// Registers or refreshes this broker (expiry = server now + ttl). errc::already_exists
     /// while another live process holds the id.

@@ -65,6 +65,59 @@ int64_t remote_reader::floor_of(const std::string& topic, int32_t partition) {
     return f ? f(topic, partition) : 0;
 }
 
+void remote_reader::set_tier_marks(marks_fn f) {
+    std::lock_guard g(_mu);
+    _marks = std::move(f);
+}
+
+result<void> remote_reader::check_history(const std::string& topic, int32_t partition) {
+    marks_fn f;
+    {
+        std::lock_guard g(_mu);
+        f = _marks;
+    }
+    if (!f) return {};
+    // The marks first, the table after: a commit lands before its marker moves, so a table
+    // read later holds at least what the marker read earlier says (no false alarm in a race).
+    auto marks = f(topic, partition);
+    if (!marks) return {};
+    auto key = stream_key_for(topic, partition);
+    auto committed = FLOE_TRY(reader_for(topic).committed_position(key));
+    const int64_t from = std::max(committed, floor_of(topic, partition));
+    const int64_t to = std::min(marks->offloaded, marks->local_start);
+    std::lock_guard g(_mu);
+    if (from >= to) {
+        _gaps.erase(key);
+        return {};
+    }
+    auto table = fmt::format("{}.{}", _lake.options().ns, lake::table_name_for_topic(topic));
+    auto what = fmt::format("table {} misses offsets {}..{} of {}", table, from, to - 1, key);
+    if (!_gaps.contains(key))
+        spdlog::error("tiered reads: {}: it holds {} only below offset {} but the local marker says {} was offloaded "
+                      "(another writer, another lake, a restored catalog or a forked table); reads of them answer a "
+                      "retriable error until the table holds them",
+                      table, key, committed, marks->offloaded);
+    _gaps[key] = gap{topic, partition, what};
+    return fail(errc::unavailable, "{} (the local marker says {} was offloaded); retry once the table holds them",
+                what, marks->offloaded);
+}
+
+std::vector<std::string> remote_reader::history_gaps() {
+    std::vector<gap> known;
+    {
+        std::lock_guard g(_mu);
+        for (auto& [k, v] : _gaps) known.push_back(v);
+    }
+    std::vector<std::string> out;
+    for (auto& k : known) {
+        auto r = check_history(k.topic, k.partition);
+        if (r) continue;
+        out.push_back(r.error().code() == errc::unavailable ? k.what
+                                                            : fmt::format("{} (checking again: {})", k.what, r.error().message()));
+    }
+    return out;
+}
+
 lake::table_reader& remote_reader::reader_for(const std::string& topic) {
     std::lock_guard g(_mu);
     auto& r = _readers[topic];
@@ -115,6 +168,7 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
     read_result out;
     out.next_offset = offset;
     if (offset >= limit || offset < floor_of(topic, partition)) return out;
+    FLOE_TRY(check_history(topic, partition));
     auto& r = reader_for(topic);
     auto key = stream_key_for(topic, partition);
     auto files = FLOE_TRY(r.files_for_offsets(key, offset, limit));
@@ -255,6 +309,7 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_key_once(con
 
 result<std::vector<parquet::message_record>> remote_reader::read_rows(const std::string& topic, int32_t partition,
                                                                     int64_t offset, int64_t below, size_t limit) {
+    if (offset < below && limit > 0) FLOE_TRY(check_history(topic, partition));
     return replanning("offset lookup", [&] { return read_rows_once(topic, partition, offset, below, limit); });
 }
 
@@ -298,6 +353,7 @@ result<std::vector<parquet::message_record>> remote_reader::read_rows_once(const
 result<std::vector<parquet::message_record>> remote_reader::find_by_time(const std::string& topic, int32_t partition,
                                                                        int64_t from_ts, int64_t to_ts,
                                                                        int64_t below_offset, size_t limit) {
+    FLOE_TRY(check_history(topic, partition));
     return replanning("time lookup",
                       [&] { return find_by_time_once(topic, partition, from_ts, to_ts, below_offset, limit); });
 }
@@ -327,10 +383,19 @@ result<std::vector<parquet::message_record>> remote_reader::find_by_time_once(co
 }
 
 result<std::optional<int64_t>> remote_reader::start_offset(const std::string& topic, int32_t partition) {
+    if (auto whole = check_history(topic, partition); !whole) {
+        // Remembered like a start, so Fetches at the local tier's end do not ask the catalog
+        // each time (recent_start_offset).
+        if (whole.error().code() == errc::unavailable) {
+            std::lock_guard g(_mu);
+            _starts[{topic, partition}] = {std::nullopt, whole.error(), std::chrono::steady_clock::now()};
+        }
+        return std::unexpected(std::move(whole).error());
+    }
     auto start = FLOE_TRY(reader_for(topic).start_offset(stream_key_for(topic, partition)));
     if (start) start = std::max(*start, floor_of(topic, partition));
     std::lock_guard g(_mu);
-    _starts[{topic, partition}] = {start, std::chrono::steady_clock::now()};
+    _starts[{topic, partition}] = {start, std::nullopt, std::chrono::steady_clock::now()};
     return start;
 }
 
@@ -339,8 +404,10 @@ result<std::optional<int64_t>> remote_reader::recent_start_offset(const std::str
     {
         std::lock_guard g(_mu);
         auto it = _starts.find({topic, partition});
-        if (it != _starts.end() && std::chrono::steady_clock::now() - it->second.at <= max_age)
+        if (it != _starts.end() && std::chrono::steady_clock::now() - it->second.at <= max_age) {
+            if (it->second.gap) return std::unexpected(*it->second.gap);
             return it->second.offset;
+        }
     }
     return start_offset(topic, partition);
 }

@@ -61,6 +61,27 @@ public:
     using floor_fn = std::function<int64_t(const std::string& topic, int32_t partition)>;
     void set_records_floor(floor_fn f);
 
+    /// What the local tier says of a partition: its offload marker (every offset below it was
+    /// offloaded) and its first local offset. nullopt when it cannot tell (its store is down).
+    struct tier_marks {
+        int64_t offloaded = 0;
+        int64_t local_start = 0;
+    };
+    using marks_fn = std::function<std::optional<tier_marks>(const std::string& topic, int32_t partition)>;
+    /// `floe serve` sets it from the local log. With it, every read below the local start first
+    /// checks that the table holds what the marker says was offloaded: offsets at or above the
+    /// table's committed position, below both the marker and the local start (and not below the
+    /// DeleteRecords floor) are in neither tier, and then start_offset(), read(), read_rows(),
+    /// find_by_time() and check_history() fail with errc::unavailable naming the table (Kafka
+    /// answers KAFKA_STORAGE_ERROR, HTTP 503), never "nothing there".
+    void set_tier_marks(marks_fn f);
+    /// The check above for one partition (ok when there is no marks_fn or it cannot tell).
+    result<void> check_history(const std::string& topic, int32_t partition);
+    /// Partitions found missing history, checked again now, as messages naming each table
+    /// (/readyz). A partition leaves the list once its table holds the history again, or
+    /// DeleteRecords gave it up.
+    std::vector<std::string> history_gaps();
+
     struct cache_stats {
         uint64_t hits = 0, misses = 0;
         size_t bytes = 0, files = 0;
@@ -111,10 +132,18 @@ private:
     cache_stats _stats;
     struct known_start {
         std::optional<int64_t> offset;
+        std::optional<error> gap; ///< check_history failed
         std::chrono::steady_clock::time_point at;
     };
     std::map<std::pair<std::string, int32_t>, known_start> _starts;
     floor_fn _floor;
+    marks_fn _marks;
+    struct gap {
+        std::string topic;
+        int32_t partition = 0;
+        std::string what;
+    };
+    std::map<std::string, gap> _gaps; ///< by stream key: what check_history found missing
     int64_t floor_of(const std::string& topic, int32_t partition);
     static constexpr size_t max_open_files = 64;
     lru_cache<std::string, std::shared_ptr<open_file>> _open{max_open_files}; ///< by URI, one each

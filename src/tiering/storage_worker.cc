@@ -3,6 +3,7 @@
 #include "base/metrics.h"
 #include "tiering/batch_records.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -163,7 +164,15 @@ void storage_worker::wake() {
 worker_health storage_worker::health() const {
     std::lock_guard g(_mu);
     size_t failing = 0;
-    for (auto& [k, s] : _state) failing += s.failures > 0;
+    std::vector<std::string> holes;
+    for (auto& [k, s] : _state) {
+        failing += s.failures > 0;
+        if (!s.hole.empty()) holes.push_back(s.hole);
+    }
+    if (!holes.empty())
+        return {false, fmt::format("history missing from the lake: {} (the local marker says it was offloaded); those "
+                                   "offsets answer a retriable error until the table holds them",
+                                   fmt::join(holes, "; "))};
     if (failing == 0) {
         if (_leases) return {true, fmt::format("offloading {} partition(s) under lease", _held.size())};
         return {true, _leader ? "offloading" : "standby (another broker holds the lease)"};
@@ -459,32 +468,48 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         FLOE_TRY(keeper.fenced(p.set_offloaded_up_to(kafka_offset(committed), keeper.fence())));
     } else if (committed < marker) {
         // The table does not hold what the marker says was offloaded: another writer, a restored
-        // catalog or a forked table. Keep those segments and offload them again.
+        // catalog or a forked table (or another lake: a broker with other catalog settings).
         const int64_t local_start = p.offsets().log_start();
+        // Offsets in neither tier: below the local start, at or above the table's position, and
+        // not hidden by DeleteRecords (a floor past them is how an operator accepts the loss).
+        const int64_t hole_from = std::max(committed, p.records_start()());
+        const int64_t hole_to = std::min(marker, local_start);
+        const auto& table_name = table->table_name();
         bool report;
         {
             std::lock_guard g(_mu);
             auto& st = _state[key];
             report = !st.marker_ahead_reported;
             st.marker_ahead_reported = true;
+            st.hole = hole_from < hole_to ? fmt::format("table {} misses offsets {}..{} of {}", table_name, hole_from,
+                                                        hole_to - 1, key)
+                                          : std::string();
         }
-        if (report) {
-            const int64_t again_from = std::max(committed, local_start);
-            std::string again = again_from < marker
-                                    ? fmt::format("offsets {}..{} are offloaded again", again_from, marker - 1)
-                                    : std::string("nothing of it is local any more");
-            if (committed < local_start)
-                again += fmt::format("; offsets {}..{} were deleted locally before and are not in this table",
-                                     committed, std::min(local_start, marker) - 1);
+        if (hole_from < hole_to) {
+            // Offloading on above the hole would move the table's position past history it does
+            // not hold, and readers could no longer tell: nothing is offloaded (and nothing is
+            // deleted locally) until the table holds it, or DeleteRecords gives it up.
+            if (report)
+                spdlog::error("storage worker: table {} holds {} only below offset {} but the local marker says {} was "
+                              "offloaded (another writer, another lake, a restored catalog or a forked table): offsets "
+                              "{}..{} are in neither tier; nothing of {} is offloaded or deleted locally until the "
+                              "table holds them (point this broker at the catalog that has them), or DeleteRecords "
+                              "gives them up",
+                              table_name, key, committed, marker, hole_from, hole_to - 1, key);
+            FLOE_TRY(keeper.fenced(p.rewind_offloaded_up_to(kafka_offset(committed), keeper.fence())));
+            return fail(errc::unavailable, "table {} misses offsets {}..{} of {} (the local marker says {} was offloaded)",
+                        table_name, hole_from, hole_to - 1, key, marker);
+        }
+        if (report)
             spdlog::error("storage worker: table {} holds {} only below offset {} but the local marker says {} was "
                           "offloaded (another writer, a restored catalog or a forked table): local deletion stops "
-                          "there and {}",
-                          table->table_name(), key, committed, marker, again);
-        }
+                          "there and offsets {}..{} are offloaded again",
+                          table_name, key, committed, marker, committed, marker - 1);
         FLOE_TRY(keeper.fenced(p.rewind_offloaded_up_to(kafka_offset(committed), keeper.fence())));
     } else {
         std::lock_guard g(_mu);
         _state[key].marker_ahead_reported = false;
+        _state[key].hole.clear();
     }
     auto covered = [&](int64_t pos) {
         std::lock_guard g(_mu);

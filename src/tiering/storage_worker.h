@@ -106,6 +106,8 @@ private:
         std::optional<int64_t> lake_covers;
         /// The marker was found ahead of the table (logged once until that changes).
         bool marker_ahead_reported = false;
+        /// Offsets the marker says were offloaded that are in neither tier ("" when none).
+        std::string hole;
     };
     struct partition_result {
         size_t segments = 0;

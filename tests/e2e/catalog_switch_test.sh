@@ -114,18 +114,59 @@ check "DuckDB: every record 0..5000 once in the table" node "$js/check_table.mjs
 check "no metadata file replaced" kept_versions "$work/v.3"
 stop_floe
 
-# 6. The catalog and the table are lost (restored from an empty backup): the marker says 5000
-#    was offloaded, the new table holds nothing. Local deletion stops, the log says why in one
-#    error line, and what is still local is offloaded again.
+# 6. The catalog and the table are lost (restored from an empty backup; or a broker pointed at
+#    another lake): the marker says 5000 was offloaded, the new table holds nothing, and the
+#    history below the local start is in neither tier. Issue 26: never "nothing there" for it.
+#    Fetch and ListOffsets below the local start answer the retriable KAFKA_STORAGE_ERROR (56),
+#    the HTTP lookup 503, /readyz names the table; nothing is offloaded above the hole and
+#    nothing deleted locally, until DeleteRecords gives the history up.
 rm -rf "$work/data/catalog.db"* "$work/data/warehouse/floe/$table"
-start_floe "$work" "${tiered[@]}" --set floe.topic-defaults.local.retention.ms=3600000 || exit 1
-check "the lost offload is reported at error level" \
-  wait_for 20 grep -q "error.*local marker says 5000 was offloaded.*offsets 0..4999 were deleted locally before" "$work/floe.log"
+start_floe "$work" "${tiered[@]}" || exit 1
+check "the lost offload is reported at error level, naming the table" \
+  wait_for 20 grep -q "error.*table $table holds cs.events-0 only below offset 0 but the local marker says 5000 was offloaded.*are in neither tier" "$work/floe.log"
+start6=$(local_start)
+check "history is below the local start ($start6)" test "$start6" -gt 0
+probe() { local cmd=$1; shift; /usr/bin/python3 "$here/kafka_probe.py" "$cmd" 127.0.0.1:$KAFKA_PORT "$topic" 0 "$@" 2>&1; }
+out=$(probe fetch 0)
+check "Fetch at offset 0: KAFKA_STORAGE_ERROR (got '$out')" test "${out%% *}" = 56
+out=$(probe fetch $((start6 - 1)))
+check "Fetch just below the local start: KAFKA_STORAGE_ERROR (got '$out')" test "${out%% *}" = 56
+out=$(probe list-offsets -2)
+check "ListOffsets earliest: KAFKA_STORAGE_ERROR (got '$out')" test "${out%% *}" = 56
+out=$(probe list-offsets 0)
+check "ListOffsets by time from 0: KAFKA_STORAGE_ERROR (got '$out')" test "${out%% *}" = 56
+out=$(probe list-offsets -1)
+check "ListOffsets latest still answers (got '$out')" test "${out%% *}" = 0
+# librdkafka (kcat) from offset 0: no record, no out-of-range reset, the storage error seen.
+timeout 8 kcat -b 127.0.0.1:$KAFKA_PORT -C -t "$topic" -p 0 -o 0 -e -q -f '%o\n' -d fetch \
+  >"$work/kcat6.out" 2>"$work/kcat6.err"
+check "kcat from offset 0 gets no record ($(wc -l <"$work/kcat6.out") read)" test ! -s "$work/kcat6.out"
+check "kcat sees the storage error" grep -qi "KAFKA_STORAGE_ERROR\|Disk error" "$work/kcat6.err"
+check "kcat is never told out of range" bash -c "! grep -qi 'out of range\|OFFSET_OUT_OF_RANGE' '$work/kcat6.err'"
+code=$(curl -s -o "$work/lookup6" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/v1/topics/$topic/partitions/0/records?offset=0&limit=5")
+check "HTTP lookup by offset 0: 503 (got $code: $(head -c 300 "$work/lookup6"))" test "$code" = 503
+check "... naming the table" grep -q "floe.$table misses offsets 0\.\." "$work/lookup6"
+code=$(curl -s -o "$work/lookup6k" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/v1/topics/$topic/records?key=no-such-key")
+check "HTTP lookup by key: 503 (got $code)" test "$code" = 503
+code=$(curl -s -o "$work/ready6" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/readyz")
+check "readyz not ready (got $code)" test "$code" = 503
+check "readyz names the table: $(head -c 600 "$work/ready6")" grep -q "$table misses offsets 0\.\." "$work/ready6"
 check "produced 5000..5500" node "$js/produce.mjs" 127.0.0.1:$KAFKA_PORT "$topic" 5000 5500
+# (before, the local start may be the end of the log: everything was offloaded and trimmed)
+out=$(probe fetch "$start6")
+check "Fetch at the local start still serves records (got '$out')" test "${out%% *}" = 0 -a "${out##* }" -gt 0
+sleep 2
+check "local deletion stays stopped (local start $start6 -> $(local_start))" test "$(local_start)" -eq "$start6"
+p6=$(positions "$work/data/catalog.db")
+check "nothing offloaded above the hole (position '${p6:-none}')" test "${p6:-0}" -le 0
+# Giving the history up on purpose: DeleteRecords up to the local start.
+out=$(probe delete-records "$start6")
+check "DeleteRecords to the local start (got '$out')" test "$out" = "0 $start6"
 check "new records are offloaded (table covers 5500)" wait_for 30 covered "$work/data/catalog.db" 5500
 rows=$(/usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "$table" |
   /usr/bin/python3 -c 'import json,sys; print(sum(f["records"] for f in json.load(sys.stdin)["files"]))')
-check "the new table holds offsets 5000..5500 ($rows rows)" test "$rows" -eq 500
+check "the new table holds offsets $start6..5500 ($rows rows)" test "$rows" -eq $((5500 - start6))
+check "readyz ready again" wait_for 10 bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$HTTP_PORT/readyz)\" = 200 ]"
 stop_floe; rc=$?
 check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
 finish

@@ -4,7 +4,8 @@ and kafkajs retry retriable errors instead of showing them):
   kafka_probe.py produce HOST:PORT TOPIC PARTITION VALUE            -> "<error code> <base offset>"
   kafka_probe.py list-offsets HOST:PORT TOPIC PARTITION TIMESTAMP   -> "<error code> <offset>"
   kafka_probe.py delete-records HOST:PORT TOPIC PARTITION OFFSET    -> "<error code> <low watermark>"
-(Produce v3 acks=1, ListOffsets v1, DeleteRecords v0; TIMESTAMP -1 latest, -2 earliest, or
+  kafka_probe.py fetch HOST:PORT TOPIC PARTITION OFFSET             -> "<error code> <record bytes>"
+(Produce v3 acks=1, ListOffsets v1, DeleteRecords v0, Fetch v4 read_uncommitted; TIMESTAMP -1 latest, -2 earliest, or
 milliseconds.)"""
 import os
 import socket
@@ -49,6 +50,15 @@ def main():
         s.sendall(request(21, 0, 7, body))
         r = recv_response(s, timeout=30)
         idx, base, code = struct.unpack('>iqh', topic_partition_answer(r, topic, skip=4)[:14])
+    elif cmd == 'fetch':
+        body = (struct.pack('>iiiib', -1, 100, 1, 1 << 20, 0) + struct.pack('>i', 1) + kstr(topic)
+                + struct.pack('>iiqi', 1, part, int(sys.argv[5]), 1 << 20))
+        s.sendall(request(1, 4, 7, body))
+        r = recv_response(s, timeout=30)
+        rest = topic_partition_answer(r, topic, skip=4)
+        idx, code, _hw, _lso, naborted = struct.unpack('>ihqqi', rest[:26])
+        at = 26 + max(naborted, 0) * 16
+        base = struct.unpack('>i', rest[at:at + 4])[0]  # bytes of record batches (-1: null)
     else:
         raise SystemExit(f'unknown command {cmd}')
     if idx != part:

@@ -316,7 +316,7 @@ start_broker dup 1 || exit 1
   --set floe.storage.worker.enabled=false "${LAKE[@]}" >"$work/dup2.out" 2>"$work/dup2.log"
 dup_rc=$?
 check "a second broker with a live broker's id stops start-up (exit $dup_rc)" test "$dup_rc" -ne 0
-check "its message names floe.broker.id" grep -q "floe.broker.id=1: another live broker" "$work/dup2.log"
+check "its message names floe.broker.id" grep -q "floe.broker.id=1: broker 1 is live" "$work/dup2.log"
 stop_broker dup 1
 
 # ---------------- Redis restarted (AOF, appendfsync always) under three brokers ----------------

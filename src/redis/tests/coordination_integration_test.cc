@@ -47,6 +47,95 @@ protected:
     static inline fs::path dir;
 };
 
+TEST_F(redis_coordination, register_broker_chooses_keeps_and_refuses_ids) {
+    using reg_t = broker_registry::registration;
+    auto ms_since = [](auto t0) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    };
+    // Three brokers registering at once, without ids: three distinct ids, the lowest free ones.
+    std::vector<std::unique_ptr<redis::client>> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(connect_to(srv->uri()));
+    std::vector<std::unique_ptr<broker_registry>> regs(3);
+    {
+        std::vector<std::thread> ts;
+        for (int i = 0; i < 3; ++i)
+            ts.emplace_back([&, i] {
+                auto r = broker_registry::register_broker(*clients[size_t(i)], "auto",
+                                                          reg_t{std::nullopt, fmt::format("dir{}", i), "L", 1500ms});
+                if (r) regs[size_t(i)] = std::move(*r);
+            });
+        for (auto& t : ts) t.join();
+    }
+    std::set<int32_t> got;
+    for (auto& r : regs) {
+        ASSERT_TRUE(r);
+        got.insert(r->id());
+        r->start(300ms);
+    }
+    EXPECT_EQ(got, (std::set<int32_t>{0, 1, 2}));
+    // The id is kept with the directory's token.
+    const int32_t id1 = regs[1]->id();
+    EXPECT_EQ(srv->raw({"HGET", "auto{auto.brokers}.bindings", "dir1"})->str(), std::to_string(id1));
+    // dir1's broker crashes (no leave): restarted, it takes its id back once its old entry is
+    // seen not to move (half the ttl), long before the entry expires.
+    regs[1]->stop();
+    auto t0 = std::chrono::steady_clock::now();
+    auto back = broker_registry::register_broker(*clients[1], "auto", reg_t{std::nullopt, "dir1", "L", 1500ms});
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ((*back)->id(), id1);
+    EXPECT_LT(ms_since(t0), 1400ms);
+    (*back)->start(300ms);
+    // An explicit id a live broker of another directory has: refused at once.
+    auto c = connect_to(srv->uri());
+    t0 = std::chrono::steady_clock::now();
+    auto dup = broker_registry::register_broker(*c, "auto", reg_t{regs[0]->id(), "dirX", "L", 1500ms});
+    ASSERT_FALSE(dup);
+    EXPECT_EQ(dup.error().code(), errc::already_exists) << dup.error();
+    EXPECT_LT(ms_since(t0), 200ms);
+    // A copy of dir0 (same token) while dir0's broker heartbeats: refused, with or without id.
+    auto copy = broker_registry::register_broker(*c, "auto", reg_t{std::nullopt, "dir0", "L", 1500ms});
+    ASSERT_FALSE(copy);
+    EXPECT_EQ(copy.error().code(), errc::conflict) << copy.error();
+    auto copy9 = broker_registry::register_broker(*c, "auto", reg_t{9, "dir0", "L", 1500ms});
+    ASSERT_FALSE(copy9);
+    EXPECT_EQ(copy9.error().code(), errc::conflict) << copy9.error();
+    // An explicit free id works; the next broker without id takes the lowest free one.
+    auto seven = broker_registry::register_broker(*c, "auto", reg_t{7, "dirY", "L", 1500ms});
+    ASSERT_TRUE(seven) << seven.error();
+    EXPECT_EQ((*seven)->id(), 7);
+    auto c2 = connect_to(srv->uri());
+    auto next = broker_registry::register_broker(*c2, "auto", reg_t{std::nullopt, "dirZ", "L", 1500ms});
+    ASSERT_TRUE(next) << next.error();
+    EXPECT_EQ((*next)->id(), 3);
+    (*seven)->heartbeat().value();
+    EXPECT_EQ(ids(*(*next)->live()), (std::vector<int32_t>{0, 1, 2, 3, 7}));
+    // With its place (host and path; the caller holds the directory's lock), a broker restarted
+    // after a crash takes its id back at once: the live entry is its own previous life.
+    auto cp = connect_to(srv->uri());
+    auto placed = broker_registry::register_broker(*cp, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h1:/p"});
+    ASSERT_TRUE(placed) << placed.error();
+    EXPECT_EQ((*placed)->id(), 4);
+    (*placed)->start(300ms);
+    std::this_thread::sleep_for(400ms);
+    (*placed)->stop(); // kill -9: no leave
+    t0 = std::chrono::steady_clock::now();
+    auto again = broker_registry::register_broker(*cp, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h1:/p"});
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ((*again)->id(), 4);
+    EXPECT_LT(ms_since(t0), 200ms);
+    (*again)->start(300ms);
+    // The same token from another place while it heartbeats: a copy, refused.
+    auto elsewhere = broker_registry::register_broker(*c2, "auto", reg_t{std::nullopt, "dirP", "L", 1500ms, "h2:/p"});
+    ASSERT_FALSE(elsewhere);
+    EXPECT_EQ(elsewhere.error().code(), errc::conflict) << elsewhere.error();
+    // The previous life's heartbeats are refused now (its token no longer holds id 4).
+    EXPECT_FALSE((*placed)->heartbeat());
+    for (auto& r : regs)
+        if (r) r->stop();
+    (*back)->stop();
+    (*again)->stop();
+}
+
 TEST_F(redis_coordination, registry_lists_live_brokers_and_drops_dead_ones) {
     // Three brokers, each with its own client (as three processes would have).
     auto c0 = connect_to(srv->uri()), c1 = connect_to(srv->uri()), c2 = connect_to(srv->uri());

@@ -411,5 +411,56 @@ TEST_F(RemoteReaderTest, LookupsReplanWhenAPlannedFileIsGone) {
     });
 }
 
+// Issue 26: history the local marker says was offloaded, below the local start, that the table
+// does not hold (another lake, a restored catalog) is in neither tier. Every read below the local
+// start then fails with a retriable error naming the table, never "nothing there"; the gap is
+// listed until the table holds it or DeleteRecords (the floor) gives it up.
+TEST_F(RemoteReaderTest, HistoryTheTableMissesIsAnErrorNeverNothing) {
+    remote_reader rr(*_lake);
+    remote_reader::tier_marks marks{5000, 4000}; // offloaded up to 5000, local from 4000; table: 3000
+    int64_t floor = 0;
+    rr.set_tier_marks([&](const std::string& topic, int32_t p) -> std::optional<remote_reader::tier_marks> {
+        if (topic != "t" || p != 0) return std::nullopt;
+        return marks;
+    });
+    rr.set_records_floor([&](const std::string&, int32_t) { return floor; });
+    auto missing = [](const auto& r, const char* what) {
+        SCOPED_TRACE(what);
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code(), errc::unavailable) << r.error();
+        EXPECT_NE(r.error().message().find("misses offsets 3000..3999 of t-0"), std::string::npos) << r.error();
+    };
+    EXPECT_TRUE(rr.history_gaps().empty()); // nothing read yet
+    missing(rr.check_history("t", 0), "check_history");
+    missing(rr.read("t", 0, 3500, 4000, 1 << 20), "read in the gap");
+    missing(rr.read("t", 0, 0, 4000, 1 << 20), "read below it");
+    missing(rr.start_offset("t", 0), "start_offset");
+    missing(rr.recent_start_offset("t", 0, std::chrono::seconds(1)), "recent_start_offset (remembered)");
+    missing(rr.read_rows("t", 0, 10, 4000, 5), "read_rows");
+    missing(rr.find_by_time("t", 0, 0, INT64_MAX, 4000, 5), "find_by_time");
+    auto gaps = rr.history_gaps();
+    ASSERT_EQ(gaps.size(), 1u);
+    EXPECT_NE(gaps[0].find("misses offsets 3000..3999 of t-0"), std::string::npos) << gaps[0];
+    EXPECT_NE(gaps[0].find("floe."), std::string::npos) << gaps[0]; // the table, namespace-qualified
+    // Another partition, and reads with no marks, are not affected.
+    EXPECT_TRUE(rr.check_history("t", 1));
+    // The local tier still holds what the table misses: no gap.
+    marks = {5000, 3000};
+    EXPECT_TRUE(rr.check_history("t", 0));
+    EXPECT_TRUE(rr.history_gaps().empty());
+    // The marker says no more than the table holds: no gap (3000..3999 were never offloaded).
+    marks = {3000, 4000};
+    EXPECT_TRUE(rr.check_history("t", 0));
+    // Back in the gap, then DeleteRecords up to the local start gives it up.
+    marks = {5000, 4000};
+    missing(rr.check_history("t", 0), "again");
+    EXPECT_EQ(rr.history_gaps().size(), 1u);
+    floor = 4000;
+    EXPECT_TRUE(rr.history_gaps().empty());
+    auto r = rr.read("t", 0, 0, 4000, 1 << 20); // below the floor: nothing, by intent
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->records, 0u);
+}
+
 } // namespace
 } // namespace floe::tiering
