@@ -42,6 +42,14 @@ result<spdlog::level::level_enum> parse_log_level(std::string_view s) {
                 "log level '{}' is not one of trace, debug, info, warn, error, critical, off", s);
 }
 
+spdlog::level::level_enum level_from_syslog(int severity) noexcept {
+    if (severity <= 2) return spdlog::level::critical;
+    if (severity == 3) return spdlog::level::err;
+    if (severity == 4) return spdlog::level::warn;
+    if (severity <= 6) return spdlog::level::info;
+    return spdlog::level::debug;
+}
+
 std::string json_escape(std::string_view s) {
     std::string out;
     out.reserve(s.size() + 8);

@@ -129,8 +129,8 @@ constexpr ingest_key ingest_keys[] = {
     {"url", "jetstream"}, {"user", "jetstream"}, {"password", "jetstream"},
     {"token", "jetstream"}, {"creds-file", "jetstream"}, {"stream", "jetstream"},
     {"filter-subject", "jetstream"}, {"topic", "jetstream"}, {"mode", "jetstream"},
-    {"max-age", "jetstream"}, {"max-messages", "jetstream"}, {"max-bytes", "jetstream"},
-    {"max-local-bytes", ""},
+    {"max-age", ""}, {"max-messages", ""}, {"max-bytes", ""},
+    {"max-local-bytes", ""}, {"remote-storage", ""},
 };
 constexpr std::string_view librdkafka_prefix = "librdkafka.";
 
@@ -163,10 +163,10 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
                     name, source.describe());
     if (ingest_key_type(key).empty())
         return fail(errc::invalid_argument,
-                    "unknown setting '{}' in {}: an ingest source takes type, max-local-bytes, bootstrap-servers, topics, "
-                    "group-id, start, topic-prefix, librdkafka.<property> (kafka) or url, user, password, "
-                    "token, creds-file, stream, filter-subject, topic, mode, max-age, max-messages, "
-                    "max-bytes (jetstream)",
+                    "unknown setting '{}' in {}: an ingest source takes type, remote-storage, max-age, "
+                    "max-messages, max-bytes, max-local-bytes, then bootstrap-servers, topics, group-id, start, "
+                    "topic-prefix, librdkafka.<property> (kafka) or url, user, password, token, creds-file, "
+                    "stream, filter-subject, topic, mode (jetstream)",
                     name, source.describe());
     auto bad = [&](std::string_view why) {
         return fail(errc::invalid_argument, "invalid value for '{}' in {}: '{}' {}", name,
@@ -175,6 +175,7 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
     if (key == "type" && text != "kafka" && text != "jetstream") return bad("is not one of kafka, jetstream");
     if (key == "start" && text != "earliest" && text != "latest") return bad("is not one of earliest, latest");
     if (key == "mode" && text != "duplicate" && text != "offload") return bad("is not one of duplicate, offload");
+    if (key == "remote-storage" && text != "true" && text != "false") return bad("is not one of true, false");
     if ((key == "max-bytes" || key == "max-local-bytes") && (!parse_size(text) || *parse_size(text) <= 0))
         return bad("is not a positive size (e.g. 64MiB)");
     if (key == "max-messages" && (!parse_int(text) || *parse_int(text) <= 0)) return bad("is not a positive integer");
@@ -207,6 +208,11 @@ result<void> settings::check_ingest_sources() const {
                 return fail(errc::invalid_argument, "setting '{}{}' ({}) is for {} sources, but source '{}' is {}",
                             prefix, k, src.sources.at(k).describe(), t, n, type);
         }
+        if (src.get("mode") == "offload" && src.get("remote-storage") == "false")
+            return fail(errc::invalid_argument,
+                        "ingest source '{}': {}mode=offload removes from NATS what Iceberg holds, and "
+                        "{}remote-storage=false keeps the mirror out of Iceberg; drop one",
+                        n, prefix, prefix);
         if (type == "jetstream") {
             for (auto req : {"url", "stream"})
                 if (src.get(req).empty())

@@ -3,6 +3,7 @@
 #include "iceberg/catalog_pg.h"
 
 #include <libpq-fe.h>
+#include <spdlog/spdlog.h>
 
 #include <array>
 #include <cstring>
@@ -37,6 +38,18 @@ std::string one_line(const char* msg) {
     return out;
 }
 
+// libpq prints a server's NOTICE and WARNING messages ("relation ... already exists, skipping"
+// at every CREATE TABLE IF NOT EXISTS) to stderr unless a receiver is set: they go through
+// Floe's logger instead, at their severity, so --log-format json stays one object a line.
+void notice_to_log(void*, const PGresult* r) {
+    const char* sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    std::string_view s = sev ? sev : "NOTICE";
+    auto level = s == "WARNING" ? spdlog::level::warn
+                 : s.starts_with("DEBUG") ? spdlog::level::debug
+                                          : spdlog::level::info;
+    spdlog::log(level, "postgres catalog: {}", one_line(PQresultErrorMessage(r)));
+}
+
 } // namespace
 
 postgres_catalog::postgres_catalog(PGconn* conn, std::string name) : _conn(conn), _name(std::move(name)) {}
@@ -50,6 +63,7 @@ result<std::unique_ptr<postgres_catalog>> postgres_catalog::open(const std::stri
         PQfinish(c);
         return fail(errc::unavailable, "connect to postgres catalog: {}", msg);
     }
+    PQsetNoticeReceiver(c, notice_to_log, nullptr); // kept by PQreset
     std::unique_ptr<postgres_catalog> cat(new postgres_catalog(c, std::move(catalog_name)));
     for (auto* sql : sql_catalog_ddl()) {
         pg_result r{PQexec(c, sql)};

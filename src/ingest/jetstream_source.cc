@@ -1,6 +1,7 @@
 #include "ingest/jetstream_source.h"
 
 #include "config/units.h"
+#include "ingest/mirror_policy.h"
 #include "log/batch_builder.h"
 
 #include <nats/nats.h>
@@ -91,11 +92,9 @@ struct jetstream_source::impl {
     // mode=offload and thresholds
     bool offload = false;
     bool workqueue = false;          // the stream's retention is WorkQueue: ack, not purge
-    int64_t max_age_ms = 0, max_messages = 0, max_bytes = 0; // 0: not set
+    seal_thresholds limits;
+    segment_sealer sealer;           // follows the active segment for the thresholds
     int64_t budget = 0;
-    int64_t seg_id = -1;             // active segment being tracked for the thresholds
-    int64_t seg_first_ms = 0;        // when its first message was appended (or first seen)
-    int64_t seg_msgs = 0;
     int64_t purged_to = 0;           // offsets below this were purged from the stream
     int64_t stream_last = 0;         // the stream's last sequence, last seen
     int64_t last_purge_ms = 0;
@@ -146,6 +145,20 @@ struct jetstream_source::impl {
         if (s == NATS_OK && !self._cfg.get("creds-file").empty())
             s = natsOptions_SetUserCredentialsFromFiles(o, self._cfg.get("creds-file").c_str(), nullptr);
         if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, -1);
+        // libnats' default asynchronous error handler (a slow consumer, a server error on the
+        // connection) prints raw lines to stderr; through Floe's logger they stay one JSON
+        // object a line with --log-format json. Called on libnats' thread; the impl outlives
+        // the connection (disconnect() runs before it goes).
+        if (s == NATS_OK)
+            s = natsOptions_SetErrorHandler(
+                o,
+                [](natsConnection* c, natsSubscription*, natsStatus err, void* closure) {
+                    const char* last = nullptr;
+                    if (c) natsConnection_GetLastError(c, &last);
+                    spdlog::warn("ingest {}: nats: {}{}{}", static_cast<impl*>(closure)->self._cfg.name,
+                                 natsStatus_GetText(err), last && *last ? ": " : "", last ? last : "");
+                },
+                this);
         if (s != NATS_OK) return fin(s, "options for");
         s = natsConnection_Connect(&nc, o);
         if (s != NATS_OK) return fin(s, "connecting to");
@@ -238,14 +251,15 @@ struct jetstream_source::impl {
 
     result<void> ensure_topic() {
         auto info = self._logs.topic(topic);
-        // Offload mode only removes what Iceberg holds: its mirror goes to the lake.
-        log::config_map overrides;
-        if (offload) overrides["remote.storage.enable"] = "true";
+        // Mirrors go to the lake unless the source says remote-storage=false (config refuses
+        // that with mode=offload, which only removes what Iceberg holds).
         if (!info)
-            info = FLOE_TRY_CTX(self._logs.create_topic(topic, 1, overrides, false, mirror_of), "creating mirror topic {}",
-                                topic);
+            info = FLOE_TRY_CTX(self._logs.create_topic(topic, 1, mirror_overrides(self._cfg), false, mirror_of),
+                                "creating mirror topic {}", topic);
         else if (info->mirror_of != mirror_of)
             return fail(errc::already_exists, "topic {} exists and is not the mirror of source {}", topic, self._cfg.name);
+        else
+            info = FLOE_TRY(align_mirror_tiering(self._logs, *info, self._cfg));
         if (offload && !info->config.remote_storage_enable)
             return fail(errc::invalid_argument,
                         "mode=offload needs the mirror topic {} to go to Iceberg: set its remote.storage.enable=true",
@@ -337,7 +351,7 @@ struct jetstream_source::impl {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
             if (r.status != log::append_status::ok)
                 return fail(errc::internal, "appending to {}-0: {}: {}", topic, log::to_string(r.status), r.message);
-            track_active(n, now_ms());
+            if (limits.any()) sealer.appended(*plog, n, now_ms());
             std::lock_guard g(mu);
             auto& ps = st.partitions.front();
             ps.records += n;
@@ -352,46 +366,18 @@ struct jetstream_source::impl {
         return {};
     }
 
-    bool thresholds() const { return max_age_ms > 0 || max_messages > 0 || max_bytes > 0; }
-
-    // Follows the active segment for the thresholds: `added` messages were just appended.
-    void track_active(int64_t added, int64_t now) {
-        if (!thresholds()) return;
-        auto segs = plog->segments();
-        if (segs.empty()) return;
-        auto& a = segs.back();
-        if (a.sealed || a.empty()) return;
-        if (a.id() != seg_id) {
-            // A new active segment (or one found at start): counted from here.
-            seg_id = a.id();
-            seg_first_ms = now;
-            seg_msgs = added > 0 ? 0 : a.next_offset() - a.base_offset();
-        }
-        seg_msgs += added;
-    }
-
     // Seals the active segment when a threshold is reached (whichever comes first), so the
     // storage worker lands it in Iceberg.
     void maybe_seal(int64_t now) {
-        if (!thresholds() || !plog) return;
-        track_active(0, now);
-        auto segs = plog->segments();
-        if (segs.empty()) return;
-        auto& a = segs.back();
-        if (a.sealed || a.empty() || a.id() != seg_id) return;
-        const char* why = nullptr;
-        if (max_messages > 0 && seg_msgs >= max_messages) why = "max-messages";
-        else if (max_bytes > 0 && int64_t(a.size_bytes) >= max_bytes) why = "max-bytes";
-        else if (max_age_ms > 0 && now - seg_first_ms >= max_age_ms) why = "max-age";
-        if (!why) return;
-        if (auto r = plog->roll(); !r) {
-            set_error(fmt::format("sealing a segment of {}-0 ({}): {}", topic, why, r.error().message()));
+        if (!limits.any() || !plog) return;
+        auto r = sealer.maybe_seal(*plog, limits, now);
+        if (!r) {
+            set_error(r.error().message());
             return;
         }
-        spdlog::info("ingest {}: segment {} of {}-0 sealed by {} ({} messages, {} bytes)", self._cfg.name, a.id(),
-                      topic, why, seg_msgs, a.size_bytes);
-        seg_id = -1;
-        seg_msgs = 0;
+        if (!*r) return;
+        spdlog::info("ingest {}: segment {} of {}-0 sealed by {} ({} messages, {} bytes)", self._cfg.name, (*r)->id,
+                     topic, (*r)->why, (*r)->messages, (*r)->bytes);
         if (self._hooks.sealed) self._hooks.sealed();
     }
 
@@ -459,7 +445,8 @@ struct jetstream_source::impl {
 
     // Shorter fetches with a short max-age, so a segment is sealed close to its age.
     int64_t fetch_timeout() const {
-        return max_age_ms > 0 ? std::clamp<int64_t>(max_age_ms / 4, 50, fetch_timeout_ms) : fetch_timeout_ms;
+        return limits.max_age_ms > 0 ? std::clamp<int64_t>(limits.max_age_ms / 4, 50, fetch_timeout_ms)
+                                     : fetch_timeout_ms;
     }
 
     void run() {
@@ -585,13 +572,7 @@ result<void> jetstream_source::start() {
     I.mirror_of = "jetstream:" + _cfg.name;
     I.offload = _cfg.get("mode", "duplicate") == "offload";
     I.budget = max_local_bytes_of(_cfg);
-    // Validated by config (positive values); read again here.
-    if (auto v = _cfg.get("max-age"); !v.empty())
-        I.max_age_ms = FLOE_TRY_CTX(config::parse_duration(v), "setting 'floe.ingest.sources.{}.max-age'", _cfg.name).count();
-    if (auto v = _cfg.get("max-messages"); !v.empty())
-        I.max_messages = FLOE_TRY_CTX(config::parse_int(v), "setting 'floe.ingest.sources.{}.max-messages'", _cfg.name);
-    if (auto v = _cfg.get("max-bytes"); !v.empty())
-        I.max_bytes = FLOE_TRY_CTX(config::parse_size(v), "setting 'floe.ingest.sources.{}.max-bytes'", _cfg.name);
+    I.limits = FLOE_TRY(seal_thresholds::of(_cfg));
     FLOE_TRY_CTX(log::local_tier::validate_topic_name(I.topic), "setting 'floe.ingest.sources.{}.topic'", _cfg.name);
     {
         std::lock_guard g(I.mu);

@@ -1,6 +1,8 @@
 #include "ingest/kafka_source.h"
 
+#include "base/log.h"
 #include "config/units.h"
+#include "ingest/mirror_policy.h"
 #include "log/batch_builder.h"
 
 #include <librdkafka/rdkafka.h>
@@ -8,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <set>
 
 namespace floe::ingest {
 
@@ -90,6 +93,7 @@ struct kafka_source::impl {
     struct assigned {
         std::shared_ptr<log::local_partition> log;
         int64_t committed = -1; // last offset committed to the source group
+        segment_sealer sealer = {}; // the active segment, for the seal thresholds
     };
     std::map<std::pair<std::string, int32_t>, assigned> parts; // owned partitions; consumer thread only
     std::map<std::pair<std::string, int32_t>, pending_batches> pend; // this poll round's records
@@ -98,6 +102,8 @@ struct kafka_source::impl {
     int64_t last_commit_ms = 0;
     int64_t budget = default_max_local_bytes;
     bool paused = false;
+    seal_thresholds limits;
+    std::set<std::string> aligned; // mirror topics whose tiering was checked against remote-storage
 
     void set_error(std::string msg) {
         std::lock_guard g(mu);
@@ -143,6 +149,14 @@ struct kafka_source::impl {
         for (auto& [k, v] : self._cfg.values)
             if (k.starts_with("librdkafka.")) FLOE_TRY(set(k.substr(11), v, key(k)));
         rd_kafka_conf_set_opaque(conf, this);
+        // librdkafka's own log lines ("%3|...|FAIL|...") go through Floe's logger, tagged with
+        // the source, instead of raw to stderr (they would break --log-format json). Called from
+        // librdkafka's threads while the handle lives, which the impl outlives.
+        rd_kafka_conf_set_log_cb(conf, [](const rd_kafka_t* h, int level, const char* fac, const char* buf) {
+            auto* me = static_cast<impl*>(rd_kafka_opaque(h));
+            spdlog::log(level_from_syslog(level), "ingest {}: librdkafka {}: {}", me ? me->self._cfg.name : "?",
+                        fac ? fac : "", buf ? buf : "");
+        });
         rd_kafka_conf_set_rebalance_cb(conf, [](rd_kafka_t* h, rd_kafka_resp_err_t e,
                                                 rd_kafka_topic_partition_list_t* l, void* opaque) {
             static_cast<impl*>(opaque)->rebalance(h, e, l);
@@ -184,13 +198,23 @@ struct kafka_source::impl {
         auto local = prefix + name;
         auto info = self._logs.topic(local);
         if (!info) {
-            FLOE_TRY_CTX(self._logs.create_topic(local, count, {}, false, mirror_of), "creating mirror topic {}", local);
-            spdlog::info("ingest {}: mirror topic {} created for {} ({} partitions)", self._cfg.name, local, name, count);
-        } else if (info->mirror_of != mirror_of) {
+            FLOE_TRY_CTX(self._logs.create_topic(local, count, mirror_overrides(self._cfg), false, mirror_of),
+                         "creating mirror topic {}", local);
+            aligned.insert(local);
+            spdlog::info("ingest {}: mirror topic {} created for {} ({} partitions{})", self._cfg.name, local, name,
+                         count, mirrors_to_lake(self._cfg) ? ", to Iceberg" : ", local only");
+            return {};
+        }
+        if (info->mirror_of != mirror_of) {
             return fail(errc::already_exists,
                         "topic {} exists and is not the mirror of source {} ({}); delete it or set a topic-prefix", local,
                         self._cfg.name, info->mirror_of.empty() ? "a plain topic" : "mirror of " + info->mirror_of);
-        } else if (info->partitions < count) {
+        }
+        if (!aligned.contains(local)) {
+            FLOE_TRY(align_mirror_tiering(self._logs, *info, self._cfg));
+            aligned.insert(local);
+        }
+        if (info->partitions < count) {
             FLOE_TRY_CTX(self._logs.create_partitions(local, count), "growing mirror topic {}", local);
             spdlog::info("ingest {}: mirror topic {} grown to {} partitions", self._cfg.name, local, count);
         }
@@ -409,6 +433,7 @@ struct kafka_source::impl {
                                       log::to_string(r->status), r->message));
                 seek_to_local_end(k, a);
             } else {
+                if (limits.any()) a.sealer.appended(*a.log, int64_t(pb.records), now_ms());
                 std::lock_guard g(mu);
                 for (auto& ps : st.partitions)
                     if (ps.source_topic == k.first && ps.partition == k.second) {
@@ -420,6 +445,26 @@ struct kafka_source::impl {
             pb.bytes.clear();
             pb.records = 0;
         }
+    }
+
+    // Seals each owned partition's active segment once a threshold (max-age, max-messages,
+    // max-bytes) is reached, so the storage worker lands it in Iceberg.
+    void seal_due() {
+        if (!limits.any()) return;
+        bool any = false;
+        const auto now = now_ms();
+        for (auto& [k, a] : parts) {
+            auto r = a.sealer.maybe_seal(*a.log, limits, now);
+            if (!r) {
+                set_error(r.error().message());
+                continue;
+            }
+            if (!*r) continue;
+            any = true;
+            spdlog::info("ingest {}: segment {} of {}-{} sealed by {} ({} messages, {} bytes)", self._cfg.name,
+                         (*r)->id, a.log->tp().topic, k.second, (*r)->why, (*r)->messages, (*r)->bytes);
+        }
+        if (any && self._hooks.sealed) self._hooks.sealed();
     }
 
     void seek_to_local_end(const std::pair<std::string, int32_t>& k, assigned& a) {
@@ -528,6 +573,7 @@ struct kafka_source::impl {
                 }
             }
             flush_pending();
+            seal_due();
             apply_budget();
             if (now_ms() - last_commit_ms >= commit_interval_ms) {
                 last_commit_ms = now_ms();
@@ -558,6 +604,7 @@ result<void> kafka_source::start() {
     I.group_id = _cfg.get("group-id", "floe-ingest-" + _cfg.name);
     I.mirror_of = "kafka:" + _cfg.name;
     I.budget = max_local_bytes_of(_cfg);
+    I.limits = FLOE_TRY(seal_thresholds::of(_cfg));
     FLOE_TRY(I.create_consumer());
     {
         std::lock_guard g(I.mu);
@@ -568,8 +615,10 @@ result<void> kafka_source::start() {
         ::pthread_setname_np(::pthread_self(), fmt::format("ingest:{}", _cfg.name).substr(0, 15).c_str());
         _impl->run();
     });
-    spdlog::info("ingest {}: kafka source {} topics={} group={}", _cfg.name, _cfg.get("bootstrap-servers"),
-                 _cfg.get("topics"), I.group_id);
+    spdlog::info("ingest {}: kafka source {} topics={} group={} remote-storage={} max-age={} max-messages={} "
+                 "max-bytes={}",
+                 _cfg.name, _cfg.get("bootstrap-servers"), _cfg.get("topics"), I.group_id, mirrors_to_lake(_cfg),
+                 _cfg.get("max-age", "-"), _cfg.get("max-messages", "-"), _cfg.get("max-bytes", "-"));
     return {};
 }
 

@@ -374,10 +374,25 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
     EXPECT_TRUE(load_with(std::nullopt, {}, {"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
                                              "floe.ingest.sources.k.bootstrap-servers=h:1",
                                              "floe.ingest.sources.k.max-local-bytes=1GiB"}));
+    // So do the seal thresholds (a Kafka mirror lands in Iceberg without waiting for segment.ms)
+    // and remote-storage, the opt-out of landing mirrors in Iceberg (true or false).
+    auto k = load_with(std::nullopt, {}, {"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
+                                          "floe.ingest.sources.k.bootstrap-servers=h:1",
+                                          "floe.ingest.sources.k.max-age=1s", "floe.ingest.sources.k.max-messages=10",
+                                          "floe.ingest.sources.k.max-bytes=1MiB",
+                                          "floe.ingest.sources.k.remote-storage=false"});
+    ASSERT_TRUE(k) << k.error();
+    EXPECT_EQ(k->ingest_sources().at("k").get("remote-storage"), "false");
     EXPECT_NE(err({"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
-                   "floe.ingest.sources.k.bootstrap-servers=h:1", "floe.ingest.sources.k.max-age=1s"})
-                  .find("floe.ingest.sources.k.max-age"),
+                   "floe.ingest.sources.k.bootstrap-servers=h:1", "floe.ingest.sources.k.remote-storage=off"})
+                  .find("floe.ingest.sources.k.remote-storage"),
               std::string::npos);
+    // mode=offload removes from NATS what Iceberg holds: it cannot go with remote-storage=false.
+    auto both = err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                     "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=offload",
+                     "floe.ingest.sources.j.remote-storage=false"});
+    EXPECT_NE(both.find("floe.ingest.sources.j.remote-storage"), std::string::npos) << both;
+    EXPECT_NE(both.find("floe.ingest.sources.j.mode"), std::string::npos) << both;
 }
 
 } // namespace
