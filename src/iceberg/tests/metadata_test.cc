@@ -77,10 +77,10 @@ TEST(iceberg_metadata, reads_every_spark_metadata_file_and_round_trips) {
         auto cur = raw.value("current-snapshot-id", int64_t{-1});
         EXPECT_EQ(m->current_snapshot_id.value_or(-1), cur) << p;
         for (size_t i = 0; i < m->snapshots.size(); ++i) {
-            EXPECT_EQ(m->snapshots[i].snapshot_id, raw["snapshots"][i]["snapshot-id"]);
-            EXPECT_EQ(m->snapshots[i].sequence_number, raw["snapshots"][i]["sequence-number"]);
+            EXPECT_EQ(m->snapshots[i].snapshot_id, raw["snapshots"][i]["snapshot-id"].get<int64_t>());
+            EXPECT_EQ(m->snapshots[i].sequence_number, raw["snapshots"][i]["sequence-number"].get<int64_t>());
             EXPECT_EQ(m->snapshots[i].summary.at("total-records"),
-                      raw["snapshots"][i]["summary"]["total-records"]);
+                      raw["snapshots"][i]["summary"]["total-records"].get<std::string>());
         }
         EXPECT_EQ(m->metadata_log.size(), raw.value("metadata-log", nlohmann::json::array()).size());
     }
