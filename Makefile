@@ -2,8 +2,7 @@
 # Every target installs what is missing first (scripts/bootstrap is idempotent and quick).
 
 BUILD      ?= build
-ASAN_BUILD ?= build-asan
-FUZZ_BUILD ?= build-fuzz
+SAN_BUILD  ?= build-san
 JOBS       ?= $(shell nproc)
 CTEST_JOBS ?= 2
 FUZZ_SECONDS ?= 10
@@ -12,7 +11,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all bootstrap build run test test-unit test-integration test-asan test-fuzz bench fmt clean chaos
+.PHONY: all bootstrap build run test test-unit test-integration san-build test-asan test-fuzz bench fmt clean chaos
 
 all: build
 
@@ -40,22 +39,22 @@ test-unit: build
 test-integration: build
 	cd $(BUILD) && ctest -L integration -j $(CTEST_JOBS) --output-on-failure --timeout 900
 
-# Unit tests and fuzz replays again under AddressSanitizer + UndefinedBehaviorSanitizer.
-test-asan: bootstrap
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLOE_SANITIZE=ON \
-	  -DFLOE_UNIT_ONLY=ON -DFLOE_BUILD_BENCH=OFF $(CMAKE_FLAGS)
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+# One sanitizer tree (clang, ASan+UBSan, libFuzzer coverage) serves both suites below: the unit
+# tests again under the sanitizers, then each libFuzzer target for a short bounded run
+# (scripts/fuzz runs them longer). One tree instead of two saves a whole compile of src/.
+san-build: bootstrap
+	CC=clang-16 CXX=clang++-16 cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DFLOE_SANITIZE=ON -DFLOE_FUZZ=ON -DFLOE_UNIT_ONLY=ON -DFLOE_BUILD_BENCH=OFF \
+	  -DFLOE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+test-asan: san-build
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest -L unit -j $(CTEST_JOBS) --output-on-failure --timeout 900
 
-# libFuzzer targets (clang, ASan+UBSan), each for a short bounded run; scripts/fuzz runs longer.
-test-fuzz: bootstrap
-	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DFLOE_FUZZ=ON -DFLOE_SANITIZE=ON -DFLOE_UNIT_ONLY=ON -DFLOE_BUILD_BENCH=OFF \
-	  -DFLOE_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
-	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	cd $(FUZZ_BUILD) && ctest -L fuzz -j $(CTEST_JOBS) --output-on-failure --no-tests=ignore
+test-fuzz: san-build
+	cd $(SAN_BUILD) && ctest -L fuzz -j $(CTEST_JOBS) --output-on-failure --no-tests=ignore
 
 # Everything: unit and integration tests, then the sanitizer build, then short fuzz runs.
 test: test-unit test-integration test-asan test-fuzz
@@ -80,4 +79,4 @@ fmt:
 	git ls-files '*.h' '*.cc' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) build-asan build-fuzz

@@ -14,13 +14,6 @@ endfunction()
 #   A GoogleTest binary whose cases are registered with CTest under the label "unit".
 function(floe_unit_test)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
-  if(FLOE_FUZZ)
-    # The clang fuzz build runs only fuzz targets: the test target exists (modules may set
-    # properties on it) but is neither built by default nor registered.
-    add_executable(${ARG_NAME} EXCLUDE_FROM_ALL ${ARG_SRCS})
-    target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
-    return()
-  endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME} PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
@@ -28,8 +21,9 @@ endfunction()
 
 # floe_fuzz_target(NAME name SRCS ... DEPS ... [CORPUS dir])
 #   A libFuzzer target: SRCS define LLVMFuzzerTestOneInput.
-#   - In the fuzz build (FLOE_FUZZ=ON, clang): a real libFuzzer binary with ASan+UBSan, run for a
-#     short, bounded time by `make test` (label fuzz) and for longer by scripts/fuzz.
+#   - In the sanitizer tree (FLOE_FUZZ=ON, clang, which also builds and runs the unit tests): a
+#     real libFuzzer binary with ASan+UBSan, run for a short, bounded time by `make test` (label
+#     fuzz) and for longer by scripts/fuzz.
 #   - In the other builds: linked with a replay driver that feeds the seed corpus and a fixed
 #     number of deterministic mutations of it, registered as a unit test, so every build
 #     exercises the decoder on hostile input.

@@ -71,16 +71,16 @@ TEST(iceberg_metadata, reads_every_spark_metadata_file_and_round_trips) {
         EXPECT_EQ(to_json_text(*again), text) << p;
         // Compare with the raw JSON, independently of our model.
         auto raw = nlohmann::json::parse(slurp(p));
-        EXPECT_EQ(m->table_uuid, raw["table-uuid"]);
-        EXPECT_EQ(m->last_column_id, raw["last-column-id"]);
+        EXPECT_EQ(m->table_uuid, raw["table-uuid"].get<std::string>());
+        EXPECT_EQ(m->last_column_id, raw["last-column-id"].get<int>());
         EXPECT_EQ(m->snapshots.size(), raw.value("snapshots", nlohmann::json::array()).size());
         auto cur = raw.value("current-snapshot-id", int64_t{-1});
         EXPECT_EQ(m->current_snapshot_id.value_or(-1), cur) << p;
         for (size_t i = 0; i < m->snapshots.size(); ++i) {
-            EXPECT_EQ(m->snapshots[i].snapshot_id, raw["snapshots"][i]["snapshot-id"]);
-            EXPECT_EQ(m->snapshots[i].sequence_number, raw["snapshots"][i]["sequence-number"]);
+            EXPECT_EQ(m->snapshots[i].snapshot_id, raw["snapshots"][i]["snapshot-id"].get<int64_t>());
+            EXPECT_EQ(m->snapshots[i].sequence_number, raw["snapshots"][i]["sequence-number"].get<int64_t>());
             EXPECT_EQ(m->snapshots[i].summary.at("total-records"),
-                      raw["snapshots"][i]["summary"]["total-records"]);
+                      raw["snapshots"][i]["summary"]["total-records"].get<std::string>());
         }
         EXPECT_EQ(m->metadata_log.size(), raw.value("metadata-log", nlohmann::json::array()).size());
     }
