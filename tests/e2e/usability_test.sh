@@ -103,6 +103,17 @@ t=[t for t in json.load(sys.stdin)["topics"] if t["name"]=="timed"][0]
 sys.exit(0 if all(p["local_start"]==15 for p in t["partitions"]) else 1)'
 }
 check "first half offloaded and deleted locally" wait_for 60 all_offloaded
+# The second half must stay local while the pages are read: with 300 ms segments the storage
+# worker would offload and delete it within a second, racing the reads on a loaded machine. The
+# same floe again, without its storage worker (the remote tier is still read).
+stop_floe
+"$FLOE_BIN" --set floe.data-dir="$work/a/data" --set floe.kafka.listen=127.0.0.1:$KAFKA_PORT \
+  --set floe.http.listen=127.0.0.1:$HTTP_PORT --set floe.topic-defaults.remote.storage.enable=true \
+  --set floe.topic-defaults.segment.ms=300 --set floe.topic-defaults.local.retention.ms=300 \
+  --set floe.storage.worker.enabled=false serve >>"$work/a/floe.out" 2>>"$work/a/floe.log" &
+FLOE_PID=$!
+check "floe up again without its storage worker" wait_for 20 bash -c "[ \$(grep -c 'floe is up' '$work/a/floe.log') -ge 2 ]"
+check "the first half is still in the remote tier only" wait_for 10 all_offloaded
 check "kafkajs produced the second half" node "$js/produce_timed.mjs" 127.0.0.1:$KAFKA_PORT timed 3 "$(batch 45 90)"
 
 from=1700000003000; to=1700000020000

@@ -162,7 +162,8 @@ public:
         _size += 4 + n;
         return _size - n;
     }
-    const uint8_t* data() const noexcept { return _data.get() + gap; }
+    /// The bytes; nullptr while nothing was ever appended (no arithmetic on a null pointer).
+    const uint8_t* data() const noexcept { return _data ? _data.get() + gap : nullptr; }
     /// The start of the gap (valid once something was appended).
     uint8_t* front() noexcept { return _data.get(); }
 

@@ -13,6 +13,25 @@ import time
 os.environ.setdefault("FLOE_SCHEMA_REGISTRY_LISTEN", "127.0.0.1:0")
 
 
+def extra_sets(data_dir):
+    """Extra settings for every broker of the run (tests/e2e/with_redis.sh: the Redis tier). On
+    the Redis tier each data directory gets its own Redis database, as redis_sets in
+    tests/e2e/lib.sh does: brokers of one test with separate data directories are separate
+    clusters (a cluster has one lake, so a second directory's SQLite catalog would be refused)."""
+    sets = os.environ.get('E2E_EXTRA_SETS', '').split()
+    port, dbs = os.environ.get('E2E_REDIS_PORT'), os.environ.get('E2E_REDIS_DBS')
+    if not port or not dbs:
+        return sets
+    d = os.path.realpath(data_dir)
+    known = open(dbs).read().splitlines() if os.path.exists(dbs) else []
+    if d not in known:
+        with open(dbs, 'a') as f:
+            f.write(d + '\n')
+        known.append(d)
+    uri = f'floe.local.redis.uri=redis://127.0.0.1:{port}/{known.index(d)}'
+    return [uri if x.startswith('floe.local.redis.uri=') else x for x in sets]
+
+
 class Broker:
     def __init__(self, binary, data_dir, extra=None):
         self.binary = binary
@@ -28,8 +47,7 @@ class Broker:
         args = [self.binary, 'serve', '--set', f'floe.kafka.listen=127.0.0.1:{p}',
                 '--set', f'floe.data-dir={self.data_dir}', '--set', 'floe.http.listen=127.0.0.1:0',
                 '--set', 'floe.storage.worker.enabled=false']
-        # Extra settings for every broker of the run (tests/e2e/with_redis.sh: the Redis tier).
-        args += os.environ.get('E2E_EXTRA_SETS', '').split()
+        args += extra_sets(self.data_dir)
         flags = {'--partitions': 'floe.default-partitions', '--io-threads': 'floe.kafka.io-threads',
                  '--max-request-bytes': 'floe.kafka.socket-request-max-bytes',
                  '--log-level': 'floe.log.level'}

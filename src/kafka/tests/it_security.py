@@ -17,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import expect, fresh_dir, run  # noqa: E402
+from harness import expect, extra_sets, fresh_dir, run  # noqa: E402
 
 KCAT = 'kcat'
 
@@ -56,9 +56,8 @@ class SecBroker:
         self.proc, self.ports = None, {}
 
     def settings(self):
-        # Extra settings for every broker of the run (tests/e2e/with_redis.sh: the Redis tier).
         return ['--set', f'floe.data-dir={self.data_dir}', *sum((['--set', s] for s in self.sets), []),
-                *os.environ.get('E2E_EXTRA_SETS', '').split()]
+                *extra_sets(self.data_dir)]
 
     def start(self):
         for _ in range(8):
