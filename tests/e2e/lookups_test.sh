@@ -28,7 +28,14 @@ for _ in $(seq 1 100); do
   [ "${start:-0}" -ge 2000 ] && break; sleep 0.2
 done
 check "local segments offloaded and deleted (local_start ${start:-none})" test "${start:-0}" -ge 2000
-# Newer records stay in the local tier: key-5 again, binary value.
+# Newer records stay in the local tier: key-5 again, binary value. With 500 ms segments the
+# storage worker would offload and delete them within a second, racing the lookups below on a
+# loaded machine: the same floe again, without its storage worker (the remote tier is still read).
+stop_floe
+start_floe "$work" "${remote[@]}" --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500 \
+  --set floe.topic-defaults.local.retention.ms=500 --set floe.storage.worker.enabled=false || exit 1
+api="http://127.0.0.1:$HTTP_PORT/v1"
+broker=127.0.0.1:$KAFKA_PORT
 printf 'key-5:value-5-again\n' | kcat -P -b $broker -t lookups -K:
 printf '\x00\xff\x01' | kcat -P -b $broker -t lookups -k binkey
 
