@@ -23,8 +23,13 @@ REDIS_PORT=$(free_port)
 run_redis "$work/redis" "$REDIS_PORT" || exit 1
 REDIS_PID=$RUN_REDIS_PID
 ttl_ms=3000
+# Every broker of the cluster on one lake (one SQLite file and one warehouse on this machine):
+# a broker with a lake of its own would be refused before its id is considered.
+mkdir -p "$work/lake"
 common=(--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$REDIS_PORT
-        --set floe.cluster.session-timeout=${ttl_ms}ms --set floe.storage.worker.enabled=false)
+        --set floe.cluster.session-timeout=${ttl_ms}ms --set floe.storage.worker.enabled=false
+        --set floe.storage.remote.catalog.uri=sqlite://$work/lake/catalog.db
+        --set floe.storage.remote.path=file://$work/lake/warehouse)
 
 launch() { # NAME [--set ...]: floe serve in the background on data dir $work/NAME/data
   local n="$1"; shift
