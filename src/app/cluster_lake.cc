@@ -31,14 +31,6 @@ std::string absolute_path(std::string_view path) {
     return p;
 }
 
-/// The SQLite database path of a sql catalog URI, as check_local_paths reads it; nullopt for
-/// other databases.
-std::optional<std::string> sqlite_path(const std::string& uri) {
-    if (uri.starts_with("sqlite://")) return uri.substr(9);
-    if (uri.starts_with("jdbc:sqlite:")) return uri.substr(12);
-    if (uri.find("://") == std::string::npos) return uri; // a bare path is SQLite too
-    return std::nullopt;
-}
 
 bool is_local(const lake_difference& d) {
     return d.setting == "floe.storage.remote.path" ? d.broker_value.starts_with("file://") || d.cluster_value.starts_with("file://")
@@ -100,7 +92,7 @@ lake_identity configured_lake(const config::settings& s) {
     l.catalog_type = s.get_string("floe.storage.remote.catalog.type");
     auto uri = s.get_string("floe.storage.remote.catalog.uri");
     if (l.catalog_type == "sql") {
-        if (auto db = sqlite_path(uri); db && !db->empty() && *db != ":memory:")
+        if (auto db = iceberg::sqlite_catalog_path(uri); db && !db->empty() && *db != ":memory:")
             l.catalog_uri = "sqlite://" + absolute_path(*db);
         else
             l.catalog_uri = config::redact_uri(uri);
@@ -278,7 +270,7 @@ int run_cluster_lake_command(const config::settings& s, const std::string& actio
         return 2;
     }
     // As `floe serve` does: a SQLite catalog's directory is created when missing.
-    if (auto db = sqlite_path(s.get_string("floe.storage.remote.catalog.uri"));
+    if (auto db = iceberg::sqlite_catalog_path(s.get_string("floe.storage.remote.catalog.uri"));
         db && !db->empty() && *db != ":memory:" && s.get_string("floe.storage.remote.catalog.type") == "sql") {
         std::error_code ec;
         fs::create_directories(fs::path(absolute_path(*db)).parent_path(), ec);

@@ -114,10 +114,7 @@ result<void> check_local_paths(const config::settings& s) {
     namespace fs = std::filesystem;
     auto uri = s.get_string("floe.storage.remote.catalog.uri");
     if (s.get_string("floe.storage.remote.catalog.type") == "sql") {
-        std::optional<std::string> db;
-        if (uri.starts_with("sqlite://")) db = uri.substr(9);
-        else if (uri.starts_with("jdbc:sqlite:")) db = uri.substr(12);
-        else if (uri.find("://") == std::string::npos) db = uri; // a bare path is SQLite too
+        auto db = iceberg::sqlite_catalog_path(uri);
         if (db && !db->empty() && *db != ":memory:") {
             auto dir = fs::absolute(*db).lexically_normal().parent_path();
             if (auto w = ensure_writable_dir(dir); !w)

@@ -213,15 +213,20 @@ result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const 
         auto c = FLOE_TRY(postgres_catalog::open(uri, catalog_name));
         return std::unique_ptr<catalog>(std::move(c));
     }
-    std::string path = uri;
-    if (path.starts_with("sqlite://")) path = path.substr(9);
-    else if (path.starts_with("jdbc:sqlite:")) path = path.substr(12);
-    else if (path.find("://") != std::string::npos)
+    auto path = sqlite_catalog_path(uri);
+    if (!path)
         // Only the scheme: the rest may hold a password.
         return fail(errc::unsupported, "catalog uri scheme '{}://' (sqlite:// or postgresql://)",
-                    path.substr(0, path.find("://")));
-    auto c = FLOE_TRY(sqlite_catalog::open(path, catalog_name));
+                    uri.substr(0, uri.find("://")));
+    auto c = FLOE_TRY(sqlite_catalog::open(*path, catalog_name));
     return std::unique_ptr<catalog>(std::move(c));
+}
+
+std::optional<std::string> sqlite_catalog_path(const std::string& uri) {
+    if (uri.starts_with("sqlite://")) return uri.substr(9);
+    if (uri.starts_with("jdbc:sqlite:")) return uri.substr(12);
+    if (uri.find("://") == std::string::npos) return uri;
+    return std::nullopt;
 }
 
 result<std::optional<std::string>> catalog::namespace_property_set_once(const std::string&, const std::string&,

@@ -138,6 +138,9 @@ std::span<const char* const> sql_catalog_ddl();
 /// Parses a catalog URI (`sqlite://<path>`, a bare path, or `postgresql://...`) and opens the SQL
 /// catalog on SQLite or PostgreSQL.
 result<std::unique_ptr<catalog>> open_sql_catalog(const std::string& uri, const std::string& catalog_name);
+/// The database file of a SQLite catalog URI (`sqlite://<path>`, `jdbc:sqlite:<path>`, or a bare
+/// path); nullopt for any other scheme (postgresql://, ...).
+std::optional<std::string> sqlite_catalog_path(const std::string& uri);
 
 /// Opens the catalog named by the settings floe.storage.remote.catalog.type ("sql" or
 /// "filesystem") and .uri (the SQL database; unused for filesystem, which lives in `warehouse`).
