@@ -305,6 +305,16 @@ class Faults:
             self.heal(target)
 
 
+def wait_workers(procs, kind, timeout):
+    """Waits for the workload processes of `kind` (told to stop) to exit; kills a straggler."""
+    for k, p in procs:
+        if k == kind:
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 def read_history(paths):
     events = []
     for p in paths:
@@ -440,12 +450,7 @@ def run(args):
         log("faults over, all healed; workloads run on for a few seconds")
         time.sleep(args.settle)
         open(stop_prod, "w").close()
-        for kind, p in procs:
-            if kind == "producer":
-                try:
-                    p.wait(timeout=40)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        wait_workers(procs, "producer", 40)
         # Consumers catch up (bounded): every partition committed past its last acknowledged offset.
         end = time.time() + 45
         caught = False
@@ -462,12 +467,7 @@ def run(args):
             time.sleep(0.5)
         report["consumers_caught_up"] = caught
         open(stop_cons, "w").close()
-        for kind, p in procs:
-            if kind == "consumer":
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        wait_workers(procs, "consumer", 30)
         log(f"consumers {'caught up' if caught else 'did NOT catch up in 45 s'}; reading every partition from 0")
         r = subprocess.run(["node", os.path.join(JS, "final_read.mjs"), boot, TOPIC, "90000"], capture_output=True,
                            text=True, timeout=150)
