@@ -193,7 +193,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  "compaction replaced, no orphan), one path a line, for read_parquet");
     files_cmd->add_option("name", files_name, "A topic, or <namespace>.<table>")->required();
     files_cmd->add_flag("--sql", files_sql,
-                        "Print one DuckDB expression instead: read_parquet(['<path>', ...]), as in "
+                        "Print one DuckDB expression instead: read_parquet(['<path>', ...], union_by_name=true), as in "
                         "SELECT count(*) FROM $(floe tables files orders --sql)");
     add_settings_options(files_cmd, tables_opts);
     // floe cluster lake show|set: the lake the brokers of a cluster on Redis share.

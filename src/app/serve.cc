@@ -438,6 +438,21 @@ int serve(const config::settings& s) {
         return http::component_health{http::health_status::up, fmt::format("listening on port {}", broker.port())};
     });
     health.add("local-log", [data_dir, logs] { return local_log_health(data_dir, *logs); });
+    // Typed topics' dead letters: up (records that could not be decoded are kept, nothing stalls),
+    // with the counts an operator acts on (`floe dlq replay` after a fix).
+    health.add("dead-letters", [logs, &lake] {
+        std::vector<std::string> parts;
+        for (auto& t : logs->topics()) {
+            if (!t.config.typed()) continue;
+            auto n = lake::dead_letter_records(lake, t.name);
+            if (!n) parts.push_back(fmt::format("{}: cannot count ({})", t.name, n.error().message()));
+            else if (*n > 0)
+                parts.push_back(fmt::format("{}: {} record(s) in {}", t.name, *n,
+                                            lake::dlq_table_name(lake::table_name_for_topic(t.name))));
+        }
+        return http::component_health{http::health_status::up,
+                                      parts.empty() ? std::string("no dead letters") : fmt::format("{}", fmt::join(parts, "; "))};
+    });
     if (redis_client)
         health.add("redis", [redis_client] {
             if (auto p = redis_client->ping(); !p)
@@ -650,6 +665,7 @@ int serve(const config::settings& s) {
         schemas = std::make_shared<schema::registry>(std::shared_ptr<schema::registry_log>(std::move(slog)));
         if (auto r = schemas->refresh(); !r)
             spdlog::warn("schema registry: cannot read its log at {} yet: {}", where, r.error().message());
+        lake.set_registry(schemas); // typed tables decode with it
         schema_api = std::make_unique<schema::rest_api>(*schemas);
         auto addr = s.get_address("floe.schema-registry.listen");
         http::server_options so;

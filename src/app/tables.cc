@@ -91,7 +91,8 @@ int list_table_files(const config::settings& s, const std::string& name, bool sq
         std::string list;
         for (auto& f : current->files)
             list += (list.empty() ? "" : ", ") + sql_string(lake::readable_path(f.file_path));
-        std::printf("read_parquet([%s])\n", list.c_str());
+        // By name: a typed table's files hold the schema of their time (evolution adds fields).
+        std::printf("read_parquet([%s], union_by_name=true)\n", list.c_str());
     } else {
         for (auto& f : current->files) std::printf("%s\n", lake::readable_path(f.file_path).c_str());
     }

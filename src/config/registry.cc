@@ -369,6 +369,10 @@ registry::registry() {
     d.push_back(bounded(def(p + "index.interval.bytes", st::integer, "4096",
                             "Bytes between offset index entries"),
                         0, INT32_MAX));
+    d.push_back(choice(p + "floe.iceberg.mode", "raw", {"raw", "schema-id", "latest-schema"},
+                       "How the Iceberg table holds values: raw bytes only, or also typed columns decoded "
+                       "with the schema registry (schema-id: Confluent wire format; latest-schema: the "
+                       "subject's latest schema)"));
     // Kafka topic configs Floe accepts and reports without acting on them (the log module
     // validates each again against Kafka's rules; see src/log/README.md).
     auto stored = [&](std::string n, setting_type t, std::string dflt, int64_t lo, int64_t hi) {

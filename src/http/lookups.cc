@@ -401,10 +401,18 @@ response lookup_service::topics(const request& r) {
         std::string location;
         if (_impl->lake)
             location = fmt::format("{}/{}/{}", _impl->lake->options().warehouse, _impl->lake->options().ns, table);
-        out += fmt::format(R"({{"name":"{}","id":"{}","remote_storage_enable":{},"table":{{"namespace":"{}","name":"{}","location":"{}","state":{}}},"partitions":[)",
+        // A typed topic's dead-letter table and how many records it holds.
+        std::string dead = "null";
+        if (t.config.typed() && _impl->lake) {
+            auto n = lake::dead_letter_records(*_impl->lake, t.name);
+            dead = n ? fmt::format(R"({{"table":"{}","records":{}}})", json_escape(lake::dlq_table_name(table)), *n)
+                     : fmt::format(R"({{"table":"{}","error":"{}"}})", json_escape(lake::dlq_table_name(table)),
+                                   json_escape(n.error().message()));
+        }
+        out += fmt::format(R"({{"name":"{}","id":"{}","remote_storage_enable":{},"iceberg_mode":"{}","table":{{"namespace":"{}","name":"{}","location":"{}","state":{}}},"dead_letter":{},"partitions":[)",
                            json_escape(t.name), t.id.to_string(), t.config.remote_storage_enable,
-                           _impl->lake ? json_escape(_impl->lake->options().ns) : "", json_escape(table),
-                           json_escape(location), table_state_json(t.name));
+                           json_escape(t.config.iceberg_mode), _impl->lake ? json_escape(_impl->lake->options().ns) : "",
+                           json_escape(table), json_escape(location), table_state_json(t.name), dead);
         for (int32_t p = 0; p < t.partitions; ++p) {
             auto pl = _impl->logs.partition(t.name, p);
             if (!pl) continue;

@@ -34,14 +34,15 @@ const snapshot* table_metadata::current_snapshot() const noexcept {
 }
 
 table_metadata new_floe_table(std::string location, std::string table_uuid, int64_t now_ms,
-                              std::map<std::string, std::string> properties) {
+                              std::map<std::string, std::string> properties, const iceberg::schema& schema) {
     table_metadata m;
     m.table_uuid = std::move(table_uuid);
     m.location = std::move(location);
     m.last_updated_ms = now_ms;
-    m.schemas = {floe_table_schema()};
+    m.schemas = {schema};
+    m.schemas[0].schema_id = 0;
     m.current_schema_id = 0;
-    m.last_column_id = floe_table_schema().highest_field_id();
+    m.last_column_id = schema.highest_field_id();
     m.partition_specs = {floe_partition_spec()};
     m.default_spec_id = 0;
     m.last_partition_id = 1000;

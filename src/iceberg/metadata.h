@@ -78,7 +78,8 @@ struct table_metadata {
 
 /// A new table's first metadata: Floe's schema, identity(stream_key), sort by message_ts.
 table_metadata new_floe_table(std::string location, std::string table_uuid, int64_t now_ms,
-                              std::map<std::string, std::string> properties = {});
+                              std::map<std::string, std::string> properties = {},
+                              const iceberg::schema& schema = floe_table_schema());
 
 /// The serialised JSON of each snapshot of one table, by position in table_metadata::snapshots
 /// (and checked by snapshot id). Snapshots never change once committed, so a writer that keeps

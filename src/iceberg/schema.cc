@@ -237,6 +237,17 @@ const schema& floe_table_schema() {
     return s;
 }
 
+const schema& floe_dlq_table_schema() {
+    static const schema s = [] {
+        schema sc = floe_table_schema();
+        sc.fields.push_back({field_ids::error_reason, "error_reason", true, prim(type_id::string), {}});
+        sc.fields.push_back({field_ids::error_detail, "error_detail", false, prim(type_id::string), {}});
+        sc.fields.push_back({field_ids::schema_id, "schema_id", false, prim(type_id::int_), {}});
+        return sc;
+    }();
+    return s;
+}
+
 result<std::vector<type_ptr>> partition_spec::result_types(const schema& s) const {
     std::vector<type_ptr> out;
     for (auto& f : fields) {

@@ -67,10 +67,17 @@ struct schema {
 /// then 11 (headers element), 12 (header_key), 13 (header_value), as Iceberg assigns them.
 const schema& floe_table_schema();
 
+/// A typed topic's dead-letter table `<table>_dlq`: Floe's columns (ids 1-13) and why the
+/// record could not become a typed row: error_reason string required (14: bad-magic-byte,
+/// unknown-schema-id, decode-error, incompatible-schema, ...), error_detail string (15),
+/// schema_id int (16: the id the value named or the schema it was decoded with, if any).
+const schema& floe_dlq_table_schema();
+
 namespace field_ids {
 inline constexpr int32_t stream_key = 1, segment_id = 2, message_id = 3, message_ts = 4,
                          kafka_timestamp = 5, key = 6, value = 7, headers = 8, partition = 9,
-                         offset = 10, header_element = 11, header_key = 12, header_value = 13;
+                         offset = 10, header_element = 11, header_key = 12, header_value = 13,
+                         error_reason = 14, error_detail = 15, schema_id = 16;
 }
 
 struct partition_field {

@@ -277,14 +277,15 @@ result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t,
 
 result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
                                              const std::string& location,
-                                             std::map<std::string, std::string> properties) {
+                                             std::map<std::string, std::string> properties,
+                                             const schema& first_schema) {
     FLOE_TRY(cat.create_namespace_if_missing(t.ns));
     auto base = location.ends_with("/") ? location.substr(0, location.size() - 1) : location;
     auto current = FLOE_TRY(cat.metadata_location(t));
     FLOE_TRY(check_location_owner(cat, io, t, base, current));
     if (current) return load_table(cat, io, t);
     auto m = new_floe_table(base, uuid::random().to_string(),
-                            system_clock_source::instance().now_ms(), std::move(properties));
+                            system_clock_source::instance().now_ms(), std::move(properties), first_schema);
     auto json = to_json_text(m);
     if (cat.server_side_commit()) {
         // The server writes the first metadata file; a concurrent creator's table wins.

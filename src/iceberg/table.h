@@ -35,7 +35,8 @@ result<loaded_table> load_table(catalog& cat, file_io& io, const table_ident& t,
 /// metadata this catalog does not know is refused (check_location_owner), never forked.
 result<loaded_table> create_table_if_missing(catalog& cat, file_io& io, const table_ident& t,
                                              const std::string& location,
-                                             std::map<std::string, std::string> properties = {});
+                                             std::map<std::string, std::string> properties = {},
+                                             const schema& first_schema = floe_table_schema());
 
 /// Registers a new table whose first metadata is `m` (any schema, spec and sort order; a REST
 /// client's createTable). errc::already_exists if the catalog has it; a location holding

@@ -5,12 +5,16 @@
 #include "base/uuid.h"
 #include "iceberg/bounds.h"
 #include "iceberg/schema.h"
+#include "lake/table_reader.h"
+#include "lake/value_codec.h"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <set>
 
 namespace floe::lake {
 
@@ -91,12 +95,22 @@ private:
     std::string _uri;
 };
 
+/// Columns a file holds after Floe's eleven (a typed table's decoded value, a dead-letter
+/// table's error columns): fills them for the row whose message columns were just given.
+class extra_columns {
+public:
+    virtual ~extra_columns() = default;
+    virtual void write(parquet::file_writer& w) = 0;
+};
+
 /// A Parquet file being written for one stream key: a local file for file:// warehouses
 /// (written in place, fsynced on close), an object_writer elsewhere (published at close).
 struct open_file {
     std::string uri;
     std::string stream_key;
-    std::unique_ptr<parquet::message_writer> writer;
+    std::unique_ptr<parquet::file_writer> writer;
+    /// The writer's first eleven column writers (Floe's message columns), one load each per row.
+    std::array<parquet::column_writer*, parquet::message_col::count> cols{};
 };
 
 class iceberg_table final : public table_writer {
@@ -112,7 +126,7 @@ public:
                             _ident.name, t.metadata_location);
     }
 
-    result<std::unique_ptr<append>> begin_append() override;
+    result<std::unique_ptr<append>> begin_append(const value_decoding& d) override;
     result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) override;
     result<size_t> expire_before(int64_t cutoff_ms) override;
     const std::string& table_name() const override { return _ident.name; }
@@ -120,6 +134,7 @@ public:
 
     iceberg_lake& lake() { return _lake; }
     const iceberg::table_ident& ident() const { return _ident; }
+    const std::string& topic() const { return _topic; }
 
 private:
     iceberg_lake& _lake;
@@ -130,10 +145,13 @@ private:
 
 class iceberg_append final : public append {
 public:
-    iceberg_append(iceberg_table& table, position_map base) : _table(table), _base(std::move(base)) {}
+    /// An append of rows above `base` in files of `layout` (nullptr: Floe's message columns).
+    iceberg_append(iceberg_table& table, position_map base, std::shared_ptr<const parquet::schema> layout = nullptr)
+        : _table(table), _base(std::move(base)), _layout(std::move(layout)) {}
     /// A rewrite: no position filter, commit replaces `replaced`.
-    iceberg_append(iceberg_table& table, std::vector<std::string> replaced)
-        : _table(table), _replaced(std::move(replaced)) {}
+    iceberg_append(iceberg_table& table, std::vector<std::string> replaced,
+                   std::shared_ptr<const parquet::schema> layout = nullptr)
+        : _table(table), _replaced(std::move(replaced)), _layout(std::move(layout)) {}
 
     ~iceberg_append() override {
         if (!_committed && !_written.empty()) {
@@ -147,17 +165,29 @@ public:
     }
 
     result<void> add(const parquet::message_row& row) override {
-        auto key = std::string(row.stream_key);
-        auto b = _base.find(key);
-        if (b != _base.end() && row.offset < b->second) {
+        if (below_base(row)) {
             ++_skipped;
             return {};
         }
+        return add_row(row, nullptr);
+    }
+
+    /// True when the row is below the position this append started from (already committed).
+    bool below_base(const parquet::message_row& row) const {
+        if (_base.empty()) return false;
+        auto b = _base.find(std::string(row.stream_key));
+        return b != _base.end() && row.offset < b->second;
+    }
+    void count_skipped() noexcept { ++_skipped; }
+
+    /// Writes `row` (no position filter), `extra` filling the layout's columns after Floe's.
+    result<void> add_row(const parquet::message_row& row, extra_columns* extra) {
+        auto key = std::string(row.stream_key);
         auto& f = _open[key];
         // A rewrite writes one file per stream: compaction sized its input by the files' sizes
         // on storage, while the writer's estimate counts open pages and dictionaries raw, which
         // would cut a small target's files far below it (and compact them again every pass).
-        if (f && !_replaced && f->writer->file().should_roll()) FLOE_TRY(close_file(*f));
+        if (f && f->writer && !_replaced && f->writer->should_roll()) FLOE_TRY(close_file(*f));
         if (!f || !f->writer) FLOE_TRY(open_new(key, row.segment_id, f));
         auto& last = _last_offset[key];
         if (_rows_by_stream[key] > 0 && row.offset <= last)
@@ -167,8 +197,25 @@ public:
         _first_offset.emplace(key, row.offset);
         ++_rows_by_stream[key];
         ++_rows;
-        return f->writer->append(row);
+        parquet::add_message_columns(f->cols, row);
+        if (extra) extra->write(*f->writer);
+        return f->writer->end_row();
     }
+
+    /// Files opened from now on hold `layout` (a typed table's schema evolved): the open ones are
+    /// closed first, so each file has one schema.
+    result<void> set_layout(std::shared_ptr<const parquet::schema> layout) {
+        for (auto& [k, f] : _open)
+            if (f && f->writer) FLOE_TRY(close_file(*f));
+        _layout = std::move(layout);
+        return {};
+    }
+    /// A dead-letter append: the commit checks that the table's positions of the streams it adds
+    /// to are still the ones it started from (its rows may lie below them: a retry after the
+    /// main table's commit was lost re-adds none of the rows already there, see typed_append).
+    void check_unchanged_positions() noexcept { _check_unchanged = true; }
+    int64_t rows() const noexcept { return _rows; }
+    const position_map& base() const noexcept { return _base; }
 
     result<commit_result> commit(const position_map& advance) override {
         for (auto& [k, f] : _open)
@@ -188,18 +235,22 @@ public:
         iceberg::append_request req;
         req.files = _files;
         auto first_rows = _first_offset; // per stream: the lowest offset this append adds
-        req.prepare = [advance, first_rows](const iceberg::table_metadata& base,
-                                            std::map<std::string, std::string>& summary) -> result<void> {
+        req.prepare = [advance, first_rows, unchanged = _check_unchanged, started = _base](
+                          const iceberg::table_metadata& base,
+                          std::map<std::string, std::string>& summary) -> result<void> {
             position_map pos;
             if (auto* s = base.current_snapshot()) pos = FLOE_TRY(positions_from_summary(s->summary));
             // A concurrent writer may have committed these rows since we started: adding
             // them again would duplicate them. Abort; the caller retries from the new positions.
             for (auto& [k, first] : first_rows) {
                 auto it = pos.find(k);
-                if (it != pos.end() && first < it->second)
+                int64_t now = it == pos.end() ? 0 : it->second;
+                auto st = started.find(k);
+                int64_t then = st == started.end() ? 0 : st->second;
+                if (unchanged ? now != then : first < now)
                     return fail(errc::already_exists,
                                 "rows of {} from offset {} were committed concurrently (position now {})",
-                                k, first, it->second);
+                                k, first, now);
             }
             for (auto& [k, v] : advance) {
                 auto& cur = pos[k];
@@ -272,8 +323,10 @@ private:
         } else {
             sink = std::make_unique<object_sink>(FLOE_TRY(_table.lake().io().open_writer(f->uri)), f->uri);
         }
-        auto w = FLOE_TRY(parquet::message_writer::open(std::move(sink), _table.lake().options().parquet));
-        f->writer = std::make_unique<parquet::message_writer>(std::move(w));
+        const auto& layout = _layout ? *_layout : parquet::message_schema();
+        f->writer = FLOE_TRY(parquet::file_writer::open(std::move(sink), layout, _table.lake().options().parquet));
+        for (size_t i = 0; i < f->cols.size(); ++i)
+            f->cols[i] = &f->writer->column(i);
         _written.push_back(f->uri);
         slot = std::move(f);
         return {};
@@ -289,15 +342,22 @@ private:
         df.file_size_in_bytes = static_cast<int64_t>(summary.file_size);
         df.split_offsets = summary.split_offsets;
         df.sort_order_id = 1;
-        for (auto& c : summary.columns) {
+        const auto& leaves = (_layout ? *_layout : parquet::message_schema()).columns();
+        for (size_t i = 0; i < summary.columns.size(); ++i) {
+            auto& c = summary.columns[i];
             if (!c.field_id) continue;
             int32_t id = *c.field_id;
             df.column_sizes[id] = c.compressed_size;
             df.value_counts[id] = c.num_values;
             df.null_value_counts[id] = c.null_count;
-            // Iceberg keeps no bounds for fields inside lists; Parquet plain bytes equal
-            // Iceberg's single-value serialization for int, long, string and binary.
+            // Iceberg keeps no bounds for fields inside lists and maps; Parquet plain bytes equal
+            // Iceberg's single-value serialization for every type but decimals (Iceberg: big-endian
+            // unscaled bytes; Parquet: little-endian int32/int64 or fixed) and int96: no bounds
+            // for those.
             if (c.repeated) continue;
+            if (i < leaves.size() && (leaves[i].logical == parquet::logical_type::decimal
+                                      || leaves[i].type == parquet::physical_type::int96))
+                continue;
             if (c.min_value) df.lower_bounds[id] = *c.min_value;
             if (c.max_value) df.upper_bounds[id] = *c.max_value;
         }
@@ -309,6 +369,8 @@ private:
     iceberg_table& _table;
     position_map _base;
     std::optional<std::vector<std::string>> _replaced;
+    std::shared_ptr<const parquet::schema> _layout; // nullptr: parquet::message_schema()
+    bool _check_unchanged = false;
     std::map<std::string, std::unique_ptr<open_file>> _open;
     std::map<std::string, int64_t> _last_offset, _rows_by_stream, _first_offset;
     std::vector<iceberg::data_file> _files;
@@ -318,9 +380,216 @@ private:
     bool _committed = false;
 };
 
-result<std::unique_ptr<append>> iceberg_table::begin_append() {
-    auto base = FLOE_TRY(committed_positions());
-    return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(base)));
+/// Writes a dead-letter row's error columns (after Floe's eleven).
+class dead_letter_columns final : public extra_columns {
+public:
+    explicit dead_letter_columns(const dead_letter& d) : _d(d) {}
+    void write(parquet::file_writer& w) override {
+        constexpr size_t first = parquet::message_col::count;
+        w.column(first).add_bytes(_d.reason);
+        if (_d.detail.empty()) w.column(first + 1).add_null(0);
+        else w.column(first + 1).add_bytes(_d.detail);
+        if (_d.schema_id) w.column(first + 2).add_i32(*_d.schema_id);
+        else w.column(first + 2).add_null(0);
+    }
+
+private:
+    const dead_letter& _d;
+};
+
+/// The decoded value's columns, from the codec that accepted it.
+class typed_columns final : public extra_columns {
+public:
+    explicit typed_columns(value_codec& c) : _c(c) {}
+    void write(parquet::file_writer& w) override { _c.write(w); }
+
+private:
+    value_codec& _c;
+};
+
+/// An append to a typed table: each record becomes a typed row of the table, or a row of its
+/// dead-letter table `<table>_dlq` (raw columns and the reason), never both.
+///
+/// Exactly once across the two tables: the dead-letter table keeps committed positions of its
+/// own, and commits first; the main table commits second, after a schema update if the values
+/// needed one. A retry after a crash between the two commits finds the dead-letter table ahead
+/// (its position above the main table's) and reads which offsets of that range it holds: those
+/// rows are not written again, the others go to the main table whatever they decode to now
+/// (a record that now fails goes to the dead-letter table, which holds no row of it).
+class typed_append final : public append {
+public:
+    typed_append(iceberg_table& table, std::unique_ptr<iceberg_append> rows, std::unique_ptr<value_codec> codec,
+                 position_map dlq_base, std::map<std::string, std::set<int64_t>> in_dlq, int32_t started_schema_id)
+        : _table(table), _rows(std::move(rows)), _codec(std::move(codec)), _dlq_base(std::move(dlq_base)),
+          _in_dlq(std::move(in_dlq)), _started_schema_id(started_schema_id),
+          _layout_version(_codec->layout_version()) {}
+
+    result<void> add(const parquet::message_row& row) override {
+        if (_rows->below_base(row)) {
+            _rows->count_skipped();
+            return {};
+        }
+        if (!_in_dlq.empty()) {
+            auto it = _in_dlq.find(std::string(row.stream_key));
+            if (it != _in_dlq.end() && it->second.contains(row.offset)) {
+                _rows->count_skipped();
+                return {}; // the dead-letter table committed it before the main table's commit was lost
+            }
+        }
+        auto dead = FLOE_TRY(_codec->decode(row.value));
+        if (dead) return add_dead(row, *dead);
+        if (_codec->layout_version() != _layout_version) {
+            FLOE_TRY(_rows->set_layout(_codec->layout()));
+            _layout_version = _codec->layout_version();
+        }
+        typed_columns cols(*_codec);
+        return _rows->add_row(row, &cols);
+    }
+
+    result<commit_result> commit(const position_map& advance) override {
+        int64_t dead_rows = 0;
+        if (_dlq) {
+            dead_rows = _dlq->rows();
+            FLOE_TRY_CTX(_dlq->commit(advance), "committing {} row(s) to the dead-letter table of {}", dead_rows,
+                         _table.table_name());
+        }
+        if (_codec->evolved()) FLOE_TRY(commit_schema());
+        auto out = FLOE_TRY(_rows->commit(advance));
+        out.dead_letter_rows = dead_rows;
+        return out;
+    }
+
+    std::vector<std::string> written_files() const override {
+        auto out = _rows->written_files();
+        if (_dlq)
+            for (auto& f : _dlq->written_files()) out.push_back(f);
+        return out;
+    }
+
+private:
+    result<void> add_dead(const parquet::message_row& row, const dead_letter& d) {
+        if (!_dlq) FLOE_TRY(open_dlq());
+        static auto& dead = metrics::registry::instance().counter_family(
+            "floe_lake_dead_letter_records_total",
+            "Records written to a typed table's dead-letter table, by topic and reason.");
+        dead.with({_table.topic(), d.reason}).inc();
+        if (_logged_reasons.insert(d.reason).second)
+            spdlog::warn("typed table {}: offset {} of {} goes to {} ({}: {}); this append sends every such record "
+                         "there (see floe_lake_dead_letter_records_total; `floe dlq` after a fix)",
+                         _table.table_name(), row.offset, row.stream_key, dlq_table_name(_table.table_name()), d.reason,
+                         d.detail);
+        dead_letter_columns cols(d);
+        return _dlq->add_row(row, &cols);
+    }
+
+    result<void> open_dlq() {
+        auto& lake = _table.lake();
+        iceberg::table_ident ident{_table.ident().ns, dlq_table_name(_table.ident().name)};
+        auto location = fmt::format("{}/{}/{}", lake.options().warehouse, ident.ns, ident.name);
+        auto t = FLOE_TRY_CTX(iceberg::create_table_if_missing(lake.catalog(), lake.io(), ident, location,
+                                                               {{"floe.dead-letter-of", _table.topic()}},
+                                                               iceberg::floe_dlq_table_schema()),
+                              "opening the dead-letter table of {}", _table.topic());
+        auto owner = t.metadata.properties.find("floe.dead-letter-of");
+        if (owner == t.metadata.properties.end() || owner->second != _table.topic())
+            return fail(errc::already_exists,
+                        "table {}.{} is not the dead-letter table of topic {} (it has no floe.dead-letter-of={}); "
+                        "rename the topic whose table it is",
+                        ident.ns, ident.name, _table.topic(), _table.topic());
+        _dlq_table = std::make_unique<iceberg_table>(lake, _table.topic(), ident, t.metadata.location);
+        _dlq = std::make_unique<iceberg_append>(*_dlq_table, _dlq_base, dlq_layout());
+        _dlq->check_unchanged_positions();
+        return {};
+    }
+
+    /// Adds the evolved schema and makes it current, unless another writer changed the schema
+    /// since this append started (then the append fails and is retried on the new schema).
+    result<void> commit_schema() {
+        auto& lake = _table.lake();
+        const auto& next = _codec->table_schema();
+        const int32_t last_id = _codec->last_column_id();
+        const int32_t started = _started_schema_id;
+        auto r = iceberg::commit_metadata(
+            lake.catalog(), lake.io(), _table.ident(),
+            [&](iceberg::table_metadata& m) -> result<bool> {
+                if (m.current_schema_id != started)
+                    return fail(errc::already_exists, "the schema of {} changed concurrently (schema {} is now current)",
+                                _table.table_name(), m.current_schema_id);
+                auto s = next;
+                s.schema_id = 0;
+                for (auto& have : m.schemas) s.schema_id = std::max(s.schema_id, have.schema_id + 1);
+                m.schemas.push_back(std::move(s));
+                m.current_schema_id = m.schemas.back().schema_id;
+                m.last_column_id = std::max(m.last_column_id, last_id);
+                return true;
+            },
+            lake.options().commit);
+        FLOE_TRY_CTX(std::move(r), "updating the schema of {}", _table.table_name());
+        spdlog::info("typed table {}: schema evolved to {} column ids (last column id {})", _table.table_name(),
+                     next.highest_field_id(), last_id);
+        return {};
+    }
+
+    iceberg_table& _table;
+    std::unique_ptr<iceberg_append> _rows;
+    std::unique_ptr<value_codec> _codec;
+    position_map _dlq_base;
+    std::map<std::string, std::set<int64_t>> _in_dlq;
+    int32_t _started_schema_id;
+    uint64_t _layout_version;
+    std::unique_ptr<iceberg_table> _dlq_table;
+    std::unique_ptr<iceberg_append> _dlq;
+    std::set<std::string> _logged_reasons;
+};
+
+result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding& d) {
+    if (!d.typed()) {
+        auto base = FLOE_TRY(committed_positions());
+        return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(base)));
+    }
+    auto registry = _lake.registry();
+    if (!registry)
+        return fail(errc::invalid_argument,
+                    "topic {} is typed (floe.iceberg.mode) but the schema registry is off "
+                    "(floe.schema-registry.enabled=false): turn it on, or set floe.iceberg.mode=raw",
+                    _topic);
+    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
+    position_map base;
+    if (auto* snap = t.metadata.current_snapshot())
+        base = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{}", _ident.ns, _ident.name);
+    const auto* current = t.metadata.current_schema();
+    if (!current) return fail(errc::corrupt, "table {}.{} has no current schema", _ident.ns, _ident.name);
+    auto codec = FLOE_TRY(value_codec::make(*registry, d, *current, t.metadata.last_column_id));
+
+    // The dead-letter table's positions, and what it holds above the main table's (a retry).
+    position_map dlq_base;
+    std::map<std::string, std::set<int64_t>> in_dlq;
+    iceberg::table_ident dlq{_ident.ns, dlq_table_name(_ident.name)};
+    if (auto loc = FLOE_TRY(_lake.catalog().metadata_location(dlq)); loc) {
+        auto dt = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), dlq));
+        if (auto* snap = dt.metadata.current_snapshot())
+            dlq_base = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{}", dlq.ns, dlq.name);
+        table_reader reader(_lake, _topic, dlq.name);
+        for (auto& [key, dpos] : dlq_base) {
+            auto m = base.find(key);
+            int64_t mpos = m == base.end() ? 0 : m->second;
+            if (dpos <= mpos) continue;
+            auto& held = in_dlq[key];
+            for (auto& f : FLOE_TRY(reader.files_for_offsets(key, mpos, dpos))) {
+                auto rows = FLOE_TRY_CTX(reader.read_file(f), "reading dead-letter file {}", f.uri);
+                for (auto& r : rows)
+                    if (r.offset >= mpos && r.offset < dpos) held.insert(r.offset);
+            }
+            spdlog::info("typed table {}: the dead-letter table is ahead for {} ({} > {}): {} of those records are "
+                         "there already and are not written again",
+                         _ident.name, key, dpos, mpos, held.size());
+        }
+    }
+    auto layout = codec->layout();
+    auto rows = std::make_unique<iceberg_append>(*this, std::move(base), layout);
+    return std::unique_ptr<append>(std::make_unique<typed_append>(*this, std::move(rows), std::move(codec),
+                                                                  std::move(dlq_base), std::move(in_dlq),
+                                                                  current->schema_id));
 }
 
 result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::string> replaced) {
@@ -365,6 +634,16 @@ iceberg_lake::iceberg_lake(std::shared_ptr<iceberg::catalog> cat, std::shared_pt
     while (!_opts.warehouse.empty() && _opts.warehouse.back() == '/') _opts.warehouse.pop_back();
 }
 
+void iceberg_lake::set_registry(std::shared_ptr<schema::registry_client> r) {
+    std::lock_guard g(_mu);
+    _registry = std::move(r);
+}
+
+std::shared_ptr<schema::registry_client> iceberg_lake::registry() const {
+    std::lock_guard g(_mu);
+    return _registry;
+}
+
 result<std::shared_ptr<table_writer>> iceberg_lake::table_for_topic(const std::string& topic) {
     std::lock_guard g(_mu);
     if (auto it = _tables.find(topic); it != _tables.end()) return it->second;
@@ -389,6 +668,20 @@ result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io
     for (auto& e : entries)
         if (e.file.content == iceberg::file_content::data) out.files.push_back(std::move(e.file));
     return out;
+}
+
+result<int64_t> dead_letter_records(iceberg_lake& lake, const std::string& topic) {
+    iceberg::table_ident t{lake.options().ns, dlq_table_name(table_name_for_topic(topic))};
+    if (!FLOE_TRY(lake.catalog().metadata_location(t))) return int64_t(0);
+    auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), t));
+    auto* snap = loaded.metadata.current_snapshot();
+    if (!snap) return int64_t(0);
+    auto it = snap->summary.find("total-records");
+    if (it == snap->summary.end()) return int64_t(0);
+    int64_t n = 0;
+    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+    if (ec != std::errc()) return fail(errc::corrupt, "{}.{}: total-records '{}' is not a number", t.ns, t.name, it->second);
+    return n;
 }
 
 std::string readable_path(std::string_view uri) {

@@ -12,6 +12,10 @@
 #include <vector>
 #include <string>
 
+namespace floe::schema {
+class registry_client;
+}
+
 namespace floe::lake {
 
 struct lake_options {
@@ -30,6 +34,10 @@ public:
                  lake_options opts);
     result<std::shared_ptr<table_writer>> table_for_topic(const std::string& topic) override;
 
+    /// The schema registry typed tables decode with (nullptr: none; typed appends fail).
+    void set_registry(std::shared_ptr<schema::registry_client> r);
+    std::shared_ptr<schema::registry_client> registry() const;
+
     iceberg::catalog& catalog() noexcept { return *_cat; }
     iceberg::file_io& io() noexcept { return *_io; }
     const lake_options& options() const noexcept { return _opts; }
@@ -38,8 +46,9 @@ private:
     std::shared_ptr<iceberg::catalog> _cat;
     std::shared_ptr<iceberg::file_io> _io;
     lake_options _opts;
-    std::mutex _mu;
+    mutable std::mutex _mu;
     std::map<std::string, std::shared_ptr<table_writer>> _tables;
+    std::shared_ptr<schema::registry_client> _registry; // guarded by _mu
 };
 
 /// Reads the committed positions from a snapshot summary (empty when absent).
@@ -55,6 +64,10 @@ struct current_files {
 };
 /// errc::not_found when the catalog has no such table.
 result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t);
+/// Rows in the dead-letter table of `topic`'s table (its current snapshot's total-records); 0
+/// when the topic has none.
+result<int64_t> dead_letter_records(iceberg_lake& lake, const std::string& topic);
+
 /// A path read_parquet (DuckDB, pyarrow) opens: the local path of a file:// URI, else the URI.
 std::string readable_path(std::string_view uri);
 

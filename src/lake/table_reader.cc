@@ -69,14 +69,18 @@ private:
 
 } // namespace
 
-table_reader::table_reader(iceberg_lake& lake, std::string topic) : _lake(lake), _topic(std::move(topic)) {}
+table_reader::table_reader(iceberg_lake& lake, std::string topic)
+    : _lake(lake), _topic(std::move(topic)), _table(table_name_for_topic(_topic)) {}
+
+table_reader::table_reader(iceberg_lake& lake, std::string topic, std::string table)
+    : _lake(lake), _topic(std::move(topic)), _table(std::move(table)) {}
 
 result<std::vector<planned_file>> table_reader::all_files() {
     // One catalog lookup per call (a cheap indexed query) so a commit is visible at once: a
     // reader must never miss rows that local retention already removed from the hot tier.
     // Manifests are read again only when the metadata location moved.
     std::lock_guard g(_mu);
-    iceberg::table_ident ident{_lake.options().ns, table_name_for_topic(_topic)};
+    iceberg::table_ident ident{_lake.options().ns, _table};
     auto loc = FLOE_TRY(_lake.catalog().metadata_location(ident));
     if (!loc) {
         _files.clear();

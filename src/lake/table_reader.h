@@ -31,6 +31,8 @@ struct planned_file {
 class table_reader {
 public:
     table_reader(iceberg_lake& lake, std::string topic);
+    /// Reads another table of the topic (its dead-letter table).
+    table_reader(iceberg_lake& lake, std::string topic, std::string table);
 
     /// Files of `stream_key` whose offsets reach [from, to), ordered by min offset.
     result<std::vector<planned_file>> files_for_offsets(const std::string& stream_key, int64_t from,
@@ -57,6 +59,7 @@ private:
 
     iceberg_lake& _lake;
     std::string _topic;
+    std::string _table;
     std::mutex _mu;
     std::string _metadata_location;
     std::vector<planned_file> _files;

@@ -27,6 +27,7 @@ struct commit_result {
     std::vector<std::string> data_files;
     uint64_t added_bytes = 0;
     int attempts = 1; ///< commit attempts (conflicts retried)
+    int64_t dead_letter_rows = 0; ///< a typed append's rows sent to the dead-letter table
 };
 
 /// One append in progress: rows go into Parquet files (rolled at the target file size) under
@@ -46,6 +47,15 @@ public:
     virtual std::vector<std::string> written_files() const = 0;
 };
 
+/// How an append turns values into typed columns: the topic's floe.iceberg.* configs.
+struct value_decoding {
+    enum class mode : uint8_t { raw, schema_id, latest_schema };
+    mode how = mode::raw;
+    std::string subject;          ///< latest-schema: whose latest version decodes the values
+    std::string protobuf_message; ///< latest-schema, Protobuf: the message the values hold
+    bool typed() const noexcept { return how != mode::raw; }
+};
+
 /// The Iceberg table of one topic. Thread-safe; appends to one table are serialised by the
 /// catalog's compare-and-swap (concurrent writers retry on conflict and never lose commits).
 class table_writer {
@@ -53,8 +63,12 @@ public:
     virtual ~table_writer() = default;
     /// Positions in the table's current snapshot (empty for a new table).
     virtual result<position_map> committed_positions() = 0;
-    /// Starts an append against the current snapshot's positions.
-    virtual result<std::unique_ptr<append>> begin_append() = 0;
+    /// Starts an append against the current snapshot's positions. A typed append (`d` not
+    /// raw) also decodes each value into the table's typed columns, evolving its schema as the
+    /// registry's versions require; a value it cannot decode goes to the dead-letter table
+    /// `<table>_dlq` instead, so every record lands in exactly one of the two (see DESIGN.md).
+    virtual result<std::unique_ptr<append>> begin_append(const value_decoding& d) = 0;
+    result<std::unique_ptr<append>> begin_append() { return begin_append(value_decoding{}); }
     /// Starts a rewrite of live data files (compaction): rows added go into new files written
     /// as an append writes them (same Parquet layout), one per stream (the caller sizes the
     /// input: compaction bin-packs files by their size on storage up to the target),
@@ -80,6 +94,8 @@ public:
 
 /// "orders.created-v1" -> "orders_created_v1".
 std::string table_name_for_topic(std::string_view topic);
+/// The dead-letter table of a typed table: "<table>_dlq", in the same namespace.
+inline std::string dlq_table_name(std::string_view table) { return std::string(table) + "_dlq"; }
 
 /// True when `stream_key` is `<topic>-<partition>`: what every read and every removal of a
 /// table's rows checks, so a table that holds two topics (data dirs from before collisions were

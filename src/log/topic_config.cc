@@ -74,6 +74,15 @@ constexpr topic_config_key keys[] = {
     {"segment.ms", config_type::long_, "604800000", "Segment age before a roll.", 1, INT64_MAX},
     {"unclean.leader.election.enable", config_type::boolean, "false",
      "Single replica: there is never another leader to elect.", 0, 0, false},
+    // Floe's own: how the Iceberg table holds the topic's values (typed tables).
+    {"floe.iceberg.mode", config_type::string, "raw",
+     "raw (bytes only), schema-id (Confluent wire format) or latest-schema (the subject's "
+     "latest schema): values also become typed Iceberg columns."},
+    {"floe.iceberg.value-subject", config_type::string, "",
+     "Registry subject of the values for latest-schema; empty: <topic>-value."},
+    {"floe.iceberg.protobuf-message", config_type::string, "",
+     "Protobuf message (full name) that values hold, for latest-schema; empty: the first."},
+    {"floe.iceberg.key-mode", config_type::string, "raw", "How keys are decoded: raw only, for now."},
 };
 
 result<int64_t> parse_long(std::string_view key, std::string_view v) {
@@ -243,6 +252,22 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
         for (auto o : ok) found |= (o == v);
         if (!found) return fail(errc::invalid_argument, "config compression.type: invalid '{}'", v);
         cfg.compression_type = std::string(v);
+    } else if (key == "floe.iceberg.mode") {
+        if (v != "raw" && v != "schema-id" && v != "latest-schema")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.mode: '{}' is not raw, schema-id or latest-schema", v);
+        cfg.iceberg_mode = std::string(v);
+    } else if (key == "floe.iceberg.value-subject") {
+        cfg.iceberg_value_subject = std::string(v);
+    } else if (key == "floe.iceberg.protobuf-message") {
+        cfg.iceberg_protobuf_message = std::string(v);
+    } else if (key == "floe.iceberg.key-mode") {
+        if (v != "raw")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.key-mode: '{}' is not supported yet: keys are kept as bytes "
+                        "(raw); values are decoded with floe.iceberg.mode",
+                        v);
+        cfg.iceberg_key_mode = std::string(v);
     } else if (auto* k = find_topic_config_key(key); k && !k->honoured) {
         auto norm = FLOE_TRY(check_stored(*k, v));
         if (norm == k->default_value) {
@@ -272,6 +297,10 @@ bool topic_config::compacted() const noexcept {
 bool topic_config::deletes() const noexcept {
     return cleanup_policy.find("delete") != std::string::npos;
 }
+std::string topic_config::value_subject(std::string_view topic) const {
+    return iceberg_value_subject.empty() ? std::string(topic) + "-value" : iceberg_value_subject;
+}
+
 int64_t topic_config::effective_roll_ms() const noexcept {
     return compacted() ? std::min(segment_ms, max_compaction_lag_ms) : segment_ms;
 }
@@ -322,6 +351,10 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
         return t;
     }
     if (key == "compression.type") return c.compression_type;
+    if (key == "floe.iceberg.mode") return c.iceberg_mode;
+    if (key == "floe.iceberg.value-subject") return c.iceberg_value_subject;
+    if (key == "floe.iceberg.protobuf-message") return c.iceberg_protobuf_message;
+    if (key == "floe.iceberg.key-mode") return c.iceberg_key_mode;
     if (key == "message.timestamp.type")
         return std::string(c.message_timestamp_type == timestamp_type::log_append_time
                                ? "LogAppendTime"

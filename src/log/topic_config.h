@@ -35,6 +35,11 @@ struct topic_config {
     int64_t flush_messages = INT64_MAX;                 ///< flush.messages
     int64_t flush_ms = INT64_MAX;                       ///< flush.ms
     int32_t index_interval_bytes = 4096;                ///< index.interval.bytes
+    // Typed tables (Floe's own keys, named as Redpanda names its redpanda.* ones):
+    std::string iceberg_mode = "raw";                   ///< floe.iceberg.mode: raw, schema-id, latest-schema
+    std::string iceberg_value_subject;                  ///< floe.iceberg.value-subject ("": <topic>-value)
+    std::string iceberg_protobuf_message;               ///< floe.iceberg.protobuf-message
+    std::string iceberg_key_mode = "raw";               ///< floe.iceberg.key-mode (only raw is built)
     /// Configs Floe accepts, validates and reports but does not act on (see the README's list),
     /// as their normalised text, keyed by name; a key absent here has its Kafka default.
     std::map<std::string, std::string, std::less<>> stored;
@@ -51,6 +56,10 @@ struct topic_config {
     /// it and max.compaction.lag.ms (a record cannot stay uncompacted longer than that while
     /// it sits in the active segment, which is never cleaned).
     int64_t effective_roll_ms() const noexcept;
+    /// floe.iceberg.mode is not raw: offloaded values are decoded into typed columns.
+    bool typed() const noexcept { return iceberg_mode != "raw"; }
+    /// The subject whose schemas decode values: floe.iceberg.value-subject or <topic>-value.
+    std::string value_subject(std::string_view topic) const;
 };
 
 /// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).

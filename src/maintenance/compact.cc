@@ -47,6 +47,13 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             continue;
         auto stream = f.partition[0].as_string();
         if (!lake::is_stream_key_of(topic, stream)) continue;
+        // A typed file holds columns beyond Floe's (ids above 13): the rewrite reads and writes
+        // Floe's columns only, so it would drop them. Typed files are left as they are until
+        // compaction copies typed columns (issue 29).
+        if (!f.value_counts.empty() && f.value_counts.rbegin()->first > iceberg::field_ids::header_value) {
+            ++report.typed_files_skipped;
+            continue;
+        }
         const bool is_small = f.file_size_in_bytes < small;
         report.small_files += is_small;
         by_stream[std::string(stream)].push_back(

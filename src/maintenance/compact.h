@@ -28,6 +28,7 @@ struct compact_report {
     int64_t rows = 0;
     int64_t bytes_read = 0, bytes_written = 0;
     size_t conflicts = 0;         ///< groups skipped because a concurrent change took one of their files
+    size_t typed_files_skipped = 0; ///< typed files (decoded columns) left as they are
 };
 
 /// Compacts the table of `topic`: per stream_key partition, its small data files (ordered by

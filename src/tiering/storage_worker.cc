@@ -451,6 +451,16 @@ storage_worker::partition_result storage_worker::offload_partition(const log::to
     return failed;
 }
 
+lake::value_decoding value_decoding_of(const log::topic_info& topic) {
+    lake::value_decoding d;
+    const auto& c = topic.config;
+    if (c.iceberg_mode == "schema-id") d.how = lake::value_decoding::mode::schema_id;
+    else if (c.iceberg_mode == "latest-schema") d.how = lake::value_decoding::mode::latest_schema;
+    d.subject = c.value_subject(topic.name);
+    d.protobuf_message = c.iceberg_protobuf_message;
+    return d;
+}
+
 result<storage_worker::partition_result> storage_worker::offload_partition_once(const log::topic_info& topic,
                                                                                 log::local_partition& p,
                                                                                 lease_keeper& keeper) {
@@ -525,7 +535,8 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         if (seg.next_offset() > p.last_stable_offset()()) break;
         FLOE_TRY(keeper.keep());
         auto t0 = std::chrono::steady_clock::now();
-        auto app = FLOE_TRY_CTX(table->begin_append(), "starting an append for segment {} of {}", seg.id(), key);
+        auto app = FLOE_TRY_CTX(table->begin_append(value_decoding_of(topic)), "starting an append for segment {} of {}",
+                                seg.id(), key);
         std::vector<parquet::message_header_view> headers;
         std::string message_id;
         uint32_t since_keep = 0;

@@ -156,4 +156,7 @@ private:
 /// "<topic>-<partition>": the stream key of a Kafka partition in the table.
 std::string stream_key_for(std::string_view topic, int32_t partition);
 
+/// The topic's floe.iceberg.* configs as the lake's append takes them.
+lake::value_decoding value_decoding_of(const log::topic_info& topic);
+
 } // namespace floe::tiering

@@ -47,9 +47,9 @@ class hooked_table final : public lake::table_writer {
 public:
     hooked_table(std::shared_ptr<lake::table_writer> in, std::function<void()>& hook) : _in(std::move(in)), _hook(hook) {}
     result<lake::position_map> committed_positions() override { return _in->committed_positions(); }
-    result<std::unique_ptr<lake::append>> begin_append() override {
+    result<std::unique_ptr<lake::append>> begin_append(const lake::value_decoding& d) override {
         if (_hook) _hook();
-        return _in->begin_append();
+        return _in->begin_append(d);
     }
     result<std::unique_ptr<lake::append>> begin_rewrite(std::vector<std::string> r) override {
         return _in->begin_rewrite(std::move(r));

@@ -657,8 +657,9 @@ result<message_reader> message_reader::open(std::unique_ptr<input_source> src,
     auto r = FLOE_TRY(file_reader::open(std::move(src), opts));
     const auto& want = message_schema().columns();
     const auto& have = r->file_schema().columns();
-    if (have.size() != want.size())
-        return fail(errc::invalid_argument, "{}: not a Floe message file ({} columns, expected {})",
+    // A typed table's files and a dead-letter table's add their own columns after Floe's.
+    if (have.size() < want.size())
+        return fail(errc::invalid_argument, "{}: not a Floe message file ({} columns, expected at least {})",
                     r->name(), have.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i)
         if (have[i].path != want[i].path || have[i].type != want[i].type

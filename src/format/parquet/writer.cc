@@ -900,8 +900,12 @@ result<message_writer> message_writer::open(std::unique_ptr<output_sink> sink,
 }
 
 result<void> message_writer::append(const message_row& r) {
+    add_message_columns(_cols, r);
+    return _w->end_row();
+}
+
+void add_message_columns(std::span<column_writer* const, message_col::count> c, const message_row& r) {
     namespace mc = message_col;
-    auto& c = _cols;
     c[mc::stream_key]->add_bytes(r.stream_key);
     c[mc::segment_id]->add_i64(r.segment_id);
     c[mc::message_id]->add_bytes(r.message_id);
@@ -936,7 +940,6 @@ result<void> message_writer::append(const message_row& r) {
     }
     c[mc::partition]->add_i32(r.partition);
     c[mc::offset]->add_i64(r.offset);
-    return _w->end_row();
 }
 
 } // namespace floe::parquet

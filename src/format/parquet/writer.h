@@ -520,6 +520,11 @@ private:
     std::array<column_writer*, message_col::count> _cols{};
 };
 
+/// Gives the message table's eleven leaf columns (message_col order) their entries for `row`,
+/// without ending the row: a schema that starts with message_schema()'s columns (a typed table,
+/// a dead-letter table) adds its own leaves after them, then calls file_writer::end_row().
+void add_message_columns(std::span<column_writer* const, message_col::count> cols, const message_row& row);
+
 /// Shortens binary/string bounds for statistics. The min is a prefix (cut on a UTF-8 boundary
 /// for strings); the max is a prefix with its last byte (or code point) incremented, nullopt
 /// when no such bound exists. `exact` reports whether the value was kept whole.
