@@ -17,6 +17,65 @@ void encode_stats(thrift::writer& w, const statistics& s) {
     if (s.min_value) w.field_string(6, *s.min_value);
     if (s.is_max_value_exact) w.field_bool(7, *s.is_max_value_exact);
     if (s.is_min_value_exact) w.field_bool(8, *s.is_min_value_exact);
+    if (s.nan_count) w.field_i64(9, *s.nan_count);
+}
+
+/// LogicalType union member for `e.logical` (field 10 of SchemaElement), if it has one.
+void encode_logical(thrift::writer& w, const schema_element& e) {
+    auto empty_member = [&](int16_t id) {
+        w.begin_struct_field(10);
+        w.empty_struct_field(id);
+        w.end_struct();
+    };
+    auto time_member = [&](int16_t id) { // TimeType / TimestampType in MICROS
+        w.begin_struct_field(10);
+        w.begin_struct_field(id);
+        w.field_bool(1, e.logical_utc);
+        w.begin_struct_field(2);
+        w.empty_struct_field(2); // TimeUnit.MICROS
+        w.end_struct();
+        w.end_struct();
+        w.end_struct();
+    };
+    switch (e.logical) {
+    case logical_type::string:
+        empty_member(1);
+        break;
+    case logical_type::map:
+        empty_member(2);
+        break;
+    case logical_type::list:
+        empty_member(3);
+        break;
+    case logical_type::enum_:
+        empty_member(4);
+        break;
+    case logical_type::decimal:
+        w.begin_struct_field(10);
+        w.begin_struct_field(5);
+        w.field_i32(1, e.logical_scale);
+        w.field_i32(2, e.logical_precision);
+        w.end_struct();
+        w.end_struct();
+        break;
+    case logical_type::date:
+        empty_member(6);
+        break;
+    case logical_type::time_micros:
+        time_member(7);
+        break;
+    case logical_type::timestamp_micros:
+        time_member(8);
+        break;
+    case logical_type::json:
+        empty_member(12);
+        break;
+    case logical_type::uuid:
+        empty_member(14);
+        break;
+    default:
+        break;
+    }
 }
 
 void encode_schema_element(thrift::writer& w, const schema_element& e) {
@@ -26,26 +85,10 @@ void encode_schema_element(thrift::writer& w, const schema_element& e) {
     w.field_string(4, e.name);
     if (e.num_children) w.field_i32(5, *e.num_children);
     if (e.converted) w.field_i32(6, *e.converted);
+    if (e.scale) w.field_i32(7, *e.scale);
+    if (e.precision) w.field_i32(8, *e.precision);
     if (e.field_id) w.field_i32(9, *e.field_id);
-    switch (e.logical) {
-    case logical_type::string:
-        w.begin_struct_field(10);
-        w.empty_struct_field(1);
-        w.end_struct();
-        break;
-    case logical_type::map:
-        w.begin_struct_field(10);
-        w.empty_struct_field(2);
-        w.end_struct();
-        break;
-    case logical_type::list:
-        w.begin_struct_field(10);
-        w.empty_struct_field(3);
-        w.end_struct();
-        break;
-    default:
-        break;
-    }
+    encode_logical(w, e);
 }
 
 void encode_column_meta(thrift::writer& w, const column_metadata& m) {
@@ -227,6 +270,11 @@ void encode(const column_index& i, byte_buffer& out) {
         for (int64_t n : i.null_counts)
             w.elem_i64(n);
     }
+    if (!i.nan_counts.empty()) {
+        w.begin_list_field(8, ttype::i64, i.nan_counts.size());
+        for (int64_t n : i.nan_counts)
+            w.elem_i64(n);
+    }
     w.end();
 }
 
@@ -313,6 +361,10 @@ result<statistics> decode_stats(reader& r) {
             if (h.type != ttype::bool_true && h.type != ttype::bool_false) return false;
             s.is_min_value_exact = thrift::field_bool_value(h);
             return true;
+        case 9:
+            if (h.type != ttype::i64) return false;
+            s.nan_count = FLOE_TRY(r.read_i64());
+            return true;
         default:
             return false;
         }
@@ -325,19 +377,75 @@ result<statistics> decode_stats(reader& r) {
     return s;
 }
 
-result<logical_type> decode_logical(reader& r) {
-    logical_type lt = logical_type::other;
+/// TimeType / TimestampType: isAdjustedToUTC and whether the unit is MICROS.
+result<bool> decode_time_member(reader& r, schema_element& e) {
+    bool micros = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.id == 1 && (h.type == ttype::bool_true || h.type == ttype::bool_false)) {
+            e.logical_utc = thrift::field_bool_value(h);
+            return true;
+        }
+        if (h.id == 2 && h.type == ttype::strct) {
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& u) -> result<bool> {
+                if (u.id == 2 && u.type == ttype::strct) micros = true;
+                return false;
+            }));
+            return true;
+        }
+        return false;
+    }));
+    return micros;
+}
+
+/// The LogicalType union into e.logical and its parameters.
+result<void> decode_logical(reader& r, schema_element& e) {
+    e.logical = logical_type::other;
     FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
         if (h.type != ttype::strct) return false;
-        if (h.id == 1)
-            lt = logical_type::string;
-        else if (h.id == 2)
-            lt = logical_type::map;
-        else if (h.id == 3)
-            lt = logical_type::list;
-        return false; // skip the (empty or not) member struct
+        switch (h.id) {
+        case 1:
+            e.logical = logical_type::string;
+            return false; // skip the (empty or not) member struct
+        case 2:
+            e.logical = logical_type::map;
+            return false;
+        case 3:
+            e.logical = logical_type::list;
+            return false;
+        case 4:
+            e.logical = logical_type::enum_;
+            return false;
+        case 5:
+            e.logical = logical_type::decimal;
+            FLOE_TRY(read_struct(r, [&](const thrift::field_header& d) -> result<bool> {
+                if (d.type != ttype::i32) return false;
+                if (d.id == 1) e.logical_scale = FLOE_TRY(r.read_i32());
+                else if (d.id == 2) e.logical_precision = FLOE_TRY(r.read_i32());
+                else return false;
+                return true;
+            }));
+            return true;
+        case 6:
+            e.logical = logical_type::date;
+            return false;
+        case 7:
+        case 8:
+            e.logical = FLOE_TRY(decode_time_member(r, e))
+                            ? (h.id == 7 ? logical_type::time_micros
+                                         : logical_type::timestamp_micros)
+                            : logical_type::other;
+            return true;
+        case 12:
+            e.logical = logical_type::json;
+            return false;
+        case 14:
+            e.logical = logical_type::uuid;
+            return false;
+        default:
+            return false;
+        }
     }));
-    return lt;
+    return {};
 }
 
 result<schema_element> decode_schema_element(reader& r) {
@@ -370,13 +478,21 @@ result<schema_element> decode_schema_element(reader& r) {
             if (h.type != ttype::i32) return false;
             e.converted = FLOE_TRY(r.read_i32());
             return true;
+        case 7:
+            if (h.type != ttype::i32) return false;
+            e.scale = FLOE_TRY(r.read_i32());
+            return true;
+        case 8:
+            if (h.type != ttype::i32) return false;
+            e.precision = FLOE_TRY(r.read_i32());
+            return true;
         case 9:
             if (h.type != ttype::i32) return false;
             e.field_id = FLOE_TRY(r.read_i32());
             return true;
         case 10:
             if (h.type != ttype::strct) return false;
-            e.logical = FLOE_TRY(decode_logical(r));
+            FLOE_TRY(decode_logical(r, e));
             return true;
         default:
             return false;
@@ -837,6 +953,13 @@ result<column_index> decode_column_index(bytes_view in) {
                 return {};
             }));
             return true;
+        case 8:
+            if (h.type != ttype::list) return false;
+            FLOE_TRY(read_list(r, ttype::i64, [&]() -> result<void> {
+                ci.nan_counts.push_back(FLOE_TRY(r.read_i64()));
+                return {};
+            }));
+            return true;
         default:
             return false;
         }
@@ -845,7 +968,8 @@ result<column_index> decode_column_index(bytes_view in) {
         return fail(errc::corrupt, "column index lacks a required field");
     size_t n = ci.null_pages.size();
     if (ci.min_values.size() != n || ci.max_values.size() != n
-        || (!ci.null_counts.empty() && ci.null_counts.size() != n))
+        || (!ci.null_counts.empty() && ci.null_counts.size() != n)
+        || (!ci.nan_counts.empty() && ci.nan_counts.size() != n))
         return fail(errc::corrupt,
                     "column index: {} null_pages, {} min_values, {} max_values, {} null_counts", n,
                     ci.min_values.size(), ci.max_values.size(), ci.null_counts.size());

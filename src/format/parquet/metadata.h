@@ -58,10 +58,38 @@ enum class page_type : int32_t {
 };
 
 /// ConvertedType values Floe writes or recognises.
-enum class converted_type : int32_t { utf8 = 0, map = 1, map_key_value = 2, list = 3 };
+enum class converted_type : int32_t {
+    utf8 = 0,
+    map = 1,
+    map_key_value = 2,
+    list = 3,
+    enum_ = 4,
+    decimal = 5,
+    date = 6,
+    time_millis = 7,
+    time_micros = 8,
+    timestamp_millis = 9,
+    timestamp_micros = 10,
+    json = 19,
+};
 
-/// LogicalType union member Floe writes or recognises (others decode as `other`).
-enum class logical_type : int8_t { none = 0, string = 1, map = 2, list = 3, other = 100 };
+/// LogicalType union member Floe writes or recognises (others, and TIME/TIMESTAMP in units
+/// other than microseconds, decode as `other`). Parameters (decimal scale and precision,
+/// isAdjustedToUTC) live beside it in schema_element / schema_node.
+enum class logical_type : int8_t {
+    none = 0,
+    string = 1,
+    map = 2,
+    list = 3,
+    enum_ = 4,
+    decimal = 5,
+    date = 6,
+    time_micros = 7,
+    timestamp_micros = 8,
+    uuid = 9,
+    json = 10,
+    other = 100
+};
 
 struct statistics {
     std::optional<std::string> max_value; ///< field 5 (or legacy field 1 when decoding)
@@ -70,6 +98,7 @@ struct statistics {
     std::optional<int64_t> distinct_count;
     std::optional<bool> is_max_value_exact;
     std::optional<bool> is_min_value_exact;
+    std::optional<int64_t> nan_count; ///< field 9: float and double columns
     bool legacy_min_max = false; ///< decoded from the deprecated signed-order fields
 };
 
@@ -80,8 +109,13 @@ struct schema_element {
     std::string name;
     std::optional<int32_t> num_children;
     std::optional<int32_t> converted;
+    std::optional<int32_t> scale;     ///< field 7 (DECIMAL)
+    std::optional<int32_t> precision; ///< field 8 (DECIMAL)
     std::optional<int32_t> field_id;
     logical_type logical = logical_type::none;
+    /// LogicalType parameters: DECIMAL(scale, precision), TIME/TIMESTAMP isAdjustedToUTC.
+    int32_t logical_scale = 0, logical_precision = 0;
+    bool logical_utc = true;
 };
 
 struct page_encoding_stats {
@@ -197,6 +231,7 @@ struct column_index {
     std::vector<std::string> max_values;
     boundary_order order = boundary_order::unordered;
     std::vector<int64_t> null_counts; ///< empty when the writer stored none
+    std::vector<int64_t> nan_counts;  ///< float/double columns; empty when not stored
 };
 
 /// Split-block bloom filter header (algorithm BLOCK, hash XXHASH, UNCOMPRESSED are the only

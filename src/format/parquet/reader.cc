@@ -145,13 +145,42 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
                     out.i64.push_back(v);
                 }
             }
-        } else {
+        } else if (d.type == physical_type::float_ || d.type == physical_type::double_) {
+            size_t w = d.type == physical_type::float_ ? 4 : 8;
+            if (rest.size() / w < present)
+                return fail(errc::corrupt, "plain page holds fewer than {} values", present);
+            for (size_t i = 0; i < present; ++i) {
+                if (w == 4) {
+                    float v;
+                    std::memcpy(&v, rest.data() + i * 4, 4);
+                    out.f32.push_back(v);
+                } else {
+                    double v;
+                    std::memcpy(&v, rest.data() + i * 8, 8);
+                    out.f64.push_back(v);
+                }
+            }
+        } else if (d.type == physical_type::boolean) {
+            if (rest.size() < present / 8 + (present % 8 != 0))
+                return fail(errc::corrupt, "plain page holds fewer than {} booleans", present);
+            for (size_t i = 0; i < present; ++i)
+                out.bools.push_back(static_cast<uint8_t>((rest[i / 8] >> (i % 8)) & 1));
+        } else if (d.type == physical_type::fixed_len_byte_array) {
+            auto w = static_cast<size_t>(d.type_length); // 1..2^20, checked by the schema
+            if (w == 0 || rest.size() / w < present)
+                return fail(errc::corrupt, "plain page holds fewer than {} values of {} bytes",
+                            present, w);
+            for (size_t i = 0; i < present; ++i)
+                out.bytes.push_back(as_chars(rest.subspan(i * w, w)));
+        } else if (d.type == physical_type::byte_array) {
             byte_reader vr(rest);
             for (size_t i = 0; i < present; ++i) {
                 uint32_t len = FLOE_TRY(vr.le<uint32_t>());
                 auto b = FLOE_TRY(vr.bytes(len));
                 out.bytes.push_back(as_chars(b));
             }
+        } else {
+            return fail(errc::unsupported, "physical type {}", static_cast<int>(d.type));
         }
         return {};
     }

@@ -42,7 +42,10 @@ struct column_data {
     std::vector<uint8_t> rep; ///< one per entry; empty when the max repetition level is 0
     std::vector<int32_t> i32; ///< non-null values only, in order
     std::vector<int64_t> i64;
-    std::vector<std::string_view> bytes;
+    std::vector<uint8_t> bools; ///< BOOLEAN values, 0 or 1
+    std::vector<float> f32;
+    std::vector<double> f64;
+    std::vector<std::string_view> bytes; ///< BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY values
     std::vector<byte_buffer> storage;
     int64_t num_entries = 0;
     int64_t first_row = 0; ///< row of the row group where the entries start (page reads)

@@ -34,11 +34,126 @@ schema_node list_node(std::string name, std::optional<int32_t> field_id, repetit
     return outer;
 }
 
+schema_node fixed_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                       int32_t length, logical_type logical) {
+    auto n = leaf_node(std::move(name), field_id, rep, physical_type::fixed_len_byte_array, logical);
+    n.type_length = length;
+    return n;
+}
+
+int32_t decimal_fixed_length(int32_t precision) {
+    // The largest unscaled value has `precision` nines; n bytes hold up to 2^(8n-1) - 1.
+    // log2(10) * precision + 1 sign bit, rounded up to bytes (exact enough: 10^p is never a
+    // power of two, and the margin of log2(10) below is far smaller than a bit for p <= 1000).
+    if (precision <= 0) return 1;
+    double bits = precision * 3.321928094887362 + 1;
+    return static_cast<int32_t>((static_cast<int64_t>(bits) + 8) / 8);
+}
+
+schema_node decimal_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                         int32_t precision, int32_t scale) {
+    schema_node n;
+    if (precision <= 9)
+        n = leaf_node(std::move(name), field_id, rep, physical_type::int32, logical_type::decimal);
+    else if (precision <= 18)
+        n = leaf_node(std::move(name), field_id, rep, physical_type::int64, logical_type::decimal);
+    else
+        n = fixed_node(std::move(name), field_id, rep, decimal_fixed_length(precision),
+                       logical_type::decimal);
+    n.precision = precision;
+    n.scale = scale;
+    return n;
+}
+
+schema_node map_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                     schema_node key, schema_node value) {
+    key.name = "key";
+    key.rep = repetition::required;
+    value.name = "value";
+    std::vector<schema_node> kv;
+    kv.push_back(std::move(key));
+    kv.push_back(std::move(value));
+    schema_node entries = group_node("key_value", std::nullopt, repetition::repeated, std::move(kv));
+    std::vector<schema_node> outer_children;
+    outer_children.push_back(std::move(entries));
+    schema_node outer = group_node(std::move(name), field_id, rep, std::move(outer_children));
+    outer.logical = logical_type::map;
+    return outer;
+}
+
 std::string column_descriptor::dotted_path() const {
     return fmt::format("{}", fmt::join(path, "."));
 }
 
 namespace {
+
+/// A leaf's physical type, length and logical type fit together.
+result<void> check_leaf(const schema_node& n) {
+    using pt = physical_type;
+    using lt = logical_type;
+    auto t = *n.type;
+    switch (t) {
+    case pt::boolean:
+    case pt::int32:
+    case pt::int64:
+    case pt::float_:
+    case pt::double_:
+    case pt::byte_array:
+        break;
+    case pt::fixed_len_byte_array:
+        if (n.type_length <= 0 || n.type_length > (1 << 20))
+            return fail(errc::invalid_argument, "column {}: fixed length {} out of range", n.name,
+                        n.type_length);
+        break;
+    default:
+        return fail(errc::unsupported, "column {}: physical type {} not supported", n.name,
+                    static_cast<int>(t));
+    }
+    auto need = [&](bool ok, std::string_view what) -> result<void> {
+        if (!ok) return fail(errc::invalid_argument, "column {}: {} on physical type {}", n.name, what,
+                             static_cast<int>(t));
+        return {};
+    };
+    switch (n.logical) {
+    case lt::string:
+        return need(t == pt::byte_array, "STRING");
+    case lt::enum_:
+        return need(t == pt::byte_array, "ENUM");
+    case lt::json:
+        return need(t == pt::byte_array, "JSON");
+    case lt::date:
+        return need(t == pt::int32, "DATE");
+    case lt::time_micros:
+        return need(t == pt::int64, "TIME(MICROS)");
+    case lt::timestamp_micros:
+        return need(t == pt::int64, "TIMESTAMP(MICROS)");
+    case lt::uuid:
+        return need(t == pt::fixed_len_byte_array && n.type_length == 16, "UUID");
+    case lt::map:
+    case lt::list:
+        return fail(errc::invalid_argument, "column {}: MAP/LIST on a leaf", n.name);
+    case lt::decimal: {
+        if (n.precision <= 0 || n.scale < 0 || n.scale > n.precision)
+            return fail(errc::invalid_argument, "column {}: DECIMAL({}, {})", n.name, n.precision,
+                        n.scale);
+        int32_t max_digits = 0;
+        if (t == pt::int32)
+            max_digits = 9;
+        else if (t == pt::int64)
+            max_digits = 18;
+        else if (t == pt::fixed_len_byte_array || t == pt::byte_array)
+            max_digits = t == pt::byte_array ? INT32_MAX
+                                             : static_cast<int32_t>((8.0 * n.type_length - 1)
+                                                                    * 0.30102999566398120);
+        if (n.precision > max_digits)
+            return fail(errc::invalid_argument, "column {}: DECIMAL({}, {}) does not fit type {}",
+                        n.name, n.precision, n.scale, static_cast<int>(t));
+        return {};
+    }
+    default:
+        return {};
+    }
+}
 
 result<void> flatten(const schema_node& n, std::vector<std::string>& path, int16_t def, int16_t rep,
                      std::vector<column_descriptor>& out, int depth) {
@@ -53,17 +168,15 @@ result<void> flatten(const schema_node& n, std::vector<std::string>& path, int16
     if (n.is_leaf()) {
         if (!n.children.empty())
             return fail(errc::invalid_argument, "leaf {} has children", n.name);
-        auto t = *n.type;
-        if (t != physical_type::int32 && t != physical_type::int64
-            && t != physical_type::byte_array)
-            return fail(errc::unsupported, "column {}: physical type {} not supported", n.name,
-                        static_cast<int>(t));
-        if (n.logical == logical_type::string && t != physical_type::byte_array)
-            return fail(errc::invalid_argument, "column {}: STRING needs BYTE_ARRAY", n.name);
+        FLOE_TRY(check_leaf(n));
         column_descriptor c;
         c.path = path;
-        c.type = t;
+        c.type = *n.type;
         c.logical = n.logical;
+        c.type_length = n.type_length;
+        c.precision = n.precision;
+        c.scale = n.scale;
+        c.utc = n.utc;
         c.max_def = def;
         c.max_rep = rep;
         c.field_id = n.field_id;
@@ -87,16 +200,49 @@ void build_elements(const schema_node& n, bool is_root, std::vector<schema_eleme
     e.field_id = n.field_id;
     if (n.is_leaf()) {
         e.type = n.type;
-        if (n.logical == logical_type::string) {
-            e.logical = logical_type::string;
-            e.converted = static_cast<int32_t>(converted_type::utf8);
-        }
+        if (*n.type == physical_type::fixed_len_byte_array) e.type_length = n.type_length;
     } else {
         e.num_children = static_cast<int32_t>(n.children.size());
-        if (n.logical == logical_type::list) {
-            e.logical = logical_type::list;
-            e.converted = static_cast<int32_t>(converted_type::list);
-        }
+    }
+    e.logical = n.logical;
+    switch (n.logical) {
+    case logical_type::string:
+        e.converted = static_cast<int32_t>(converted_type::utf8);
+        break;
+    case logical_type::map:
+        e.converted = static_cast<int32_t>(converted_type::map);
+        break;
+    case logical_type::list:
+        e.converted = static_cast<int32_t>(converted_type::list);
+        break;
+    case logical_type::enum_:
+        e.converted = static_cast<int32_t>(converted_type::enum_);
+        break;
+    case logical_type::decimal:
+        e.converted = static_cast<int32_t>(converted_type::decimal);
+        e.scale = e.logical_scale = n.scale;
+        e.precision = e.logical_precision = n.precision;
+        break;
+    case logical_type::date:
+        e.converted = static_cast<int32_t>(converted_type::date);
+        break;
+    case logical_type::time_micros:
+        e.converted = static_cast<int32_t>(converted_type::time_micros);
+        e.logical_utc = n.utc;
+        break;
+    case logical_type::timestamp_micros:
+        e.converted = static_cast<int32_t>(converted_type::timestamp_micros);
+        e.logical_utc = n.utc;
+        break;
+    case logical_type::json:
+        e.converted = static_cast<int32_t>(converted_type::json);
+        break;
+    case logical_type::uuid: // no ConvertedType
+    case logical_type::none:
+        break;
+    default:
+        e.logical = logical_type::none; // `other` is what a reader saw, not something to write
+        break;
     }
     out.push_back(std::move(e));
     for (auto& c : n.children)
@@ -116,11 +262,46 @@ result<schema_node> from_elements_rec(const std::vector<schema_element>& els, si
         return fail(errc::corrupt, "schema: element {} has repetition {}", e.name,
                     static_cast<int32_t>(n.rep));
     n.logical = e.logical;
+    n.scale = e.logical_scale;
+    n.precision = e.logical_precision;
+    n.utc = e.logical_utc;
     if (n.logical == logical_type::none && e.converted) {
-        if (*e.converted == static_cast<int32_t>(converted_type::utf8))
+        // Legacy ConvertedType only (TIME/TIMESTAMP ones meant UTC-adjusted values).
+        n.utc = true;
+        switch (static_cast<converted_type>(*e.converted)) {
+        case converted_type::utf8:
             n.logical = logical_type::string;
-        if (*e.converted == static_cast<int32_t>(converted_type::list))
+            break;
+        case converted_type::map:
+            n.logical = logical_type::map;
+            break;
+        case converted_type::list:
             n.logical = logical_type::list;
+            break;
+        case converted_type::enum_:
+            n.logical = logical_type::enum_;
+            break;
+        case converted_type::decimal:
+            n.logical = logical_type::decimal;
+            n.scale = e.scale.value_or(0);
+            n.precision = e.precision.value_or(0);
+            break;
+        case converted_type::date:
+            n.logical = logical_type::date;
+            break;
+        case converted_type::time_micros:
+            n.logical = logical_type::time_micros;
+            break;
+        case converted_type::timestamp_micros:
+            n.logical = logical_type::timestamp_micros;
+            break;
+        case converted_type::json:
+            n.logical = logical_type::json;
+            break;
+        default:
+            n.logical = logical_type::other;
+            break;
+        }
     }
     int32_t kids = e.num_children.value_or(0);
     if (kids < 0 || static_cast<size_t>(kids) > els.size() - pos)
@@ -129,6 +310,7 @@ result<schema_node> from_elements_rec(const std::vector<schema_element>& els, si
     if (kids == 0) {
         if (!e.type) return fail(errc::corrupt, "schema: leaf {} has no type", e.name);
         n.type = *e.type;
+        n.type_length = e.type_length.value_or(0);
     }
     for (int32_t i = 0; i < kids; ++i)
         n.children.push_back(FLOE_TRY(from_elements_rec(els, pos, depth + 1)));

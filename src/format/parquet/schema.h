@@ -25,6 +25,9 @@ struct schema_node {
     repetition rep = repetition::required;
     std::optional<physical_type> type; ///< set on leaves only
     logical_type logical = logical_type::none;
+    int32_t type_length = 0;          ///< FIXED_LEN_BYTE_ARRAY: bytes per value
+    int32_t precision = 0, scale = 0; ///< DECIMAL
+    bool utc = true;                  ///< TIME / TIMESTAMP: isAdjustedToUTC
     value_encoding enc = value_encoding::auto_;
     bool bloom_filter = false; ///< write a split-block bloom filter for this leaf
     std::vector<schema_node> children;
@@ -40,11 +43,29 @@ schema_node group_node(std::string name, std::optional<int32_t> field_id, repeti
 /// node is renamed "element" and keeps its field id (Iceberg's element-id).
 schema_node list_node(std::string name, std::optional<int32_t> field_id, repetition rep,
                       schema_node element);
+/// A FIXED_LEN_BYTE_ARRAY leaf of `length` bytes (UUID: length 16, logical_type::uuid).
+schema_node fixed_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                       int32_t length, logical_type logical = logical_type::none);
+/// A DECIMAL(precision, scale) leaf: INT32 for precision <= 9, INT64 for <= 18, else
+/// FIXED_LEN_BYTE_ARRAY of the fewest bytes that hold 10^precision - 1 in two's complement
+/// (values big-endian, as Iceberg writes them). Ordered as signed numbers in statistics.
+schema_node decimal_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                         int32_t precision, int32_t scale);
+/// A 3-level MAP: `<rep> group name (MAP) { repeated group key_value { required key; value } }`;
+/// the key node is renamed "key" (and made required), the value node "value"; both keep their
+/// field ids (Iceberg's key-id and value-id).
+schema_node map_node(std::string name, std::optional<int32_t> field_id, repetition rep,
+                     schema_node key, schema_node value);
+/// Bytes of the smallest two's complement number holding every decimal of `precision` digits.
+int32_t decimal_fixed_length(int32_t precision);
 
 struct column_descriptor {
     std::vector<std::string> path;
     physical_type type = physical_type::int32;
     logical_type logical = logical_type::none;
+    int32_t type_length = 0;
+    int32_t precision = 0, scale = 0;
+    bool utc = true;
     int16_t max_def = 0;
     int16_t max_rep = 0;
     std::optional<int32_t> field_id;

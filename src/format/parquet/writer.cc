@@ -235,7 +235,9 @@ namespace {
 
 std::string int_bytes(physical_type t, int64_t v) {
     std::string s;
-    if (t == physical_type::int32) {
+    if (t == physical_type::boolean) {
+        s.push_back(static_cast<char>(v != 0));
+    } else if (t == physical_type::int32) {
         int32_t x = static_cast<int32_t>(v);
         s.assign(reinterpret_cast<const char*>(&x), 4);
     } else {
@@ -250,6 +252,57 @@ bool bytes_less(std::string_view a, std::string_view b) noexcept {
     return c < 0 || (c == 0 && a.size() < b.size());
 }
 
+/// A float/double bound as plain bytes; a zero min is written -0.0, a zero max +0.0 (the
+/// spec's rule for TYPE_ORDER floating point statistics).
+std::string float_bytes(bool f32, double v, bool is_min) {
+    if (v == 0) v = is_min ? -0.0 : 0.0;
+    std::string s;
+    if (f32) {
+        float x = static_cast<float>(v);
+        s.assign(reinterpret_cast<const char*>(&x), 4);
+    } else {
+        s.assign(reinterpret_cast<const char*>(&v), 8);
+    }
+    return s;
+}
+
+/// Order of two plain-encoded bounds of column `d` (its ColumnOrder, TYPE_ORDER): -1, 0, 1.
+int compare_plain(const column_descriptor& d, std::string_view a, std::string_view b) {
+    auto sign = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+    switch (d.type) {
+    case physical_type::int32: {
+        int32_t x = 0, y = 0;
+        std::memcpy(&x, a.data(), std::min<size_t>(4, a.size()));
+        std::memcpy(&y, b.data(), std::min<size_t>(4, b.size()));
+        return sign(x, y);
+    }
+    case physical_type::int64: {
+        int64_t x = 0, y = 0;
+        std::memcpy(&x, a.data(), std::min<size_t>(8, a.size()));
+        std::memcpy(&y, b.data(), std::min<size_t>(8, b.size()));
+        return sign(x, y);
+    }
+    case physical_type::float_: {
+        float x = 0, y = 0;
+        std::memcpy(&x, a.data(), std::min<size_t>(4, a.size()));
+        std::memcpy(&y, b.data(), std::min<size_t>(4, b.size()));
+        return sign(x, y);
+    }
+    case physical_type::double_: {
+        double x = 0, y = 0;
+        std::memcpy(&x, a.data(), std::min<size_t>(8, a.size()));
+        std::memcpy(&y, b.data(), std::min<size_t>(8, b.size()));
+        return sign(x, y);
+    }
+    case physical_type::fixed_len_byte_array:
+        if (d.logical == logical_type::decimal && !a.empty() && !b.empty() && a[0] != b[0])
+            return sign(static_cast<int8_t>(a[0]), static_cast<int8_t>(b[0]));
+        [[fallthrough]];
+    default: // BOOLEAN (one byte), BYTE_ARRAY
+        return bytes_less(a, b) ? -1 : (bytes_less(b, a) ? 1 : 0);
+    }
+}
+
 void add_encoding(std::vector<encoding>& v, encoding e) {
     if (std::find(v.begin(), v.end(), e) == v.end()) v.push_back(e);
 }
@@ -262,18 +315,42 @@ column_writer::column_writer(const column_descriptor& desc, const writer_options
                              compressor& comp)
     : _desc(desc), _opts(opts), _comp(comp) {
     _is_bytes = desc.type == physical_type::byte_array;
+    switch (desc.type) {
+    case physical_type::int64:
+        _kind = value_kind::i64;
+        break;
+    case physical_type::byte_array:
+        _kind = value_kind::bytes;
+        break;
+    case physical_type::boolean:
+        _kind = value_kind::boolean;
+        break;
+    case physical_type::float_:
+        _kind = value_kind::f32;
+        break;
+    case physical_type::double_:
+        _kind = value_kind::f64;
+        break;
+    case physical_type::fixed_len_byte_array:
+        _kind = value_kind::fixed;
+        _signed_fixed = desc.logical == logical_type::decimal;
+        break;
+    default:
+        _kind = value_kind::i32;
+        break;
+    }
     _row_limit = std::max<size_t>(1, opts.page_row_limit);
     _page_size = std::max<size_t>(1, opts.page_size);
-    if (!_is_bytes) {
-        // Integer pages are cut by count: raw size is entries x width.
-        uint64_t width = desc.type == physical_type::int64 ? 8 : 4;
+    if (!_is_bytes && _kind != value_kind::fixed) {
+        // Fixed-width pages are cut by count: raw size is entries x width.
+        uint64_t width = _kind == value_kind::i64 || _kind == value_kind::f64 ? 8 : 4;
         _row_limit = std::max<uint64_t>(1, std::min<uint64_t>(_row_limit, _page_size / width));
     }
     _has_def = desc.max_def > 0;
     _has_rep = desc.max_rep > 0;
-    _bloom = desc.bloom_filter;
-    _use_delta =
-        !_is_bytes && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::delta);
+    _bloom = desc.bloom_filter && _kind != value_kind::boolean;
+    _use_delta = (_kind == value_kind::i32 || _kind == value_kind::i64)
+                 && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::delta);
     if (_is_bytes
         && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::dictionary)) {
         _dict = std::make_unique<detail::byte_dictionary>();
@@ -291,6 +368,43 @@ uint64_t column_writer::hash_i32(int32_t v) {
 }
 uint64_t column_writer::hash_i64(int64_t v) {
     return XXH64(&v, 8, 0);
+}
+
+bool column_writer::fixed_less(std::string_view a, std::string_view b) const noexcept {
+    if (_signed_fixed && !a.empty() && !b.empty() && a[0] != b[0])
+        return static_cast<int8_t>(a[0]) < static_cast<int8_t>(b[0]);
+    return bytes_less(a, b);
+}
+
+void column_writer::add_fixed(std::string_view v, int16_t rep) {
+    begin_entry(rep, _desc.max_def);
+    auto len = static_cast<size_t>(_desc.type_length);
+    if (v.size() != len) [[unlikely]] {
+        if (!_deferred_error)
+            _deferred_error = make_error(errc::invalid_argument,
+                                         "column {}: fixed value of {} bytes, the type has {}",
+                                         _desc.dotted_path(), v.size(), len);
+        _page_bytes += len;
+        _plain.append_raw(std::string(len, '\0'));
+        return;
+    }
+    size_t off = _plain.append_raw(v);
+    _page_bytes += len;
+    ++_page_plain_values;
+    std::string_view stored(reinterpret_cast<const char*>(_plain.data()) + off, len);
+    if (!_page_has_bminmax) {
+        _pmin_off = _pmax_off = off;
+        _pmin_len = _pmax_len = len;
+        _page_has_bminmax = true;
+    } else {
+        std::string_view mn(reinterpret_cast<const char*>(_plain.data()) + _pmin_off, len);
+        std::string_view mx(reinterpret_cast<const char*>(_plain.data()) + _pmax_off, len);
+        if (fixed_less(stored, mn))
+            _pmin_off = off;
+        else if (fixed_less(mx, stored))
+            _pmax_off = off;
+    }
+    if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
 }
 
 void column_writer::add_dict_slow(std::string_view v) {
@@ -368,7 +482,16 @@ result<void> column_writer::flush_page() {
         } else {
             ++_plain_pages;
         }
-    } else if (_desc.type == physical_type::int64) {
+    } else if (_kind == value_kind::boolean) {
+        // PLAIN booleans: bit-packed, least significant bit first.
+        size_t at = _scratch.size();
+        _scratch.resize(at + (_bools.size() + 7) / 8, 0);
+        for (size_t i = 0; i < _bools.size(); ++i)
+            _scratch[at + i / 8] |= static_cast<uint8_t>(_bools[i] << (i % 8));
+        ++_plain_pages;
+    } else if (_kind == value_kind::fixed) {
+        ++_plain_pages; // the values stay in _plain, joined to the levels below
+    } else if (_kind == value_kind::i64 || _kind == value_kind::f64) {
         if (_use_delta) {
             enc = encoding::delta_binary_packed;
             delta_binary_encode(_i64.data(), _i64.size(), _scratch);
@@ -396,7 +519,44 @@ result<void> column_writer::flush_page() {
     page_index_entry pie;
     pie.first_row = _chunk_rows - _page_rows;
     pie.null_count = _page_nulls;
-    if (_is_bytes) {
+    if (_kind == value_kind::f32 || _kind == value_kind::f64) {
+        st.nan_count = _page_nans;
+        pie.nan_count = _page_nans;
+        _chunk_nans += _page_nans;
+        if (_page_fvalues > 0) {
+            have_minmax = true;
+            _chunk_fmin = std::min(_chunk_fmin, _page_fmin);
+            _chunk_fmax = std::max(_chunk_fmax, _page_fmax);
+            st.min_value = float_bytes(_kind == value_kind::f32, _page_fmin, true);
+            st.max_value = float_bytes(_kind == value_kind::f32, _page_fmax, false);
+            st.is_min_value_exact = st.is_max_value_exact = true;
+            if (_opts.page_index) {
+                pie.null_page = false;
+                pie.min_value = *st.min_value;
+                pie.max_value = *st.max_value;
+            }
+        } else if (_page_nans > 0) {
+            pie.null_page = false;
+            _chunk_nan_only_page = true;
+        }
+    } else if (_kind == value_kind::fixed) {
+        if (_page_has_bminmax) {
+            size_t len = static_cast<size_t>(_desc.type_length);
+            _page_bmin.assign(reinterpret_cast<const char*>(_plain.data()) + _pmin_off, len);
+            _page_bmax.assign(reinterpret_cast<const char*>(_plain.data()) + _pmax_off, len);
+            have_minmax = true;
+            if (!_chunk_has_minmax || fixed_less(_page_bmin, _chunk_bmin)) _chunk_bmin = _page_bmin;
+            if (!_chunk_has_minmax || fixed_less(_chunk_bmax, _page_bmax)) _chunk_bmax = _page_bmax;
+            st.min_value = _page_bmin;
+            st.max_value = _page_bmax;
+            st.is_min_value_exact = st.is_max_value_exact = true;
+            if (_opts.page_index) {
+                pie.null_page = false;
+                pie.min_value = _page_bmin;
+                pie.max_value = _page_bmax;
+            }
+        }
+    } else if (_is_bytes) {
         if (_page_has_bminmax) {
             if (!_dict_page_encoded) {
                 _page_bmin.assign(reinterpret_cast<const char*>(_plain.data()) + _pmin_off,
@@ -444,7 +604,7 @@ result<void> column_writer::flush_page() {
     // The page's raw bytes: levels and values contiguous. PLAIN byte arrays stay where they
     // are, the levels (in _scratch) copied into the gap in front of them.
     bytes_view raw(_scratch);
-    if (_is_bytes && !_dict_page_encoded) {
+    if ((_is_bytes && !_dict_page_encoded) || _kind == value_kind::fixed) {
         if (_scratch.size() <= detail::page_buffer::gap && _plain.size() > 0) {
             uint8_t* start = _plain.front() + detail::page_buffer::gap - _scratch.size();
             if (!_scratch.empty()) std::memcpy(start, _scratch.data(), _scratch.size());
@@ -513,6 +673,10 @@ result<void> column_writer::flush_page() {
     _page_values = _page_nulls = _page_rows = _page_plain_values = 0;
     _page_imin = INT64_MAX;
     _page_imax = INT64_MIN;
+    _bools.clear();
+    _page_fmin = HUGE_VAL;
+    _page_fmax = -HUGE_VAL;
+    _page_nans = _page_fvalues = 0;
     _page_has_bminmax = false;
     _page_bytes = 0;
     ++_page_no;
@@ -586,8 +750,19 @@ result<column_writer::chunk> column_writer::finish_chunk() {
 
     statistics st;
     st.null_count = _chunk_nulls;
+    if (_kind == value_kind::f32 || _kind == value_kind::f64) st.nan_count = _chunk_nans;
     if (_chunk_has_minmax) {
-        if (_is_bytes) {
+        if (_kind == value_kind::f32 || _kind == value_kind::f64) {
+            st.min_value = float_bytes(_kind == value_kind::f32, _chunk_fmin, true);
+            st.max_value = float_bytes(_kind == value_kind::f32, _chunk_fmax, false);
+            st.is_min_value_exact = st.is_max_value_exact = true;
+        } else if (_kind == value_kind::fixed) {
+            st.min_value = _chunk_bmin;
+            st.max_value = _chunk_bmax;
+            st.is_min_value_exact = st.is_max_value_exact = true;
+            c.min_full = _chunk_bmin;
+            c.max_full = _chunk_bmax;
+        } else if (_is_bytes) {
             bool utf8 = _desc.logical == logical_type::string, ex_min, ex_max;
             st.min_value = truncate_min(_chunk_bmin, _opts.stats_truncate_length, utf8, ex_min);
             st.max_value = truncate_max(_chunk_bmax, _opts.stats_truncate_length, utf8, ex_max);
@@ -625,12 +800,17 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         p.offset += dict_size;
     c.pages = std::move(_page_index);
     _page_index.clear();
+    c.column_index = !_chunk_nan_only_page;
 
     // Reset for the next chunk.
     _chunk_rows = _chunk_values = _chunk_nulls = _chunk_uncompressed = 0;
     _chunk_has_minmax = false;
     _chunk_imin = INT64_MAX;
     _chunk_imax = INT64_MIN;
+    _chunk_fmin = HUGE_VAL;
+    _chunk_fmax = -HUGE_VAL;
+    _chunk_nans = 0;
+    _chunk_nan_only_page = false;
     _chunk_bmin.clear();
     _chunk_bmax.clear();
     _encodings.clear();
@@ -687,6 +867,11 @@ result<std::unique_ptr<file_writer>> file_writer::open(std::unique_ptr<output_si
         return fail(errc::unsupported, "{}: codec {} not supported", sink->name(),
                     to_string(opts.codec));
     }
+    for (auto& c : s.columns())
+        if (c.type == physical_type::byte_array && c.logical == logical_type::decimal)
+            return fail(errc::unsupported,
+                        "{}: column {}: DECIMAL on BYTE_ARRAY is not written (use decimal_node)",
+                        sink->name(), c.dotted_path());
     std::unique_ptr<file_writer> w(new file_writer(std::move(sink), s, std::move(opts)));
     FLOE_TRY_CTX(w->write(bytes_view(magic, 4)), "{}", w->name());
     return w;
@@ -706,7 +891,7 @@ uint64_t file_writer::buffered_bytes() const noexcept {
 }
 
 void file_writer::add_page_index(size_t col, int64_t chunk_start,
-                                 std::vector<page_index_entry>& pages) {
+                                 std::vector<page_index_entry>& pages, bool with_column_index) {
     if (col == 0) {
         _column_indexes.emplace_back();
         _offset_indexes.emplace_back();
@@ -722,26 +907,18 @@ void file_writer::add_page_index(size_t col, int64_t chunk_start,
         ci.null_counts.push_back(p.null_count);
         ci.min_values.push_back(std::move(p.min_value));
         ci.max_values.push_back(std::move(p.max_value));
+        if (p.nan_count >= 0) ci.nan_counts.push_back(p.nan_count);
+    }
+    if (!with_column_index) {
+        // A page of only NaN has no bounds to give (PageIndex rules for TYPE_ORDER floats):
+        // the chunk keeps its OffsetIndex only; an empty ColumnIndex marks "none" for close().
+        _column_indexes.back().emplace_back();
+        _offset_indexes.back().push_back(std::move(oi));
+        return;
     }
     // Boundary order over the pages that have values: ASCENDING when mins and maxes never go
     // down (offsets, append times), DESCENDING when they never go up, else UNORDERED.
-    auto cmp = [&](const std::string& a, const std::string& b) -> int {
-        if (d.type == physical_type::int32 || d.type == physical_type::int64) {
-            int64_t x = 0, y = 0;
-            if (d.type == physical_type::int32) {
-                int32_t u, v;
-                std::memcpy(&u, a.data(), 4);
-                std::memcpy(&v, b.data(), 4);
-                x = u;
-                y = v;
-            } else {
-                std::memcpy(&x, a.data(), 8);
-                std::memcpy(&y, b.data(), 8);
-            }
-            return x < y ? -1 : (x > y ? 1 : 0);
-        }
-        return bytes_less(a, b) ? -1 : (bytes_less(b, a) ? 1 : 0);
-    };
+    auto cmp = [&](const std::string& a, const std::string& b) { return compare_plain(d, a, b); };
     bool asc = true, desc = true;
     const std::string *prev_min = nullptr, *prev_max = nullptr;
     for (size_t i = 0; i < pages.size(); ++i) {
@@ -795,7 +972,7 @@ result<void> file_writer::flush_row_group() {
         cc.file_offset = 0;
         cc.meta_data = m;
         rg.columns.push_back(std::move(cc));
-        if (_opts.page_index) add_page_index(i, start, ch.pages);
+        if (_opts.page_index) add_page_index(i, start, ch.pages, ch.column_index);
 
         auto& s = _summary[i];
         s.compressed_size += m.total_compressed_size;
@@ -804,19 +981,9 @@ result<void> file_writer::flush_row_group() {
         s.null_count += m.stats->null_count.value_or(0);
         auto& st = *m.stats;
         if (st.min_value) {
-            bool is_int = s.type != physical_type::byte_array;
+            const auto& d = _columns[i]->descriptor();
             auto lt = [&](const std::string& a, const std::string& b) {
-                if (!is_int) return bytes_less(a, b);
-                if (s.type == physical_type::int32) {
-                    int32_t x, y;
-                    std::memcpy(&x, a.data(), 4);
-                    std::memcpy(&y, b.data(), 4);
-                    return x < y;
-                }
-                int64_t x, y;
-                std::memcpy(&x, a.data(), 8);
-                std::memcpy(&y, b.data(), 8);
-                return x < y;
+                return compare_plain(d, a, b) < 0;
             };
             if (!s.min_value || lt(*st.min_value, *s.min_value)) {
                 s.min_value = st.min_value;
@@ -855,6 +1022,7 @@ result<file_summary> file_writer::close() {
         byte_buffer b;
         for (size_t rg = 0; rg < _column_indexes.size(); ++rg)
             for (size_t c = 0; c < _column_indexes[rg].size(); ++c) {
+                if (_column_indexes[rg][c].null_pages.empty()) continue; // none for this chunk
                 b.clear();
                 encode(_column_indexes[rg][c], b);
                 auto& cc = _meta.row_groups[rg].columns[c];

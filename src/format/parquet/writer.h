@@ -17,6 +17,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -81,6 +82,7 @@ struct page_index_entry {
     int64_t null_count = 0;           ///< entries below the maximum definition level
     bool null_page = true;            ///< no defined value
     std::string min_value, max_value; ///< plain bytes, truncated like page statistics
+    int64_t nan_count = -1;           ///< float/double pages: NaN values; -1 otherwise
 };
 
 namespace detail {
@@ -148,6 +150,15 @@ public:
     static constexpr size_t gap = 16u << 10;
     size_t size() const noexcept { return _size; }
     void clear() noexcept { _size = 0; }
+    /// Appends the bytes of `v` as they are (FIXED_LEN_BYTE_ARRAY PLAIN); returns their offset.
+    size_t append_raw(std::string_view v) {
+        size_t n = v.size();
+        if (_size + n > _cap) [[unlikely]]
+            grow(_size + n);
+        if (n) std::memcpy(_data.get() + gap + _size, v.data(), n);
+        _size += n;
+        return _size - n;
+    }
     /// Appends `v` PLAIN-encoded (4-byte little-endian length, then the bytes) with one
     /// capacity check; returns the offset of the bytes.
     size_t append_plain(std::string_view v) {
@@ -218,6 +229,34 @@ public:
             if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
         }
     }
+    /// BOOLEAN: PLAIN (bit-packed) pages; min/max false < true.
+    void add_bool(bool v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        _bools.push_back(static_cast<uint8_t>(v));
+        if (v < _page_imin) _page_imin = v;
+        if (v > _page_imax) _page_imax = v;
+    }
+    /// FLOAT / DOUBLE: PLAIN pages. NaN is counted (nan_count) and left out of min/max; a zero
+    /// min is written as -0.0 and a zero max as +0.0.
+    void add_f32(float v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        _i32.push_back(std::bit_cast<int32_t>(v));
+        add_float_stats(v);
+        if (_bloom) [[unlikely]]
+            _bloom_hashes.push_back(hash_i32(std::bit_cast<int32_t>(v)));
+    }
+    void add_f64(double v, int16_t rep = 0) {
+        begin_entry(rep, _desc.max_def);
+        _i64.push_back(std::bit_cast<int64_t>(v));
+        add_float_stats(v);
+        if (_bloom) [[unlikely]]
+            _bloom_hashes.push_back(hash_i64(std::bit_cast<int64_t>(v)));
+    }
+    /// FIXED_LEN_BYTE_ARRAY: PLAIN pages. `v` must be the descriptor's type_length bytes; any
+    /// other size is an error reported by finish_chunk() (and so by flush_row_group/close),
+    /// the entry written as zero bytes meanwhile. Min/max in unsigned byte order, or as
+    /// signed big-endian numbers for DECIMAL; kept whole (not truncated).
+    void add_fixed(std::string_view v, int16_t rep = 0);
     /// An undefined entry: `def` < max definition level (null value, null or empty list ...).
     [[gnu::always_inline]] void add_null(int16_t def, int16_t rep = 0) {
         begin_entry(rep, def);
@@ -241,6 +280,7 @@ public:
         std::optional<std::string> min_full, max_full;
         /// One entry per data page, offsets relative to the chunk start.
         std::vector<page_index_entry> pages;
+        bool column_index = true; ///< false: some page has values but no min/max (only NaN)
     };
     result<chunk> finish_chunk();
 
@@ -357,6 +397,17 @@ private:
         std::memcpy(&y, b, 8);
         return x == y && (n == 8 || std::memcmp(a + 8, b + 8, n - 8) == 0);
     }
+    void add_float_stats(double v) {
+        if (v != v) [[unlikely]] {
+            ++_page_nans;
+            return;
+        }
+        if (v < _page_fmin) _page_fmin = v;
+        if (v > _page_fmax) _page_fmax = v;
+        ++_page_fvalues;
+    }
+    /// Fixed-length values: unsigned byte order, or signed (two's complement) for decimals.
+    bool fixed_less(std::string_view a, std::string_view b) const noexcept;
     void add_dict_slow(std::string_view v);
     void flush_page_or_die();
     result<void> flush_page();
@@ -375,6 +426,10 @@ private:
     bool _bloom;
     bool _is_bytes;
     bool _use_delta;
+    /// What the values are, for the page encoder and statistics (not the add_* hot paths).
+    enum class value_kind : uint8_t { i32, i64, bytes, boolean, f32, f64, fixed };
+    value_kind _kind = value_kind::i32;
+    bool _signed_fixed = false; // DECIMAL in FIXED_LEN_BYTE_ARRAY
 
     // open page
     detail::level_buffer _def, _rep;
@@ -384,6 +439,10 @@ private:
     std::vector<uint32_t> _indices;
     int64_t _page_values = 0, _page_nulls = 0, _page_rows = 0, _page_plain_values = 0;
     int64_t _page_imin = INT64_MAX, _page_imax = INT64_MIN;
+    std::vector<uint8_t> _bools; // BOOLEAN values of the open page, one byte each
+    // FLOAT/DOUBLE pages: min/max of the non-NaN values (as doubles: floats convert exactly).
+    double _page_fmin = HUGE_VAL, _page_fmax = -HUGE_VAL;
+    int64_t _page_nans = 0, _page_fvalues = 0;
     std::string _page_bmin, _page_bmax;
     size_t _pmin_off = 0, _pmin_len = 0, _pmax_off = 0, _pmax_len = 0; // PLAIN pages
     uint64_t _bmin_key = 0, _bmax_key = 0; // order_key() of the page's min and max
@@ -418,6 +477,10 @@ private:
     int64_t _chunk_rows = 0, _chunk_values = 0, _chunk_nulls = 0, _chunk_uncompressed = 0;
     bool _chunk_has_minmax = false;
     int64_t _chunk_imin = INT64_MAX, _chunk_imax = INT64_MIN;
+    double _chunk_fmin = HUGE_VAL, _chunk_fmax = -HUGE_VAL;
+    int64_t _chunk_nans = 0;
+    // A page of only NaN (and nulls) has no min/max: the chunk then gets no ColumnIndex.
+    bool _chunk_nan_only_page = false;
     std::string _chunk_bmin, _chunk_bmax;
     std::vector<encoding> _encodings;
     int32_t _dict_pages_used = 0, _plain_pages = 0, _delta_pages = 0;
@@ -463,7 +526,8 @@ private:
     file_writer(std::unique_ptr<output_sink> sink, const schema& s, writer_options opts);
     result<void> write(bytes_view b);
     /// Keeps the ColumnIndex and OffsetIndex of a chunk written at `chunk_start`.
-    void add_page_index(size_t col, int64_t chunk_start, std::vector<page_index_entry>& pages);
+    void add_page_index(size_t col, int64_t chunk_start, std::vector<page_index_entry>& pages,
+                        bool with_column_index);
 
     std::unique_ptr<output_sink> _sink;
     schema _schema;

@@ -561,3 +561,79 @@ TEST(stats, byte_array_page_bounds_with_shared_prefixes_and_short_values) {
         EXPECT_EQ(st.max_value, *mx);
     }
 }
+
+// ---------------------------------------------------------------- typed columns (issue 29)
+
+namespace {
+
+std::string f32_bytes(float v) {
+    return std::string(reinterpret_cast<const char*>(&v), 4);
+}
+std::string f64_bytes(double v) {
+    return std::string(reinterpret_cast<const char*>(&v), 8);
+}
+
+} // namespace
+
+TEST(typed, flat_boolean_float_double_fixed_round_trip) {
+    auto opt = repetition::optional, req = repetition::required;
+    schema_node root = group_node("t", std::nullopt, req,
+                                  {leaf_node("b", 1, opt, physical_type::boolean),
+                                   leaf_node("f", 2, req, physical_type::float_),
+                                   leaf_node("d", 3, opt, physical_type::double_),
+                                   fixed_node("x", 4, req, 3)});
+    auto sch = schema::make(root);
+    ASSERT_TRUE(sch) << sch.error().to_string();
+    byte_buffer buf;
+    writer_options o;
+    o.page_row_limit = 7; // several pages
+    auto w = file_writer::open(make_memory_sink(buf), *sch, o);
+    ASSERT_TRUE(w);
+    for (int i = 0; i < 50; ++i) {
+        if (i % 5 == 0)
+            (*w)->column(0).add_null(0);
+        else
+            (*w)->column(0).add_bool(i % 3 == 0);
+        (*w)->column(1).add_f32(static_cast<float>(i) * 0.5f - 3);
+        if (i % 4 == 1)
+            (*w)->column(2).add_null(0);
+        else
+            (*w)->column(2).add_f64(i * 1e10);
+        (*w)->column(3).add_fixed(std::string{char(i), char(255 - i), 'z'});
+        ASSERT_TRUE((*w)->end_row());
+    }
+    auto sum = (*w)->close();
+    ASSERT_TRUE(sum) << sum.error().to_string();
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto b = (*r)->read_column(0, 0);
+    auto f = (*r)->read_column(0, 1);
+    auto d = (*r)->read_column(0, 2);
+    auto x = (*r)->read_column(0, 3);
+    ASSERT_TRUE(b && f && d && x);
+    ASSERT_EQ(b->bools.size(), 40u);
+    ASSERT_EQ(f->f32.size(), 50u);
+    ASSERT_EQ(d->f64.size(), 37u);
+    ASSERT_EQ(x->bytes.size(), 50u);
+    size_t bi = 0, di = 0;
+    for (int i = 0; i < 50; ++i) {
+        if (i % 5) EXPECT_EQ(b->bools[bi++], i % 3 == 0) << i;
+        EXPECT_EQ(f->f32[static_cast<size_t>(i)], static_cast<float>(i) * 0.5f - 3);
+        if (i % 4 != 1) EXPECT_EQ(d->f64[di++], i * 1e10);
+        EXPECT_EQ(x->bytes[static_cast<size_t>(i)], (std::string{char(i), char(255 - i), 'z'}));
+    }
+    // Bounds as plain bytes.
+    auto& cs = sum->columns;
+    EXPECT_EQ(cs[0].min_value, std::string(1, '\0'));
+    EXPECT_EQ(cs[0].max_value, std::string(1, '\1'));
+    EXPECT_EQ(cs[0].null_count, 10);
+    EXPECT_EQ(cs[1].min_value, f32_bytes(-3));
+    EXPECT_EQ(cs[1].max_value, f32_bytes(21.5f));
+    EXPECT_EQ(cs[2].min_value, f64_bytes(-0.0)); // the min is 0 (i = 0): written as -0.0
+    EXPECT_EQ(cs[3].min_value, (std::string{char(0), char(255), 'z'}));
+    EXPECT_EQ(cs[3].max_value, (std::string{char(49), char(206), 'z'}));
+    // Schema read back.
+    auto& cols = (*r)->file_schema().columns();
+    EXPECT_EQ(cols[3].type, physical_type::fixed_len_byte_array);
+    EXPECT_EQ(cols[3].type_length, 3);
+}
