@@ -4,6 +4,7 @@
 #include "app/serve.h"
 #include "app/tables.h"
 #include "app/cluster_lake.h"
+#include "app/dlq.h"
 #include "app/schemas.h"
 #include "app/users.h"
 #include "config/redact.h"
@@ -107,7 +108,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "cluster", "maintain", "users", "acls", "schemas", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "cluster", "maintain", "users", "acls", "schemas", "dlq", "version"};
 
 /// The first word that is neither an option nor an option's value: what CLI11 takes as the
 /// subcommand. Empty when there is none.
@@ -196,6 +197,19 @@ command_line parse_command_line(int argc, const char* const* argv) {
                         "Print one DuckDB expression instead: read_parquet(['<path>', ...], union_by_name=true), as in "
                         "SELECT count(*) FROM $(floe tables files orders --sql)");
     add_settings_options(files_cmd, tables_opts);
+    // floe dlq replay --topic T: the dead letters of a typed topic decoded again.
+    settings_options dlq_opts;
+    auto* dlq_cmd = app.add_subcommand("dlq", "Dead-letter tables of typed topics");
+    dlq_cmd->require_subcommand(1);
+    std::string dlq_topic, dlq_url, dlq_token_file;
+    auto* dlq_replay_cmd = dlq_cmd->add_subcommand(
+        "replay", "Decode a typed topic's dead letters again (after a fix: a new schema version, a registered id) "
+                  "and move those that decode now into its table, exactly once (a client of the running server)");
+    dlq_replay_cmd->add_option("--topic", dlq_topic, "The typed topic")->required();
+    dlq_replay_cmd->add_option("--url", dlq_url, "Admin plane URL (default: http://<floe.http.listen>)");
+    dlq_replay_cmd->add_option("--token-file", dlq_token_file,
+                               "File whose first line is a bearer token (when floe.http.tokens-file is set)");
+    add_settings_options(dlq_replay_cmd, dlq_opts);
     // floe cluster lake show|set: the lake the brokers of a cluster on Redis share.
     settings_options cluster_opts;
     bool lake_force = false;
@@ -258,6 +272,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
     auto& opts = serve_cmd->parsed()      ? serve_opts
                  : adopt_cmd->parsed() || files_cmd->parsed() ? tables_opts
                  : lake_show_cmd->parsed() || lake_set_cmd->parsed() ? cluster_opts
+                 : dlq_replay_cmd->parsed() ? dlq_opts
                  : maintain_cmd->parsed() ? maintain_opts
                  : users.parsed()         ? users_opts
                  : acls.parsed()          ? acls_opts
@@ -276,6 +291,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : files_cmd->parsed()  ? "tables files"
                   : lake_show_cmd->parsed() ? "cluster lake show"
                   : lake_set_cmd->parsed()  ? "cluster lake set"
+                  : dlq_replay_cmd->parsed() ? "dlq replay"
                   : maintain_cmd->parsed() ? "maintain"
                   : users.parsed()       ? "users"
                   : acls.parsed()        ? "acls"
@@ -287,6 +303,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
         out.args = {files_name};
         out.sql = files_sql;
     }
+    if (dlq_replay_cmd->parsed()) out.args = {dlq_topic, dlq_url, dlq_token_file};
     out.force = lake_force;
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
@@ -320,6 +337,7 @@ int run_cli(int argc, char** argv) {
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
     if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql);
+    if (cl.command == "dlq replay") return run_dlq_replay(*s, cl.args.at(0), cl.args.at(1), cl.args.at(2));
     if (cl.command == "cluster lake show") return run_cluster_lake_command(*s, "show", false);
     if (cl.command == "cluster lake set") return run_cluster_lake_command(*s, "set", cl.force);
     if (cl.command == "maintain") {

@@ -17,7 +17,7 @@ namespace floe::app {
 /// accepted both before and after the subcommand name (`floe --set k=v serve` and
 /// `floe serve --set k=v`); those before it apply first, so the later ones win.
 struct command_line {
-    std::string command;     ///< "serve", "config", "tables adopt", "tables files", "cluster lake show", "cluster lake set", "maintain", "users", "acls" or "version"
+    std::string command;     ///< "serve", "config", "tables adopt", "tables files", "cluster lake show", "cluster lake set", "dlq replay", "maintain", "users", "acls" or "version"
     std::vector<std::string> args; ///< the subcommand's positional arguments (table names)
     bool sql = false;              ///< `floe tables files --sql`
     bool force = false;            ///< `floe cluster lake set --force`

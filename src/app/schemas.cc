@@ -1,7 +1,8 @@
 #include "app/schemas.h"
 
+#include "app/http_call.h"
+
 #include <CLI/CLI.hpp>
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -61,16 +62,6 @@ void add_schemas_command(CLI::App& app, schemas_command& cmd, const std::functio
 
 namespace {
 
-struct http_answer {
-    long status = 0;
-    std::string body;
-};
-
-size_t collect(char* p, size_t size, size_t n, void* out) {
-    static_cast<std::string*>(out)->append(p, size * n);
-    return size * n;
-}
-
 std::string escape_segment(const std::string& s) {
     std::string out;
     for (unsigned char c : s) {
@@ -80,40 +71,10 @@ std::string escape_segment(const std::string& s) {
     return out;
 }
 
-// One request; nullopt (message printed) when the registry cannot be reached.
-std::string g_token; // the bearer token from --token-file, when given
+http_call_options g_call{"application/vnd.schemaregistry.v1+json", "", 30, "the schema registry"};
 
 std::optional<http_answer> call(const std::string& url, const std::string& method, const std::string& body) {
-    CURL* h = curl_easy_init();
-    if (!h) return std::nullopt;
-    http_answer a;
-    curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/vnd.schemaregistry.v1+json");
-    headers = curl_slist_append(headers, "Accept: application/vnd.schemaregistry.v1+json");
-    std::string auth;
-    if (!g_token.empty()) {
-        auth = fmt::format("Authorization: Bearer {}", g_token);
-        headers = curl_slist_append(headers, auth.c_str());
-    }
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a.body);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-    if (!body.empty() || method == "POST") {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, long(body.size()));
-    }
-    auto rc = curl_easy_perform(h);
-    if (rc == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(h);
-    if (rc != CURLE_OK) {
-        std::fprintf(stderr, "floe: cannot reach the schema registry at %s: %s (is floe serve running? see --url)\n",
-                     url.c_str(), curl_easy_strerror(rc));
-        return std::nullopt;
-    }
-    return a;
+    return http_call(url, method, body, g_call);
 }
 
 int refused(const http_answer& a) {
@@ -136,12 +97,9 @@ int run_schemas_command(const schemas_command& cmd, const config::settings& s) {
     }
     while (!base.empty() && base.back() == '/') base.pop_back();
     if (!cmd.token_file.empty()) {
-        std::ifstream tf(cmd.token_file);
-        if (!tf || !std::getline(tf, g_token)) {
-            std::fprintf(stderr, "floe: cannot read --token-file %s\n", cmd.token_file.c_str());
-            return 2;
-        }
-        if (!g_token.empty() && g_token.back() == '\r') g_token.pop_back();
+        auto t = read_token_file(cmd.token_file);
+        if (!t) return 2;
+        g_call.token = *t;
     }
     auto subject = escape_segment(cmd.subject);
     std::string q_deleted = cmd.deleted ? "?deleted=true" : "";

@@ -8,6 +8,7 @@
 #include "log/local_tier.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
+#include "tiering/storage_worker.h"
 #include "tiering/table_maintainer.h"
 
 #include <charconv>
@@ -342,6 +343,19 @@ std::vector<std::string> split_path(std::string_view p) {
 } // namespace
 
 void lookup_service::add_routes(server& s) {
+    // POST /v1/topics/{topic}/dlq/replay: `floe dlq replay`. Moving rows between a topic's two
+    // tables changes its data: ALTER on the topic, as a commit through /iceberg.
+    s.route_prefix("POST", "/v1/topics/", [this](const request& r) {
+        auto parts = split_path(r.path); // v1 topics T dlq replay
+        if (parts.size() != 5 || parts[3] != "dlq" || parts[4] != "replay") {
+            count_request("/v1/topics/{unknown}");
+            return response::error(404, fmt::format("no such endpoint: POST {}", r.path));
+        }
+        count_request("/v1/topics/{topic}/dlq/replay");
+        if (!_access.allows(r, acl_op::alter, acl_type::topic, parts[2]))
+            return response::error(403, fmt::format("{} may not alter topic '{}'", r.principal, parts[2]));
+        return replay_dead_letters(parts[2]);
+    });
     s.route("GET", "/v1/topics", [this](const request& r) {
         count_request("/v1/topics");
         return topics(r);
@@ -388,6 +402,25 @@ std::string lookup_service::table_state_json(const std::string& topic) {
     return fmt::format(R"({{"data_files":{},"small_data_files":{},"avg_data_file_bytes":{},"snapshots":{},"metadata_bytes":{},"measured_at_ms":{},"last_runs":{{{}}}}})",
                        s.data_files, s.small_data_files, s.avg_data_file_bytes, s.snapshots, s.metadata_bytes,
                        s.measured_at_ms, runs);
+}
+
+response lookup_service::replay_dead_letters(const std::string& topic) {
+    if (!_impl->lake) return response::error(503, "no lake: dead letters cannot be replayed");
+    std::optional<log::topic_info> info;
+    for (auto& t : _impl->logs.topics())
+        if (t.name == topic) info = t;
+    if (!info) return response::error(404, fmt::format("no topic '{}'", topic));
+    // One replay at a time in this process (another broker's is refused at its commit).
+    static std::mutex one_at_a_time;
+    std::lock_guard g(one_at_a_time);
+    auto rep = lake::replay_dead_letters(*_impl->lake, topic, tiering::value_decoding_of(*info));
+    if (!rep) return from_error(rep.error());
+    std::string reasons;
+    for (auto& [k, v] : rep->reasons) reasons += fmt::format(R"({}"{}":{})", reasons.empty() ? "" : ",", json_escape(k), v);
+    return response::json(200, fmt::format(R"({{"topic":"{}","dead_letter_table":"{}","files":{},"files_waiting":{},"replayed":{},"still_dead":{},"already_in_table":{},"reasons":{{{}}}}})",
+                                           json_escape(topic), json_escape(lake::dlq_table_name(lake::table_name_for_topic(topic))),
+                                           rep->files, rep->files_waiting, rep->replayed, rep->still_dead,
+                                           rep->already_in_main, reasons));
 }
 
 response lookup_service::topics(const request& r) {

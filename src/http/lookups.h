@@ -59,6 +59,7 @@ public:
     void set_access(access_control a) { _access = std::move(a); }
 
     response topics(const request& r);
+    response replay_dead_letters(const std::string& topic);
     response records_by_offset(const request& r, const std::string& topic, int32_t partition);
     response records_by_key(const request& r, const std::string& topic);
     response records_by_time(const request& r, const std::string& topic);

@@ -95,6 +95,9 @@ private:
     std::string _uri;
 };
 
+/// Snapshot summary entry of a dead-letter replay's commits.
+constexpr const char* replay_summary_key = "floe.dlq-replay";
+
 /// Columns a file holds after Floe's eleven (a typed table's decoded value, a dead-letter
 /// table's error columns): fills them for the row whose message columns were just given.
 class extra_columns {
@@ -214,6 +217,14 @@ public:
     /// to are still the ones it started from (its rows may lie below them: a retry after the
     /// main table's commit was lost re-adds none of the rows already there, see typed_append).
     void check_unchanged_positions() noexcept { _check_unchanged = true; }
+    /// A rewrite that changes rows (a dead-letter replay): committed as `operation` ("append":
+    /// rows moved into the table, "overwrite": rows moved out of it, "delete" when nothing is
+    /// added) instead of "replace", with `marker` in the summary; it fails if a snapshot after
+    /// sequence number `since` carries the marker (another replay ran meanwhile).
+    void as_replay(std::string operation, int64_t since) {
+        _replay_op = std::move(operation);
+        _replay_since = since;
+    }
     int64_t rows() const noexcept { return _rows; }
     const position_map& base() const noexcept { return _base; }
 
@@ -279,19 +290,27 @@ public:
 private:
     result<commit_result> commit_rewrite(commit_result out) {
         iceberg::change_request req;
-        req.operation = "replace";
+        req.operation = _replay_op.empty() ? "replace" : (_files.empty() && _replay_op == "overwrite") ? "delete" : _replay_op;
         req.add = _files;
         req.remove = *_replaced;
         if (req.add.empty() && req.remove.empty()) {
             _committed = true;
             return out;
         }
-        // The same rows, in other files: positions move neither way.
-        req.prepare = [](const iceberg::table_metadata& base,
-                         std::map<std::string, std::string>& summary) -> result<void> {
+        // The same rows, in other files (or rows moved by a replay, which are below the
+        // positions): positions move neither way.
+        req.prepare = [replay = !_replay_op.empty(), since = _replay_since](
+                          const iceberg::table_metadata& base, std::map<std::string, std::string>& summary) -> result<void> {
             if (auto* s = base.current_snapshot())
                 if (auto it = s->summary.find(positions_summary_key); it != s->summary.end())
                     summary[positions_summary_key] = it->second;
+            if (replay) {
+                for (auto& snap : base.snapshots)
+                    if (snap.sequence_number > since && snap.summary.contains(replay_summary_key))
+                        return fail(errc::already_exists, "another dead-letter replay committed (snapshot {})",
+                                    snap.snapshot_id);
+                summary[replay_summary_key] = "true";
+            }
             return {};
         };
         auto res = FLOE_TRY_CTX(iceberg::commit_changes(_table.lake().catalog(), _table.lake().io(), _table.ident(),
@@ -371,6 +390,8 @@ private:
     std::optional<std::vector<std::string>> _replaced;
     std::shared_ptr<const parquet::schema> _layout; // nullptr: parquet::message_schema()
     bool _check_unchanged = false;
+    std::string _replay_op;
+    int64_t _replay_since = 0;
     std::map<std::string, std::unique_ptr<open_file>> _open;
     std::map<std::string, int64_t> _last_offset, _rows_by_stream, _first_offset;
     std::vector<iceberg::data_file> _files;
@@ -379,6 +400,32 @@ private:
     uint64_t _bytes = 0;
     bool _committed = false;
 };
+
+/// Adds the schema a codec evolved to the table and makes it current, unless another writer
+/// changed the schema since `started` (then the caller fails and is retried on the new one).
+result<void> commit_evolved_schema(iceberg_table& table, const value_codec& codec, int32_t started) {
+    auto& lake = table.lake();
+    const auto& next = codec.table_schema();
+    const int32_t last_id = codec.last_column_id();
+    auto r = iceberg::commit_metadata(
+        lake.catalog(), lake.io(), table.ident(),
+        [&](iceberg::table_metadata& m) -> result<bool> {
+            if (m.current_schema_id != started)
+                return fail(errc::already_exists, "the schema of {} changed concurrently (schema {} is now current)",
+                            table.table_name(), m.current_schema_id);
+            auto s = next;
+            s.schema_id = 0;
+            for (auto& have : m.schemas) s.schema_id = std::max(s.schema_id, have.schema_id + 1);
+            m.schemas.push_back(std::move(s));
+            m.current_schema_id = m.schemas.back().schema_id;
+            m.last_column_id = std::max(m.last_column_id, last_id);
+            return true;
+        },
+        lake.options().commit);
+    FLOE_TRY_CTX(std::move(r), "updating the schema of {}", table.table_name());
+    spdlog::info("typed table {}: schema evolved (last column id {})", table.table_name(), last_id);
+    return {};
+}
 
 /// Writes a dead-letter row's error columns (after Floe's eleven).
 class dead_letter_columns final : public extra_columns {
@@ -453,7 +500,7 @@ public:
             FLOE_TRY_CTX(_dlq->commit(advance), "committing {} row(s) to the dead-letter table of {}", dead_rows,
                          _table.table_name());
         }
-        if (_codec->evolved()) FLOE_TRY(commit_schema());
+        if (_codec->evolved()) FLOE_TRY(commit_evolved_schema(_table, *_codec, _started_schema_id));
         auto out = FLOE_TRY(_rows->commit(advance));
         out.dead_letter_rows = dead_rows;
         return out;
@@ -499,34 +546,6 @@ private:
         _dlq_table = std::make_unique<iceberg_table>(lake, _table.topic(), ident, t.metadata.location);
         _dlq = std::make_unique<iceberg_append>(*_dlq_table, _dlq_base, dlq_layout());
         _dlq->check_unchanged_positions();
-        return {};
-    }
-
-    /// Adds the evolved schema and makes it current, unless another writer changed the schema
-    /// since this append started (then the append fails and is retried on the new schema).
-    result<void> commit_schema() {
-        auto& lake = _table.lake();
-        const auto& next = _codec->table_schema();
-        const int32_t last_id = _codec->last_column_id();
-        const int32_t started = _started_schema_id;
-        auto r = iceberg::commit_metadata(
-            lake.catalog(), lake.io(), _table.ident(),
-            [&](iceberg::table_metadata& m) -> result<bool> {
-                if (m.current_schema_id != started)
-                    return fail(errc::already_exists, "the schema of {} changed concurrently (schema {} is now current)",
-                                _table.table_name(), m.current_schema_id);
-                auto s = next;
-                s.schema_id = 0;
-                for (auto& have : m.schemas) s.schema_id = std::max(s.schema_id, have.schema_id + 1);
-                m.schemas.push_back(std::move(s));
-                m.current_schema_id = m.schemas.back().schema_id;
-                m.last_column_id = std::max(m.last_column_id, last_id);
-                return true;
-            },
-            lake.options().commit);
-        FLOE_TRY_CTX(std::move(r), "updating the schema of {}", _table.table_name());
-        spdlog::info("typed table {}: schema evolved to {} column ids (last column id {})", _table.table_name(),
-                     next.highest_field_id(), last_id);
         return {};
     }
 
@@ -591,6 +610,140 @@ result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding
                                                                   std::move(dlq_base), std::move(in_dlq),
                                                                   current->schema_id));
 }
+
+/// A dead-letter row read back, and its fate in a replay.
+struct dead_row {
+    parquet::message_record rec;
+    std::optional<dead_letter> still; ///< why it stays (set after decoding)
+};
+
+parquet::message_row as_row(const parquet::message_record& r, std::vector<parquet::message_header_view>& headers) {
+    parquet::message_row row;
+    row.stream_key = r.stream_key;
+    row.segment_id = r.segment_id;
+    row.message_id = r.message_id;
+    row.message_ts = r.message_ts;
+    row.kafka_timestamp = r.kafka_timestamp;
+    if (r.key) row.key = std::string_view(*r.key);
+    if (r.value) row.value = std::string_view(*r.value);
+    headers.clear();
+    if (r.headers) {
+        for (auto& h : *r.headers)
+            headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+        row.headers = std::span<const parquet::message_header_view>(headers);
+    }
+    row.partition = r.partition;
+    row.offset = r.offset;
+    return row;
+}
+
+} // namespace
+
+result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string& topic, const value_decoding& d) {
+    replay_report out;
+    if (!d.typed())
+        return fail(errc::invalid_argument, "topic {} is not typed (floe.iceberg.mode=raw): nothing decodes its values",
+                    topic);
+    auto registry = lake.registry();
+    if (!registry) return fail(errc::invalid_argument, "the schema registry is off: dead letters cannot be decoded");
+    auto tw = FLOE_TRY(lake.table_for_topic(topic));
+    auto& table = static_cast<iceberg_table&>(*tw);
+    iceberg::table_ident dlq{table.ident().ns, dlq_table_name(table.ident().name)};
+    if (!FLOE_TRY(lake.catalog().metadata_location(dlq))) return out;
+    auto main_meta = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), table.ident()));
+    position_map positions;
+    if (auto* snap = main_meta.metadata.current_snapshot())
+        positions = FLOE_TRY(positions_from_summary(snap->summary));
+    const auto* current = main_meta.metadata.current_schema();
+    if (!current) return fail(errc::corrupt, "table {} has no current schema", table.table_name());
+    auto dlq_meta = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), dlq));
+    const int64_t main_seq = main_meta.metadata.last_sequence_number;
+    const int64_t dlq_seq = dlq_meta.metadata.last_sequence_number;
+
+    // The dead letters below the main table's positions (rows at or above one belong to an
+    // offload that has not committed the main table yet: their files wait for the next replay).
+    table_reader dlq_reader(lake, topic, dlq.name);
+    std::vector<std::string> taken;
+    std::map<std::string, std::vector<dead_row>> rows;
+    for (auto& f : FLOE_TRY(dlq_reader.files())) {
+        auto recs = FLOE_TRY_CTX(dlq_reader.read_file(f), "reading dead-letter file {}", f.uri);
+        auto pos = positions.find(f.stream_key);
+        bool pending = std::any_of(recs.begin(), recs.end(), [&](auto& r) {
+            return pos == positions.end() || r.offset >= pos->second;
+        });
+        if (pending) {
+            ++out.files_waiting;
+            continue;
+        }
+        taken.push_back(f.uri);
+        for (auto& r : recs) rows[r.stream_key].push_back({std::move(r), std::nullopt});
+    }
+    out.files = taken.size();
+    if (taken.empty()) return out;
+
+    // Offsets the main table holds already (a replay that crashed between its two commits).
+    table_reader main_reader(lake, topic);
+    std::map<std::string, std::set<int64_t>> in_main;
+    for (auto& [key, list] : rows) {
+        std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.rec.offset < b.rec.offset; });
+        auto& held = in_main[key];
+        for (auto& f : FLOE_TRY(main_reader.files_for_offsets(key, list.front().rec.offset, list.back().rec.offset + 1)))
+            for (auto& r : FLOE_TRY_CTX(main_reader.read_file(f), "reading {}", f.uri)) held.insert(r.offset);
+    }
+
+    // Decode again; what decodes now goes to the main table (below its positions, which stay).
+    auto codec = FLOE_TRY(value_codec::make(*registry, d, *current, main_meta.metadata.last_column_id));
+    auto moved = std::make_unique<iceberg_append>(table, std::vector<std::string>{}, codec->layout());
+    moved->as_replay("append", main_seq);
+    uint64_t layout_version = codec->layout_version();
+    std::vector<parquet::message_header_view> headers;
+    for (auto& [key, list] : rows)
+        for (auto& r : list) {
+            if (in_main[key].contains(r.rec.offset)) {
+                ++out.already_in_main;
+                continue;
+            }
+            auto dead = FLOE_TRY(codec->decode(r.rec.value ? std::optional<std::string_view>(*r.rec.value) : std::nullopt));
+            if (dead) {
+                r.still = std::move(*dead);
+                continue;
+            }
+            if (codec->layout_version() != layout_version) {
+                FLOE_TRY(moved->set_layout(codec->layout()));
+                layout_version = codec->layout_version();
+            }
+            typed_columns cols(*codec);
+            FLOE_TRY(moved->add_row(as_row(r.rec, headers), &cols));
+            in_main[key].insert(r.rec.offset);
+            ++out.replayed;
+        }
+    if (codec->evolved()) FLOE_TRY(commit_evolved_schema(table, *codec, current->schema_id));
+    if (out.replayed > 0)
+        FLOE_TRY_CTX(moved->commit({}), "committing {} replayed row(s) to {}", out.replayed, table.table_name());
+
+    // The dead-letter files taken are replaced by the rows that stay (none of them in the main
+    // table, which was read again above: exactly one of the two tables holds each record).
+    iceberg_table dlq_table(lake, topic, dlq, dlq_meta.metadata.location);
+    auto rest = std::make_unique<iceberg_append>(dlq_table, taken, dlq_layout());
+    rest->as_replay("overwrite", dlq_seq);
+    for (auto& [key, list] : rows)
+        for (auto& r : list) {
+            if (in_main[key].contains(r.rec.offset)) continue;
+            FLOE_ASSERT(r.still.has_value(), "a row not in the main table was refused again");
+            dead_letter_columns cols(*r.still);
+            FLOE_TRY(rest->add_row(as_row(r.rec, headers), &cols));
+            ++out.still_dead;
+            ++out.reasons[r.still->reason];
+        }
+    FLOE_TRY_CTX(rest->commit({}), "rewriting the dead-letter table {}", dlq.name);
+    spdlog::info("dead-letter replay of {}: {} row(s) moved to {}, {} stay in {} ({} already there, {} file(s) "
+                 "waiting for their offload)",
+                 topic, out.replayed, table.table_name(), out.still_dead, dlq.name, out.already_in_main,
+                 out.files_waiting);
+    return out;
+}
+
+namespace {
 
 result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::string> replaced) {
     return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(replaced)));

@@ -64,6 +64,23 @@ struct current_files {
 };
 /// errc::not_found when the catalog has no such table.
 result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t);
+struct replay_report {
+    size_t files = 0;          ///< dead-letter files read and rewritten
+    size_t files_waiting = 0;  ///< files left for later: rows of an offload not committed yet
+    int64_t replayed = 0;      ///< rows that decode now, moved to the main table
+    int64_t still_dead = 0;    ///< rows that stay, with the reason found now
+    int64_t already_in_main = 0; ///< rows a crashed replay had moved (dropped from the dead letters)
+    std::map<std::string, int64_t> reasons; ///< of the rows that stay
+};
+
+/// `floe dlq replay`: decodes the rows of `topic`'s dead-letter table again (after a new schema
+/// version, a registered id, a fixed topic config) and moves those that decode now into the
+/// typed table, removing them from the dead-letter table; every record stays in exactly one
+/// of the two, through crashes (a rerun finishes a replay cut between its two commits). Rows at
+/// or above the main table's committed position wait (their offload is not committed yet).
+/// Two replays at once: the second to commit fails and can be run again.
+result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string& topic, const value_decoding& d);
+
 /// Rows in the dead-letter table of `topic`'s table (its current snapshot's total-records); 0
 /// when the topic has none.
 result<int64_t> dead_letter_records(iceberg_lake& lake, const std::string& topic);
