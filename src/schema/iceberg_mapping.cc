@@ -353,6 +353,10 @@ std::string describe(const type& t) {
     }
 }
 
+std::string avro_union_branch_name(const avro_node& u, const avro_node& b) {
+    return mapper::union_branch_name(u, b);
+}
+
 result<mapped_type> avro_type_to_iceberg(const avro_node& node) { return mapper{}.map(node); }
 
 result<std::vector<nested_field>> avro_to_iceberg(const avro_node& record) {

@@ -60,6 +60,9 @@ struct mapped_type {
 };
 result<mapped_type> avro_type_to_iceberg(const avro_node& node);
 
+/// The struct field name of union branch `b` of union `u` (the rule above).
+std::string avro_union_branch_name(const avro_node& u, const avro_node& b);
+
 /// Sets every id of `fields` (nested included): an element whose name path exists in
 /// `previous` (nullable) keeps that id; any other takes ++last_column_id. Ids never repeat.
 void assign_ids(std::vector<iceberg::nested_field>& fields, const iceberg::schema* previous,
