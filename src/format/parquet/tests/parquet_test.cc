@@ -4,12 +4,15 @@
 #include "format/parquet/metadata.h"
 #include "format/parquet/reader.h"
 #include "format/parquet/tests/message_rows.h"
+#include "format/parquet/tests/typed_rows.h"
 #include "format/parquet/thrift.h"
 #include "format/parquet/writer.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <set>
 #include <random>
 
 using namespace floe;
@@ -636,4 +639,475 @@ TEST(typed, flat_boolean_float_double_fixed_round_trip) {
     auto& cols = (*r)->file_schema().columns();
     EXPECT_EQ(cols[3].type, physical_type::fixed_len_byte_array);
     EXPECT_EQ(cols[3].type_length, 3);
+}
+
+namespace {
+
+namespace tq = floe::parquet::testing;
+
+struct typed_file {
+    byte_buffer buf;
+    file_summary summary;
+    std::vector<tq::column_entries> written;
+};
+
+typed_file write_typed(const schema& sch, const std::vector<tq::tval>& rows, writer_options o) {
+    typed_file f;
+    auto w = file_writer::open(make_memory_sink(f.buf, "typed.parquet"), sch, o);
+    EXPECT_TRUE(w) << w.error().to_string();
+    if (!w) return f;
+    tq::shredder sh(**w, sch);
+    for (auto& r : rows) {
+        auto ok = sh.write_row(r);
+        EXPECT_TRUE(ok) << ok.error().to_string();
+        if (!ok) return f;
+    }
+    auto s = (*w)->close();
+    EXPECT_TRUE(s) << s.error().to_string();
+    if (s) f.summary = *s;
+    f.written = sh.log();
+    return f;
+}
+
+/// Every column's entries over all row groups, as the reader decodes them.
+std::vector<tq::column_entries> read_entries(file_reader& r) {
+    auto& cols = r.file_schema().columns();
+    std::vector<tq::column_entries> out(cols.size());
+    for (size_t rg = 0; rg < r.num_row_groups(); ++rg)
+        for (size_t c = 0; c < cols.size(); ++c) {
+            auto d = r.read_column(rg, c);
+            EXPECT_TRUE(d) << d.error().to_string();
+            if (!d) continue;
+            auto e = tq::entries_of(cols[c], *d);
+            out[c].def.insert(out[c].def.end(), e.def.begin(), e.def.end());
+            out[c].rep.insert(out[c].rep.end(), e.rep.begin(), e.rep.end());
+            out[c].values.insert(out[c].values.end(), e.values.begin(), e.values.end());
+        }
+    return out;
+}
+
+schema one_leaf_schema(schema_node leaf) {
+    auto s = schema::make(group_node("t", std::nullopt, repetition::required, {std::move(leaf)}));
+    EXPECT_TRUE(s) << s.error().to_string();
+    return *s;
+}
+
+} // namespace
+
+TEST(typed, schema_helpers_and_footer_round_trip_every_logical_type) {
+    auto sch = schema::make(tq::typed_schema_node());
+    ASSERT_TRUE(sch) << sch.error().to_string();
+    auto& cols = sch->columns();
+    ASSERT_EQ(cols.size(), 25u);
+    // decimal_node picks the physical type by precision.
+    EXPECT_EQ(cols[4].type, physical_type::int32);
+    EXPECT_EQ(cols[5].type, physical_type::int64);
+    EXPECT_EQ(cols[6].type, physical_type::fixed_len_byte_array);
+    EXPECT_EQ(cols[6].type_length, 16);
+    EXPECT_EQ(decimal_fixed_length(19), 9);
+    EXPECT_EQ(decimal_fixed_length(38), 16);
+    EXPECT_EQ(decimal_fixed_length(39), 17);
+    // map_node: attrs.key_value.{key,value}, key required, ids kept, levels.
+    EXPECT_EQ(cols[21].dotted_path(), "attrs.key_value.key");
+    EXPECT_EQ(cols[21].field_id, 27);
+    EXPECT_EQ(cols[21].max_def, 2);
+    EXPECT_EQ(cols[21].max_rep, 1);
+    EXPECT_EQ(cols[24].dotted_path(), "attrs.key_value.value.on");
+    EXPECT_EQ(cols[24].max_def, 3);
+    EXPECT_EQ(cols[20].dotted_path(), "rec.items.list.element.tags.list.element");
+    EXPECT_EQ(cols[20].max_def, 6);
+    EXPECT_EQ(cols[20].max_rep, 2);
+
+    // Through the footer's thrift and back.
+    file_metadata m;
+    m.schema = sch->to_elements();
+    byte_buffer b;
+    encode(m, b);
+    auto back = decode_file_metadata(b);
+    ASSERT_TRUE(back) << back.error().to_string();
+    // Legacy ConvertedType and DECIMAL scale/precision are written beside the LogicalType.
+    auto el = [&](std::string_view name) -> const schema_element& {
+        for (auto& e : back->schema)
+            if (e.name == name) return e;
+        ADD_FAILURE() << name;
+        return back->schema[0];
+    };
+    EXPECT_EQ(el("dec38").converted, static_cast<int32_t>(converted_type::decimal));
+    EXPECT_EQ(el("dec38").scale, 10);
+    EXPECT_EQ(el("dec38").precision, 38);
+    EXPECT_EQ(el("dec38").type_length, 16);
+    EXPECT_EQ(el("dec18").logical_precision, 18);
+    EXPECT_EQ(el("dec18").logical_scale, 4);
+    EXPECT_EQ(el("day").converted, static_cast<int32_t>(converted_type::date));
+    EXPECT_EQ(el("tod").converted, static_cast<int32_t>(converted_type::time_micros));
+    EXPECT_FALSE(el("tod").logical_utc);
+    EXPECT_EQ(el("ts").converted, static_cast<int32_t>(converted_type::timestamp_micros));
+    EXPECT_FALSE(el("ts").logical_utc);
+    EXPECT_TRUE(el("tstz").logical_utc);
+    EXPECT_EQ(el("uid").logical, logical_type::uuid);
+    EXPECT_FALSE(el("uid").converted.has_value());
+    EXPECT_EQ(el("kind").converted, static_cast<int32_t>(converted_type::enum_));
+    EXPECT_EQ(el("doc").converted, static_cast<int32_t>(converted_type::json));
+    EXPECT_EQ(el("attrs").converted, static_cast<int32_t>(converted_type::map));
+    EXPECT_EQ(el("attrs").logical, logical_type::map);
+    EXPECT_EQ(el("key_value").repetition_type, repetition::repeated);
+
+    auto rs = schema::from_elements(back->schema);
+    ASSERT_TRUE(rs) << rs.error().to_string();
+    ASSERT_EQ(rs->columns().size(), cols.size());
+    for (size_t i = 0; i < cols.size(); ++i) {
+        auto& a = cols[i];
+        auto& c = rs->columns()[i];
+        EXPECT_EQ(c.dotted_path(), a.dotted_path());
+        EXPECT_EQ(c.type, a.type) << a.dotted_path();
+        EXPECT_EQ(c.type_length, a.type_length) << a.dotted_path();
+        EXPECT_EQ(c.logical, a.logical) << a.dotted_path();
+        EXPECT_EQ(c.precision, a.precision) << a.dotted_path();
+        EXPECT_EQ(c.scale, a.scale) << a.dotted_path();
+        EXPECT_EQ(c.utc, a.utc) << a.dotted_path();
+        EXPECT_EQ(c.field_id, a.field_id) << a.dotted_path();
+        EXPECT_EQ(c.max_def, a.max_def) << a.dotted_path();
+        EXPECT_EQ(c.max_rep, a.max_rep) << a.dotted_path();
+    }
+    // Groups keep their logical types too.
+    EXPECT_EQ(rs->root().children[18].logical, logical_type::map);
+    EXPECT_EQ(rs->root().children[17].children[1].logical, logical_type::list);
+
+    // Only the legacy ConvertedType (older writers): read as the same logical types.
+    auto legacy = back->schema;
+    for (auto& e : legacy)
+        if (e.logical != logical_type::map && e.logical != logical_type::list) e.logical = logical_type::none;
+    auto ls = schema::from_elements(legacy);
+    ASSERT_TRUE(ls) << ls.error().to_string();
+    EXPECT_EQ(ls->columns()[6].logical, logical_type::decimal);
+    EXPECT_EQ(ls->columns()[6].precision, 38);
+    EXPECT_EQ(ls->columns()[6].scale, 10);
+    EXPECT_EQ(ls->columns()[9].logical, logical_type::timestamp_micros);
+    EXPECT_TRUE(ls->columns()[9].utc); // legacy TIMESTAMP_MICROS means UTC-adjusted
+    EXPECT_EQ(ls->columns()[12].logical, logical_type::enum_);
+
+    // Mismatches are refused.
+    using pt = physical_type;
+    auto bad = [](schema_node leaf) {
+        return !schema::make(group_node("t", std::nullopt, repetition::required, {std::move(leaf)}));
+    };
+    EXPECT_TRUE(bad(leaf_node("x", 1, repetition::required, pt::int64, logical_type::date)));
+    EXPECT_TRUE(bad(fixed_node("x", 1, repetition::required, 8, logical_type::uuid)));
+    EXPECT_TRUE(bad(fixed_node("x", 1, repetition::required, 0)));
+    EXPECT_TRUE(bad(decimal_node("x", 1, repetition::required, 0, 0)));
+    EXPECT_TRUE(bad(decimal_node("x", 1, repetition::required, 5, 6)));
+    auto small = fixed_node("x", 1, repetition::required, 4, logical_type::decimal);
+    small.precision = 10; // 4 bytes hold 9 digits
+    EXPECT_TRUE(bad(small));
+}
+
+TEST(typed, nested_rows_of_every_type_round_trip) {
+    auto sch = schema::make(tq::typed_schema_node());
+    ASSERT_TRUE(sch);
+    auto rows = tq::typed_rows(700);
+    for (auto codec : {compression_codec::uncompressed, compression_codec::zstd}) {
+        writer_options o;
+        o.codec = codec;
+        o.page_row_limit = 20;
+        o.row_group_rows = 256;
+        o.page_crc = true;
+        auto f = write_typed(*sch, rows, o);
+        ASSERT_EQ(f.summary.row_count, 700);
+        ASSERT_GE(f.summary.metadata.row_groups.size(), 3u);
+        auto r = file_reader::open(make_memory_source(f.buf, "typed.parquet"));
+        ASSERT_TRUE(r) << r.error().to_string();
+        auto got = read_entries(**r);
+        ASSERT_EQ(got.size(), f.written.size());
+        for (size_t c = 0; c < got.size(); ++c) {
+            auto& d = sch->columns()[c];
+            EXPECT_EQ(got[c].def, f.written[c].def) << d.dotted_path();
+            EXPECT_EQ(got[c].rep, f.written[c].rep) << d.dotted_path();
+            EXPECT_EQ(got[c].values, f.written[c].values) << d.dotted_path();
+            // The summary counts what was written.
+            auto& cs = f.summary.columns[c];
+            EXPECT_EQ(cs.num_values, static_cast<int64_t>(f.written[c].def.size())) << d.dotted_path();
+            int64_t nulls = 0;
+            for (auto v : f.written[c].def)
+                nulls += v != d.max_def;
+            EXPECT_EQ(cs.null_count, nulls) << d.dotted_path();
+            EXPECT_EQ(cs.type, d.type);
+        }
+        // Empty lists, null lists and null maps are there: some entries of the deepest column
+        // sit at each level below the maximum.
+        std::set<int16_t> defs(f.written[20].def.begin(), f.written[20].def.end());
+        EXPECT_EQ(defs.size(), 7u); // 0..6
+        std::set<int16_t> map_defs(f.written[24].def.begin(), f.written[24].def.end());
+        EXPECT_EQ(map_defs.size(), 4u); // null map, empty map, null value, value
+    }
+}
+
+TEST(typed, decimal_bounds_order_as_signed_numbers) {
+    auto sch = schema::make(tq::typed_schema_node());
+    ASSERT_TRUE(sch);
+    auto rows = tq::typed_rows(200);
+    writer_options o;
+    o.page_row_limit = 20;
+    auto f = write_typed(*sch, rows, o);
+    // Brute force over the rows: min/max by value.
+    for (size_t col : {size_t{4}, size_t{5}, size_t{6}}) {
+        std::optional<__int128> mn, mx;
+        for (auto& row : rows) {
+            auto& v = row.items[col];
+            if (v.is_null()) continue;
+            __int128 x = col == 6 ? tq::decimal_value(v.s) : static_cast<__int128>(v.i);
+            if (!mn || x < *mn) mn = x;
+            if (!mx || x > *mx) mx = x;
+        }
+        auto& cs = f.summary.columns[col];
+        ASSERT_TRUE(cs.min_value && cs.max_value);
+        auto as_value = [&](const std::string& s) -> __int128 {
+            if (col == 6) return tq::decimal_value(s);
+            if (col == 4) {
+                int32_t x;
+                std::memcpy(&x, s.data(), 4);
+                return x;
+            }
+            int64_t x;
+            std::memcpy(&x, s.data(), 8);
+            return x;
+        };
+        EXPECT_TRUE(as_value(*cs.min_value) == *mn) << col;
+        EXPECT_TRUE(as_value(*cs.max_value) == *mx) << col;
+        EXPECT_TRUE(*mn < 0 && *mx > 0);
+    }
+    // dec38's extremes: -(10^38-1) and 10^38-1 (rows 2 and 1), as 16-byte big-endian.
+    EXPECT_EQ(*f.summary.columns[6].min_value, tq::decimal_bytes(-(tq::pow10_i128(38) - 1), 16));
+    EXPECT_EQ(*f.summary.columns[6].max_value, tq::decimal_bytes(tq::pow10_i128(38) - 1, 16));
+    // Page bounds of the ColumnIndex too: each page's min/max against its rows.
+    auto r = file_reader::open(make_memory_source(f.buf, "typed.parquet"));
+    ASSERT_TRUE(r);
+    auto ci = (*r)->chunk_column_index(0, 6);
+    auto oi = (*r)->chunk_offset_index(0, 6);
+    ASSERT_TRUE(ci && *ci && oi && *oi);
+    auto& locs = (*oi)->page_locations;
+    ASSERT_EQ(locs.size(), 10u);
+    for (size_t p = 0; p < locs.size(); ++p) {
+        auto r0 = static_cast<size_t>(locs[p].first_row_index);
+        auto r1 = p + 1 < locs.size() ? static_cast<size_t>(locs[p + 1].first_row_index) : rows.size();
+        std::optional<__int128> mn, mx;
+        for (size_t i = r0; i < r1; ++i) {
+            auto& v = rows[i].items[6];
+            if (v.is_null()) continue;
+            auto x = tq::decimal_value(v.s);
+            if (!mn || x < *mn) mn = x;
+            if (!mx || x > *mx) mx = x;
+        }
+        ASSERT_TRUE(mn);
+        EXPECT_TRUE(tq::decimal_value((*ci)->min_values[p]) == *mn) << p;
+        EXPECT_TRUE(tq::decimal_value((*ci)->max_values[p]) == *mx) << p;
+    }
+}
+
+TEST(typed, float_bounds_leave_out_nan_and_write_signed_zeros) {
+    for (bool dbl : {false, true}) {
+        auto sch = one_leaf_schema(
+            leaf_node("x", 1, repetition::optional, dbl ? physical_type::double_ : physical_type::float_));
+        writer_options o;
+        o.page_row_limit = 4;
+        byte_buffer buf;
+        auto w = file_writer::open(make_memory_sink(buf), sch, o);
+        ASSERT_TRUE(w);
+        const double nan = std::nan("");
+        // Pages of 4 rows: [NaN 1 -2 null] [0 -0 0 null] [NaN NaN null null] [5 NaN inf -inf]
+        std::vector<std::optional<double>> vals = {nan, 1,   -2,      std::nullopt, 0.0, -0.0, 0.0,
+                                                   std::nullopt, nan, nan, std::nullopt, std::nullopt,
+                                                   5,   nan, HUGE_VAL, -HUGE_VAL};
+        for (auto& v : vals) {
+            if (!v)
+                (*w)->column(0).add_null(0);
+            else if (dbl)
+                (*w)->column(0).add_f64(*v);
+            else
+                (*w)->column(0).add_f32(static_cast<float>(*v));
+            ASSERT_TRUE((*w)->end_row());
+        }
+        auto s = (*w)->close();
+        ASSERT_TRUE(s) << s.error().to_string();
+        auto bytes_of = [&](double v) { return dbl ? f64_bytes(v) : f32_bytes(static_cast<float>(v)); };
+        auto& st = *s->metadata.row_groups[0].columns[0].meta_data->stats;
+        EXPECT_EQ(st.nan_count, 4);
+        EXPECT_EQ(st.null_count, 4);
+        EXPECT_EQ(st.min_value, bytes_of(-HUGE_VAL));
+        EXPECT_EQ(st.max_value, bytes_of(HUGE_VAL));
+        EXPECT_EQ(s->columns[0].min_value, bytes_of(-HUGE_VAL));
+        auto r = file_reader::open(make_memory_source(buf));
+        ASSERT_TRUE(r);
+        // A page of only NaN has no bounds: the chunk has an OffsetIndex but no ColumnIndex.
+        auto oi = (*r)->chunk_offset_index(0, 0);
+        ASSERT_TRUE(oi && *oi);
+        EXPECT_EQ((*oi)->page_locations.size(), 4u);
+        auto ci = (*r)->chunk_column_index(0, 0);
+        ASSERT_TRUE(ci);
+        EXPECT_EQ(*ci, nullptr);
+        // Values, NaN included, read back bit for bit.
+        auto d = (*r)->read_column(0, 0);
+        ASSERT_TRUE(d);
+        ASSERT_EQ(d->num_entries, 16);
+        size_t vi = 0;
+        for (auto& v : vals) {
+            if (!v) continue;
+            double got = dbl ? d->f64[vi] : d->f32[vi];
+            ++vi;
+            if (std::isnan(*v))
+                EXPECT_TRUE(std::isnan(got));
+            else {
+                EXPECT_EQ(got, *v);
+                EXPECT_EQ(std::signbit(got), std::signbit(*v));
+            }
+        }
+    }
+    // Without a NaN-only page: a ColumnIndex with page bounds, zeros signed, NaN counts.
+    auto sch = one_leaf_schema(leaf_node("x", 1, repetition::required, physical_type::double_));
+    writer_options o;
+    o.page_row_limit = 3;
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), sch, o);
+    ASSERT_TRUE(w);
+    for (double v : {0.0, 0.0, 0.0, -0.0, -0.0, 3.0, std::nan(""), 5.0, 4.0}) {
+        (*w)->column(0).add_f64(v);
+        ASSERT_TRUE((*w)->end_row());
+    }
+    auto s = (*w)->close();
+    ASSERT_TRUE(s);
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r);
+    auto ci = (*r)->chunk_column_index(0, 0);
+    ASSERT_TRUE(ci && *ci);
+    auto& c = **ci;
+    ASSERT_EQ(c.min_values.size(), 3u);
+    EXPECT_EQ(c.min_values[0], f64_bytes(-0.0)); // a page of +0.0 only: min -0.0, max +0.0
+    EXPECT_EQ(c.max_values[0], f64_bytes(0.0));
+    EXPECT_EQ(c.min_values[1], f64_bytes(-0.0));
+    EXPECT_EQ(c.max_values[1], f64_bytes(3.0));
+    EXPECT_EQ(c.min_values[2], f64_bytes(4.0));
+    EXPECT_EQ(c.max_values[2], f64_bytes(5.0));
+    EXPECT_EQ(c.nan_counts, (std::vector<int64_t>{0, 0, 1}));
+    EXPECT_EQ(c.order, boundary_order::ascending);
+    EXPECT_EQ(s->metadata.row_groups[0].columns[0].meta_data->stats->nan_count, 1);
+}
+
+TEST(typed, fixed_bounds_are_unsigned_and_a_wrong_size_fails_the_file) {
+    auto sch = one_leaf_schema(fixed_node("x", 1, repetition::optional, 3));
+    writer_options o;
+    o.page_row_limit = 2;
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), sch, o);
+    ASSERT_TRUE(w);
+    std::vector<std::string> vals = {std::string("\x80\x00\x01", 3), std::string("\x7f\xff\xff", 3),
+                                     std::string("\xff\xff\xff", 3), std::string("\x00\x00\x00", 3)};
+    for (auto& v : vals) {
+        (*w)->column(0).add_fixed(v);
+        ASSERT_TRUE((*w)->end_row());
+    }
+    auto s = (*w)->close();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->columns[0].min_value, vals[3]);
+    EXPECT_EQ(s->columns[0].max_value, vals[2]);
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r);
+    auto ci = (*r)->chunk_column_index(0, 0);
+    ASSERT_TRUE(ci && *ci);
+    EXPECT_EQ((*ci)->min_values[0], vals[1]);
+    EXPECT_EQ((*ci)->max_values[0], vals[0]);
+    EXPECT_EQ((*ci)->min_values[1], vals[3]);
+    EXPECT_EQ((*ci)->max_values[1], vals[2]);
+    auto d = (*r)->read_column(0, 0);
+    ASSERT_TRUE(d);
+    ASSERT_EQ(d->bytes.size(), 4u);
+    for (size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(d->bytes[i], vals[i]);
+
+    // A value of the wrong size: close() reports it, naming the column.
+    byte_buffer buf2;
+    auto w2 = file_writer::open(make_memory_sink(buf2, "bad.parquet"), sch, o);
+    ASSERT_TRUE(w2);
+    (*w2)->column(0).add_fixed("abcd");
+    ASSERT_TRUE((*w2)->end_row());
+    auto bad = (*w2)->close();
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().to_string().find("fixed value of 4 bytes, the type has 3"), std::string::npos)
+        << bad.error().to_string();
+    EXPECT_NE(bad.error().to_string().find("bad.parquet"), std::string::npos);
+}
+
+TEST(typed, boolean_pages_and_bounds) {
+    auto sch = one_leaf_schema(leaf_node("b", 1, repetition::optional, physical_type::boolean));
+    writer_options o;
+    o.page_row_limit = 10;
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), sch, o);
+    ASSERT_TRUE(w);
+    // Page 0: all false; page 1: all null; page 2: mixed (19 bits: not a multiple of 8).
+    std::vector<std::optional<bool>> vals;
+    for (int i = 0; i < 10; ++i)
+        vals.push_back(false);
+    for (int i = 0; i < 10; ++i)
+        vals.push_back(std::nullopt);
+    for (int i = 0; i < 10; ++i)
+        vals.push_back(i % 3 != 1);
+    for (auto& v : vals) {
+        if (v)
+            (*w)->column(0).add_bool(*v);
+        else
+            (*w)->column(0).add_null(0);
+        ASSERT_TRUE((*w)->end_row());
+    }
+    auto s = (*w)->close();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->columns[0].min_value, std::string(1, '\0'));
+    EXPECT_EQ(s->columns[0].max_value, std::string(1, '\1'));
+    EXPECT_EQ(s->columns[0].null_count, 10);
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r);
+    auto ci = (*r)->chunk_column_index(0, 0);
+    ASSERT_TRUE(ci && *ci);
+    EXPECT_EQ((*ci)->null_pages, (std::vector<bool>{false, true, false}));
+    EXPECT_EQ((*ci)->min_values[0], std::string(1, '\0'));
+    EXPECT_EQ((*ci)->max_values[0], std::string(1, '\0'));
+    EXPECT_EQ((*ci)->max_values[2], std::string(1, '\1'));
+    auto d = (*r)->read_column(0, 0);
+    ASSERT_TRUE(d);
+    ASSERT_EQ(d->bools.size(), 20u);
+    size_t vi = 0;
+    for (auto& v : vals)
+        if (v) EXPECT_EQ(d->bools[vi++], *v);
+}
+
+TEST(typed, bloom_filter_on_fixed_and_double_columns) {
+    auto uid = fixed_node("uid", 1, repetition::required, 16, logical_type::uuid);
+    uid.bloom_filter = true;
+    auto sch = one_leaf_schema(uid);
+    byte_buffer buf;
+    auto w = file_writer::open(make_memory_sink(buf), sch);
+    ASSERT_TRUE(w);
+    std::mt19937_64 rng(3);
+    std::vector<std::string> ids;
+    for (int i = 0; i < 500; ++i) {
+        std::string u(16, '\0');
+        for (auto& c : u)
+            c = static_cast<char>(rng());
+        ids.push_back(u);
+        (*w)->column(0).add_fixed(u);
+        ASSERT_TRUE((*w)->end_row());
+    }
+    ASSERT_TRUE((*w)->close());
+    auto r = file_reader::open(make_memory_source(buf));
+    ASSERT_TRUE(r);
+    for (auto& u : ids) {
+        auto b = (*r)->bloom_may_contain(0, 0, u);
+        ASSERT_TRUE(b);
+        EXPECT_TRUE(*b);
+    }
+    int excluded = 0;
+    for (int i = 0; i < 100; ++i) {
+        auto b = (*r)->bloom_may_contain(0, 0, fmt::format("absent-uuid-{:04}", i));
+        ASSERT_TRUE(b);
+        excluded += !*b;
+    }
+    EXPECT_GE(excluded, 95);
 }
