@@ -307,7 +307,7 @@ private:
             if (replay) {
                 for (auto& snap : base.snapshots)
                     if (snap.sequence_number > since && snap.summary.contains(replay_summary_key))
-                        return fail(errc::already_exists, "another dead-letter replay committed (snapshot {})",
+                        return fail(errc::conflict, "another dead-letter replay committed (snapshot {})",
                                     snap.snapshot_id);
                 summary[replay_summary_key] = "true";
             }
@@ -411,7 +411,7 @@ result<void> commit_evolved_schema(iceberg_table& table, const value_codec& code
         lake.catalog(), lake.io(), table.ident(),
         [&](iceberg::table_metadata& m) -> result<bool> {
             if (m.current_schema_id != started)
-                return fail(errc::already_exists, "the schema of {} changed concurrently (schema {} is now current)",
+                return fail(errc::conflict, "the schema of {} changed concurrently (schema {} is now current)",
                             table.table_name(), m.current_schema_id);
             auto s = next;
             s.schema_id = 0;

@@ -1,5 +1,7 @@
 #include "lake/value_codec.h"
 
+#include "lake/typed_rows.h"
+#include "schema/iceberg_mapping.h"
 #include "schema/parsed_schema.h"
 #include "schema/registry.h"
 
@@ -34,73 +36,54 @@ namespace floe::lake {
 
 namespace {
 
-/// Confluent's wire format: magic byte 0, then the schema id as 4 bytes big-endian.
-constexpr size_t wire_header = 5;
+/// The schema root seen as one field `data` of a wrapper record: the mapping, the evolution and
+/// the decode plan then put the value's fields inside the `data` struct column (the bytes of a
+/// record are its fields' bytes: the wrapper reads the same payload).
+struct wrapped_root {
+    schema::avro_node node;
+    explicit wrapped_root(const schema::avro_node& root) {
+        node.kind = schema::avro_kind::record;
+        node.name = node.full_name = "floe_value";
+        schema::avro_field f;
+        f.name = std::string(data_column);
+        f.type = &root;
+        node.fields.push_back(std::move(f));
+    }
+};
 
-std::string hex_prefix(std::string_view v) {
-    std::string out;
-    for (size_t i = 0; i < v.size() && i < 8; ++i) out += fmt::format("{:02x}", static_cast<uint8_t>(v[i]));
-    return out;
-}
-
-/// The table schema with `data` replaced by a struct of `fields` (added when absent).
-iceberg::schema with_data(const iceberg::schema& table, std::vector<iceberg::nested_field> fields, int32_t data_id) {
-    iceberg::schema out = table;
-    auto t = std::make_shared<iceberg::type>();
-    t->id = iceberg::type_id::struct_;
-    t->fields = std::move(fields);
-    for (auto& f : out.fields)
-        if (f.name == data_column) {
-            f.field_type = t;
-            return out;
-        }
-    out.fields.push_back({data_id, std::string(data_column), false, t, "the record's value, decoded with the schema registry"});
-    return out;
-}
-
-/// The struct fields of `data` in a table schema (empty when the table is not typed yet).
-std::vector<iceberg::nested_field> data_fields(const iceberg::schema& table) {
+/// The `data` field of a table schema, as the one typed column a plan writes (empty: none yet).
+std::vector<iceberg::nested_field> typed_columns_of(const iceberg::schema& table) {
     for (auto& f : table.fields)
-        if (f.name == data_column && f.field_type && f.field_type->id == iceberg::type_id::struct_)
-            return f.field_type->fields;
+        if (f.name == data_column) return {f};
     return {};
 }
 
 /// A schema id's state in this append: decodable against the table schema (a plan), or not (why).
 struct schema_state {
     std::shared_ptr<const schema::parsed_schema> parsed;
+    std::unique_ptr<wrapped_root> root;
     std::optional<dead_letter> refused;
-    std::unique_ptr<typed_plan> plan;
+    std::shared_ptr<const avro_row_plan> plan;
 };
 
 class registry_codec final : public value_codec {
 public:
     registry_codec(schema::registry_client& registry, value_decoding how, const iceberg::schema& table,
                    int32_t last_column_id)
-        : _registry(registry), _how(std::move(how)), _table(table), _last_id(last_column_id) {
-        rebuild_layout();
-    }
+        : _registry(registry), _how(std::move(how)), _table(table), _last_id(last_column_id) {}
+
+    result<void> init() { return rebuild_layout(); }
 
     result<std::optional<dead_letter>> decode(std::optional<std::string_view> value) override {
         _pending = nullptr;
-        _tombstone = !value;
         if (!value) return std::nullopt;
         int32_t id = 0;
         std::string_view payload;
         if (_how.how == value_decoding::mode::schema_id) {
-            if (value->size() < wire_header || (*value)[0] != 0)
-                return dead_letter{"bad-magic-byte",
-                                   value->size() < wire_header
-                                       ? fmt::format("{} byte(s) (0x{}): shorter than the 5-byte header of "
-                                                     "Confluent's wire format",
-                                                     value->size(), hex_prefix(*value))
-                                       : fmt::format("first byte 0x{:02x}, expected 0x00 (Confluent's wire format: "
-                                                     "magic byte 0, 4-byte schema id)",
-                                                     static_cast<uint8_t>((*value)[0])),
-                                   std::nullopt};
-            auto b = reinterpret_cast<const uint8_t*>(value->data());
-            id = static_cast<int32_t>((uint32_t(b[1]) << 24) | (uint32_t(b[2]) << 16) | (uint32_t(b[3]) << 8) | b[4]);
-            payload = value->substr(wire_header);
+            auto w = parse_confluent(*value);
+            if (!w) return dead_letter{std::string(w.error().reason), std::move(w.error().detail), w.error().schema_id};
+            id = w->schema_id;
+            payload = w->payload;
         } else {
             if (!_latest) {
                 auto l = _registry.latest(_how.subject);
@@ -118,21 +101,20 @@ public:
         }
         auto* st = FLOE_TRY(state_for(id));
         if (st->refused) return *st->refused;
-        if (auto bad = st->plan->validate(payload); !bad)
-            return dead_letter{"decode-error", bad.error().message(), id};
+        if (auto bad = st->plan->validate(payload))
+            return dead_letter{std::string(decode_reason::decode_error), std::move(*bad), id};
         _pending = st;
         _payload = payload;
         return std::nullopt;
     }
 
     void write(parquet::file_writer& w) override {
-        constexpr size_t first = parquet::message_col::count;
-        if (_tombstone || !_pending) {
-            // A null `data` struct: every leaf below it is undefined at level 0.
-            for (size_t i = first; i < w.num_columns(); ++i) w.column(i).add_null(0, 0);
+        if (!_pending) {
+            // A tombstone: a null `data` struct, every leaf below it undefined at level 0.
+            for (size_t i = parquet::message_col::count; i < w.num_columns(); ++i) w.column(i).add_null(0, 0);
             return;
         }
-        _pending->plan->write(_payload, w, first);
+        _pending->plan->write(_payload, w);
     }
 
     const iceberg::schema& table_schema() const override { return _table; }
@@ -148,15 +130,22 @@ private:
         auto parsed = _registry.get_by_id(id);
         if (!parsed) {
             if (parsed.error().code() != errc::not_found) return std::unexpected(parsed.error());
-            st->refused = dead_letter{"unknown-schema-id", fmt::format("the registry has no schema with id {}", id), id};
+            st->refused = dead_letter{std::string(decode_reason::unknown_schema_id),
+                                      fmt::format("the registry has no schema with id {}", id), id};
         } else if ((*parsed)->type() != schema::schema_type::avro) {
             st->refused = dead_letter{"unsupported-schema-type",
                                       fmt::format("schema {} is {}: only Avro values are decoded into typed columns "
                                                   "so far",
                                                   id, schema::to_string((*parsed)->type())),
                                       id};
+        } else if ((*parsed)->avro()->root().kind != schema::avro_kind::record) {
+            st->refused = dead_letter{std::string(decode_reason::incompatible_schema),
+                                      fmt::format("schema {} is a {}, not a record: it has no fields to make columns of",
+                                                  id, schema::to_string((*parsed)->avro()->root().kind)),
+                                      id};
         } else {
             st->parsed = *parsed;
+            st->root = std::make_unique<wrapped_root>(st->parsed->avro()->root());
             FLOE_TRY(fit_table(id, *st));
         }
         auto* raw = st.get();
@@ -164,46 +153,58 @@ private:
         return raw;
     }
 
-    /// Maps the schema to Iceberg fields, evolves the table schema if it needs more (new
+    /// Maps the schema to Iceberg columns, evolves the table schema when it needs more (new
     /// optional fields, promotions), and builds the decode plan; or says why it cannot.
     result<void> fit_table(int32_t id, schema_state& st) {
-        auto fields = avro_to_iceberg(*st.parsed->avro());
-        if (!fields) {
-            st.refused = dead_letter{"incompatible-schema", fields.error().message(), id};
-            return {};
-        }
-        auto current = data_fields(_table);
-        int32_t last = _last_id;
-        auto evolved = evolve_fields(current, std::move(*fields), last);
-        if (!evolved) {
-            st.refused = dead_letter{"incompatible-schema",
-                                     fmt::format("schema {} cannot become a version of table column `data`: {}; "
-                                                 "its records go to the dead-letter table (register a version "
-                                                 "Iceberg can express, or use a new topic)",
-                                                 id, evolved.error().message()),
+        auto refuse = [&](std::string why) {
+            st.refused = dead_letter{std::string(decode_reason::incompatible_schema),
+                                     fmt::format("schema {} cannot become a version of table column `data`: {}; its "
+                                                 "records go to the dead-letter table (register a version Iceberg can "
+                                                 "express, or use a new topic)",
+                                                 id, why),
                                      id};
-            spdlog::warn("typed tables: {}", st.refused->detail);
+        };
+        auto fields = schema::avro_to_iceberg(st.root->node);
+        if (!fields) {
+            refuse(fields.error().message());
             return {};
         }
-        if (evolved->changed) {
-            auto existing = _table.find(data_column);
-            int32_t data_id = existing ? existing->id : ++last;
-            // (the new schema's id is given when it is committed: typed_append::commit_schema)
-            _table = with_data(_table, std::move(evolved->fields), data_id);
-            _last_id = std::max(last, data_id);
-            _evolved = true;
-            rebuild_layout();
-            // Plans are built against the table's leaves: those of other ids are rebuilt.
-            for (auto& [other, s] : _states)
-                if (s->plan) s->plan = FLOE_TRY(make_plan(*s->parsed->avro(), _table));
+        auto ev = schema::evolve(_table, *fields, _last_id);
+        if (ev.outcome == schema::evolution::kind::incompatible) {
+            refuse(ev.reason);
+            return {};
         }
-        st.plan = FLOE_TRY(make_plan(*st.parsed->avro(), _table));
+        if (ev.outcome == schema::evolution::kind::updated) {
+            // (the new schema's id is given when it is committed: commit_evolved_schema)
+            _table = std::move(ev.schema);
+            _last_id = ev.last_column_id;
+            _evolved = true;
+            FLOE_TRY(rebuild_layout());
+            // Plans write the table's leaves: those of the other ids are built again.
+            for (auto& [other, s] : _states)
+                if (s->plan) {
+                    auto p = avro_row_plan::make(s->root->node, typed_columns_of(_table), parquet::message_col::count);
+                    if (!p) return fail(errc::internal, "schema {} no longer fits the evolved table: {}", other, p.error().detail);
+                    s->plan = *p;
+                }
+        }
+        auto plan = avro_row_plan::make(st.root->node, typed_columns_of(_table), parquet::message_col::count);
+        if (!plan) {
+            st.refused = dead_letter{std::string(plan.error().reason), plan.error().detail, id};
+            return {};
+        }
+        st.plan = *plan;
         return {};
     }
 
-    void rebuild_layout() {
-        _layout = std::make_shared<const parquet::schema>(FLOE_ASSERT_OK(typed_layout(_table)));
+    /// Floe's message columns (exactly as a raw file has them) and then `data`.
+    result<void> rebuild_layout() {
+        auto root = parquet::message_schema_node();
+        for (auto& f : typed_columns_of(_table)) root.children.push_back(parquet_node(f));
+        auto made = FLOE_TRY_CTX(parquet::schema::make(std::move(root)), "the Parquet layout of table schema");
+        _layout = std::make_shared<const parquet::schema>(std::move(made));
         ++_layout_version;
+        return {};
     }
 
     schema::registry_client& _registry;
@@ -218,14 +219,15 @@ private:
     std::string _latest_missing;
     schema_state* _pending = nullptr;
     std::string_view _payload;
-    bool _tombstone = false;
 };
 
 } // namespace
 
 result<std::unique_ptr<value_codec>> value_codec::make(schema::registry_client& registry, value_decoding how,
                                                        const iceberg::schema& table, int32_t last_column_id) {
-    return std::unique_ptr<value_codec>(std::make_unique<registry_codec>(registry, std::move(how), table, last_column_id));
+    auto c = std::make_unique<registry_codec>(registry, std::move(how), table, last_column_id);
+    FLOE_TRY(c->init());
+    return std::unique_ptr<value_codec>(std::move(c));
 }
 
 } // namespace floe::lake
