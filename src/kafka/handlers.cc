@@ -471,6 +471,161 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
         size_t total = 0;
         uint64_t records = 0; ///< records at or above the fetch offsets so far in this answer
         bool any_error = false;
+        // One partition's records (or error) into `pr`. True when the local read found its
+        // offset trimmed after the tier was chosen and `last_try` is false: the caller calls again
+        // and the choice is made with the new local start. Adds to total/records/any_error only
+        // for the answer it settles on.
+        auto read_partition = [&](const log::topic_info& info, log::local_partition& plog,
+                                  const fetch_request::partition& p, part_read& pr, bool last_try) -> bool {
+            log::read_options ro;
+            ro.max_bytes = std::min<size_t>(size_t(std::max(p.max_bytes, 0)),
+                                            max_total > total ? max_total - total : 0);
+            ro.min_one_batch = total == 0;
+            // Offsets are contiguous, so the record cap is an offset bound (whole batches: one
+            // starting below it is sent whole).
+            uint64_t records_left =
+                _opts.fetch_max_records > records ? _opts.fetch_max_records - records : 0;
+            int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
+            ro.max_offset = kafka_offset(
+                p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
+            const bool committed_only = req.isolation_level == 1;
+            // Offsets below the local log start of a tiered topic come from Iceberg.
+            bool tiered = _opts.remote && info.config.remote_storage_enable;
+            std::optional<int64_t> remote_start;
+            int64_t local_start = 0;
+            std::optional<error> local_down; // the local tier cannot reach its store (Redis down)
+            if (tiered) {
+                if (auto o = plog.current_offsets()) local_start = o->log_start();
+                else local_down = std::move(o).error();
+            }
+            // Below the local start the remote tier must be asked as it is now; at or above
+            // it, the remote start only fills in the answer's log start offset, and a copy up
+            // to a second old spares the catalog a query per partition per Fetch.
+            bool remote_down = false;
+            if (tiered)
+                remote_start = earliest_remote(info.name, p.index, !local_down && p.fetch_offset >= local_start,
+                                               &remote_down);
+            if (local_down) {
+                // Without the local tier its start and end are unknown: what the remote tier
+                // holds from the fetch offset on is served (it holds only committed records,
+                // so read_committed needs no cap); anything else is a retriable error.
+                auto known = plog.known_offsets();
+                pr.hdr.high_watermark = known.high_watermark();
+                pr.hdr.last_stable_offset = known.last_stable();
+                pr.hdr.log_start_offset = remote_start.value_or(known.log_start());
+                if (!remote_down && remote_start && p.fetch_offset >= *remote_start) {
+                    if (records_left == 0) return false; // the answer is full: next Fetch
+                    auto rr = _opts.remote->read(info.name, p.index, p.fetch_offset, (*ro.max_offset)(),
+                                                 ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
+                    if (rr && rr->records > 0) {
+                        pr.hdr.high_watermark = std::max(pr.hdr.high_watermark, rr->next_offset);
+                        pr.hdr.last_stable_offset = std::max(pr.hdr.last_stable_offset, rr->next_offset);
+                        total += rr->batches.size();
+                        records += rr->records;
+                        pr.records = rr->records;
+                        pr.remote = std::move(rr->batches);
+                        return false;
+                    }
+                    if (!rr)
+                        spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info.name, p.index,
+                                     p.fetch_offset, rr.error().message());
+                }
+                spdlog::debug("fetch of {}-{} at offset {}: {}", info.name, p.index, p.fetch_offset,
+                              local_down->message());
+                pr.hdr.error_code = kerr_of(*local_down);
+                any_error = true;
+                return false;
+            }
+            // read_committed: nothing at or above the last stable offset (KIP-98).
+            if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog.last_stable_offset());
+            if (tiered && remote_down && p.fetch_offset < local_start) {
+                // Below the local start and the remote tier cannot say what it holds: a
+                // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).
+                auto offs = plog.offsets();
+                pr.hdr.high_watermark = offs.high_watermark();
+                pr.hdr.last_stable_offset = offs.last_stable();
+                pr.hdr.log_start_offset = offs.log_start();
+                pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
+                any_error = true;
+                return false;
+            }
+            if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
+                auto offs = plog.offsets();
+                pr.hdr.high_watermark = offs.high_watermark();
+                pr.hdr.last_stable_offset = offs.last_stable();
+                pr.hdr.log_start_offset = *remote_start;
+                if (records_left == 0) return false; // the answer is full: next Fetch
+                auto rr = _opts.remote->read(info.name, p.index, p.fetch_offset,
+                                             std::min(local_start, (*ro.max_offset)()),
+                                             ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
+                if (!rr) {
+                    spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info.name, p.index,
+                                 p.fetch_offset, rr.error().message());
+                    pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
+                    any_error = true;
+                    return false;
+                }
+                if (rr->records > 0) {
+                    total += rr->batches.size();
+                    records += rr->records;
+                    pr.records = rr->records;
+                    pr.remote = std::move(rr->batches);
+                    return false;
+                }
+                // Nothing remote from this offset up to the local start (a gap: aborted or
+                // control records never become rows): the local log answers from its start.
+            }
+            int64_t read_at = p.fetch_offset;
+            if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start) {
+                read_at = local_start;
+                // The record cap counts from where the records are.
+                ro.max_offset = std::max(*ro.max_offset, kafka_offset(read_at > INT64_MAX - room ? INT64_MAX
+                                                                                                  : read_at + room));
+                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog.last_stable_offset());
+            }
+            auto rr = plog.read(kafka_offset(read_at), ro);
+            if (!rr) {
+                // Out of range: the answer reports the offsets as they are; another failure
+                // (the store unreachable) reports the last ones known instead of asking again.
+                const bool out_of_range = rr.error().code() == errc::out_of_range;
+                auto offs = out_of_range ? plog.offsets() : plog.known_offsets();
+                // Trimmed: the local start moved past `read_at` after it was read above (the
+                // storage worker deleted offloaded segments in between), so what was asked for is
+                // in the remote tier now. Never OFFSET_OUT_OF_RANGE for it (a client would reset
+                // to its default offset and read from 0 again): the caller decides again with the
+                // new start. Trimmed a second time in a row: an empty answer, sent at once; the
+                // next Fetch at this offset decides afresh.
+                const bool trimmed = tiered && out_of_range && read_at >= local_start && read_at < offs.log_start();
+                if (trimmed && !last_try) return true;
+                pr.hdr.error_code = trimmed ? int16_t(0) : kerr_of(rr.error());
+                pr.hdr.high_watermark = offs.high_watermark();
+                pr.hdr.last_stable_offset = offs.last_stable();
+                pr.hdr.log_start_offset = remote_start ? std::min(*remote_start, offs.log_start()) : offs.log_start();
+                any_error = true;
+                return false;
+            }
+            pr.hdr.high_watermark = rr->offsets.high_watermark();
+            pr.hdr.last_stable_offset = rr->offsets.last_stable();
+            pr.hdr.log_start_offset = rr->offsets.log_start();
+            if (committed_only && !rr->slices.empty()) {
+                // The aborted transactions the sent batches overlap: the client drops
+                // their records (Kafka's aborted transaction index, answered per Fetch).
+                auto aborted = plog.aborted_transactions(
+                    kafka_offset(p.fetch_offset), rr->slices.back().last_offset + 1);
+                if (!aborted.empty()) {
+                    pr.hdr.aborted.emplace();
+                    for (auto& a : aborted) pr.hdr.aborted->push_back({a.producer_id, a.first_offset});
+                }
+            }
+            if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
+            total += rr->total_bytes;
+            for (auto& sl : rr->slices)
+                if (sl.last_offset() >= p.fetch_offset)
+                    pr.records += uint64_t(sl.last_offset() - std::max(sl.first_offset(), p.fetch_offset) + 1);
+            records += pr.records;
+            pr.data = std::move(*rr);
+            return false;
+        };
         for (auto& t : req.topics) {
             auto& tr = reads.emplace_back();
             std::optional<log::topic_info> info =
@@ -499,154 +654,12 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                     any_error = true;
                     continue;
                 }
-                log::read_options ro;
-                ro.max_bytes = std::min<size_t>(size_t(std::max(p.max_bytes, 0)),
-                                                max_total > total ? max_total - total : 0);
-                ro.min_one_batch = total == 0;
-                // Offsets are contiguous, so the record cap is an offset bound (whole batches: one
-                // starting below it is sent whole).
-                uint64_t records_left =
-                    _opts.fetch_max_records > records ? _opts.fetch_max_records - records : 0;
-                int64_t room = int64_t(std::min<uint64_t>(records_left, uint64_t(INT64_MAX)));
-                ro.max_offset = kafka_offset(
-                    p.fetch_offset > INT64_MAX - room ? INT64_MAX : p.fetch_offset + room);
-                const bool committed_only = req.isolation_level == 1;
-                // Offsets below the local log start of a tiered topic come from Iceberg.
-                bool tiered = _opts.remote && info && info->config.remote_storage_enable;
-                std::optional<int64_t> remote_start;
-                int64_t local_start = 0;
-                std::optional<error> local_down; // the local tier cannot reach its store (Redis down)
-                if (tiered) {
-                    if (auto o = plog->current_offsets()) local_start = o->log_start();
-                    else local_down = std::move(o).error();
-                }
-                // Below the local start the remote tier must be asked as it is now; at or above
-                // it, the remote start only fills in the answer's log start offset, and a copy up
-                // to a second old spares the catalog a query per partition per Fetch.
-                bool remote_down = false;
-                if (tiered)
-                    remote_start = earliest_remote(info->name, p.index, !local_down && p.fetch_offset >= local_start,
-                                                   &remote_down);
-                if (local_down) {
-                    // Without the local tier its start and end are unknown: what the remote tier
-                    // holds from the fetch offset on is served (it holds only committed records,
-                    // so read_committed needs no cap); anything else is a retriable error.
-                    auto known = plog->known_offsets();
-                    pr.hdr.high_watermark = known.high_watermark();
-                    pr.hdr.last_stable_offset = known.last_stable();
-                    pr.hdr.log_start_offset = remote_start.value_or(known.log_start());
-                    if (!remote_down && remote_start && p.fetch_offset >= *remote_start) {
-                        if (records_left == 0) continue; // the answer is full: next Fetch
-                        auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset, (*ro.max_offset)(),
-                                                     ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
-                        if (rr && rr->records > 0) {
-                            pr.hdr.high_watermark = std::max(pr.hdr.high_watermark, rr->next_offset);
-                            pr.hdr.last_stable_offset = std::max(pr.hdr.last_stable_offset, rr->next_offset);
-                            total += rr->batches.size();
-                            records += rr->records;
-                            pr.records = rr->records;
-                            pr.remote = std::move(rr->batches);
-                            continue;
-                        }
-                        if (!rr)
-                            spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info->name, p.index,
-                                         p.fetch_offset, rr.error().message());
-                    }
-                    spdlog::debug("fetch of {}-{} at offset {}: {}", info->name, p.index, p.fetch_offset,
-                                  local_down->message());
-                    pr.hdr.error_code = kerr_of(*local_down);
-                    any_error = true;
-                    continue;
-                }
-                // read_committed: nothing at or above the last stable offset (KIP-98).
-                if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
-                if (tiered && remote_down && p.fetch_offset < local_start) {
-                    // Below the local start and the remote tier cannot say what it holds: a
-                    // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).
-                    auto offs = plog->offsets();
-                    pr.hdr.high_watermark = offs.high_watermark();
-                    pr.hdr.last_stable_offset = offs.last_stable();
-                    pr.hdr.log_start_offset = offs.log_start();
-                    pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
-                    any_error = true;
-                    continue;
-                }
-                if (tiered && p.fetch_offset < local_start && remote_start && p.fetch_offset >= *remote_start) {
-                    auto offs = plog->offsets();
-                    pr.hdr.high_watermark = offs.high_watermark();
-                    pr.hdr.last_stable_offset = offs.last_stable();
-                    pr.hdr.log_start_offset = *remote_start;
-                    if (records_left == 0) continue; // the answer is full: next Fetch
-                    auto rr = _opts.remote->read(info->name, p.index, p.fetch_offset,
-                                                 std::min(local_start, (*ro.max_offset)()),
-                                                 ro.min_one_batch ? std::max<size_t>(ro.max_bytes, 1) : ro.max_bytes);
-                    if (!rr) {
-                        spdlog::warn("tiered fetch of {}-{} at offset {} failed: {}", info->name, p.index,
-                                     p.fetch_offset, rr.error().message());
-                        pr.hdr.error_code = int16_t(kerr::kafka_storage_error);
-                        any_error = true;
-                        continue;
-                    }
-                    if (rr->records > 0) {
-                        total += rr->batches.size();
-                        records += rr->records;
-                        pr.records = rr->records;
-                        pr.remote = std::move(rr->batches);
-                        continue;
-                    }
-                    // Nothing remote from this offset up to the local start (a gap: aborted or
-                    // control records never become rows): the local log answers from its start.
-                }
-                int64_t read_at = p.fetch_offset;
-                if (tiered && remote_start && p.fetch_offset < local_start && p.fetch_offset >= *remote_start) {
-                    read_at = local_start;
-                    // The record cap counts from where the records are.
-                    ro.max_offset = std::max(*ro.max_offset, kafka_offset(read_at > INT64_MAX - room ? INT64_MAX
-                                                                                                      : read_at + room));
-                    if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog->last_stable_offset());
-                }
-                auto rr = plog->read(kafka_offset(read_at), ro);
-                if (!rr) {
-                    // Out of range: the answer reports the offsets as they are; another failure
-                    // (the store unreachable) reports the last ones known instead of asking again.
-                    auto offs = rr.error().code() == errc::out_of_range ? plog->offsets() : plog->known_offsets();
-                    pr.hdr.error_code = kerr_of(rr.error());
-                    if (tiered && rr.error().code() == errc::out_of_range && p.fetch_offset >= local_start
-                        && p.fetch_offset < offs.log_start()) {
-                        // The local start moved past the offset after it was read above (the
-                        // storage worker trimmed offloaded records in between): the records are
-                        // in the remote tier now, so no OFFSET_OUT_OF_RANGE (a client would reset
-                        // to its default offset and read from 0 again). An empty answer, sent at
-                        // once: the next Fetch at this offset is served from the remote tier, or
-                        // answered OFFSET_OUT_OF_RANGE there if the remote tier does not hold it.
-                        pr.hdr.error_code = 0;
-                    }
-                    pr.hdr.high_watermark = offs.high_watermark();
-                    pr.hdr.last_stable_offset = offs.last_stable();
-                    pr.hdr.log_start_offset = remote_start ? std::min(*remote_start, offs.log_start()) : offs.log_start();
-                    any_error = true;
-                    continue;
-                }
-                pr.hdr.high_watermark = rr->offsets.high_watermark();
-                pr.hdr.last_stable_offset = rr->offsets.last_stable();
-                pr.hdr.log_start_offset = rr->offsets.log_start();
-                if (committed_only && !rr->slices.empty()) {
-                    // The aborted transactions the sent batches overlap: the client drops
-                    // their records (Kafka's aborted transaction index, answered per Fetch).
-                    auto aborted = plog->aborted_transactions(
-                        kafka_offset(p.fetch_offset), rr->slices.back().last_offset + 1);
-                    if (!aborted.empty()) {
-                        pr.hdr.aborted.emplace();
-                        for (auto& a : aborted) pr.hdr.aborted->push_back({a.producer_id, a.first_offset});
-                    }
-                }
-                if (remote_start) pr.hdr.log_start_offset = std::min(pr.hdr.log_start_offset, *remote_start);
-                total += rr->total_bytes;
-                for (auto& sl : rr->slices)
-                    if (sl.last_offset() >= p.fetch_offset)
-                        pr.records += uint64_t(sl.last_offset() - std::max(sl.first_offset(), p.fetch_offset) + 1);
-                records += pr.records;
-                pr.data = std::move(*rr);
+                // A tiered partition's local start can move between deciding which tier serves the
+                // offset and reading it (the storage worker trims offloaded segments at any
+                // moment): a local read that finds its offset trimmed decides once more, with the
+                // start as it is then, so the same Fetch serves the records from the remote tier.
+                for (int attempt = 0; attempt < 2; ++attempt)
+                    if (!read_partition(*info, *plog, p, pr, attempt == 1)) break;
             }
         }
         // Answer as soon as anything is there (or an error is): waiting for min_bytes beyond the

@@ -653,6 +653,10 @@ def main():
     bad = report["anomaly_counts"]
     print(f"chaos: seed {report['seed']}: {'ANOMALIES ' + json.dumps(bad) if bad else 'no anomaly'}; "
           f"report {report['work']}/report.txt, timeline {report['work']}/timeline.svg", flush=True)
+    if args.seed is not None:
+        # A fixed seed replays one schedule; a random one, not tried here, for the next long run.
+        nxt = random.SystemRandom().randrange(1 << 31)
+        print(f"chaos: a random seed for the next long run: make chaos SEED={nxt}", flush=True)
     if not bad and not args.keep and not args.work:
         shutil.rmtree(report["work"], ignore_errors=True)
     sys.exit(1 if bad else 0)
