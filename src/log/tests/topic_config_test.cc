@@ -45,6 +45,20 @@ TEST(topic_config, rejects_bad_values_naming_the_key) {
     EXPECT_FALSE(validate_topic_config("message.timestamp.type", "Now"));
     EXPECT_FALSE(validate_topic_config("compression.type", "brotli"));
     EXPECT_TRUE(validate_topic_config("compression.type", "zstd"));
+    EXPECT_FALSE(validate_topic_config("floe.iceberg.mode", "typed"));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.mode", "latest-schema"));
+    EXPECT_FALSE(validate_topic_config("floe.iceberg.key-mode", "schema-id")); // keys: raw only so far
+}
+
+TEST(topic_config, typed_table_configs) {
+    auto c = resolve_topic_config({{"floe.iceberg.mode", "latest-schema"}}, {});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_TRUE(c->typed());
+    EXPECT_EQ(c->value_subject("orders"), "orders-value");
+    auto d = resolve_topic_config({}, {{"floe.iceberg.value-subject", "shared-value"}});
+    ASSERT_TRUE(d) << d.error();
+    EXPECT_FALSE(d->typed());
+    EXPECT_EQ(d->value_subject("orders"), "shared-value");
 }
 
 TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
@@ -79,7 +93,12 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                    {"segment.index.bytes", "4096"},
                    {"segment.jitter.ms", "5"},
                    {"segment.ms", "5"},
-                   {"unclean.leader.election.enable", "true"}};
+                   {"unclean.leader.election.enable", "true"},
+                   // Floe's own (typed tables).
+                   {"floe.iceberg.mode", "schema-id"},
+                   {"floe.iceberg.value-subject", "orders-v2"},
+                   {"floe.iceberg.protobuf-message", "acme.Order"},
+                   {"floe.iceberg.key-mode", "raw"}};
     EXPECT_EQ(topic_config_keys().size(), all.size());
     auto c = resolve_topic_config({}, all);
     ASSERT_TRUE(c) << c.error();

@@ -61,7 +61,7 @@ function order(i, v) {
     items: Array.from({ length: i % 3 }, (_, k) => ({ sku: `s${k}`, qty: k + 1, price: dec(100 + k, 9) })),
     attrs: i % 2 ? { src: 'web', n: String(i) } : {},
     amount: dec(cents, 12),
-    ts: new Date(1700000000000 + i * 1000),
+    ts: 1700000000000 + i * 1000, // the registry client's avsc keeps logical types as their underlying type
     status: ['NEW', 'PAID', 'SHIPPED'][i % 3],
     note: i % 4 === 0 ? null : `note${i}`,
     payment: i % 2 ? `card-${i}` : i,
