@@ -187,7 +187,8 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
     case encoding::rle_dictionary:
     case encoding::plain_dictionary: {
         if (d.type != physical_type::byte_array)
-            return fail(errc::unsupported, "dictionary-encoded integers");
+            return fail(errc::unsupported, "dictionary-encoded values of physical type {}",
+                        static_cast<int>(d.type));
         if (rest.empty()) {
             if (present == 0) return {};
             return fail(errc::corrupt, "dictionary page data missing its bit width");
@@ -277,7 +278,8 @@ result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw,
                 return fail(errc::corrupt, "{}: dictionary page without its header", ctx());
             if (!dict.empty()) return fail(errc::corrupt, "{}: second dictionary page", ctx());
             if (d.type != physical_type::byte_array)
-                return fail(errc::unsupported, "{}: integer dictionaries", ctx());
+                return fail(errc::unsupported, "{}: dictionary pages of physical type {}", ctx(),
+                            static_cast<int>(d.type));
             if (ph.dictionary->num_values < 0
                 || static_cast<size_t>(ph.dictionary->num_values) > page.size() / 4)
                 return fail(errc::corrupt, "{}: dictionary of {} entries in {} bytes", ctx(),

@@ -261,7 +261,7 @@ void build_elements(const schema_node& n, bool is_root, std::vector<schema_eleme
         break;
     case logical_type::time_micros:
         e.converted = static_cast<int32_t>(converted_type::time_micros);
-        e.logical_utc = n.utc;
+        e.logical_utc = false; // normalised by schema::make
         break;
     case logical_type::timestamp_micros:
         e.converted = static_cast<int32_t>(converted_type::timestamp_micros);
@@ -352,10 +352,22 @@ result<schema_node> from_elements_rec(const std::vector<schema_element>& els, si
 
 } // namespace
 
+namespace {
+/// TIME is always local (isAdjustedToUTC=false), as Iceberg's time type is: `utc` is cleared on
+/// TIME leaves so a schema and the one read back from its file are equal.
+void normalise(schema_node& n, int depth) {
+    if (depth > 64) return; // flatten() refuses such depth
+    if (n.is_leaf() && n.logical == logical_type::time_micros) n.utc = false;
+    for (auto& c : n.children)
+        normalise(c, depth + 1);
+}
+} // namespace
+
 result<schema> schema::make(schema_node root) {
     schema s;
     std::vector<std::string> path;
     if (root.is_leaf()) return fail(errc::invalid_argument, "schema root must be a group");
+    normalise(root, 0);
     for (auto& c : root.children)
         FLOE_TRY(flatten(c, path, 0, 0, s._columns, 1));
     if (s._columns.empty()) return fail(errc::invalid_argument, "schema has no columns");

@@ -27,7 +27,7 @@ struct schema_node {
     logical_type logical = logical_type::none;
     int32_t type_length = 0;          ///< FIXED_LEN_BYTE_ARRAY: bytes per value
     int32_t precision = 0, scale = 0; ///< DECIMAL
-    bool utc = true;                  ///< TIME / TIMESTAMP: isAdjustedToUTC
+    bool utc = true; ///< TIMESTAMP: isAdjustedToUTC (TIME is always written and kept false)
     value_encoding enc = value_encoding::auto_;
     bool bloom_filter = false; ///< write a split-block bloom filter for this leaf
     std::vector<schema_node> children;

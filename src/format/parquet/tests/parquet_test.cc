@@ -790,6 +790,15 @@ TEST(parquet_typed, schema_helpers_and_footer_round_trip_every_logical_type) {
     EXPECT_TRUE(ls->columns()[9].utc); // legacy TIMESTAMP_MICROS means UTC-adjusted
     EXPECT_EQ(ls->columns()[12].logical, logical_type::enum_);
 
+    // TIME is local whatever `utc` says (Iceberg's time); the schema keeps what it writes.
+    auto t = schema::make(group_node(
+        "t", std::nullopt, repetition::required,
+        {leaf_node("t", 1, repetition::required, physical_type::int64, logical_type::time_micros)}));
+    ASSERT_TRUE(t);
+    EXPECT_FALSE(t->columns()[0].utc);
+    EXPECT_FALSE(t->root().children[0].utc);
+    EXPECT_FALSE(t->to_elements()[1].logical_utc);
+
     // Mismatches are refused.
     using pt = physical_type;
     auto bad = [](schema_node leaf) {
