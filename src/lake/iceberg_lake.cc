@@ -543,6 +543,19 @@ private:
                         "table {}.{} is not the dead-letter table of topic {} (it has no floe.dead-letter-of={}); "
                         "rename the topic whose table it is",
                         ident.ns, ident.name, _table.topic(), _table.topic());
+        // The main table names it before any dead letter is committed: a reader of the topic's
+        // offsets (Kafka, lookups) then reads both tables, so a record the local tier trims after
+        // the main table's commit is always found in one of them.
+        auto named = iceberg::commit_metadata(
+            lake.catalog(), lake.io(), _table.ident(),
+            [&](iceberg::table_metadata& m) -> result<bool> {
+                auto& p = m.properties[dead_letter_table_property];
+                if (p == ident.name) return false;
+                p = ident.name;
+                return true;
+            },
+            lake.options().commit);
+        FLOE_TRY_CTX(std::move(named), "naming the dead-letter table in {}", _table.table_name());
         _dlq_table = std::make_unique<iceberg_table>(lake, _table.topic(), ident, t.metadata.location);
         _dlq = std::make_unique<iceberg_append>(*_dlq_table, _dlq_base, dlq_layout());
         _dlq->check_unchanged_positions();

@@ -75,26 +75,9 @@ table_reader::table_reader(iceberg_lake& lake, std::string topic)
 table_reader::table_reader(iceberg_lake& lake, std::string topic, std::string table)
     : _lake(lake), _topic(std::move(topic)), _table(std::move(table)) {}
 
-result<std::vector<planned_file>> table_reader::all_files() {
-    // One catalog lookup per call (a cheap indexed query) so a commit is visible at once: a
-    // reader must never miss rows that local retention already removed from the hot tier.
-    // Manifests are read again only when the metadata location moved.
-    std::lock_guard g(_mu);
-    iceberg::table_ident ident{_lake.options().ns, _table};
-    auto loc = FLOE_TRY(_lake.catalog().metadata_location(ident));
-    if (!loc) {
-        _files.clear();
-        _positions.clear();
-        _metadata_location.clear();
-        return _files;
-    }
-    if (*loc == _metadata_location) return _files;
-    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), ident));
-    position_map positions;
-    if (auto* snap = t.metadata.current_snapshot())
-        positions = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", ident.ns, ident.name, *loc);
-    auto entries = FLOE_TRY_CTX(iceberg::live_files(_lake.io(), t.metadata), "planning a scan of {}", ident.name);
+result<std::vector<planned_file>> table_reader::plan_files(const iceberg::loaded_table& t) {
     std::vector<planned_file> files;
+    auto entries = FLOE_TRY_CTX(iceberg::live_files(_lake.io(), t.metadata), "planning a scan of {}", t.metadata_location);
     files.reserve(entries.size());
     for (auto& e : entries) {
         planned_file f;
@@ -118,12 +101,50 @@ result<std::vector<planned_file>> table_reader::all_files() {
         f.max_ts = bound(e.file.upper_bounds, iceberg::field_ids::message_ts, INT64_MAX);
         files.push_back(std::move(f));
     }
+    return files;
+}
+
+result<std::vector<planned_file>> table_reader::all_files() {
+    // One catalog lookup per call (a cheap indexed query) so a commit is visible at once: a
+    // reader must never miss rows that local retention already removed from the hot tier.
+    // Manifests are read again only when the metadata location moved.
+    std::lock_guard g(_mu);
+    iceberg::table_ident ident{_lake.options().ns, _table};
+    auto loc = FLOE_TRY(_lake.catalog().metadata_location(ident));
+    if (!loc) {
+        _files.clear();
+        _positions.clear();
+        _metadata_location.clear();
+        _dlq_location.clear();
+        return _files;
+    }
+    // A typed table names its dead-letter table (before the first dead letter is committed):
+    // the records there are the topic's too, and a Kafka read of their offsets must find them.
+    std::optional<std::string> dlq_loc;
+    if (!_dlq_table.empty()) dlq_loc = FLOE_TRY(_lake.catalog().metadata_location({ident.ns, _dlq_table}));
+    if (*loc == _metadata_location && dlq_loc.value_or("") == _dlq_location) return _files;
+    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), ident));
+    position_map positions;
+    if (auto* snap = t.metadata.current_snapshot())
+        positions = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", ident.ns, ident.name, *loc);
+    auto files = FLOE_TRY(plan_files(t));
+    if (auto d = t.metadata.properties.find(dead_letter_table_property); d != t.metadata.properties.end()) {
+        if (_dlq_table != d->second) {
+            _dlq_table = d->second;
+            dlq_loc = FLOE_TRY(_lake.catalog().metadata_location({ident.ns, _dlq_table}));
+        }
+        if (dlq_loc) {
+            auto dt = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), {ident.ns, _dlq_table}));
+            for (auto& f : FLOE_TRY(plan_files(dt))) files.push_back(std::move(f));
+        }
+    }
     std::sort(files.begin(), files.end(), [](auto& a, auto& b) {
         return std::tie(a.stream_key, a.min_offset) < std::tie(b.stream_key, b.min_offset);
     });
     _files = std::move(files);
     _positions = std::move(positions);
     _metadata_location = *loc;
+    _dlq_location = dlq_loc.value_or("");
     return _files;
 }
 

@@ -24,7 +24,8 @@ struct planned_file {
     bool may_contain_key(std::string_view key) const;
 };
 
-/// Reads a topic's table: plans scans from the manifests (partition value and column bounds,
+/// Reads a topic's table (and, for a typed table, its dead-letter table: together they hold
+/// every record of the topic that was offloaded): plans scans from the manifests (partition value and column bounds,
 /// no data file opened) and reads rows of chosen files. The file list is cached per metadata
 /// location: each call asks the catalog where the metadata is, so a commit is seen at once.
 /// Thread-safe.
@@ -56,12 +57,15 @@ public:
 
 private:
     result<std::vector<planned_file>> all_files();
+    result<std::vector<planned_file>> plan_files(const iceberg::loaded_table& t);
 
     iceberg_lake& _lake;
     std::string _topic;
     std::string _table;
     std::mutex _mu;
     std::string _metadata_location;
+    std::string _dlq_table;    ///< the dead-letter table the table names (typed tables), or empty
+    std::string _dlq_location; ///< its metadata location when _files was planned
     std::vector<planned_file> _files;
     position_map _positions; ///< of the snapshot _files were planned from
 };

@@ -94,6 +94,9 @@ public:
 
 /// "orders.created-v1" -> "orders_created_v1".
 std::string table_name_for_topic(std::string_view topic);
+/// Table property a typed table gets (before its first dead letter is committed) naming its
+/// dead-letter table: readers of the topic's records read both.
+inline constexpr const char* dead_letter_table_property = "floe.dead-letter-table";
 /// The dead-letter table of a typed table: "<table>_dlq", in the same namespace.
 inline std::string dlq_table_name(std::string_view table) { return std::string(table) + "_dlq"; }
 

@@ -13,7 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
 js="$here/../js/e2e"
 work="$(mktemp -d)"
-trap 'kill -9 ${FLOE_PID:-} 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill -9 ${FLOE_PID:-} 2>/dev/null; [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 
 topic=typed.orders
 table=typed_orders
