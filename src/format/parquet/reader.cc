@@ -621,10 +621,52 @@ result<column_data> file_reader::read_pages(size_t rg, size_t col, size_t first_
 }
 
 bool file_reader::stats_may_contain(size_t rg, size_t col, std::string_view value) const {
+    const auto& d = _schema.columns()[col];
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.stats || m.stats->legacy_min_max || _meta.column_orders == 0) return true;
-    if (m.stats->min_value && bytes_less(value, *m.stats->min_value)) return false;
-    if (m.stats->max_value && bytes_less(*m.stats->max_value, value)) return false;
+    // `value` is plain bytes of the column's type: compared in its order, sizes checked.
+    size_t width = 0;
+    switch (d.type) {
+    case physical_type::boolean:
+        width = 1;
+        break;
+    case physical_type::int32:
+    case physical_type::float_:
+        width = 4;
+        break;
+    case physical_type::int64:
+    case physical_type::double_:
+        width = 8;
+        break;
+    case physical_type::fixed_len_byte_array:
+        width = static_cast<size_t>(d.type_length);
+        break;
+    case physical_type::byte_array:
+        if (d.logical == logical_type::decimal) return true; // variable-length signed: not ordered here
+        break;
+    default:
+        return true;
+    }
+    auto fits = [&](std::string_view s) { return width == 0 || s.size() == width; };
+    if (!fits(value)) return true;
+    if (d.type == physical_type::float_ || d.type == physical_type::double_) {
+        double x = 0;
+        if (d.type == physical_type::float_) {
+            float f;
+            std::memcpy(&f, value.data(), 4);
+            x = f;
+        } else {
+            std::memcpy(&x, value.data(), 8);
+        }
+        if (x != x) return true; // NaN is in no bounds; zeros of either sign match both
+        if (x == 0) return true;
+    }
+    if (m.stats->min_value && fits(*m.stats->min_value)
+        && compare_plain(d, value, *m.stats->min_value) < 0)
+        return false;
+    if (m.stats->max_value && fits(*m.stats->max_value)
+        && compare_plain(d, *m.stats->max_value, value) < 0)
+        return false;
     if (m.stats->null_count && *m.stats->null_count == m.num_values) return false;
     return true;
 }

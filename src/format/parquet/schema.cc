@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace floe::parquet {
 
 schema_node leaf_node(std::string name, std::optional<int32_t> field_id, repetition rep,
@@ -79,6 +82,36 @@ schema_node map_node(std::string name, std::optional<int32_t> field_id, repetiti
     schema_node outer = group_node(std::move(name), field_id, rep, std::move(outer_children));
     outer.logical = logical_type::map;
     return outer;
+}
+
+int compare_plain(const column_descriptor& d, std::string_view a, std::string_view b) {
+    auto sign = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+    auto load = [](auto& out, std::string_view v) {
+        if (!v.empty()) std::memcpy(&out, v.data(), std::min(sizeof(out), v.size()));
+    };
+    auto cmp = [&](auto x, auto y) {
+        load(x, a);
+        load(y, b);
+        return sign(x, y);
+    };
+    switch (d.type) {
+    case physical_type::int32:
+        return cmp(int32_t{0}, int32_t{0});
+    case physical_type::int64:
+        return cmp(int64_t{0}, int64_t{0});
+    case physical_type::float_:
+        return cmp(0.0f, 0.0f);
+    case physical_type::double_:
+        return cmp(0.0, 0.0);
+    case physical_type::fixed_len_byte_array:
+        if (d.logical == logical_type::decimal && !a.empty() && !b.empty() && a[0] != b[0])
+            return sign(static_cast<int8_t>(a[0]), static_cast<int8_t>(b[0]));
+        [[fallthrough]];
+    default: { // BOOLEAN (one byte), BYTE_ARRAY: unsigned bytes (char_traits<char> compares so)
+        int c = a.compare(b);
+        return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    }
 }
 
 std::string column_descriptor::dotted_path() const {

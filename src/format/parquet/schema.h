@@ -74,6 +74,13 @@ struct column_descriptor {
     std::string dotted_path() const;
 };
 
+/// The order of two values of column `d` given as Parquet plain bytes (statistics bounds), by
+/// its TYPE_ORDER: signed for integers and decimals (DECIMAL in FIXED_LEN_BYTE_ARRAY as
+/// big-endian two's complement), numeric for floats, unsigned byte-wise for byte arrays,
+/// other fixed-length values and booleans. -1, 0 or 1; values shorter than the type's width
+/// are read zero-padded (callers check sizes).
+int compare_plain(const column_descriptor& d, std::string_view a, std::string_view b);
+
 class schema {
 public:
     /// Validates a tree (root is the message group) and flattens it.

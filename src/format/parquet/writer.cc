@@ -266,43 +266,6 @@ std::string float_bytes(bool f32, double v, bool is_min) {
     return s;
 }
 
-/// Order of two plain-encoded bounds of column `d` (its ColumnOrder, TYPE_ORDER): -1, 0, 1.
-int compare_plain(const column_descriptor& d, std::string_view a, std::string_view b) {
-    auto sign = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
-    switch (d.type) {
-    case physical_type::int32: {
-        int32_t x = 0, y = 0;
-        std::memcpy(&x, a.data(), std::min<size_t>(4, a.size()));
-        std::memcpy(&y, b.data(), std::min<size_t>(4, b.size()));
-        return sign(x, y);
-    }
-    case physical_type::int64: {
-        int64_t x = 0, y = 0;
-        std::memcpy(&x, a.data(), std::min<size_t>(8, a.size()));
-        std::memcpy(&y, b.data(), std::min<size_t>(8, b.size()));
-        return sign(x, y);
-    }
-    case physical_type::float_: {
-        float x = 0, y = 0;
-        std::memcpy(&x, a.data(), std::min<size_t>(4, a.size()));
-        std::memcpy(&y, b.data(), std::min<size_t>(4, b.size()));
-        return sign(x, y);
-    }
-    case physical_type::double_: {
-        double x = 0, y = 0;
-        std::memcpy(&x, a.data(), std::min<size_t>(8, a.size()));
-        std::memcpy(&y, b.data(), std::min<size_t>(8, b.size()));
-        return sign(x, y);
-    }
-    case physical_type::fixed_len_byte_array:
-        if (d.logical == logical_type::decimal && !a.empty() && !b.empty() && a[0] != b[0])
-            return sign(static_cast<int8_t>(a[0]), static_cast<int8_t>(b[0]));
-        [[fallthrough]];
-    default: // BOOLEAN (one byte), BYTE_ARRAY
-        return bytes_less(a, b) ? -1 : (bytes_less(b, a) ? 1 : 0);
-    }
-}
-
 void add_encoding(std::vector<encoding>& v, encoding e) {
     if (std::find(v.begin(), v.end(), e) == v.end()) v.push_back(e);
 }

@@ -3,6 +3,7 @@
 //   parquet_fuzz_seeds src/format/parquet/fuzz/corpus
 #include "format/parquet/encoding.h"
 #include "format/parquet/tests/message_rows.h"
+#include "format/parquet/tests/typed_rows.h"
 
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,22 @@ int main(int argc, char** argv) {
         auto s = testing::write_rows(make_memory_sink(buf), rows, o);
         if (!s) return 1;
         save(file_dir / "file-pages", buf);
+    }
+    {
+        // Every physical and logical type, nested (booleans, floats, fixed, decimals, maps).
+        auto sch = schema::make(testing::typed_schema_node());
+        if (!sch) return 1;
+        writer_options o;
+        o.codec = compression_codec::uncompressed;
+        o.page_row_limit = 8;
+        byte_buffer buf;
+        auto w = file_writer::open(make_memory_sink(buf), *sch, o);
+        if (!w) return 1;
+        testing::shredder sh(**w, *sch);
+        for (auto& r : testing::typed_rows(24))
+            if (!sh.write_row(r)) return 1;
+        if (!(*w)->close()) return 1;
+        save(file_dir / "file-typed", buf);
     }
     byte_buffer rle{3 | (3 << 3)};
     rle_encoder e(rle, 3);

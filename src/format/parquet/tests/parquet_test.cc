@@ -578,7 +578,7 @@ std::string f64_bytes(double v) {
 
 } // namespace
 
-TEST(typed, flat_boolean_float_double_fixed_round_trip) {
+TEST(parquet_typed, flat_boolean_float_double_fixed_round_trip) {
     auto opt = repetition::optional, req = repetition::required;
     schema_node root = group_node("t", std::nullopt, req,
                                   {leaf_node("b", 1, opt, physical_type::boolean),
@@ -620,9 +620,13 @@ TEST(typed, flat_boolean_float_double_fixed_round_trip) {
     ASSERT_EQ(x->bytes.size(), 50u);
     size_t bi = 0, di = 0;
     for (int i = 0; i < 50; ++i) {
-        if (i % 5) EXPECT_EQ(b->bools[bi++], i % 3 == 0) << i;
+        if (i % 5) {
+            EXPECT_EQ(b->bools[bi++], i % 3 == 0) << i;
+        }
         EXPECT_EQ(f->f32[static_cast<size_t>(i)], static_cast<float>(i) * 0.5f - 3);
-        if (i % 4 != 1) EXPECT_EQ(d->f64[di++], i * 1e10);
+        if (i % 4 != 1) {
+            EXPECT_EQ(d->f64[di++], i * 1e10);
+        }
         EXPECT_EQ(x->bytes[static_cast<size_t>(i)], (std::string{char(i), char(255 - i), 'z'}));
     }
     // Bounds as plain bytes.
@@ -694,7 +698,7 @@ schema one_leaf_schema(schema_node leaf) {
 
 } // namespace
 
-TEST(typed, schema_helpers_and_footer_round_trip_every_logical_type) {
+TEST(parquet_typed, schema_helpers_and_footer_round_trip_every_logical_type) {
     auto sch = schema::make(tq::typed_schema_node());
     ASSERT_TRUE(sch) << sch.error().to_string();
     auto& cols = sch->columns();
@@ -801,7 +805,7 @@ TEST(typed, schema_helpers_and_footer_round_trip_every_logical_type) {
     EXPECT_TRUE(bad(small));
 }
 
-TEST(typed, nested_rows_of_every_type_round_trip) {
+TEST(parquet_typed, nested_rows_of_every_type_round_trip) {
     auto sch = schema::make(tq::typed_schema_node());
     ASSERT_TRUE(sch);
     auto rows = tq::typed_rows(700);
@@ -841,7 +845,7 @@ TEST(typed, nested_rows_of_every_type_round_trip) {
     }
 }
 
-TEST(typed, decimal_bounds_order_as_signed_numbers) {
+TEST(parquet_typed, decimal_bounds_order_as_signed_numbers) {
     auto sch = schema::make(tq::typed_schema_node());
     ASSERT_TRUE(sch);
     auto rows = tq::typed_rows(200);
@@ -875,6 +879,22 @@ TEST(typed, decimal_bounds_order_as_signed_numbers) {
         EXPECT_TRUE(as_value(*cs.max_value) == *mx) << col;
         EXPECT_TRUE(*mn < 0 && *mx > 0);
     }
+    // The reader prunes by those bounds in the same (signed) order.
+    {
+        auto rr = file_reader::open(make_memory_source(f.buf, "typed.parquet"));
+        ASSERT_TRUE(rr);
+        auto max38 = tq::pow10_i128(38) - 1;
+        EXPECT_TRUE((*rr)->stats_may_contain(0, 6, tq::decimal_bytes(-5, 16)));
+        EXPECT_TRUE((*rr)->stats_may_contain(0, 6, tq::decimal_bytes(-max38, 16)));
+        EXPECT_FALSE((*rr)->stats_may_contain(0, 6, tq::decimal_bytes(-max38 - 1, 16)));
+        EXPECT_FALSE((*rr)->stats_may_contain(0, 6, tq::decimal_bytes(max38 + 1, 16)));
+        EXPECT_TRUE((*rr)->stats_may_contain(0, 6, std::string_view("short"))); // not 16 bytes
+        int32_t lo = -1000000000, in = -5;
+        EXPECT_FALSE((*rr)->stats_may_contain(0, 4, std::string_view(reinterpret_cast<const char*>(&lo), 4)));
+        EXPECT_TRUE((*rr)->stats_may_contain(0, 4, std::string_view(reinterpret_cast<const char*>(&in), 4)));
+        EXPECT_TRUE((*rr)->stats_may_contain(0, 4, int64_t{-5}));
+        EXPECT_FALSE((*rr)->stats_may_contain(0, 4, int64_t{-1000000000}));
+    }
     // dec38's extremes: -(10^38-1) and 10^38-1 (rows 2 and 1), as 16-byte big-endian.
     EXPECT_EQ(*f.summary.columns[6].min_value, tq::decimal_bytes(-(tq::pow10_i128(38) - 1), 16));
     EXPECT_EQ(*f.summary.columns[6].max_value, tq::decimal_bytes(tq::pow10_i128(38) - 1, 16));
@@ -903,7 +923,7 @@ TEST(typed, decimal_bounds_order_as_signed_numbers) {
     }
 }
 
-TEST(typed, float_bounds_leave_out_nan_and_write_signed_zeros) {
+TEST(parquet_typed, float_bounds_leave_out_nan_and_write_signed_zeros) {
     for (bool dbl : {false, true}) {
         auto sch = one_leaf_schema(
             leaf_node("x", 1, repetition::optional, dbl ? physical_type::double_ : physical_type::float_));
@@ -991,7 +1011,7 @@ TEST(typed, float_bounds_leave_out_nan_and_write_signed_zeros) {
     EXPECT_EQ(s->metadata.row_groups[0].columns[0].meta_data->stats->nan_count, 1);
 }
 
-TEST(typed, fixed_bounds_are_unsigned_and_a_wrong_size_fails_the_file) {
+TEST(parquet_typed, fixed_bounds_are_unsigned_and_a_wrong_size_fails_the_file) {
     auto sch = one_leaf_schema(fixed_node("x", 1, repetition::optional, 3));
     writer_options o;
     o.page_row_limit = 2;
@@ -1035,7 +1055,7 @@ TEST(typed, fixed_bounds_are_unsigned_and_a_wrong_size_fails_the_file) {
     EXPECT_NE(bad.error().to_string().find("bad.parquet"), std::string::npos);
 }
 
-TEST(typed, boolean_pages_and_bounds) {
+TEST(parquet_typed, boolean_pages_and_bounds) {
     auto sch = one_leaf_schema(leaf_node("b", 1, repetition::optional, physical_type::boolean));
     writer_options o;
     o.page_row_limit = 10;
@@ -1075,10 +1095,12 @@ TEST(typed, boolean_pages_and_bounds) {
     ASSERT_EQ(d->bools.size(), 20u);
     size_t vi = 0;
     for (auto& v : vals)
-        if (v) EXPECT_EQ(d->bools[vi++], *v);
+        if (v) {
+            EXPECT_EQ(d->bools[vi++], *v);
+        }
 }
 
-TEST(typed, bloom_filter_on_fixed_and_double_columns) {
+TEST(parquet_typed, bloom_filter_on_fixed_and_double_columns) {
     auto uid = fixed_node("uid", 1, repetition::required, 16, logical_type::uuid);
     uid.bloom_filter = true;
     auto sch = one_leaf_schema(uid);
