@@ -137,7 +137,8 @@ std::string le32(int32_t v) { return std::string(reinterpret_cast<const char*>(&
 std::string le64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
 
 TEST(typed_rows, confluent_header) {
-    auto ok = parse_confluent(framed(258, "xy"));
+    std::string v = framed(258, "xy"); // the payload is a view into it
+    auto ok = parse_confluent(v);
     ASSERT_TRUE(ok);
     EXPECT_EQ(ok->schema_id, 258);
     EXPECT_EQ(ok->payload, "xy");
