@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace floe::lake {
@@ -502,27 +503,29 @@ bool valid_utf8(std::string_view s) {
     return true;
 }
 
-int hexval(char ch) {
-    if (ch >= '0' && ch <= '9') return ch - '0';
-    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
-    return -1;
-}
+// Hex digit values, -1 for anything else (a table: uuid text is parsed on every record, twice).
+constexpr auto hex_table = [] {
+    std::array<int8_t, 256> t{};
+    for (auto& x : t) x = -1;
+    for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<int8_t>(i);
+    for (int i = 0; i < 6; ++i) {
+        t['a' + i] = static_cast<int8_t>(10 + i);
+        t['A' + i] = static_cast<int8_t>(10 + i);
+    }
+    return t;
+}();
 
 bool parse_uuid(std::string_view s, char out[16]) {
     if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-') return false;
-    int o = 0;
-    for (size_t i = 0; i < 36;) {
-        if (s[i] == '-') {
-            ++i;
-            continue;
-        }
-        int h = hexval(s[i]), l = hexval(s[i + 1]);
-        if (h < 0 || l < 0) return false;
-        out[o++] = static_cast<char>((h << 4) | l);
-        i += 2;
+    static constexpr uint8_t starts[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+    auto u = reinterpret_cast<const uint8_t*>(s.data());
+    int bad = 0;
+    for (int i = 0; i < 16; ++i) {
+        int h = hex_table[u[starts[i]]], l = hex_table[u[starts[i] + 1]];
+        bad |= h | l; // negative when either is not a hex digit
+        out[i] = static_cast<char>((h << 4) | (l & 0xF));
     }
-    return o == 16;
+    return bad >= 0;
 }
 
 // Big-endian two's complement `b` (any length; empty is 0) as the column's representation.
