@@ -518,7 +518,7 @@ private:
         if (!_dlq) FLOE_TRY(open_dlq());
         static auto& dead = metrics::registry::instance().counter_family(
             "floe_lake_dead_letter_records_total",
-            "Records written to a typed table's dead-letter table, by topic and reason.");
+            "Records written to a typed table's dead-letter table, by topic and reason.", {"topic", "reason"});
         dead.with({_table.topic(), d.reason}).inc();
         if (_logged_reasons.insert(d.reason).second)
             spdlog::warn("typed table {}: offset {} of {} goes to {} ({}: {}); this append sends every such record "
@@ -695,7 +695,7 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
     if (taken.empty()) return out;
 
     // Offsets the main table holds already (a replay that crashed between its two commits).
-    table_reader main_reader(lake, topic);
+    table_reader main_reader(lake, topic, table.table_name()); // the main table alone
     std::map<std::string, std::set<int64_t>> in_main;
     for (auto& [key, list] : rows) {
         std::sort(list.begin(), list.end(), [](auto& a, auto& b) { return a.rec.offset < b.rec.offset; });

@@ -73,7 +73,7 @@ table_reader::table_reader(iceberg_lake& lake, std::string topic)
     : _lake(lake), _topic(std::move(topic)), _table(table_name_for_topic(_topic)) {}
 
 table_reader::table_reader(iceberg_lake& lake, std::string topic, std::string table)
-    : _lake(lake), _topic(std::move(topic)), _table(std::move(table)) {}
+    : _lake(lake), _topic(std::move(topic)), _table(std::move(table)), _with_dead_letters(false) {}
 
 result<std::vector<planned_file>> table_reader::plan_files(const iceberg::loaded_table& t) {
     std::vector<planned_file> files;
@@ -128,7 +128,8 @@ result<std::vector<planned_file>> table_reader::all_files() {
     if (auto* snap = t.metadata.current_snapshot())
         positions = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", ident.ns, ident.name, *loc);
     auto files = FLOE_TRY(plan_files(t));
-    if (auto d = t.metadata.properties.find(dead_letter_table_property); d != t.metadata.properties.end()) {
+    if (auto d = t.metadata.properties.find(dead_letter_table_property);
+        _with_dead_letters && d != t.metadata.properties.end()) {
         if (_dlq_table != d->second) {
             _dlq_table = d->second;
             dlq_loc = FLOE_TRY(_lake.catalog().metadata_location({ident.ns, _dlq_table}));

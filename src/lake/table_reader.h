@@ -32,7 +32,8 @@ struct planned_file {
 class table_reader {
 public:
     table_reader(iceberg_lake& lake, std::string topic);
-    /// Reads another table of the topic (its dead-letter table).
+    /// Reads one table of the topic by name, and only that one (a typed table without its
+    /// dead letters, or the dead-letter table itself).
     table_reader(iceberg_lake& lake, std::string topic, std::string table);
 
     /// Files of `stream_key` whose offsets reach [from, to), ordered by min offset.
@@ -64,6 +65,7 @@ private:
     std::string _table;
     std::mutex _mu;
     std::string _metadata_location;
+    bool _with_dead_letters = true;
     std::string _dlq_table;    ///< the dead-letter table the table names (typed tables), or empty
     std::string _dlq_location; ///< its metadata location when _files was planned
     std::vector<planned_file> _files;

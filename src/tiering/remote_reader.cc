@@ -200,12 +200,50 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
                 ahead[j] = std::async(std::launch::async, [this, &r, f = files[j]] { return rows_of(r, f); });
         }
     };
+    // Emits one row into the batches; false once the byte budget is reached.
+    auto emit = [&](const parquet::message_record& row) -> result<bool> {
+        if (open && (b.records() >= batch_records || b.records_bytes() >= batch_bytes)) {
+            FLOE_TRY(flush());
+            if (out.batches.size() >= max_bytes) return false;
+        }
+        if (!open) {
+            b.begin(row.offset);
+            open = true;
+        }
+        headers.clear();
+        if (row.headers)
+            for (auto& h : *row.headers)
+                headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+        auto opt = [](const std::optional<std::string>& s) {
+            return s ? std::optional<std::string_view>(*s) : std::nullopt;
+        };
+        b.add(row.offset, kafka_ts(row), opt(row.key), opt(row.value), headers);
+        out.next_offset = row.offset + 1;
+        ++out.records;
+        return true;
+    };
     int replans = 0;
     for (size_t i = 0; i < files.size(); ++i) {
         auto& f = files[i];
         read_ahead(i);
-        auto rows = ahead[i].valid() ? ahead[i].get() : rows_of(r, f);
-        if (!rows && rows.error().code() == errc::not_found && replans < 3) {
+        // Files whose offsets interleave with this one's (a typed table's file and its dead-letter
+        // table's: each record is in one of them) are read together and merged by offset.
+        size_t last = i;
+        for (int64_t reach = f.max_offset; last + 1 < files.size() && files[last + 1].min_offset <= reach;) {
+            ++last;
+            reach = std::max(reach, files[last].max_offset);
+        }
+        std::vector<rows_ptr> group;
+        std::optional<error> failed;
+        for (size_t j = i; j <= last; ++j) {
+            auto rows = ahead[j].valid() ? ahead[j].get() : rows_of(r, files[j]);
+            if (!rows) {
+                failed = std::move(rows).error();
+                break;
+            }
+            group.push_back(std::move(*rows));
+        }
+        if (failed && failed->code() == errc::not_found && replans < 3) {
             ++replans;
             ahead.clear(); // waits for the reads still running
             files = FLOE_TRY(r.files_for_offsets(key, out.next_offset, limit));
@@ -213,32 +251,21 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
             i = size_t(-1);  // from the first file of the new plan
             continue;
         }
-        if (!rows)
-            return std::unexpected(std::move(rows).error().with_context("tiered read of {} at offset {}", key, offset));
-        for (auto& row : **rows) {
-            if (row.stream_key != key) continue; // another topic's row in a shared table
-            if (row.offset < out.next_offset) continue;
-            if (row.offset >= limit) break;
-            if (open && (b.records() >= batch_records || b.records_bytes() >= batch_bytes)) {
-                FLOE_TRY(flush());
-                if (out.batches.size() >= max_bytes) break;
-            }
-            if (!open) {
-                b.begin(row.offset);
-                open = true;
-            }
-            headers.clear();
-            if (row.headers)
-                for (auto& h : *row.headers)
-                    headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-            auto opt = [](const std::optional<std::string>& s) {
-                return s ? std::optional<std::string_view>(*s) : std::nullopt;
-            };
-            b.add(row.offset, kafka_ts(row), opt(row.key), opt(row.value), headers);
-            out.next_offset = row.offset + 1;
-            ++out.records;
+        if (failed) return std::unexpected(std::move(*failed).with_context("tiered read of {} at offset {}", key, offset));
+        std::vector<const parquet::message_record*> merged;
+        for (auto& rows : group)
+            for (auto& row : *rows)
+                // (a row of another topic's stream in a shared table is skipped)
+                if (row.stream_key == key && row.offset >= out.next_offset && row.offset < limit) merged.push_back(&row);
+        if (group.size() > 1)
+            std::sort(merged.begin(), merged.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+        bool more = true;
+        for (auto* row : merged) {
+            if (row->offset < out.next_offset) continue; // the same offset twice (a replay between its commits)
+            if (!(more = FLOE_TRY(emit(*row)))) break;
         }
-        if (out.batches.size() >= max_bytes) break;
+        if (!more || out.batches.size() >= max_bytes) break;
+        i = last;
     }
     FLOE_TRY(flush());
     if (out.records) tiered_reads().with({"fetch"}).inc();

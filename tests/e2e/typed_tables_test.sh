@@ -45,6 +45,9 @@ s = [x for x in m["schemas"] if x["schema-id"] == m["current-schema-id"]][0]
 print(" ".join(f["name"] for f in [f for f in s["fields"] if f["name"] == "data"][0]["type"]["fields"]))'
 }
 check "v2's new field became a column of the table ($(data_fields))" contains " $(data_fields) " " channel "
+metrics=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics")
+check "dead letters counted in /metrics" contains "$metrics" 'floe_lake_dead_letter_records_total{topic="typed.orders",reason="bad-magic-byte"} 2'
+
 # Phase 2 while offload runs, then a kill -9 of floe at once (segments of phase 2 are being
 # sealed and offloaded; the producer is done, so every record it sent was acknowledged).
 check "phase 2 produced (v3-v5, a tombstone)" timeout 120 node "$js/typed_produce.mjs" "$SR" "127.0.0.1:$KAFKA_PORT" "$topic" "$work/sent.jsonl" 2
@@ -66,8 +69,6 @@ check "iceberg-js (through /iceberg) and icebird read the typed table" \
 kcat -b 127.0.0.1:$KAFKA_PORT -C -t "$topic" -p 0 -o beginning -e -f '%o\n' >"$work/kcat.txt" 2>"$work/kcat.err"
 check "kcat reads offsets 0..$((end - 1)) back, each once" \
   test "$(sort -n "$work/kcat.txt" | uniq | wc -l)" -eq "$end" -a "$(wc -l < "$work/kcat.txt")" -eq "$end"
-metrics=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics")
-check "dead letters counted in /metrics" contains "$metrics" 'floe_lake_dead_letter_records_total{topic="typed.orders",reason="incompatible-schema"}'
 check "the incompatible schema is logged once with the way out" grep -q "goes to ${table}_dlq (incompatible-schema" "$work/floe.log"
 ndead=$(/usr/bin/python3 -c "import json; print(sum(f['records'] for f in json.load(open('$work/dlq.json'))['files']))")
 topics=$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics")
