@@ -7,7 +7,7 @@
 //   raw+typed  one file with the raw columns and the typed columns (what a typed table writes).
 // Timed: opening the writer, every row, closing the file. Input encoded beforehand, untimed.
 //
-// usage: typed_decode_bench [--rows N] [--codec zstd|snappy|none]
+// usage: typed_decode_bench [--rows N] [--codec zstd|snappy|none] [--typed-out PATH]
 
 #include "format/parquet/io.h"
 #include "format/parquet/writer.h"
@@ -17,7 +17,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -136,10 +138,12 @@ figure timed(F&& f) {
 
 int main(int argc, char** argv) {
     size_t rows = 1'000'000;
+    std::string typed_out; // --typed-out PATH: also write the typed-only file there
     parquet::writer_options opts;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string_view a = argv[i];
         if (a == "--rows") rows = std::stoull(argv[i + 1]);
+        else if (a == "--typed-out") typed_out = argv[i + 1];
         else if (a == "--codec") {
             std::string_view c = argv[i + 1];
             opts.codec = c == "snappy" ? parquet::compression_codec::snappy
@@ -207,6 +211,12 @@ int main(int argc, char** argv) {
             if (auto r = (*w)->end_row(); !r) die(r.error());
         }
         if (auto s = (*w)->close(); !s) die(s.error());
+        if (!typed_out.empty()) {
+            // The same typed rows for the DuckDB peer (bench/typed/run.sh loads them into memory).
+            std::FILE* f = std::fopen(typed_out.c_str(), "wb");
+            if (!f || std::fwrite(out.data(), 1, out.size(), f) != out.size() || std::fclose(f) != 0)
+                die(error(errc::io_error, fmt::format("cannot write {}", typed_out)));
+        }
         return static_cast<uint64_t>(out.size());
     });
 
@@ -221,20 +231,10 @@ int main(int argc, char** argv) {
         if (!w) die(w.error());
         auto& fw = **w;
         lake::typed_decoder dec(reg, *fields, parquet::message_col::count);
-        namespace mc = parquet::message_col;
+        std::array<parquet::column_writer*, parquet::message_col::count> cols{};
+        for (size_t c = 0; c < cols.size(); ++c) cols[c] = &fw.column(c);
         for (size_t i = 0; i < rows; ++i) {
-            auto r = raw_row(i);
-            fw.column(mc::stream_key).add_bytes(r.stream_key);
-            fw.column(mc::segment_id).add_i64(r.segment_id);
-            fw.column(mc::message_id).add_bytes(r.message_id);
-            fw.column(mc::message_ts).add_i64(r.message_ts);
-            fw.column(mc::kafka_timestamp).add_i64(r.kafka_timestamp);
-            fw.column(mc::key).add_bytes(*r.key);
-            fw.column(mc::value).add_bytes(*r.value);
-            fw.column(mc::header_key).add_null(0);
-            fw.column(mc::header_value).add_null(0);
-            fw.column(mc::partition).add_i32(r.partition);
-            fw.column(mc::offset).add_i64(r.offset);
+            parquet::add_message_columns(cols, raw_row(i));
             auto st = dec.decode(values[i], fw);
             if (!st || !st->ok()) {
                 fmt::print(stderr, "record {} failed\n", i);

@@ -176,10 +176,15 @@ public:
     }
 
     /// True when the row is below the position this append started from (already committed).
-    bool below_base(const parquet::message_row& row) const {
+    bool below_base(const parquet::message_row& row) {
         if (_base.empty()) return false;
-        auto b = _base.find(std::string(row.stream_key));
-        return b != _base.end() && row.offset < b->second;
+        // Rows come stream by stream: the last stream's position is kept (no key built per row).
+        if (row.stream_key != _base_key) {
+            _base_key.assign(row.stream_key);
+            auto b = _base.find(_base_key);
+            _base_pos = b == _base.end() ? INT64_MIN : b->second;
+        }
+        return row.offset < _base_pos;
     }
     void count_skipped() noexcept { ++_skipped; }
 
@@ -388,6 +393,8 @@ private:
     iceberg_table& _table;
     position_map _base;
     std::optional<std::vector<std::string>> _replaced;
+    std::string _base_key; // below_base(): the stream last asked about, and its position
+    int64_t _base_pos = INT64_MIN;
     std::shared_ptr<const parquet::schema> _layout; // nullptr: parquet::message_schema()
     bool _check_unchanged = false;
     std::string _replay_op;
@@ -630,26 +637,6 @@ struct dead_row {
     std::optional<dead_letter> still; ///< why it stays (set after decoding)
 };
 
-parquet::message_row as_row(const parquet::message_record& r, std::vector<parquet::message_header_view>& headers) {
-    parquet::message_row row;
-    row.stream_key = r.stream_key;
-    row.segment_id = r.segment_id;
-    row.message_id = r.message_id;
-    row.message_ts = r.message_ts;
-    row.kafka_timestamp = r.kafka_timestamp;
-    if (r.key) row.key = std::string_view(*r.key);
-    if (r.value) row.value = std::string_view(*r.value);
-    headers.clear();
-    if (r.headers) {
-        for (auto& h : *r.headers)
-            headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-        row.headers = std::span<const parquet::message_header_view>(headers);
-    }
-    row.partition = r.partition;
-    row.offset = r.offset;
-    return row;
-}
-
 } // namespace
 
 result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string& topic, const value_decoding& d) {
@@ -726,7 +713,7 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
                 layout_version = codec->layout_version();
             }
             typed_columns cols(*codec);
-            FLOE_TRY(moved->add_row(as_row(r.rec, headers), &cols));
+            FLOE_TRY(moved->add_row(row_of(r.rec, headers), &cols));
             in_main[key].insert(r.rec.offset);
             ++out.replayed;
         }
@@ -744,7 +731,7 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
             if (in_main[key].contains(r.rec.offset)) continue;
             FLOE_ASSERT(r.still.has_value(), "a row not in the main table was refused again");
             dead_letter_columns cols(*r.still);
-            FLOE_TRY(rest->add_row(as_row(r.rec, headers), &cols));
+            FLOE_TRY(rest->add_row(row_of(r.rec, headers), &cols));
             ++out.still_dead;
             ++out.reasons[r.still->reason];
         }

@@ -211,4 +211,24 @@ result<std::vector<parquet::message_record>> table_reader::read_file(const plann
     return rows;
 }
 
+parquet::message_row row_of(const parquet::message_record& r, std::vector<parquet::message_header_view>& headers) {
+    parquet::message_row row;
+    row.stream_key = r.stream_key;
+    row.segment_id = r.segment_id;
+    row.message_id = r.message_id;
+    row.message_ts = r.message_ts;
+    row.kafka_timestamp = r.kafka_timestamp;
+    if (r.key) row.key = std::string_view(*r.key);
+    if (r.value) row.value = std::string_view(*r.value);
+    headers.clear();
+    if (r.headers) {
+        for (auto& h : *r.headers)
+            headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+        row.headers = std::span<const parquet::message_header_view>(headers);
+    }
+    row.partition = r.partition;
+    row.offset = r.offset;
+    return row;
+}
+
 } // namespace floe::lake

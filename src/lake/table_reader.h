@@ -1,6 +1,7 @@
 #pragma once
 
 #include "format/parquet/reader.h"
+#include "format/parquet/writer.h"
 #include "lake/iceberg_lake.h"
 
 #include <chrono>
@@ -71,5 +72,9 @@ private:
     std::vector<planned_file> _files;
     position_map _positions; ///< of the snapshot _files were planned from
 };
+
+/// A record read back as a row to write again (compaction, a dead-letter replay): views into `r`
+/// and `headers` (cleared and refilled), valid while both live and unchanged.
+parquet::message_row row_of(const parquet::message_record& r, std::vector<parquet::message_header_view>& headers);
 
 } // namespace floe::lake

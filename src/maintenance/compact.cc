@@ -118,22 +118,7 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             auto rows = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
             bytes_in += f.size;
             for (auto& r : rows) {
-                parquet::message_row row;
-                row.stream_key = r.stream_key;
-                row.segment_id = r.segment_id;
-                row.message_id = r.message_id;
-                row.message_ts = r.message_ts;
-                row.kafka_timestamp = r.kafka_timestamp;
-                if (r.key) row.key = std::string_view(*r.key);
-                if (r.value) row.value = std::string_view(*r.value);
-                headers.clear();
-                if (r.headers) {
-                    for (auto& h : *r.headers)
-                        headers.push_back({h.key, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
-                    row.headers = std::span<const parquet::message_header_view>(headers);
-                }
-                row.partition = r.partition;
-                row.offset = r.offset;
+                auto row = lake::row_of(r, headers);
                 if (auto added = rewrite->add(row); !added) {
                     for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
                     return std::unexpected(std::move(added).error().with_context("compacting {} ({})", g.stream, f.uri));

@@ -207,6 +207,34 @@ TEST_F(TypedLakeTest, RetryAfterTheMainCommitWasLostAddsNothingTwice) {
     EXPECT_EQ(pos->at("orders-0"), 5);
 }
 
+TEST_F(TypedLakeTest, LatestSchemaDecodesPlainAvroAndProtobufWaitsInTheDeadLetters) {
+    // latest-schema: values are plain Avro (no header), decoded with the subject's newest version.
+    _typed.how = value_decoding::mode::latest_schema;
+    auto r0 = append_values({std::string("\x02\x02FR", 4)}, 0);
+    ASSERT_TRUE(r0) << r0.error();
+    EXPECT_EQ(r0->dead_letter_rows, 1); // no version yet: unknown-subject
+    register_schema(v1);
+    std::string plain;
+    put_long(plain, 7);
+    put_string(plain, "JP");
+    auto r1 = append_values({plain}, 1);
+    ASSERT_TRUE(r1) << r1.error();
+    EXPECT_EQ(r1->added_rows, 1);
+    EXPECT_EQ(data_fields(), (std::vector<std::string>{"id", "country"}));
+    // schema-id with a Protobuf schema: not decoded yet, kept whole in the dead-letter table.
+    _typed.how = value_decoding::mode::schema_id;
+    schema::schema_request proto;
+    proto.schema = "syntax = \"proto3\"; message M { string s = 1; }";
+    proto.type = schema::schema_type::protobuf;
+    auto pid = _registry->register_schema("proto-value", proto);
+    ASSERT_TRUE(pid) << pid.error().message;
+    auto r2 = append_values({framed(*pid, std::string("\x00\x0a\x01x", 4))}, 2);
+    ASSERT_TRUE(r2) << r2.error();
+    EXPECT_EQ(r2->dead_letter_rows, 1);
+    EXPECT_EQ(offsets("orders"), (std::multiset<int64_t>{1}));
+    EXPECT_EQ(offsets("orders_dlq"), (std::multiset<int64_t>{0, 2}));
+}
+
 TEST_F(TypedLakeTest, ReplayMovesWhatDecodesNowAndKeepsTheRest) {
     auto id1 = register_schema(v1);
     const int32_t later = id1 + 50;
