@@ -529,9 +529,10 @@ private:
         dead.with({_table.topic(), d.reason}).inc();
         if (_logged_reasons.insert(d.reason).second)
             spdlog::warn("typed table {}: offset {} of {} goes to {} ({}: {}); this append sends every such record "
-                         "there (see floe_lake_dead_letter_records_total; `floe dlq` after a fix)",
+                         "there (floe_lake_dead_letter_records_total counts them; after a fix, `floe dlq replay "
+                         "--topic {}` moves those that decode then)",
                          _table.table_name(), row.offset, row.stream_key, dlq_table_name(_table.table_name()), d.reason,
-                         d.detail);
+                         d.detail, _table.topic());
         dead_letter_columns cols(d);
         return _dlq->add_row(row, &cols);
     }

@@ -183,7 +183,7 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
     };
     // A planned file may be gone when it is opened (compaction replaced it, expiry deleted it):
     // the plan is made again from the catalog's current metadata and the next offset (a few
-    // times at most: each new plan names the files of the newest version).
+    // times at most, max_replans: each new plan names the files of the newest version).
     //
     // When the read spans several files, the next ones (at most kReadAhead, and only while the
     // files before them are smaller than the byte budget, so probably needed) are read on other
@@ -222,6 +222,9 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
         ++out.records;
         return true;
     };
+    // Each replan reads the newest version's files; a table rewritten again between the plan and
+    // the open (maintenance every few ms, as a test does it) costs one more.
+    constexpr int max_replans = 8;
     int replans = 0;
     for (size_t i = 0; i < files.size(); ++i) {
         auto& f = files[i];
@@ -243,7 +246,7 @@ result<remote_reader::read_result> remote_reader::read(const std::string& topic,
             }
             group.push_back(std::move(*rows));
         }
-        if (failed && failed->code() == errc::not_found && replans < 3) {
+        if (failed && failed->code() == errc::not_found && replans < max_replans) {
             ++replans;
             ahead.clear(); // waits for the reads still running
             files = FLOE_TRY(r.files_for_offsets(key, out.next_offset, limit));
