@@ -31,17 +31,6 @@ common=(--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1
         --set floe.storage.remote.catalog.uri=sqlite://$work/lake/catalog.db
         --set floe.storage.remote.path=file://$work/lake/warehouse)
 
-launch() { # NAME [--set ...]: floe serve in the background on data dir $work/NAME/data
-  local n="$1"; shift
-  mkdir -p "$work/$n"
-  : >"$work/$n/floe.log"
-  KPORT[$n]=$(free_port); HPORT[$n]=$(free_port)
-  "$FLOE_BIN" serve --set floe.data-dir="$work/$n/data" --set floe.kafka.listen=127.0.0.1:${KPORT[$n]} \
-    --set floe.http.listen=127.0.0.1:${HPORT[$n]} "${common[@]}" "$@" >"$work/$n/floe.out" 2>>"$work/$n/floe.log" &
-  PID[$n]=$!
-}
-is_up() { grep -q "floe is up" "$work/$1/floe.log"; }
-id_of() { sed -n 's/.*broker \([0-9]*\) joined the cluster.*/\1/p' "$work/$1/floe.log" | tail -1; }
 live_ids() { redis-cli -p "$REDIS_PORT" ZRANGE 'floe{floe.brokers}.expiry' 0 -1 | sort -n | tr '\n' ' '; }
 # log_ms FILE FROM TO: milliseconds between the first log line matching FROM and the first
 # after it matching TO (floe's own time, without process start on a loaded machine)

@@ -43,17 +43,6 @@ common=(--set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1
         --set floe.storage.worker.tick-interval=300ms --set floe.storage.worker.lease-duration=${lease_ms}ms
         --set floe.cluster.session-timeout=$((lease_ms / 2))ms --set floe.default-partitions=$parts)
 mkdir -p "$work/lake"
-launch() { # NAME [--set ...]: floe serve in the background on data dir $work/NAME/data
-  local n="$1"; shift
-  mkdir -p "$work/$n"
-  : >"$work/$n/floe.log"
-  KPORT[$n]=$(free_port); HPORT[$n]=$(free_port)
-  "$FLOE_BIN" serve --set floe.data-dir="$work/$n/data" --set floe.kafka.listen=127.0.0.1:${KPORT[$n]} \
-    --set floe.http.listen=127.0.0.1:${HPORT[$n]} "${common[@]}" "$@" >"$work/$n/floe.out" 2>>"$work/$n/floe.log" &
-  PID[$n]=$!
-}
-is_up() { grep -q "floe is up" "$work/$1/floe.log"; }
-id_of() { sed -n 's/.*broker \([0-9]*\) joined the cluster.*/\1/p' "$work/$1/floe.log" | tail -1; }
 holder_of() { rcli HGET "{floe:$topic:$1}:lease" holder; }
 holders() { for p in $(seq 0 $((parts - 1))); do echo "$p:$(holder_of $p | cut -d@ -f1)"; done | tr '\n' ' '; }
 offloaded_by() { grep -c "offloaded segment .* of $topic-" "$work/$1/floe.log"; }

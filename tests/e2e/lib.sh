@@ -133,3 +133,17 @@ wait_for() {
   for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.2; done
   return 1
 }
+# Brokers of one test by name (broker_ids, broker_joins): the script declares `declare -A PID KPORT
+# HPORT`, an array `common` of settings every broker takes, and $work.
+# launch NAME [--set ...]: floe serve in the background on data dir $work/NAME/data
+launch() {
+  local n="$1"; shift
+  mkdir -p "$work/$n"
+  : >"$work/$n/floe.log"
+  KPORT[$n]=$(free_port); HPORT[$n]=$(free_port)
+  "$FLOE_BIN" serve --set floe.data-dir="$work/$n/data" --set floe.kafka.listen=127.0.0.1:${KPORT[$n]} \
+    --set floe.http.listen=127.0.0.1:${HPORT[$n]} "${common[@]}" "$@" >"$work/$n/floe.out" 2>>"$work/$n/floe.log" &
+  PID[$n]=$!
+}
+is_up() { grep -q "floe is up" "$work/$1/floe.log"; }
+id_of() { sed -n 's/.*broker \([0-9]*\) joined the cluster.*/\1/p' "$work/$1/floe.log" | tail -1; }
