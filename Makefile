@@ -70,7 +70,7 @@ chaos: bootstrap $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target floe
 	rm -rf $(CHAOS_WORK)
 	python3 tests/chaos/chaos.py $(BUILD)/bin/floe --seconds $(SECONDS) $(if $(SEED),--seed $(SEED)) \
-	  --work $(CHAOS_WORK) --netem
+	  --work $(CHAOS_WORK) --netem --netns
 
 bench: build
 	bash bench/run

@@ -4,13 +4,15 @@ at one path, one file:// warehouse), tiering on with short segments, local reten
 Workloads (tests/js/chaos): idempotent acks=all producers and a consumer group, each recording its
 history; faults from a schedule drawn from random.Random(seed): kill -9 and restart of a broker,
 SIGSTOP/SIGCONT pauses longer than the session timeout and the lease, redis-server kill -9 and
-restart (AOF, fsync always), packet delay and loss on lo (tc netem, with --netem). Then everything is healed,
+restart (AOF, fsync always), packet delay and loss on lo (tc netem, with --netem), partitions of a
+broker from redis-server, its clients or its peers (--netns: network namespaces joined by a bridge,
+cut by blackhole routes; netns.py). Then everything is healed,
 every partition is read from offset 0 through Kafka, the Iceberg table is read with DuckDB, and
 checker.py looks for anomalies. Writes report.json, report.txt and timeline.svg to the work
 directory; exits 1 when any anomaly is found (the seed is printed, and the same seed replays the
 same fault schedule).
 
-usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem] [--faults kill,pause,...]
+usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem] [--netns] [--faults kill,pause,...]
 """
 import argparse
 import base64
@@ -30,6 +32,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from checker import check  # noqa: E402
+import netns  # noqa: E402
 
 JS = os.path.join(HERE, "..", "js", "chaos")
 ICEBERG_FILES = os.path.join(HERE, "..", "e2e", "iceberg_files.py")
@@ -53,13 +56,17 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5}
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3}
+# What a partition of one broker cuts it from (--netns): everyone, redis-server only (it keeps its
+# clients but loses the hot tier, its leases and the registry), its clients only (it keeps Redis and
+# its leases; the clients go to the others), or the other brokers only.
+PARTITIONS_OF = ("isolate", "redis", "clients", "peers")
 
 
 def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
     """The fault schedule of a run: [{at, kind, target, duration}], at in seconds from the start of
-    the workload. Only the seed, the length and the fault kinds drawn from decide it (with every
-    kind, the schedule of a seed is the one it always was)."""
+    the workload. Only the seed, the length and the fault kinds drawn from decide it (a schedule
+    drawn without `partition` is the one it was before that kind existed)."""
     rng = random.Random(seed)
     out = []
     t = rng.uniform(2.0, 6.0)
@@ -74,6 +81,9 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(lease + 0.5, lease + 5)}
         elif kind == "redis":
             f = {"kind": kind, "target": "redis", "duration": rng.uniform(0.3, 4.0)}
+        elif kind == "partition":
+            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "variant": rng.choice(PARTITIONS_OF),
+                 "duration": rng.uniform(1.0, lease + 6)}
         else:
             f = {"kind": kind, "target": "lo", "duration": rng.uniform(2.0, 8.0),
                  "delay_ms": rng.randint(5, 80), "loss_pct": rng.choice([0, 0.5, 1, 3])}
@@ -85,9 +95,10 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
 
 
 class Cluster:
-    def __init__(self, floe, work):
+    def __init__(self, floe, work, topo=None):
         self.floe = floe
         self.work = work
+        self.topo = topo  # a netns.Topology, or None: everything on 127.0.0.1
         self.redis_port = free_port()
         self.redis = None
         self.brokers = {b: {"kport": free_port(), "hport": free_port(), "proc": None, "state": "down"} for b in BROKERS}
@@ -95,18 +106,28 @@ class Cluster:
         self.catalog = os.path.join(work, "catalog.db")
         self.warehouse = os.path.join(work, "warehouse")
 
+    def host(self, member):
+        return self.topo.addr[member] if self.topo else "127.0.0.1"
+
+    def prefix(self, member):
+        return self.topo.prefix(member) if self.topo else []
+
     def bootstrap(self):
-        return ",".join(f"127.0.0.1:{self.brokers[b]['kport']}" for b in BROKERS)
+        return ",".join(f"{self.host(f'b{b}')}:{self.brokers[b]['kport']}" for b in BROKERS)
+
+    def http(self, b):
+        return f"http://{self.host(f'b{b}')}:{self.brokers[b]['hport']}"
 
     def start_redis(self):
         d = os.path.join(self.work, "redis")
         os.makedirs(d, exist_ok=True)
         self.redis = subprocess.Popen(
-            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", d, "--save", "",
+            self.prefix("redis") + ["redis-server", "--port", str(self.redis_port), "--bind", self.host("redis"), "--protected-mode", "no", "--dir", d, "--save", "",
              "--appendonly", "yes", "--appendfsync", "always", "--logfile", os.path.join(d, "redis.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
-            r = subprocess.run(["redis-cli", "-p", str(self.redis_port), "ping"], capture_output=True, text=True)
+            r = subprocess.run(["redis-cli", "-h", self.host("redis"), "-p", str(self.redis_port), "ping"],
+                               capture_output=True, text=True)
             if "PONG" in r.stdout:
                 return True
             time.sleep(0.1)
@@ -127,10 +148,10 @@ class Cluster:
         sets = {
             "floe.data-dir": os.path.join(d, "data"),
             "floe.broker.id": b,
-            "floe.kafka.listen": f"127.0.0.1:{br['kport']}",
-            "floe.http.listen": f"127.0.0.1:{br['hport']}",
+            "floe.kafka.listen": f"{self.host(f'b{b}')}:{br['kport']}",
+            "floe.http.listen": f"{self.host(f'b{b}')}:{br['hport']}",
             "floe.local.type": "redis",
-            "floe.local.redis.uri": f"redis://127.0.0.1:{self.redis_port}",
+            "floe.local.redis.uri": f"redis://{self.host('redis')}:{self.redis_port}",
             # One lake for the cluster, named explicitly on every broker.
             "floe.storage.remote.path": f"file://{self.warehouse}",
             "floe.storage.remote.catalog.type": "sql",
@@ -144,7 +165,7 @@ class Cluster:
             "floe.cluster.session-timeout": f"{SESSION_MS}ms",
             "floe.default-partitions": PARTITIONS,
         }
-        args = [self.floe, "serve"]
+        args = self.prefix(f"b{b}") + [self.floe, "serve"]
         for k, v in sets.items():
             args += ["--set", f"{k}={v}"]
         with open(os.path.join(d, "floe.out"), "ab") as out, open(logf, "ab") as err:
@@ -209,6 +230,18 @@ def netem_available():
     return ok
 
 
+def partition_pairs(b, variant):
+    """The (member, member) pairs a partition of broker b cuts."""
+    me, peers = f"b{b}", [f"b{o}" for o in BROKERS if o != b]
+    if variant == "redis":
+        return [(me, "redis")]
+    if variant == "clients":
+        return [(me, netns.CLIENTS)]
+    if variant == "peers":
+        return [(me, p) for p in peers]
+    return [(me, "redis"), (me, netns.CLIENTS)] + [(me, p) for p in peers]
+
+
 class Faults:
     """Applies and heals the schedule's faults; records what was done and when."""
 
@@ -246,6 +279,16 @@ class Faults:
                 self.c.brokers[b]["state"] = "paused"
         elif kind == "redis":
             self.c.kill_redis()
+        elif kind == "partition":
+            if self.c.topo is None:
+                rec["note"] = "skipped: no network namespaces (--netns)"
+                rec["end"] = rec["start"]
+                self.applied.append(rec)
+                return None
+            rec["pairs"] = partition_pairs(int(target.split("-")[1]), f["variant"])
+            for a, b in rec["pairs"]:
+                self.c.topo.cut(a, b)
+            rec["note"] = f"{f['variant']}: cut " + ", ".join(f"{a}|{b}" for a, b in rec["pairs"])
         elif kind == "netem":
             if not self.use_netem:
                 rec["note"] = "skipped: tc netem unavailable"
@@ -282,6 +325,9 @@ class Faults:
                 rec["note"] = "redis restart failed"
         elif kind == "netem":
             netem(False)
+        elif kind == "partition":
+            for a, b in rec["pairs"]:
+                self.c.topo.heal(a, b)
         rec["end"] = round(self.now(), 3)
         log(f"healed: {kind} {target}")
 
@@ -339,7 +385,7 @@ def http_lookups(cluster, final, rng, per_partition):
         offsets = [o for o, _ in d["records"]]
         for o in sorted(rng.sample(offsets, min(per_partition, len(offsets)))):
             b = BROKERS[len(out) % len(BROKERS)]
-            url = (f"http://127.0.0.1:{cluster.brokers[b]['hport']}/v1/topics/{TOPIC}/partitions/{p}/records"
+            url = (f"{cluster.http(b)}/v1/topics/{TOPIC}/partitions/{p}/records"
                    f"?offset={o}&limit=1")
             q = {"partition": int(p), "offset": o, "broker": b, "t": time.time() * 1000}
             try:
@@ -385,12 +431,23 @@ def run(args):
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
     schedule = make_schedule(seed, args.seconds, args.faults)
-    cluster = Cluster(floe, work)
+    topo = None
+    if args.netns:
+        ok, why = netns.available()
+        if ok:
+            topo = netns.Topology(["redis"] + [f"b{b}" for b in BROKERS])
+            topo.setup()
+            log(f"network namespaces: clients {topo.addr[netns.CLIENTS]}, redis {topo.addr['redis']}, brokers "
+                + ", ".join(topo.addr[f"b{b}"] for b in BROKERS))
+        else:
+            log(f"network namespaces unavailable ({why}): partition faults are skipped")
+    cluster = Cluster(floe, work, topo)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
         log("tc netem is not available here: netem faults are skipped")
-    report = {"seed": seed, "seconds": args.seconds, "faults": list(args.faults), "schedule": schedule, "work": work}
+    report = {"seed": seed, "seconds": args.seconds, "faults": list(args.faults), "schedule": schedule, "work": work,
+              "netns": topo is not None}
     try:
         if not cluster.start_redis():
             raise RuntimeError("redis-server did not start")
@@ -531,6 +588,8 @@ def run(args):
         if use_netem:
             netem(False)
         cluster.stop_all()
+        if topo is not None:
+            topo.teardown()
 
 
 def write_report(work, report, history):
@@ -569,11 +628,12 @@ def timeline_svg(report, history):
     width, left = 1100, 90
     scale = (width - left - 10) / max(end, 1)
     lanes = ["broker-1", "broker-2", "broker-3", "redis", "lo"]
-    colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000"}
+    colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000",
+              "partition": "#2ca02c"}
     out = []
     y = 20
     out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
-               f'redis purple, netem cyan) and operations per second</text>')
+               f'redis purple, netem cyan, partition green) and operations per second</text>')
     for i, lane in enumerate(lanes):
         ly = y + i * 18
         out.append(f'<text x="5" y="{ly + 12}" font-size="11">{lane}</text>')
@@ -637,9 +697,12 @@ def main():
     ap.add_argument("--netem", action="store_true",
                     help="apply the schedule's delay/loss faults with tc netem on lo (every loopback user feels "
                          "them: off by default, so a run beside other tests does not slow them)")
+    ap.add_argument("--netns", action="store_true",
+                    help="run redis-server and each broker in a network namespace of its own (root and `ip` "
+                         "needed), so that partition faults can cut them apart")
     ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
                     help="comma-separated fault kinds the schedule draws from (default: all of "
-                         f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem)")
+                         f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem, partition --netns)")
     ap.add_argument("--producers", type=int, default=2)
     ap.add_argument("--consumers", type=int, default=3)
     ap.add_argument("--pause-ms", type=int, default=3)
