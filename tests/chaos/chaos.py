@@ -16,6 +16,7 @@ usage: chaos.py FLOE_BIN [--seconds N] [--seed S] [--work DIR] [--keep] [--netem
 """
 import argparse
 import base64
+import glob
 import json
 import os
 import random
@@ -56,14 +57,17 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3}
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5}
 # What a partition of one broker cuts it from (--netns): everyone, redis-server only (it keeps its
 # clients but loses the hot tier, its leases and the registry), its clients only (it keeps Redis and
 # its leases; the clients go to the others), or the other brokers only.
 PARTITIONS_OF = ("isolate", "redis", "clients", "peers")
+# With the lake on PostgreSQL and S3 (--lake s3pg), also: cut from the catalog and the object store.
+LAKE_PARTITIONS = ("lake", "catalog", "s3")
+BUCKET = "chaos-lake"
 
 
-def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
+def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS_OF):
     """The fault schedule of a run: [{at, kind, target, duration}], at in seconds from the start of
     the workload. Only the seed, the length and the fault kinds drawn from decide it (a schedule
     drawn without `partition` is the one it was before that kind existed)."""
@@ -81,8 +85,10 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(lease + 0.5, lease + 5)}
         elif kind == "redis":
             f = {"kind": kind, "target": "redis", "duration": rng.uniform(0.3, 4.0)}
+        elif kind == "pg":
+            f = {"kind": kind, "target": "pg", "duration": rng.uniform(0.5, 6.0)}
         elif kind == "partition":
-            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "variant": rng.choice(PARTITIONS_OF),
+            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "variant": rng.choice(variants),
                  "duration": rng.uniform(1.0, lease + 6)}
         else:
             f = {"kind": kind, "target": "lo", "duration": rng.uniform(2.0, 8.0),
@@ -95,9 +101,14 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS)):
 
 
 class Cluster:
-    def __init__(self, floe, work, topo=None):
+    def __init__(self, floe, work, topo=None, lake="sqlite"):
         self.floe = floe
         self.work = work
+        self.lake = lake  # sqlite: SQLite catalog + file:// warehouse; s3pg: PostgreSQL catalog + S3 (moto)
+        self.pg_port = free_port()
+        self.s3_port = free_port()
+        self.pg_bin = None
+        self.s3 = None
         self.topo = topo  # a netns.Topology, or None: everything on 127.0.0.1
         self.redis_port = free_port()
         self.redis = None
@@ -156,6 +167,7 @@ class Cluster:
             "floe.storage.remote.path": f"file://{self.warehouse}",
             "floe.storage.remote.catalog.type": "sql",
             "floe.storage.remote.catalog.uri": f"sqlite://{self.catalog}",
+            **self.lake_settings(),
             "floe.namespace": "floe",
             "floe.topic-defaults.remote.storage.enable": "true",
             "floe.topic-defaults.segment.ms": 1000,
@@ -206,10 +218,86 @@ class Cluster:
             return True
         return False
 
+    def lake_settings(self):
+        if self.lake != "s3pg":
+            return {}
+        return {
+            "floe.storage.remote.path": f"s3://{BUCKET}/wh",
+            "floe.storage.remote.s3.endpoint": self.s3_endpoint(),
+            "floe.storage.remote.s3.path-style-access": "true",
+            "floe.storage.remote.s3.region": "us-east-1",
+            "floe.storage.remote.s3.access-key-id": "chaos",
+            "floe.storage.remote.s3.secret-access-key": "chaos",
+            "floe.storage.remote.catalog.uri": self.pg_uri(),
+        }
+
+    def pg_uri(self):
+        return f"postgresql://floe@{self.host('pg')}:{self.pg_port}/postgres"
+
+    def s3_endpoint(self):
+        return f"http://{self.host('s3')}:{self.s3_port}"
+
+    def _pg(self, *args):
+        as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        return subprocess.run(self.prefix("pg") + as_pg + [os.path.join(self.pg_bin, args[0]), *args[1:]],
+                              capture_output=True, text=True)
+
+    def start_pg(self):
+        d = os.path.join(self.work, "pg")
+        if self.pg_bin is None:
+            bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+            if not bins:
+                raise RuntimeError("PostgreSQL server binaries not found (apt-get install postgresql)")
+            self.pg_bin = bins[-1]
+            os.makedirs(d, exist_ok=True)
+            os.chmod(self.work, 0o755)
+            if os.geteuid() == 0:
+                shutil.chown(d, "postgres")
+            r = self._pg("initdb", "-D", os.path.join(d, "data"), "-A", "trust", "-U", "floe")
+            if r.returncode != 0:
+                raise RuntimeError(f"initdb failed: {r.stderr[-500:]}")
+            with open(os.path.join(d, "data", "pg_hba.conf"), "a") as f:
+                f.write("host all all 10.77.0.0/16 trust\n")
+        r = self._pg("pg_ctl", "-D", os.path.join(d, "data"), "-l", os.path.join(d, "log"), "-w", "-t", "30", "-o",
+                     f"-p {self.pg_port} -k {d} -c listen_addresses={self.host('pg')} -c fsync=off", "start")
+        return r.returncode == 0
+
+    def kill_pg(self):
+        """Stops PostgreSQL at once, as a crash would (no checkpoint, no goodbye to clients)."""
+        self._pg("pg_ctl", "-D", os.path.join(self.work, "pg", "data"), "-m", "immediate", "stop")
+
+    def start_s3(self):
+        """moto_server (S3 in memory: never killed, only cut off) and the lake's bucket."""
+        log = open(os.path.join(self.work, "moto.log"), "w")
+        self.s3 = subprocess.Popen(self.prefix("s3") + ["moto_server", "-H", self.host("s3"), "-p", str(self.s3_port)],
+                                   stdout=log, stderr=log)
+        end = time.time() + 30
+        while time.time() < end:
+            try:
+                socket.create_connection((self.host("s3"), self.s3_port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            return False
+        self.s3_client().create_bucket(Bucket=BUCKET)
+        return True
+
+    def s3_client(self):
+        import boto3
+        return boto3.client("s3", endpoint_url=self.s3_endpoint(), region_name="us-east-1",
+                            aws_access_key_id="chaos", aws_secret_access_key="chaos")
+
     def stop_all(self):
         for b in BROKERS:
             self.kill_broker(b)
         self.kill_redis()
+        if self.lake == "s3pg":
+            if self.pg_bin:
+                self.kill_pg()
+            if self.s3 and self.s3.poll() is None:
+                self.s3.kill()
+                self.s3.wait()
 
 
 def netem(on, delay_ms=0, loss_pct=0):
@@ -239,6 +327,12 @@ def partition_pairs(b, variant):
         return [(me, netns.CLIENTS)]
     if variant == "peers":
         return [(me, p) for p in peers]
+    if variant == "lake":
+        return [(me, "pg"), (me, "s3")]
+    if variant == "catalog":
+        return [(me, "pg")]
+    if variant == "s3":
+        return [(me, "s3")]
     return [(me, "redis"), (me, netns.CLIENTS)] + [(me, p) for p in peers]
 
 
@@ -279,6 +373,13 @@ class Faults:
                 self.c.brokers[b]["state"] = "paused"
         elif kind == "redis":
             self.c.kill_redis()
+        elif kind == "pg":
+            if self.c.lake != "s3pg":
+                rec["note"] = "skipped: the catalog is not PostgreSQL (--lake s3pg)"
+                rec["end"] = rec["start"]
+                self.applied.append(rec)
+                return None
+            self.c.kill_pg()
         elif kind == "partition":
             if self.c.topo is None:
                 rec["note"] = "skipped: no network namespaces (--netns)"
@@ -323,6 +424,9 @@ class Faults:
         elif kind == "redis":
             if not self.c.start_redis():
                 rec["note"] = "redis restart failed"
+        elif kind == "pg":
+            if not self.c.start_pg():
+                rec["note"] = "PostgreSQL restart failed"
         elif kind == "netem":
             netem(False)
         elif kind == "partition":
@@ -413,10 +517,47 @@ def http_lookups(cluster, final, rng, per_partition):
     return out
 
 
-def table_listing(work):
+def mirror_bucket(cluster, mirror):
+    """Downloads the lake's objects not downloaded yet (data and metadata files are immutable) with boto3."""
+    s3 = cluster.s3_client()
+    token = None
+    while True:
+        kw = {"Bucket": BUCKET, "Prefix": "wh/"}
+        if token:
+            kw["ContinuationToken"] = token
+        page = s3.list_objects_v2(**kw)
+        for o in page.get("Contents", []):
+            path = os.path.join(mirror, o["Key"][len("wh/"):])
+            if os.path.exists(path) and os.path.getsize(path) == o["Size"]:
+                continue
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            s3.download_file(BUCKET, o["Key"], path)
+        if not page.get("IsTruncated"):
+            return
+        token = page["NextContinuationToken"]
+
+
+def table_listing(cluster):
+    """The table's live files and committed positions, read by independent readers: the catalog by
+    sqlite3 or psql, the objects by boto3, the manifests by Apache Avro (iceberg_files.py)."""
+    work = cluster.work
     out = os.path.join(work, "files.json")
-    r = subprocess.run(["/usr/bin/python3", ICEBERG_FILES, os.path.join(work, "catalog.db"), "floe", TABLE],
-                       capture_output=True, text=True, timeout=120)
+    env = dict(os.environ)
+    catalog = os.path.join(work, "catalog.db")
+    if cluster.lake == "s3pg":
+        q = subprocess.run(["psql", cluster.pg_uri(), "-Atc",
+                            f"select metadata_location from iceberg_tables where table_namespace='floe' "
+                            f"and table_name='{TABLE}'"], capture_output=True, text=True, timeout=30)
+        if q.returncode != 0 or not q.stdout.strip():
+            return None, f"catalog: {q.stderr.strip()[-300:] or 'no table yet'}"
+        try:
+            mirror_bucket(cluster, os.path.join(work, "mirror"))
+        except Exception as e:  # noqa: BLE001 (any boto3 failure: the listing is retried)
+            return None, f"S3 download: {e}"
+        env["FLOE_S3_MIRROR"] = f"s3://{BUCKET}/wh={os.path.join(work, 'mirror')}"
+        catalog = "meta:" + q.stdout.strip().splitlines()[0]
+    r = subprocess.run(["/usr/bin/python3", ICEBERG_FILES, catalog, "floe", TABLE],
+                       capture_output=True, text=True, timeout=120, env=env)
     if r.returncode != 0:
         return None, r.stderr.strip()[-500:]
     with open(out, "w") as f:
@@ -430,27 +571,36 @@ def run(args):
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
-    schedule = make_schedule(seed, args.seconds, args.faults)
+    kinds = [k for k in args.faults if k != "pg" or args.lake == "s3pg"]
+    variants = PARTITIONS_OF + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
+    schedule = make_schedule(seed, args.seconds, kinds, variants)
     topo = None
     if args.netns:
         ok, why = netns.available()
         if ok:
-            topo = netns.Topology(["redis"] + [f"b{b}" for b in BROKERS])
+            lake = ["pg", "s3"] if args.lake == "s3pg" else []
+            topo = netns.Topology(["redis"] + [f"b{b}" for b in BROKERS] + lake)
             topo.setup()
             log(f"network namespaces: clients {topo.addr[netns.CLIENTS]}, redis {topo.addr['redis']}, brokers "
-                + ", ".join(topo.addr[f"b{b}"] for b in BROKERS))
+                + ", ".join(topo.addr[f"b{b}"] for b in BROKERS)
+                + "".join(f", {m} {topo.addr[m]}" for m in lake))
         else:
             log(f"network namespaces unavailable ({why}): partition faults are skipped")
-    cluster = Cluster(floe, work, topo)
+    cluster = Cluster(floe, work, topo, args.lake)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
         log("tc netem is not available here: netem faults are skipped")
-    report = {"seed": seed, "seconds": args.seconds, "faults": list(args.faults), "schedule": schedule, "work": work,
-              "netns": topo is not None}
+    report = {"seed": seed, "seconds": args.seconds, "faults": kinds, "schedule": schedule, "work": work,
+              "netns": topo is not None, "lake": args.lake}
     try:
         if not cluster.start_redis():
             raise RuntimeError("redis-server did not start")
+        if args.lake == "s3pg":
+            if not cluster.start_pg():
+                raise RuntimeError(f"PostgreSQL did not start; see {work}/pg/log")
+            if not cluster.start_s3():
+                raise RuntimeError(f"moto_server did not start; see {work}/moto.log")
         # Broker 1 first (it records the cluster's lake in Redis), then the others.
         for b in BROKERS:
             if not cluster.start_broker(b):
@@ -539,7 +689,7 @@ def run(args):
         end = time.time() + args.table_wait
         listing, err = None, None
         while time.time() < end:
-            listing, err = table_listing(work)
+            listing, err = table_listing(cluster)
             if listing is not None:
                 total = sum(int(v) for v in listing["positions"].values())
                 if total >= sum(highs.values()) and len(listing["positions"]) >= len([h for h in highs.values() if h]):
@@ -627,13 +777,13 @@ def timeline_svg(report, history):
     end = max([report["seconds"] + 10] + [e["t"] / 1000 - t0 for e in history])
     width, left = 1100, 90
     scale = (width - left - 10) / max(end, 1)
-    lanes = ["broker-1", "broker-2", "broker-3", "redis", "lo"]
+    lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "lo"]
     colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000",
-              "partition": "#2ca02c"}
+              "partition": "#2ca02c", "pg": "#8c564b"}
     out = []
     y = 20
     out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
-               f'redis purple, netem cyan, partition green) and operations per second</text>')
+               f'redis purple, netem cyan, partition green, pg brown) and operations per second</text>')
     for i, lane in enumerate(lanes):
         ly = y + i * 18
         out.append(f'<text x="5" y="{ly + 12}" font-size="11">{lane}</text>')
@@ -700,6 +850,10 @@ def main():
     ap.add_argument("--netns", action="store_true",
                     help="run redis-server and each broker in a network namespace of its own (root and `ip` "
                          "needed), so that partition faults can cut them apart")
+    ap.add_argument("--lake", choices=("sqlite", "s3pg"), default="sqlite",
+                    help="sqlite: a SQLite catalog and a file:// warehouse; s3pg: a PostgreSQL catalog and S3 "
+                         "(moto), each in a namespace of its own with --netns, so partitions can cut a broker "
+                         "from either and `pg` faults kill -9 PostgreSQL")
     ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
                     help="comma-separated fault kinds the schedule draws from (default: all of "
                          f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem, partition --netns)")
