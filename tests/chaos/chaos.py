@@ -42,7 +42,7 @@ TABLE = "chaos_t"
 PARTITIONS = 4
 LEASE_MS = 3000
 SESSION_MS = 1500
-BROKERS = (1, 2, 3)
+BROKERS = (1, 2, 3)  # --brokers N makes it (1..N)
 
 
 def free_port():
@@ -101,9 +101,10 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
 
 
 class Cluster:
-    def __init__(self, floe, work, topo=None, lake="sqlite"):
+    def __init__(self, floe, work, topo=None, lake="sqlite", tier="redis"):
         self.floe = floe
         self.work = work
+        self.tier = tier  # redis: the brokers share redis-server; embedded: one broker, its own segment log
         self.lake = lake  # sqlite: SQLite catalog + file:// warehouse; s3pg: PostgreSQL catalog + S3 (moto)
         self.pg_port = free_port()
         self.s3_port = free_port()
@@ -161,8 +162,8 @@ class Cluster:
             "floe.broker.id": b,
             "floe.kafka.listen": f"{self.host(f'b{b}')}:{br['kport']}",
             "floe.http.listen": f"{self.host(f'b{b}')}:{br['hport']}",
-            "floe.local.type": "redis",
-            "floe.local.redis.uri": f"redis://{self.host('redis')}:{self.redis_port}",
+            **({"floe.local.type": "redis", "floe.local.redis.uri": f"redis://{self.host('redis')}:{self.redis_port}"}
+               if self.tier == "redis" else {}),
             # One lake for the cluster, named explicitly on every broker.
             "floe.storage.remote.path": f"file://{self.warehouse}",
             "floe.storage.remote.catalog.type": "sql",
@@ -291,7 +292,8 @@ class Cluster:
     def stop_all(self):
         for b in BROKERS:
             self.kill_broker(b)
-        self.kill_redis()
+        if self.tier == "redis":
+            self.kill_redis()
         if self.lake == "s3pg":
             if self.pg_bin:
                 self.kill_pg()
@@ -566,35 +568,37 @@ def table_listing(cluster):
 
 
 def run(args):
+    global BROKERS
+    BROKERS = tuple(range(1, args.brokers + 1))
     floe = os.path.realpath(args.floe)
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
-    kinds = [k for k in args.faults if k != "pg" or args.lake == "s3pg"]
-    variants = PARTITIONS_OF + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
+    kinds = [k for k in args.faults if (k != "pg" or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")]
+    variants = (PARTITIONS_OF if args.tier == "redis" else ("clients",)) + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
     schedule = make_schedule(seed, args.seconds, kinds, variants)
     topo = None
     if args.netns:
         ok, why = netns.available()
         if ok:
             lake = ["pg", "s3"] if args.lake == "s3pg" else []
-            topo = netns.Topology(["redis"] + [f"b{b}" for b in BROKERS] + lake)
+            topo = netns.Topology((["redis"] if args.tier == "redis" else []) + [f"b{b}" for b in BROKERS] + lake)
             topo.setup()
-            log(f"network namespaces: clients {topo.addr[netns.CLIENTS]}, redis {topo.addr['redis']}, brokers "
+            log(f"network namespaces: clients {topo.addr[netns.CLIENTS]}, redis {topo.addr.get('redis')}, brokers "
                 + ", ".join(topo.addr[f"b{b}"] for b in BROKERS)
                 + "".join(f", {m} {topo.addr[m]}" for m in lake))
         else:
             log(f"network namespaces unavailable ({why}): partition faults are skipped")
-    cluster = Cluster(floe, work, topo, args.lake)
+    cluster = Cluster(floe, work, topo, args.lake, args.tier)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
         log("tc netem is not available here: netem faults are skipped")
     report = {"seed": seed, "seconds": args.seconds, "faults": kinds, "schedule": schedule, "work": work,
-              "netns": topo is not None, "lake": args.lake}
+              "netns": topo is not None, "lake": args.lake, "tier": args.tier, "brokers": len(BROKERS)}
     try:
-        if not cluster.start_redis():
+        if args.tier == "redis" and not cluster.start_redis():
             raise RuntimeError("redis-server did not start")
         if args.lake == "s3pg":
             if not cluster.start_pg():
@@ -619,12 +623,23 @@ def run(args):
             procs.append(("producer", subprocess.Popen(
                 ["node", os.path.join(JS, "producer.mjs"), boot, TOPIC, str(PARTITIONS), f"p{i}", h, stop_prod,
                  str(args.pause_ms)], stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
-        for i in range(args.consumers):
-            h = os.path.join(work, f"consumer-{i}.jsonl")
+        for i in range(args.txn_producers):
+            h = os.path.join(work, f"txn-producer-{i}.jsonl")
             hist.append(h)
-            procs.append(("consumer", subprocess.Popen(
-                ["node", os.path.join(JS, "consumer.mjs"), boot, TOPIC, "chaos-group", f"c{i}", h, stop_cons],
-                stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
+            procs.append(("producer", subprocess.Popen(
+                ["node", os.path.join(JS, "txn_producer.mjs"), boot, TOPIC, str(PARTITIONS), f"t{i}", h, stop_prod,
+                 str(args.pause_ms)], stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
+        groups = [("chaos-group", "read_committed", "c", args.consumers),
+                  ("chaos-uncommitted", "read_uncommitted", "u", args.uncommitted_consumers)]
+        for group, iso, prefix, count in groups:
+            for i in range(count):
+                h = os.path.join(work, f"consumer-{prefix}{i}.jsonl")
+                hist.append(h)
+                cmd = (["node", os.path.join(JS, "consumer.mjs")] if args.consumer_client == "kafkajs"
+                       else ["/usr/bin/python3", os.path.join(HERE, "consumer_rdkafka.py")])
+                procs.append(("consumer", subprocess.Popen(
+                    cmd + [boot, TOPIC, group, f"{prefix}{i}", h, stop_cons, iso],
+                    stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
         t0 = time.time()
         report["t0"] = t0
         faults = Faults(cluster, t0, use_netem)
@@ -658,19 +673,27 @@ def run(args):
         time.sleep(args.settle)
         open(stop_prod, "w").close()
         wait_workers(procs, "producer", 40)
-        # Consumers catch up (bounded): every partition committed past its last acknowledged offset.
+        # Consumers catch up (bounded): each group committed every partition past its last
+        # acknowledged offset (of a plain send or a committed transaction).
         end = time.time() + 45
         caught = False
+        active = [g for g, _, _, count in groups if count > 0]
         while time.time() < end and not caught:
             events = read_history(hist)
-            top_ack, top_commit = {}, {}
+            top_ack, top_commit, txn_acks = {}, {}, {}
             for e in events:
                 if e["type"] == "ack":
                     for o, _ in e["acks"]:
                         top_ack[e["partition"]] = max(top_ack.get(e["partition"], -1), o)
+                elif e["type"] == "txn_ack":
+                    txn_acks.setdefault(e["txn"], []).append(e)
+                elif e["type"] == "txn_commit":
+                    for a in txn_acks.get(e["txn"], []):
+                        top_ack[a["partition"]] = max(top_ack.get(a["partition"], -1), a["acks"][-1][0])
                 elif e["type"] == "commit":
-                    top_commit[e["partition"]] = max(top_commit.get(e["partition"], 0), e["offset"])
-            caught = all(top_commit.get(p, 0) > o for p, o in top_ack.items())
+                    k = (e.get("group", "chaos-group"), e["partition"])
+                    top_commit[k] = max(top_commit.get(k, 0), e["offset"])
+            caught = all(top_commit.get((g, p), 0) > o for g in active for p, o in top_ack.items())
             time.sleep(0.5)
         report["consumers_caught_up"] = caught
         open(stop_cons, "w").close()
@@ -857,8 +880,20 @@ def main():
     ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
                     help="comma-separated fault kinds the schedule draws from (default: all of "
                          f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem, partition --netns)")
-    ap.add_argument("--producers", type=int, default=2)
-    ap.add_argument("--consumers", type=int, default=3)
+    ap.add_argument("--tier", choices=("redis", "embedded"), default="redis",
+                    help="redis: the brokers share one redis-server (no transactions there yet); embedded: each "
+                         "broker its own segment log (use with --brokers 1)")
+    ap.add_argument("--brokers", type=int, default=3)
+    ap.add_argument("--producers", type=int, default=2, help="idempotent producers")
+    ap.add_argument("--txn-producers", type=int, default=0,
+                    help="transactional producers (commit, or abort one transaction in four)")
+    ap.add_argument("--consumers", type=int, default=3, help="read_committed members of group chaos-group")
+    ap.add_argument("--uncommitted-consumers", type=int, default=0,
+                    help="read_uncommitted members of group chaos-uncommitted")
+    ap.add_argument("--consumer-client", choices=("kafkajs", "librdkafka"), default="kafkajs",
+                    help="the consumers' client: kafkajs (tests/js/chaos/consumer.mjs) or librdkafka "
+                         "(consumer_rdkafka.py; use it with transactions: kafkajs hands read_committed readers "
+                         "records of aborted transactions, see README, Findings)")
     ap.add_argument("--pause-ms", type=int, default=3)
     ap.add_argument("--lookups", type=int, default=40, help="HTTP lookups by offset per partition at the end")
     ap.add_argument("--settle", type=float, default=5)

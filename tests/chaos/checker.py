@@ -18,16 +18,20 @@ Anomalies (after Jepsen's Kafka queue workload, jepsen.tests.kafka, read for its
                       a consumer starting a partition (first poll after it joined) below an
                       offset the group had committed, acknowledged before that join
   phantom             a value in the log or the table that no producer ever sent
-  aborted-read        a value read whose send failed definitely (not produced by this workload's
-                      clients, whose failures are all indeterminate, but checked for the history format)
+  aborted-read        a value of an aborted transaction read by a read_committed reader (the final
+                      read, a read_committed consumer), or a value read whose send failed definitely
+  table-aborted-row   a value of an aborted transaction in the table
+  torn-transaction    some but not all values of one transaction in the final (read_committed) read
   table-phantom-row   a table row whose (partition, offset, value) the final Kafka read contradicts
   table-missing-row   a value of the log (sent, its send indeterminate) below the marker, not in the table
   http-disagrees      an HTTP lookup by offset answering another value than the final Kafka read
   unseen-acked        an acknowledged value the final read did not reach (the read stopped short)
 
 A history is a list of events (dicts with t, proc, type, ...) from tests/js/chaos/*.mjs:
-  send {partition, values}, ack {partition, acks: [[offset, value]]}, fail {partition, values}
+  send {partition, values[, txn]}, ack {partition, acks: [[offset, value]]}, fail {partition, values}
+  txn_ack {txn, partition, acks}, then txn_commit {txn} | txn_abort {txn} | txn_fail {txn} (indeterminate)
   join {gen, assignment}, poll {gen, partition, records: [[offset, value]]}, commit {gen, partition, offset}
+  (consumer events carry group and iso: read_committed, the default, or read_uncommitted)
 final: {"partitions": {"p": {"high": H, "records": [[offset, value]]}}}
 table: {"rows": [[partition, offset, value, stream_key]], "positions": {stream_key: next}} or None.
 """
@@ -53,24 +57,47 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
 
     history = sorted(history, key=lambda e: e["t"])
     last_ack = {}  # (proc, partition) -> (offset, event)
+    txn_values = defaultdict(list)  # transaction -> values sent in it
+    txn_acks = defaultdict(list)    # transaction -> [(partition, offset, value, txn_ack event)]
+    txn_state = {}                  # transaction -> committed | aborted | unknown
+    aborted = {}                    # value -> txn_abort event
+
+    def acknowledge(p, o, v, e):
+        acked[v] = (p, o, e)
+        observe(p, o, v, {"ack": e})
+        key = (e["proc"], p)
+        if key in last_ack and o <= last_ack[key][0]:
+            flag("nonmonotonic-send", f"{e['proc']} got offset {o} for {v} in partition {p} after offset "
+                 f"{last_ack[key][0]}", earlier=last_ack[key][1], later=e)
+        last_ack[key] = (o, e)
+
     for e in history:
         typ = e["type"]
         if typ == "send":
             for v in e["values"]:
                 sent[v] = e
+            if e.get("txn") is not None:
+                txn_values[e["txn"]].extend(e["values"])
+        elif typ == "txn_ack":
+            for o, v in e["acks"]:
+                txn_acks[e["txn"]].append((e["partition"], o, v, e))
+                observe(e["partition"], o, v, {"txn_ack": e})
+        elif typ == "txn_commit":
+            txn_state[e["txn"]] = "committed"
+            for p, o, v, ea in txn_acks[e["txn"]]:
+                acknowledge(p, o, v, ea)
+        elif typ == "txn_abort":
+            txn_state[e["txn"]] = "aborted"
+            for v in txn_values[e["txn"]]:
+                aborted[v] = e
+        elif typ == "txn_fail":
+            txn_state[e["txn"]] = "unknown"
         elif typ == "fail":
             for v in e["values"]:
                 failed[v] = e
         elif typ == "ack":
-            p = e["partition"]
             for o, v in e["acks"]:
-                acked[v] = (p, o, e)
-                observe(p, o, v, {"ack": e})
-                key = (e["proc"], p)
-                if key in last_ack and o <= last_ack[key][0]:
-                    flag("nonmonotonic-send", f"{e['proc']} got offset {o} for {v} in partition {p} after offset "
-                         f"{last_ack[key][0]}", earlier=last_ack[key][1], later=e)
-                last_ack[key] = (o, e)
+                acknowledge(e["partition"], o, v, e)
 
     # The final read: the version order of every partition.
     final_parts = {int(p): d for p, d in final.get("partitions", {}).items()}
@@ -99,8 +126,17 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
     for v, places in where_value.items():
         if v not in sent:
             flag("phantom", f"value {v!r} at {places} was never sent", value=v, places=places)
+        elif v in aborted:
+            flag("aborted-read", f"value {v} at {places}, of aborted transaction {aborted[v]['txn']}, is in the "
+                 "final read_committed read", value=v, abort=aborted[v])
         elif definite_failures and v in failed and v not in acked:
             flag("aborted-read", f"value {v} at {places} was read but its send failed", value=v, fail=failed[v])
+    for txn, values in txn_values.items():
+        present = [v for v in values if v in where_value]
+        if txn_state.get(txn) != "aborted" and 0 < len(present) < len(values):
+            flag("torn-transaction", f"transaction {txn} ({txn_state.get(txn, 'no outcome recorded')}): "
+                 f"{len(present)} of its {len(values)} values are in the final read", txn=txn,
+                 present=present, missing=[v for v in values if v not in where_value])
 
     # Lost and unseen acknowledged writes.
     for v, (p, o, e) in acked.items():
@@ -121,7 +157,7 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
 
     # Consumers: per member generation, polls must be contiguous and increasing; a partition's first
     # poll after a join must not start below a commit acknowledged before the join.
-    commits = defaultdict(list)  # p -> [(t, offset, event)] acknowledged commits, in time order
+    commits = defaultdict(list)  # (group, p) -> [(t, offset, event)] acknowledged commits, in time order
     joins = {}                   # (proc, gen) -> join event
     last_poll = {}               # (proc, gen, p) -> (last offset, event)
     for e in history:
@@ -129,7 +165,7 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
         if typ == "join":
             joins[(e["proc"], e["gen"])] = e
         elif typ == "commit":
-            commits[e["partition"]].append((e["t"], e["offset"], e))
+            commits[(e.get("group"), e["partition"])].append((e["t"], e["offset"], e))
         elif typ == "poll":
             p = e["partition"]
             for o, v in e["records"]:
@@ -137,6 +173,9 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
                 if v not in sent:
                     flag("phantom", f"{e['proc']} polled {v!r} at partition {p} offset {o}; it was never sent",
                          value=v, poll=e)
+                elif v in aborted and e.get("iso", "read_committed") == "read_committed":
+                    flag("aborted-read", f"{e['proc']} (read_committed) polled {v} at partition {p} offset {o}, "
+                         f"of aborted transaction {aborted[v]['txn']}", value=v, poll=e, abort=aborted[v])
             if not e["records"]:
                 continue
             key = (e["proc"], e["gen"], p)
@@ -156,7 +195,7 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
             else:
                 join = joins.get((e["proc"], e["gen"]))
                 if join is not None:
-                    before = [c for c in commits[p] if c[0] < join["t"]]
+                    before = [c for c in commits[(e.get("group"), p)] if c[0] < join["t"]]
                     if before:
                         top = max(before, key=lambda c: c[1])
                         if first < top[1]:
@@ -186,6 +225,9 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
             if v not in sent:
                 flag("phantom", f"table row partition {p} offset {o} holds {v!r}, never sent", value=v, partition=p,
                      offset=o)
+            elif v in aborted:
+                flag("table-aborted-row", f"table row partition {p} offset {o} holds {v}, of aborted transaction "
+                     f"{aborted[v]['txn']}", partition=p, offset=o, value=v, abort=aborted[v])
             elif p in log and o in log[p] and log[p][o] != v:
                 flag("table-phantom-row", f"table row partition {p} offset {o} holds {v}, the log {log[p][o]}",
                      partition=p, offset=o, table_value=v, log_value=log[p][o])
@@ -235,6 +277,7 @@ def check(history, final, table=None, definite_failures=False, lookups=()):
     stats = {
         "events": len(history),
         "sent": len(sent), "acked": len(acked), "failed_sends": len(failed),
+        "transactions": {k: sum(1 for s in txn_state.values() if s == k) for k in ("committed", "aborted", "unknown")},
         "polls": sum(1 for e in history if e["type"] == "poll"),
         "polled_records": sum(len(e["records"]) for e in history if e["type"] == "poll"),
         "commits": sum(1 for e in history if e["type"] == "commit"),

@@ -1,7 +1,8 @@
 """Self-test of the chaos checker: a clean synthetic history passes; histories with one injected
 bug each (a lost write, a duplicate, two values at one offset, a non-monotonic poll, a poll skip,
 a committed offset read backwards, a table row lost below the marker, a table duplicate, a
-phantom) are flagged with exactly that anomaly. Fast, no processes.
+phantom, an aborted transaction read by a read_committed reader or in the table, a transaction
+read in part) are flagged with exactly that anomaly. Fast, no processes.
 usage: python3 checker_test.py"""
 import copy
 import os
@@ -134,6 +135,65 @@ anomalies, _ = check(h, final, table, lookups=[ok])
 expect("an HTTP lookup agreeing with Kafka passes", anomalies, [])
 anomalies, _ = check(h, final, table, lookups=[ok, bad])
 expect("an HTTP lookup disagreeing with Kafka is flagged", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
+
+
+
+def with_txns():
+    """clean() plus transactions of producer t1: T1 committed (partition 0 offsets 5-6, partition 1
+    offset 4), T2 aborted (partition 0 offset 8), T3 failed with its outcome
+    unknown (partition 1 offsets 6-7: committed, as the final read shows). Markers take offsets
+    (0:7, 1:5, 0:9) and never show in reads."""
+    h, final, table = clean()
+    t = 1000
+
+    def ev(**kw):
+        nonlocal t
+        t += 1
+        h.append({"t": t, "proc": "t1", **kw})
+    ev(type="send", partition=0, values=["t1-0", "t1-1"], txn="t1/0")
+    ev(type="txn_ack", partition=0, acks=[[5, "t1-0"], [6, "t1-1"]], txn="t1/0")
+    ev(type="send", partition=1, values=["t1-2"], txn="t1/0")
+    ev(type="txn_ack", partition=1, acks=[[4, "t1-2"]], txn="t1/0")
+    ev(type="txn_commit", txn="t1/0")
+    ev(type="send", partition=0, values=["t1-3"], txn="t1/1")
+    ev(type="txn_ack", partition=0, acks=[[8, "t1-3"]], txn="t1/1")
+    ev(type="txn_abort", txn="t1/1")
+    ev(type="send", partition=1, values=["t1-4", "t1-5"], txn="t1/2")
+    ev(type="txn_ack", partition=1, acks=[[6, "t1-4"], [7, "t1-5"]], txn="t1/2")
+    ev(type="txn_fail", txn="t1/2", error="commit: no answer")
+    final["partitions"]["0"]["records"] += [[5, "t1-0"], [6, "t1-1"]]
+    final["partitions"]["0"]["high"] = 10
+    final["partitions"]["1"]["records"] += [[4, "t1-2"], [6, "t1-4"], [7, "t1-5"]]
+    final["partitions"]["1"]["high"] = 9
+    # A read_uncommitted consumer of another group sees the aborted value; that is allowed.
+    ev(proc="u1", type="join", gen=1, assignment=[0], group="ru", iso="read_uncommitted")
+    ev(proc="u1", type="poll", gen=1, partition=0, records=[[8, "t1-3"]], group="ru", iso="read_uncommitted")
+    return h, final, table
+
+
+h, final, table = with_txns()
+expect("committed, aborted and unknown transactions, read correctly: no anomaly", kinds(h, final, table)[0], [])
+h, final, table = with_txns()
+final["partitions"]["0"]["records"].append([8, "t1-3"])
+expect("an aborted transaction's value in the final read_committed read is flagged", kinds(h, final, table)[0],
+       ["aborted-read"])
+h, final, table = with_txns()
+h.append({"t": 5000, "proc": "c9", "type": "join", "gen": 1, "assignment": [0]})
+h.append({"t": 5001, "proc": "c9", "type": "poll", "gen": 1, "partition": 0, "records": [[8, "t1-3"]],
+          "iso": "read_committed"})
+expect("... and in a read_committed consumer's poll", kinds(h, final, table)[0], ["aborted-read"])
+h, final, table = with_txns()
+table["rows"].append([0, 8, "t1-3", "t-0"])
+expect("an aborted transaction's value in the table is flagged", kinds(h, final, table)[0], ["table-aborted-row"])
+h, final, table = with_txns()
+final["partitions"]["1"]["records"] = [r for r in final["partitions"]["1"]["records"] if r[1] != "t1-5"]
+expect("half of a transaction of unknown outcome in the final read is flagged", kinds(h, final, table)[0],
+       ["torn-transaction"])
+h, final, table = with_txns()
+final["partitions"]["1"]["records"] = [r for r in final["partitions"]["1"]["records"] if r[1] != "t1-2"]
+got, _ = kinds(h, final, table)
+expect("a committed transaction missing a value is a lost write and a torn transaction", got,
+       ["lost-write", "torn-transaction"])
 
 print(f"checker_test: {failures} failure(s)")
 sys.exit(1 if failures else 0)

@@ -1,15 +1,19 @@
 // Chaos workload: a member of a consumer group, committing after every batch. History: join
 // (a new generation of this member, with its assignment), poll (the records of one batch, in
 // order), commit (acknowledged: the next offset to read) or commit_fail, crash (kafkajs restarts
-// the consumer; a new join follows).
-// usage: consumer.mjs BROKERS TOPIC GROUP PROC HISTORY STOP_FILE
+// the consumer; a new join follows). ISOLATION is read_committed (the default) or read_uncommitted;
+// every event carries the group and the isolation.
+// usage: consumer.mjs BROKERS TOPIC GROUP PROC HISTORY STOP_FILE [ISOLATION]
 import { client, history, stopped, sleep, deadline } from './common.mjs';
 
-const [brokers, topic, group, proc, histPath, stopFile] = process.argv.slice(2);
-const h = history(histPath, proc);
+const [brokers, topic, group, proc, histPath, stopFile, isoArg] = process.argv.slice(2);
+const iso = isoArg ?? 'read_committed';
+const hist = history(histPath, proc);
+const h = { emit: (ev) => hist.emit({ group, iso, ...ev }), close: hist.close };
 const kafka = client(brokers, proc);
 const consumer = kafka.consumer({ groupId: group, sessionTimeout: 6000, heartbeatInterval: 1000,
-                                  rebalanceTimeout: 8000, maxWaitTimeInMs: 300, allowAutoTopicCreation: false });
+                                  rebalanceTimeout: 8000, maxWaitTimeInMs: 300, allowAutoTopicCreation: false,
+                                  readUncommitted: iso === 'read_uncommitted' });
 let gen = 0;
 const { GROUP_JOIN, CRASH, STOP } = consumer.events;
 consumer.on(GROUP_JOIN, (e) => {
