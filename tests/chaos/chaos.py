@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -483,6 +484,73 @@ def read_history(paths):
     return events
 
 
+def lookup_one(cluster, b, p, o):
+    """One HTTP lookup by offset on broker b: {"partition", "offset", "broker", "t", "status",
+    "records" | "error"}."""
+    url = f"{cluster.http(b)}/v1/topics/{TOPIC}/partitions/{p}/records?offset={o}&limit=1"
+    q = {"partition": int(p), "offset": o, "broker": b, "t": time.time() * 1000}
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            q["status"] = r.status
+            body = json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        q["status"] = e.code
+        q["error"] = e.read()[:300].decode(errors="replace")
+        return q
+    except (OSError, ValueError) as e:
+        q["status"] = None
+        q["error"] = str(e)
+        return q
+    recs = []
+    for rec in body.get("records", []):
+        v = rec.get("value")
+        if v is not None and rec.get("value_encoding") == "base64":
+            v = base64.b64decode(v).decode(errors="replace")
+        recs.append([rec["offset"], v])
+    q["records"] = recs
+    return q
+
+
+class LiveLookups(threading.Thread):
+    """HTTP lookups while the faults run: every ~100 ms, an acknowledged offset drawn from the
+    producers' histories, asked of a random broker. A broker that is down, paused or cut off may
+    fail to answer; one that answers 200 must answer the value the final read finds there."""
+
+    def __init__(self, cluster, paths, seed):
+        super().__init__(daemon=True)
+        self.cluster, self.paths, self.rng = cluster, paths, random.Random(seed ^ 0x5eed)
+        self.pos = {p: 0 for p in paths}
+        self.acked = []
+        self.results = []
+        self.stop = threading.Event()
+
+    def _more_acks(self):
+        for path in self.paths:
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                f.seek(self.pos[path])
+                chunk = f.read()
+            end = chunk.rfind("\n") + 1  # a torn last line waits for the next read
+            self.pos[path] += len(chunk[:end].encode())
+            for line in chunk[:end].splitlines():
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if e.get("type") == "ack":
+                    self.acked += [(e["partition"], o) for o, _ in e["acks"]]
+
+    def run(self):
+        while not self.stop.wait(0.1):
+            self._more_acks()
+            if self.acked:
+                p, o = self.rng.choice(self.acked)
+                q = lookup_one(self.cluster, self.rng.choice(BROKERS), p, o)
+                q["during_faults"] = True
+                self.results.append(q)
+
+
 def http_lookups(cluster, final, rng, per_partition):
     """Records by offset through each broker's HTTP API (/v1/topics/{t}/partitions/{p}/records),
     at offsets drawn from the seed, for the checker to compare with the final Kafka read."""
@@ -490,32 +558,7 @@ def http_lookups(cluster, final, rng, per_partition):
     for p, d in final["partitions"].items():
         offsets = [o for o, _ in d["records"]]
         for o in sorted(rng.sample(offsets, min(per_partition, len(offsets)))):
-            b = BROKERS[len(out) % len(BROKERS)]
-            url = (f"{cluster.http(b)}/v1/topics/{TOPIC}/partitions/{p}/records"
-                   f"?offset={o}&limit=1")
-            q = {"partition": int(p), "offset": o, "broker": b, "t": time.time() * 1000}
-            try:
-                with urllib.request.urlopen(url, timeout=10) as r:
-                    q["status"] = r.status
-                    body = json.loads(r.read())
-            except urllib.error.HTTPError as e:
-                q["status"] = e.code
-                q["error"] = e.read()[:300].decode(errors="replace")
-                out.append(q)
-                continue
-            except (OSError, ValueError) as e:
-                q["status"] = None
-                q["error"] = str(e)
-                out.append(q)
-                continue
-            recs = []
-            for rec in body.get("records", []):
-                v = rec.get("value")
-                if v is not None and rec.get("value_encoding") == "base64":
-                    v = base64.b64decode(v).decode(errors="replace")
-                recs.append([rec["offset"], v])
-            q["records"] = recs
-            out.append(q)
+            out.append(lookup_one(cluster, BROKERS[len(out) % len(BROKERS)], p, o))
     return out
 
 
@@ -640,6 +683,8 @@ def run(args):
                 procs.append(("consumer", subprocess.Popen(
                     cmd + [boot, TOPIC, group, f"{prefix}{i}", h, stop_cons, iso],
                     stdout=subprocess.DEVNULL, stderr=open(h + ".err", "w"))))
+        live = LiveLookups(cluster, [h for h in hist if "producer" in os.path.basename(h)], seed)
+        live.start()
         t0 = time.time()
         report["t0"] = t0
         faults = Faults(cluster, t0, use_netem)
@@ -707,7 +752,9 @@ def run(args):
         with open(os.path.join(work, "final.json"), "w") as f:
             f.write(r.stdout)
         highs = {int(p): d["high"] for p, d in final["partitions"].items()}
-        lookups = http_lookups(cluster, final, random.Random(seed), args.lookups)
+        live.stop.set()
+        live.join(timeout=10)
+        lookups = live.results + http_lookups(cluster, final, random.Random(seed), args.lookups)
         # The table catches up (bounded): its committed marker reaches every high watermark.
         end = time.time() + args.table_wait
         listing, err = None, None

@@ -137,6 +137,13 @@ anomalies, _ = check(h, final, table, lookups=[ok, bad])
 expect("an HTTP lookup disagreeing with Kafka is flagged", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
 
 
+down = {"partition": 0, "offset": 1, "broker": 3, "status": None, "error": "timed out", "during_faults": True}
+wrong = dict(bad, during_faults=True)
+anomalies, _ = check(h, final, table, lookups=[ok, down])
+expect("a lookup during the faults may go unanswered", anomalies, [])
+anomalies, _ = check(h, final, table, lookups=[down, wrong])
+expect("... but never answer a wrong value", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
+
 
 def with_txns():
     """clean() plus transactions of producer t1: T1 committed (partition 0 offsets 5-6, partition 1
