@@ -94,7 +94,12 @@ result<std::unique_ptr<framed_log>> framed_log::open(const std::filesystem::path
     }
     int afd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (afd < 0) return fail(errc::io_error, "open {}: {}", path.string(), std::strerror(errno));
-    return std::unique_ptr<framed_log>(new framed_log(std::move(what), afd));
+    off_t size = ::lseek(afd, 0, SEEK_END);
+    if (size < 0) {
+        ::close(afd);
+        return fail(errc::io_error, "seek {}: {}", path.string(), std::strerror(errno));
+    }
+    return std::unique_ptr<framed_log>(new framed_log(std::move(what), afd, uint64_t(size)));
 }
 
 framed_log::~framed_log() {
@@ -102,8 +107,25 @@ framed_log::~framed_log() {
 }
 
 result<void> framed_log::append(bytes_view payload) {
-    FLOE_TRY(write_all(_fd, frame(payload), _what));
-    if (::fdatasync(_fd) != 0) return fail(errc::io_error, "fsync {}: {}", _what, std::strerror(errno));
+    if (_broken)
+        return fail(errc::io_error, "{} refuses appends: a failed append could not be cut from its end ({}); "
+                                    "restart Floe once the disk has room",
+                    _what, *_broken);
+    // A write cut short (disk full) or a failed fdatasync leaves a partial or doubtful record at
+    // the end. It is cut at once: the next record must never follow a torn one, or the next open
+    // stops at the torn one and drops every record appended after it.
+    auto r = write_all(_fd, frame(payload), _what);
+    if (r && ::fdatasync(_fd) != 0) r = fail(errc::io_error, "fsync {}: {}", _what, std::strerror(errno));
+    if (!r) {
+        if (::ftruncate(_fd, off_t(_size)) != 0 || ::fdatasync(_fd) != 0) {
+            _broken = std::strerror(errno);
+            spdlog::error("{}: {}; cutting the partial record failed: {}; further appends are refused until "
+                          "a restart",
+                          _what, r.error().message(), *_broken);
+        }
+        return r;
+    }
+    _size += 8 + payload.size();
     return {};
 }
 

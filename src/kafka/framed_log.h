@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,12 +35,16 @@ public:
     framed_log& operator=(const framed_log&) = delete;
 
     /// Appends one record and makes it durable (fdatasync). Not thread-safe: the owner locks.
+    /// On failure (disk full, a failed fdatasync) the file is cut back to its last whole record
+    /// before returning; if even that fails, every later append is refused until a restart.
     result<void> append(bytes_view payload);
 
 private:
-    framed_log(std::string what, int fd) : _what(std::move(what)), _fd(fd) {}
+    framed_log(std::string what, int fd, uint64_t size) : _what(std::move(what)), _fd(fd), _size(size) {}
     std::string _what;
     int _fd = -1;
+    uint64_t _size = 0;                 ///< bytes of whole records in the file
+    std::optional<std::string> _broken; ///< why appends are refused (a partial record could not be cut)
 };
 
 } // namespace floe::kafka

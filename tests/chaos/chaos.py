@@ -58,7 +58,7 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5}
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5, "disk": 1.5}
 # What a partition of one broker cuts it from (--netns): everyone, redis-server only (it keeps its
 # clients but loses the hot tier, its leases and the registry), its clients only (it keeps Redis and
 # its leases; the clients go to the others), or the other brokers only.
@@ -88,6 +88,8 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
             f = {"kind": kind, "target": "redis", "duration": rng.uniform(0.3, 4.0)}
         elif kind == "pg":
             f = {"kind": kind, "target": "pg", "duration": rng.uniform(0.5, 6.0)}
+        elif kind == "disk":
+            f = {"kind": kind, "target": "disk", "duration": rng.uniform(1.0, 8.0)}
         elif kind == "partition":
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "variant": rng.choice(variants),
                  "duration": rng.uniform(1.0, lease + 6)}
@@ -102,9 +104,13 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
 
 
 class Cluster:
-    def __init__(self, floe, work, topo=None, lake="sqlite", tier="redis"):
+    def __init__(self, floe, work, topo=None, lake="sqlite", tier="redis", disk=None):
         self.floe = floe
         self.work = work
+        # The brokers' data directories, the catalog and the warehouse: on a tmpfs of its own
+        # (--disk-mb) that the disk fault fills, else in the work directory.
+        self.disk = disk
+        store = disk or work
         self.tier = tier  # redis: the brokers share redis-server; embedded: one broker, its own segment log
         self.lake = lake  # sqlite: SQLite catalog + file:// warehouse; s3pg: PostgreSQL catalog + S3 (moto)
         self.pg_port = free_port()
@@ -116,8 +122,8 @@ class Cluster:
         self.redis = None
         self.brokers = {b: {"kport": free_port(), "hport": free_port(), "proc": None, "state": "down"} for b in BROKERS}
         self.env = dict(os.environ, FLOE_SCHEMA_REGISTRY_LISTEN="127.0.0.1:0")
-        self.catalog = os.path.join(work, "catalog.db")
-        self.warehouse = os.path.join(work, "warehouse")
+        self.catalog = os.path.join(store, "catalog.db")
+        self.warehouse = os.path.join(store, "warehouse")
 
     def host(self, member):
         return self.topo.addr[member] if self.topo else "127.0.0.1"
@@ -159,7 +165,7 @@ class Cluster:
         logf = os.path.join(d, "floe.log")
         seen = os.path.getsize(logf) if os.path.exists(logf) else 0
         sets = {
-            "floe.data-dir": os.path.join(d, "data"),
+            "floe.data-dir": os.path.join(self.disk, f"b{b}") if self.disk else os.path.join(d, "data"),
             "floe.broker.id": b,
             "floe.kafka.listen": f"{self.host(f'b{b}')}:{br['kport']}",
             "floe.http.listen": f"{self.host(f'b{b}')}:{br['hport']}",
@@ -263,6 +269,22 @@ class Cluster:
         r = self._pg("pg_ctl", "-D", os.path.join(d, "data"), "-l", os.path.join(d, "log"), "-w", "-t", "30", "-o",
                      f"-p {self.pg_port} -k {d} -c listen_addresses={self.host('pg')} -c fsync=off", "start")
         return r.returncode == 0
+
+    def fill_disk(self):
+        """Takes all the free space of the tmpfs but a few pages: writes fail with ENOSPC."""
+        st = os.statvfs(self.disk)
+        free = st.f_bavail * st.f_frsize - 4 * st.f_frsize
+        path = os.path.join(self.disk, "ballast")
+        with open(path, "wb") as f:
+            if free > 0:
+                os.posix_fallocate(f.fileno(), 0, free)
+        return free
+
+    def free_disk(self):
+        try:
+            os.unlink(os.path.join(self.disk, "ballast"))
+        except FileNotFoundError:
+            pass
 
     def kill_pg(self):
         """Stops PostgreSQL at once, as a crash would (no checkpoint, no goodbye to clients)."""
@@ -376,6 +398,16 @@ class Faults:
                 self.c.brokers[b]["state"] = "paused"
         elif kind == "redis":
             self.c.kill_redis()
+        elif kind == "disk":
+            if self.c.disk is None:
+                rec["note"] = "skipped: no tmpfs (--disk-mb)"
+                rec["end"] = rec["start"]
+                self.applied.append(rec)
+                return None
+            try:
+                rec["note"] = f"{self.c.fill_disk() >> 20} MiB taken: the disk is full"
+            except OSError as e:
+                rec["note"] = f"filled up to {e.strerror}"
         elif kind == "pg":
             if self.c.lake != "s3pg":
                 rec["note"] = "skipped: the catalog is not PostgreSQL (--lake s3pg)"
@@ -427,6 +459,8 @@ class Faults:
         elif kind == "redis":
             if not self.c.start_redis():
                 rec["note"] = "redis restart failed"
+        elif kind == "disk":
+            self.c.free_disk()
         elif kind == "pg":
             if not self.c.start_pg():
                 rec["note"] = "PostgreSQL restart failed"
@@ -508,6 +542,7 @@ def lookup_one(cluster, b, p, o):
             v = base64.b64decode(v).decode(errors="replace")
         recs.append([rec["offset"], v])
     q["records"] = recs
+    q["next_offset"] = body.get("next_offset")
     return q
 
 
@@ -588,7 +623,7 @@ def table_listing(cluster):
     work = cluster.work
     out = os.path.join(work, "files.json")
     env = dict(os.environ)
-    catalog = os.path.join(work, "catalog.db")
+    catalog = cluster.catalog
     if cluster.lake == "s3pg":
         q = subprocess.run(["psql", cluster.pg_uri(), "-Atc",
                             f"select metadata_location from iceberg_tables where table_namespace='floe' "
@@ -618,7 +653,8 @@ def run(args):
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
-    kinds = [k for k in args.faults if (k != "pg" or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")]
+    kinds = [k for k in args.faults if (k != "pg" or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")
+             and (k != "disk" or args.disk_mb)]
     variants = (PARTITIONS_OF if args.tier == "redis" else ("clients",)) + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
     schedule = make_schedule(seed, args.seconds, kinds, variants)
     topo = None
@@ -633,7 +669,16 @@ def run(args):
                 + "".join(f", {m} {topo.addr[m]}" for m in lake))
         else:
             log(f"network namespaces unavailable ({why}): partition faults are skipped")
-    cluster = Cluster(floe, work, topo, args.lake, args.tier)
+    disk = None
+    if args.disk_mb:
+        disk = os.path.join(work, "disk")
+        os.makedirs(disk, exist_ok=True)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={args.disk_mb}m", "tmpfs", disk],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"cannot mount a tmpfs ({r.stderr.strip()}): disk faults are skipped")
+            disk = None
+    cluster = Cluster(floe, work, topo, args.lake, args.tier, disk)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
@@ -810,6 +855,8 @@ def run(args):
         cluster.stop_all()
         if topo is not None:
             topo.teardown()
+        if disk is not None:
+            subprocess.run(["umount", disk], capture_output=True)
 
 
 def write_report(work, report, history):
@@ -847,13 +894,14 @@ def timeline_svg(report, history):
     end = max([report["seconds"] + 10] + [e["t"] / 1000 - t0 for e in history])
     width, left = 1100, 90
     scale = (width - left - 10) / max(end, 1)
-    lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "lo"]
+    lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "disk", "lo"]
     colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000",
-              "partition": "#2ca02c", "pg": "#8c564b"}
+              "partition": "#2ca02c", "pg": "#8c564b",
+              "disk": "#7f7f7f"}
     out = []
     y = 20
     out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
-               f'redis purple, netem cyan, partition green, pg brown) and operations per second</text>')
+               f'redis purple, netem cyan, partition green, pg brown, disk grey) and operations per second</text>')
     for i, lane in enumerate(lanes):
         ly = y + i * 18
         out.append(f'<text x="5" y="{ly + 12}" font-size="11">{lane}</text>')
@@ -927,6 +975,9 @@ def main():
     ap.add_argument("--faults", default=",".join(FAULT_WEIGHTS), type=parse_faults,
                     help="comma-separated fault kinds the schedule draws from (default: all of "
                          f"{','.join(FAULT_WEIGHTS)}; netem still needs --netem, partition --netns)")
+    ap.add_argument("--disk-mb", type=int, default=0,
+                    help="put the brokers' data, the catalog and the warehouse on a tmpfs of this size (root "
+                         "needed), so that `disk` faults can fill it")
     ap.add_argument("--tier", choices=("redis", "embedded"), default="redis",
                     help="redis: the brokers share one redis-server (no transactions there yet); embedded: each "
                          "broker its own segment log (use with --brokers 1)")

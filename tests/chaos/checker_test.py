@@ -141,6 +141,13 @@ down = {"partition": 0, "offset": 1, "broker": 3, "status": None, "error": "time
 wrong = dict(bad, during_faults=True)
 anomalies, _ = check(h, final, table, lookups=[ok, down])
 expect("a lookup during the faults may go unanswered", anomalies, [])
+behind = {"partition": 0, "offset": 1, "broker": 1, "status": 200, "records": [], "next_offset": 1,
+          "during_faults": True}
+skipped = dict(behind, next_offset=2)
+anomalies, _ = check(h, final, table, lookups=[behind])
+expect("a lookup during the faults may stop below an open transaction (next_offset not past it)", anomalies, [])
+anomalies, _ = check(h, final, table, lookups=[skipped])
+expect("... but never skip the record", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
 anomalies, _ = check(h, final, table, lookups=[down, wrong])
 expect("... but never answer a wrong value", sorted({a["type"] for a in anomalies}), ["http-disagrees"])
 
