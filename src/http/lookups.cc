@@ -410,9 +410,15 @@ response lookup_service::replay_dead_letters(const std::string& topic) {
     for (auto& t : _impl->logs.topics())
         if (t.name == topic) info = t;
     if (!info) return response::error(404, fmt::format("no topic '{}'", topic));
-    // One replay at a time in this process (another broker's is refused at its commit).
+    // One replay at a time in this process (another broker's is refused at its commit). It runs
+    // on an HTTP I/O thread for as long as it takes: a second one is answered 409 at once rather
+    // than holding a second thread of the plane while it waits.
     static std::mutex one_at_a_time;
-    std::lock_guard g(one_at_a_time);
+    std::unique_lock g(one_at_a_time, std::try_to_lock);
+    if (!g.owns_lock())
+        return response::error(409, fmt::format("a dead-letter replay is already running on this broker; run floe "
+                                                "dlq replay --topic {} again once it has ended",
+                                                topic));
     auto rep = lake::replay_dead_letters(*_impl->lake, topic, tiering::value_decoding_of(*info));
     if (!rep) return from_error(rep.error());
     std::string reasons;
