@@ -14,6 +14,12 @@ result<seal_thresholds> seal_thresholds::of(const config::settings::ingest_sourc
         t.max_messages = FLOE_TRY_CTX(config::parse_int(v), "setting 'floe.ingest.sources.{}.max-messages'", cfg.name);
     if (auto v = cfg.get("max-bytes"); !v.empty())
         t.max_bytes = FLOE_TRY_CTX(config::parse_size(v), "setting 'floe.ingest.sources.{}.max-bytes'", cfg.name);
+    for (auto k : {"max-age", "max-messages", "max-bytes"})
+        if (cfg.values.contains(k) && !cfg.get(k).empty())
+            t.immediate |= (k == std::string_view("max-age") ? t.max_age_ms : k == std::string_view("max-messages")
+                                                                                  ? t.max_messages
+                                                                                  : t.max_bytes)
+                           == 0;
     return t;
 }
 
@@ -40,7 +46,8 @@ result<std::optional<sealed_segment>> segment_sealer::maybe_seal(log::local_part
     auto& a = segs.back();
     if (a.sealed || a.empty() || a.id() != _seg_id) return std::nullopt;
     const char* why = nullptr;
-    if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
+    if (t.immediate) why = "threshold 0";
+    else if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
     else if (t.max_bytes > 0 && int64_t(a.size_bytes) >= t.max_bytes) why = "max-bytes";
     else if (t.max_age_ms > 0 && now_ms - _first_ms >= t.max_age_ms) why = "max-age";
     if (!why) return std::nullopt;
