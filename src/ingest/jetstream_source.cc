@@ -333,8 +333,8 @@ struct stream_mirror {
                          "consumer {}; the mirror holds up to sequence {})",
                          cfg.name, stream, subj, topic, durable, end);
         else
-            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", cfg.name, stream, subj,
-                         topic, end > 0 ? end + 1 : 1);
+            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", cfg.name, stream,
+                         subj.empty() ? "all subjects" : subj, topic, end > 0 ? end + 1 : 1);
         last_progress_ms = now_ms();
         return {};
     }
@@ -391,10 +391,12 @@ struct stream_mirror {
             add_header("Floe-Obj-Nuid", std::string(*key));
         } else if (subj.starts_with(obj_meta)) {
             std::string name, nuid;
+            bool deleted = false;
             try {
                 auto j = nlohmann::json::parse(data);
                 name = j.value("name", std::string());
                 nuid = j.value("nuid", std::string());
+                deleted = j.value("deleted", false);
             } catch (const std::exception&) {
                 // Not JSON: keep the subject's encoded name below.
             }
@@ -404,6 +406,7 @@ struct stream_mirror {
             key = std::string_view(store.back());
             add_header("Floe-Obj-Name", std::move(name));
             if (!nuid.empty()) add_header("Floe-Obj-Nuid", std::move(nuid));
+            if (deleted) add_header("Floe-Obj-Deleted", "true");
         }
     }
 
@@ -575,6 +578,7 @@ struct stream_mirror {
 
     // Shorter fetches with a short max-age, so a segment is sealed close to its age.
     int64_t fetch_timeout() const {
+        if (limits.immediate) return 50;
         return limits.max_age_ms > 0 ? std::clamp<int64_t>(limits.max_age_ms / 4, 50, fetch_timeout_ms)
                                      : fetch_timeout_ms;
     }

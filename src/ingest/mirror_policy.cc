@@ -46,7 +46,18 @@ result<std::optional<sealed_segment>> segment_sealer::maybe_seal(log::local_part
     auto& a = segs.back();
     if (a.sealed || a.empty() || a.id() != _seg_id) return std::nullopt;
     const char* why = nullptr;
-    if (t.immediate) why = "threshold 0";
+    if (t.immediate) {
+        // At most one segment waits for the lake: while a sealed one is not committed yet,
+        // what arrives gathers in the active segment and goes in the next commit, so the storage
+        // worker commits as fast as it can and never falls behind by one commit per message.
+        const int64_t marker = p.offloaded_up_to()();
+        for (auto it = segs.rbegin() + 1; it < segs.rend(); ++it)
+            if (!it->empty()) {
+                if (p.config().remote_storage_enable && it->next_offset() > marker) return std::nullopt;
+                break;
+            }
+        why = "threshold 0";
+    }
     else if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
     else if (t.max_bytes > 0 && int64_t(a.size_bytes) >= t.max_bytes) why = "max-bytes";
     else if (t.max_age_ms > 0 && now_ms - _first_ms >= t.max_age_ms) why = "max-age";
