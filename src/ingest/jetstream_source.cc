@@ -204,6 +204,15 @@ struct stream_mirror {
     byte_buffer batch_bytes;
     std::map<int64_t, std::string> pending_acks; // work-queue: offset -> reply subject, not yet acked
     bool paused = false;
+    // nats-server 2.9 moves every consumer of a stream past messages it has not delivered yet
+    // when the stream is purged by subject (an object store overwrite, a KV purge: rollups), so
+    // a limits stream's consumer can skip messages still in the stream. Only the first fetch of a
+    // new consumer is trusted to jump over a gap (it starts at the mirror's end, and the server
+    // delivers the first message still there); a jump later makes a new consumer at the mirror's
+    // end, which delivers the skipped messages, or confirms the gap in its own first fetch.
+    bool gaps_trusted = true;
+    bool reread = false; // a suspect jump was met: subscribe again at the mirror's end
+    int64_t rereads = 0;
 
     mutable std::mutex mu;
     source_status st;
@@ -328,6 +337,8 @@ struct stream_mirror {
                         subj.empty() ? "(all)" : subj, natsStatus_GetText(s), int(ec));
         early_timeouts = 0;
         purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
+        gaps_trusted = true;
+        reread = false;
         if (workqueue)
             spdlog::info("ingest {}: mirroring work queue {} ({}) into {}-0 from its first message not acked (durable "
                          "consumer {}; the mirror holds up to sequence {})",
@@ -433,6 +444,16 @@ struct stream_mirror {
             }
             int64_t off = int64_t(sseq) - 1;
             int64_t ts = ts_ns / 1'000'000;
+            if (!workqueue && !gaps_trusted && off > (last >= 0 ? last + 1 : floor)) {
+                const int64_t from = last >= 0 ? last + 1 : floor;
+                ++rereads;
+                spdlog::info("ingest {}: stream {} delivered sequence {} where {} was due, mid-consumer (a purge by "
+                             "subject moves nats-server 2.9 consumers past messages still in the stream): reading "
+                             "again from sequence {} with a new consumer ({} times so far)",
+                             cfg.name, stream, sseq, from + 1, from + 1, rereads);
+                reread = true;
+                break; // nothing from here is appended nor acked
+            }
             last_msg = m;
             if (workqueue)
                 if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
@@ -479,6 +500,7 @@ struct stream_mirror {
             last_ts = ts;
             ++n;
         }
+        if (list.Count > 0 && !workqueue) gaps_trusted = false;
         if (open) FLOE_TRY(b.finish(bytes));
         if (!bytes.empty()) {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
@@ -622,6 +644,10 @@ struct stream_mirror {
                     early_timeouts = 0;
                     auto r = append(list);
                     natsMsgList_Destroy(&list);
+                    if (r && reread) {
+                        drop_sub();
+                        continue;
+                    }
                     if (!r) {
                         set_error(r.error().message());
                         // Start again at the mirror's end: nothing is skipped or doubled.

@@ -5,7 +5,8 @@
 # client (tests/js/e2e/nats_kinds.mjs); the Iceberg tables are judged by DuckDB over the files
 # python3-avro lists, against NATS and what the client wrote (tests/js/e2e/kinds_check.mjs):
 # every message in its table once, KV history and tombstones, "every key as of T", objects
-# rebuilt byte-for-byte. A per-stream override (ORDERS2: max-messages=10) is checked to apply.
+# rebuilt byte-for-byte, also after a kill -9 of floe while all kinds are written. A per-stream
+# override (ORDERS2: max-messages=10) is checked to apply.
 # usage: ingest_jetstream_kinds_test.sh FLOE_BIN
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -27,11 +28,12 @@ NATS_PID=$!
 wait_for 10 bash -c "echo > /dev/tcp/127.0.0.1/$NATS_PORT" 2>/dev/null
 
 check "before floe: ORDERS, KV cfg, object store files filled" timeout 30 node "$js/nats_kinds.mjs" "$URL" before "$work"
-start_floe "$work/f" --set floe.ingest.sources.nats.type=jetstream --set floe.ingest.sources.nats.url="$URL" \
-  --set 'floe.ingest.sources.nats.streams=*' --set floe.ingest.sources.nats.topic-prefix=nats. \
-  --set floe.ingest.sources.nats.max-age=500ms \
-  --set floe.ingest.sources.nats.overrides.ORDERS2.max-messages=10 \
-  --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false || exit 1
+floe_args=(--set floe.ingest.sources.nats.type=jetstream --set floe.ingest.sources.nats.url="$URL"
+  --set 'floe.ingest.sources.nats.streams=*' --set floe.ingest.sources.nats.topic-prefix=nats.
+  --set floe.ingest.sources.nats.max-age=500ms
+  --set floe.ingest.sources.nats.overrides.ORDERS2.max-messages=10
+  --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false)
+start_floe "$work/f" "${floe_args[@]}" || exit 1
 ingest() { curl -s "http://127.0.0.1:$HTTP_PORT/v1/ingest"; }
 # Every stream of the source has a mirror, all committed to Iceberg up to the stream's end.
 caught_up() { # expected number of streams
@@ -49,6 +51,16 @@ check "the streams created later are picked up and committed (6 mirrors)" wait_f
 check "KV purges (a rollup: NATS drops the key's history; the table keeps it)" \
   timeout 30 node "$js/nats_kinds.mjs" "$URL" purge "$work"
 check "purges committed" wait_for 15 caught_up 6
+# kill -9 of floe while all three kinds are being written, then a restart: each stream resumes
+# at its mirror's end (the object store's consumer, bound by name, too).
+node "$js/nats_kinds.mjs" "$URL" crash "$work" >"$work/crash.out" 2>&1 &
+CRASH_PID=$!
+sleep 0.3
+kill -9 "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null
+sleep 0.5
+start_floe "$work/f" "${floe_args[@]}" || exit 1
+check "written while floe was killed and restarted" wait "$CRASH_PID"
+check "after kill -9 and restart: every stream committed to its end" wait_for 25 caught_up 6
 for t in ORDERS ORDERS2 KV_cfg KV_late OBJ_files OBJ_late; do
   /usr/bin/python3 "$here/iceberg_files.py" "$work/f/data/catalog.db" floe "nats_$t" > "$work/f_nats_$t.json" 2>>"$work/py.err"
 done

@@ -3,7 +3,7 @@
 //   standard streams ORDERS (orders.>) and ORDERS2 (o2.>),
 //   KV buckets cfg and late (puts, deletes, purges; every operation with its revision),
 //   object stores files and late (random objects, several chunks, an empty one, an overwrite).
-// usage: nats_kinds.mjs URL PHASE WORKDIR     PHASE: before | after | purge
+// usage: nats_kinds.mjs URL PHASE WORKDIR     PHASE: before | after | purge | crash
 //   WORKDIR/kv_ops.jsonl    one line per KV operation {bucket, key, rev, op, value (base64|null), phase}
 //   WORKDIR/obj/<bucket>/<name>  every object's current bytes (overwrites replace the file)
 import { connect } from 'nats';
@@ -63,6 +63,12 @@ if (phase === 'before') {
 } else if (phase === 'purge') {
   await kvOps('cfg', [['PURGE', 'c'], ['PUT', 'd', 'd1']]);
   await kvOps('late', [['PURGE', 'x']]);
+} else if (phase === 'crash') { // while floe is killed and restarted
+  await objPut('files', 'during-crash.bin', 700 * 1024 + 3);
+  await kvOps('cfg', [['PUT', 'e', 'e1'], ['DEL', 'b'], ['PUT', 'b', 'b3']]);
+  await publish('orders.crash', 151, 650);
+  await publish('o2.crash', 101, 300);
+  await objPut('late', 'l.bin', 10); // an overwrite with a small object
 } else {
   throw new Error(`unknown phase ${phase}`);
 }
