@@ -430,6 +430,10 @@ struct stream_mirror {
         int64_t last = -1, last_ts = -1, n = 0;
         const int64_t floor = plog->log_end_offset()();
         natsMsg* last_msg = nullptr;
+        // One message's header text (a deque: views into it stay valid as it grows) and headers,
+        // reused across the list: b.add copies them.
+        std::deque<std::string> store;
+        std::vector<log::batch_builder::header> hdrs;
         for (int i = 0; i < list.Count; ++i) {
             natsMsg* m = list.Msgs[i];
             uint64_t sseq = 0;
@@ -458,8 +462,8 @@ struct stream_mirror {
             if (workqueue)
                 if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
             if (off < floor || off <= last) continue;
-            std::deque<std::string> store; // the headers' text (a deque: views into it stay valid)
-            std::vector<log::batch_builder::header> hdrs;
+            store.clear();
+            hdrs.clear();
             const char** keys = nullptr;
             int nk = 0;
             if (natsMsgHeader_Keys(m, &keys, &nk) == NATS_OK) {

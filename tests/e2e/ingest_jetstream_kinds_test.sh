@@ -6,7 +6,8 @@
 # python3-avro lists, against NATS and what the client wrote (tests/js/e2e/kinds_check.mjs):
 # every message in its table once, KV history and tombstones, "every key as of T", objects
 # rebuilt byte-for-byte, also after a kill -9 of floe while all kinds are written. A per-stream
-# override (ORDERS2: max-messages=10) is checked to apply.
+# override (ORDERS2: max-messages=10) is checked to apply; two more sources select streams by a
+# list and by a ^regex.
 # usage: ingest_jetstream_kinds_test.sh FLOE_BIN
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -32,6 +33,11 @@ floe_args=(--set floe.ingest.sources.nats.type=jetstream --set floe.ingest.sourc
   --set 'floe.ingest.sources.nats.streams=*' --set floe.ingest.sources.nats.topic-prefix=nats.
   --set floe.ingest.sources.nats.max-age=500ms
   --set floe.ingest.sources.nats.overrides.ORDERS2.max-messages=10
+  --set floe.ingest.sources.some.type=jetstream --set floe.ingest.sources.some.url="$URL"
+  --set floe.ingest.sources.some.streams=ORDERS2,KV_late --set floe.ingest.sources.some.topic-prefix=some.
+  --set floe.ingest.sources.some.max-age=300ms --set floe.ingest.sources.re.max-age=300ms
+  --set floe.ingest.sources.re.type=jetstream --set floe.ingest.sources.re.url="$URL"
+  --set 'floe.ingest.sources.re.streams=^OBJ_.*' --set floe.ingest.sources.re.topic-prefix=re.
   --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false)
 start_floe "$work/f" "${floe_args[@]}" || exit 1
 ingest() { curl -s "http://127.0.0.1:$HTTP_PORT/v1/ingest"; }
@@ -43,14 +49,14 @@ ps = [p for s in json.load(sys.stdin)['sources'] for p in s['partitions']]
 ok = len(ps) == $1 and all(p['source_position'] is not None and p['committed_position'] == p['source_position'] for p in ps)
 sys.exit(0 if ok else 1)"
 }
-check "the three streams present at start are mirrored and committed" wait_for 20 caught_up 3
+check "the streams present at start are mirrored and committed (3 + 1 by the regex)" wait_for 20 caught_up 4
 sleep 0.2; T=$(date +%s%3N); sleep 0.2
 check "after floe started: ORDERS2, KV late, object store late created; more in each" \
   timeout 30 node "$js/nats_kinds.mjs" "$URL" after "$work"
-check "the streams created later are picked up and committed (6 mirrors)" wait_for 25 caught_up 6
+check "the streams created later are picked up and committed (6 + 2 by the list + 2 by the regex)" wait_for 25 caught_up 10
 check "KV purges (a rollup: NATS drops the key's history; the table keeps it)" \
   timeout 30 node "$js/nats_kinds.mjs" "$URL" purge "$work"
-check "purges committed" wait_for 15 caught_up 6
+check "purges committed" wait_for 15 caught_up 10
 # kill -9 of floe while all three kinds are being written, then a restart: each stream resumes
 # at its mirror's end (the object store's consumer, bound by name, too).
 node "$js/nats_kinds.mjs" "$URL" crash "$work" >"$work/crash.out" 2>&1 &
@@ -60,7 +66,16 @@ kill -9 "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null
 sleep 0.5
 start_floe "$work/f" "${floe_args[@]}" || exit 1
 check "written while floe was killed and restarted" wait "$CRASH_PID"
-check "after kill -9 and restart: every stream committed to its end" wait_for 25 caught_up 6
+check "after kill -9 and restart: every stream committed to its end" wait_for 25 caught_up 10
+topics_of() { # source -> its mirror topics, sorted
+  ingest | /usr/bin/python3 -c "
+import json, sys
+print(' '.join(sorted(p['topic'] for s in json.load(sys.stdin)['sources'] if s['name'] == '$1' for p in s['partitions'])))"
+}
+check "a list selects its streams: $(topics_of some)" test "$(topics_of some)" = "some.KV_late some.ORDERS2"
+check "a ^regex selects its streams: $(topics_of re)" test "$(topics_of re)" = "re.OBJ_files re.OBJ_late"
+check "* selects every stream: $(topics_of nats)" \
+  test "$(topics_of nats)" = "nats.KV_cfg nats.KV_late nats.OBJ_files nats.OBJ_late nats.ORDERS nats.ORDERS2"
 for t in ORDERS ORDERS2 KV_cfg KV_late OBJ_files OBJ_late; do
   /usr/bin/python3 "$here/iceberg_files.py" "$work/f/data/catalog.db" floe "nats_$t" > "$work/f_nats_$t.json" 2>>"$work/py.err"
 done
