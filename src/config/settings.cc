@@ -433,8 +433,9 @@ result<void> flatten(const YAML::Node& node, const std::string& prefix, const st
     }
     if (node.IsNull())
         return fail(errc::invalid_argument, "{}:{}: setting '{}' has no value", file, line, prefix);
-    // A list of plain values is the comma list the setting takes (ingest `topics`, `streams`).
-    if (node.IsSequence() && node.size() > 0
+    // Under an ingest source, a list of plain values is the comma list the key takes (`topics`,
+    // `streams`); every other setting is one value.
+    if (node.IsSequence() && node.size() > 0 && prefix.starts_with(registry::ingest_sources_prefix)
         && std::all_of(node.begin(), node.end(), [](const YAML::Node& n) { return n.IsScalar(); })) {
         std::string joined;
         for (auto it = node.begin(); it != node.end(); ++it) {
