@@ -125,17 +125,37 @@ struct ingest_key {
 constexpr ingest_key ingest_keys[] = {
     {"type", ""},
     {"bootstrap-servers", "kafka"}, {"topics", "kafka"}, {"group-id", "kafka"},
-    {"start", "kafka"}, {"topic-prefix", "kafka"},
+    {"start", "kafka"}, {"topic-prefix", ""},
     {"url", "jetstream"}, {"user", "jetstream"}, {"password", "jetstream"},
     {"token", "jetstream"}, {"creds-file", "jetstream"}, {"stream", "jetstream"},
+    {"streams", "jetstream"},
     {"filter-subject", "jetstream"}, {"topic", "jetstream"}, {"mode", "jetstream"},
     {"max-age", ""}, {"max-messages", ""}, {"max-bytes", ""},
     {"max-local-bytes", ""}, {"remote-storage", ""},
 };
 constexpr std::string_view librdkafka_prefix = "librdkafka.";
+// overrides.<stream>.<key>: a JetStream source's settings for one of its streams.
+constexpr std::string_view overrides_prefix = "overrides.";
+constexpr std::string_view overridable_keys[] = {"mode", "max-age", "max-messages", "max-bytes",
+                                                 "max-local-bytes", "filter-subject", "topic", "remote-storage"};
+
+// "overrides.<stream>.<key>" -> {stream, key}; empty when not of that shape (a NATS stream name
+// has no '.').
+std::pair<std::string_view, std::string_view> split_override(std::string_view key) {
+    if (!key.starts_with(overrides_prefix)) return {};
+    auto rest = key.substr(overrides_prefix.size());
+    auto dot = rest.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return {};
+    return {rest.substr(0, dot), rest.substr(dot + 1)};
+}
 
 std::string_view ingest_key_type(std::string_view key) {
     if (key.starts_with(librdkafka_prefix) && key.size() > librdkafka_prefix.size()) return "kafka";
+    if (auto [stream, k] = split_override(key); !stream.empty()) {
+        for (auto o : overridable_keys)
+            if (o == k) return "jetstream";
+        return {};
+    }
     for (auto& k : ingest_keys)
         if (k.key == key) return k.for_type.empty() ? std::string_view("any") : k.for_type;
     return {};
@@ -166,32 +186,42 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
                     "unknown setting '{}' in {}: an ingest source takes type, remote-storage, max-age, "
                     "max-messages, max-bytes, max-local-bytes, then bootstrap-servers, topics, group-id, start, "
                     "topic-prefix, librdkafka.<property> (kafka) or url, user, password, token, creds-file, "
-                    "stream, filter-subject, topic, mode (jetstream)",
+                    "stream, streams, filter-subject, topic, mode, overrides.<stream>.<key> (jetstream; a "
+                    "stream's overrides take mode, max-age, max-messages, max-bytes, max-local-bytes, "
+                    "filter-subject, topic, remote-storage)",
                     name, source.describe());
     auto bad = [&](std::string_view why) {
         return fail(errc::invalid_argument, "invalid value for '{}' in {}: '{}' {}", name,
                     source.describe(), text, why);
     };
+    // A stream's override is checked as the key it overrides.
+    if (auto [stream, k] = split_override(key); !stream.empty()) key = k;
     if (key == "type" && text != "kafka" && text != "jetstream") return bad("is not one of kafka, jetstream");
     if (key == "start" && text != "earliest" && text != "latest") return bad("is not one of earliest, latest");
     if (key == "mode" && text != "duplicate" && text != "offload") return bad("is not one of duplicate, offload");
     if (key == "remote-storage" && text != "true" && text != "false") return bad("is not one of true, false");
-    if ((key == "max-bytes" || key == "max-local-bytes") && (!parse_size(text) || *parse_size(text) <= 0))
+    // The seal thresholds take 0: land every message in Iceberg as soon as it arrives.
+    if (key == "max-local-bytes" && (!parse_size(text) || *parse_size(text) <= 0))
         return bad("is not a positive size (e.g. 64MiB)");
-    if (key == "max-messages" && (!parse_int(text) || *parse_int(text) <= 0)) return bad("is not a positive integer");
-    if (key == "max-age" && (!parse_duration(text) || parse_duration(text)->count() <= 0))
-        return bad("is not a positive duration (e.g. 1s, 500ms)");
-    if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream") && text.empty())
+    if (key == "max-bytes" && (!parse_size(text) || *parse_size(text) < 0))
+        return bad("is not a size (e.g. 64MiB, or 0: every message at once)");
+    if (key == "max-messages" && (!parse_int(text) || *parse_int(text) < 0))
+        return bad("is not a count (or 0: every message at once)");
+    if (key == "max-age" && (!parse_duration(text) || parse_duration(text)->count() < 0))
+        return bad("is not a duration (e.g. 1s, 500ms, or 0: every message at once)");
+    if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream" || key == "streams")
+        && text.empty())
         return bad("must not be empty");
     if (key == "topic-prefix" && !text.empty()
         && !std::all_of(text.begin(), text.end(), [](char c) {
                return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
            }))
         return bad("is not a valid topic name prefix ([a-zA-Z0-9._-])");
+    auto full_key = std::string(rest.substr(dot + 1));
     auto& e = _ingest[std::string(src)];
     e.name = std::string(src);
-    e.values[std::string(key)] = std::string(text);
-    e.sources[std::string(key)] = std::move(source);
+    e.values[full_key] = std::string(text);
+    e.sources[full_key] = std::move(source);
     return {};
 }
 
@@ -214,9 +244,23 @@ result<void> settings::check_ingest_sources() const {
                         "{}remote-storage=false keeps the mirror out of Iceberg; drop one",
                         n, prefix, prefix);
         if (type == "jetstream") {
-            for (auto req : {"url", "stream"})
-                if (src.get(req).empty())
-                    return fail(errc::invalid_argument, "jetstream ingest source '{}' needs {}{}", n, prefix, req);
+            if (src.get("url").empty())
+                return fail(errc::invalid_argument, "jetstream ingest source '{}' needs {}url", n, prefix);
+            const bool one = !src.get("stream").empty(), many = !src.get("streams").empty();
+            if (one == many)
+                return fail(errc::invalid_argument,
+                            "jetstream ingest source '{}' needs {}stream (one stream) or {}streams (a list, a ^regex, "
+                            "or * for all), not {}",
+                            n, prefix, prefix, one ? "both" : "neither");
+            for (auto& [k, v] : src.values) {
+                auto [stream, key] = split_override(k);
+                if (!stream.empty() && key == "mode" && v == "offload"
+                    && src.get(fmt::format("overrides.{}.remote-storage", stream)) == "false")
+                    return fail(errc::invalid_argument,
+                                "ingest source '{}': {}{} with {}overrides.{}.remote-storage=false: offload removes "
+                                "from NATS what Iceberg holds; drop one",
+                                n, prefix, k, prefix, stream);
+            }
             continue;
         }
         for (auto req : {"bootstrap-servers", "topics"})
@@ -389,6 +433,21 @@ result<void> flatten(const YAML::Node& node, const std::string& prefix, const st
     }
     if (node.IsNull())
         return fail(errc::invalid_argument, "{}:{}: setting '{}' has no value", file, line, prefix);
+    // Under an ingest source, a list of plain values is the comma list the key takes (`topics`,
+    // `streams`); every other setting is one value.
+    if (node.IsSequence() && node.size() > 0 && prefix.starts_with(registry::ingest_sources_prefix)
+        && std::all_of(node.begin(), node.end(), [](const YAML::Node& n) { return n.IsScalar(); })) {
+        std::string joined;
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            if (it->Scalar().find(',') != std::string::npos)
+                return fail(errc::invalid_argument, "{}:{}: setting '{}': a list item holds a comma", file, line,
+                            prefix);
+            if (!joined.empty()) joined += ',';
+            joined += it->Scalar();
+        }
+        out.emplace_back(prefix, std::move(joined), line);
+        return {};
+    }
     return fail(errc::invalid_argument, "{}:{}: setting '{}' must be a single value, not a list",
                 file, line, prefix);
 }

@@ -8,8 +8,11 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -74,11 +77,110 @@ bool parse_ack_subject(std::string_view reply, uint64_t& sseq, int64_t& ts_ns) {
     return true;
 }
 
-struct jetstream_source::impl {
-    jetstream_source& self;
-    explicit impl(jetstream_source& s) : self(s) {}
+namespace {
+
+// What a stream holds, by its name: a KV bucket (KV_<bucket>), an object store bucket
+// (OBJ_<bucket>) or anything else. Decides how a message becomes a record (key, value, headers).
+enum class stream_kind { plain, kv, obj };
+
+stream_kind kind_of(std::string_view stream) {
+    if (stream.starts_with("KV_") && stream.size() > 3) return stream_kind::kv;
+    if (stream.starts_with("OBJ_") && stream.size() > 4) return stream_kind::obj;
+    return stream_kind::plain;
+}
+
+// Base64 "URL" alphabet, with or without padding (object store meta subjects encode the name).
+std::optional<std::string> base64url_decode(std::string_view in) {
+    std::string out;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : in) {
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '-' || c == '+') v = 62;
+        else if (c == '_' || c == '/') v = 63;
+        else if (c == '=') break;
+        else return std::nullopt;
+        acc = (acc << 6) | uint32_t(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(char((acc >> bits) & 0xff));
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+// Connects to the source's server (url and credentials of its settings).
+static result<void> connect_to(const config::settings::ingest_source& cfg, const std::string* label, natsConnection*& nc,
+                    jsCtx*& js) {
+    natsOptions* o = nullptr;
+    auto fin = [&](natsStatus s, std::string_view what) -> result<void> {
+        if (o) natsOptions_Destroy(o);
+        return fail(errc::unavailable, "{} {}: {}", what, cfg.get("url"), natsStatus_GetText(s));
+    };
+    natsStatus s = natsOptions_Create(&o);
+    if (s == NATS_OK) s = natsOptions_SetURL(o, cfg.get("url").c_str());
+    if (s == NATS_OK && !cfg.get("user").empty())
+        s = natsOptions_SetUserInfo(o, cfg.get("user").c_str(), cfg.get("password").c_str());
+    if (s == NATS_OK && !cfg.get("token").empty()) s = natsOptions_SetToken(o, cfg.get("token").c_str());
+    if (s == NATS_OK && !cfg.get("creds-file").empty())
+        s = natsOptions_SetUserCredentialsFromFiles(o, cfg.get("creds-file").c_str(), nullptr);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, -1);
+    // libnats' default asynchronous error handler (a slow consumer, a server error on the
+    // connection) prints raw lines to stderr; through Floe's logger they stay one JSON
+    // object a line with --log-format json. Called on libnats' thread; `label` (the source's
+    // name) outlives the connection (it is destroyed before its owner goes).
+    if (s == NATS_OK)
+        s = natsOptions_SetErrorHandler(
+            o,
+            [](natsConnection* c, natsSubscription*, natsStatus err, void* closure) {
+                const char* last = nullptr;
+                if (c) natsConnection_GetLastError(c, &last);
+                spdlog::warn("ingest {}: nats: {}{}{}", *static_cast<const std::string*>(closure),
+                             natsStatus_GetText(err), last && *last ? ": " : "", last ? last : "");
+            },
+            const_cast<std::string*>(label));
+    if (s != NATS_OK) return fin(s, "options for");
+    s = natsConnection_Connect(&nc, o);
+    if (s != NATS_OK) return fin(s, "connecting to");
+    natsOptions_Destroy(o);
+    o = nullptr;
+    s = natsConnection_JetStream(&js, nc, nullptr);
+    if (s != NATS_OK) {
+        natsConnection_Destroy(nc);
+        nc = nullptr;
+        return fin(s, "JetStream context on");
+    }
+    return {};
+}
+
+
+/// One stream mirrored into one one-partition topic, on its own thread and connection (see the
+/// class comment of jetstream_source). Owned by jetstream_source::impl; start() spawns the
+/// thread, stop() joins it; `st` is read under `mu` from any thread.
+struct stream_mirror {
+    config::settings::ingest_source cfg; ///< the source's settings with this stream's overrides
+    log::local_tier& logs;
+    ingest_hooks hooks;
+    std::string durable; ///< the work-queue consumer's name
+
+    stream_mirror(config::settings::ingest_source c, log::local_tier& l, ingest_hooks h, std::string durable_name)
+        : cfg(std::move(c)), logs(l), hooks(std::move(h)), durable(std::move(durable_name)) {}
+    ~stream_mirror() {
+        stop();
+        disconnect();
+    }
 
     std::string topic, stream, subject, mirror_of;
+    stream_kind kind = stream_kind::plain;
+    std::string kv_prefix;                      // "$KV.<bucket>."
+    std::string obj_chunks, obj_meta;           // "$O.<bucket>.C.", "$O.<bucket>.M."
+    std::string bound_consumer;                 // a consumer made by add_consumer(), deleted with the sub
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
     natsSubscription* sub = nullptr;
@@ -102,6 +204,15 @@ struct jetstream_source::impl {
     byte_buffer batch_bytes;
     std::map<int64_t, std::string> pending_acks; // work-queue: offset -> reply subject, not yet acked
     bool paused = false;
+    // nats-server 2.9 moves every consumer of a stream past messages it has not delivered yet
+    // when the stream is purged by subject (an object store overwrite, a KV purge: rollups), so
+    // a limits stream's consumer can skip messages still in the stream. Only the first fetch of a
+    // new consumer is trusted to jump over a gap (it starts at the mirror's end, and the server
+    // delivers the first message still there); a jump later makes a new consumer at the mirror's
+    // end, which delivers the skipped messages, or confirms the gap in its own first fetch.
+    bool gaps_trusted = true;
+    bool reread = false; // a suspect jump was met: subscribe again at the mirror's end
+    int64_t rereads = 0;
 
     mutable std::mutex mu;
     source_status st;
@@ -122,52 +233,27 @@ struct jetstream_source::impl {
         st.last_error.clear();
     }
 
-    void disconnect() {
+    // Destroys the pull subscription and a consumer add_consumer() made for it (best effort:
+    // its inactive threshold removes it anyway).
+    void drop_sub() {
         if (sub) natsSubscription_Destroy(sub);
         sub = nullptr;
+        if (!bound_consumer.empty() && js) {
+            jsErrCode ec = jsErrCode(0);
+            (void)js_DeleteConsumer(js, stream.c_str(), bound_consumer.c_str(), nullptr, &ec);
+        }
+        bound_consumer.clear();
+    }
+
+    void disconnect() {
+        drop_sub();
         if (js) jsCtx_Destroy(js);
         js = nullptr;
         if (nc) natsConnection_Destroy(nc);
         nc = nullptr;
     }
 
-    result<void> connect() {
-        natsOptions* o = nullptr;
-        auto fin = [&](natsStatus s, std::string_view what) -> result<void> {
-            if (o) natsOptions_Destroy(o);
-            return fail(errc::unavailable, "{} {}: {}", what, self._cfg.get("url"), natsStatus_GetText(s));
-        };
-        natsStatus s = natsOptions_Create(&o);
-        if (s == NATS_OK) s = natsOptions_SetURL(o, self._cfg.get("url").c_str());
-        if (s == NATS_OK && !self._cfg.get("user").empty())
-            s = natsOptions_SetUserInfo(o, self._cfg.get("user").c_str(), self._cfg.get("password").c_str());
-        if (s == NATS_OK && !self._cfg.get("token").empty()) s = natsOptions_SetToken(o, self._cfg.get("token").c_str());
-        if (s == NATS_OK && !self._cfg.get("creds-file").empty())
-            s = natsOptions_SetUserCredentialsFromFiles(o, self._cfg.get("creds-file").c_str(), nullptr);
-        if (s == NATS_OK) s = natsOptions_SetMaxReconnect(o, -1);
-        // libnats' default asynchronous error handler (a slow consumer, a server error on the
-        // connection) prints raw lines to stderr; through Floe's logger they stay one JSON
-        // object a line with --log-format json. Called on libnats' thread; the impl outlives
-        // the connection (disconnect() runs before it goes).
-        if (s == NATS_OK)
-            s = natsOptions_SetErrorHandler(
-                o,
-                [](natsConnection* c, natsSubscription*, natsStatus err, void* closure) {
-                    const char* last = nullptr;
-                    if (c) natsConnection_GetLastError(c, &last);
-                    spdlog::warn("ingest {}: nats: {}{}{}", static_cast<impl*>(closure)->self._cfg.name,
-                                 natsStatus_GetText(err), last && *last ? ": " : "", last ? last : "");
-                },
-                this);
-        if (s != NATS_OK) return fin(s, "options for");
-        s = natsConnection_Connect(&nc, o);
-        if (s != NATS_OK) return fin(s, "connecting to");
-        natsOptions_Destroy(o);
-        o = nullptr;
-        s = natsConnection_JetStream(&js, nc, nullptr);
-        if (s != NATS_OK) return fin(s, "JetStream context on");
-        return {};
-    }
+    result<void> connect() { return connect_to(cfg, &cfg.name, nc, js); }
 
     // The stream's last sequence (as an offset end: last seq), or an error naming the stream.
     result<int64_t> stream_end(std::string* only_subject = nullptr) {
@@ -175,7 +261,7 @@ struct jetstream_source::impl {
         jsErrCode ec = jsErrCode(0);
         natsStatus s = js_GetStreamInfo(&si, js, stream.c_str(), nullptr, &ec);
         if (s != NATS_OK)
-            return fail(errc::unavailable, "stream {} on {}: {} (JetStream error {})", stream, self._cfg.get("url"),
+            return fail(errc::unavailable, "stream {} on {}: {} (JetStream error {})", stream, cfg.get("url"),
                         natsStatus_GetText(s), int(ec));
         int64_t last = int64_t(si->State.LastSeq);
         stream_last = last;
@@ -185,28 +271,40 @@ struct jetstream_source::impl {
         return last;
     }
 
+    // A pull consumer on the whole stream (no filter: a stream of several subjects, as an object
+    // store's chunks and metadata), made here and bound by name: libnats 3.4.1 subscribes by
+    // one subject only.
+    natsStatus add_consumer(jsSubOptions& so, jsErrCode& ec) {
+        jsConsumerConfig cc = so.Config;
+        cc.FilterSubject = nullptr;
+        if (!cc.Durable) cc.InactiveThreshold = 60ll * 1'000'000'000; // a crashed process's consumer goes
+        jsConsumerInfo* ci = nullptr;
+        natsStatus s = js_AddConsumer(&ci, js, stream.c_str(), &cc, nullptr, &ec);
+        if (s != NATS_OK) return s;
+        std::string name = ci->Name;
+        jsConsumerInfo_Destroy(ci);
+        so.Consumer = name.c_str();
+        s = js_PullSubscribe(&sub, js, ">", name.c_str(), nullptr, &so, &ec);
+        if (s == NATS_OK && !cc.Durable) bound_consumer = name;
+        return s;
+    }
+
     result<void> subscribe() {
-        if (sub) natsSubscription_Destroy(sub);
-        sub = nullptr;
+        drop_sub();
         std::string only;
         FLOE_TRY(stream_end(&only));
         std::string subj = subject.empty() ? only : subject;
-        if (subj.empty())
-            return fail(errc::invalid_argument,
-                        "stream {} has several subjects: set floe.ingest.sources.{}.filter-subject", stream,
-                        self._cfg.name);
         if (workqueue && !offload)
             return fail(errc::invalid_argument,
                         "stream {} is a work queue: acknowledging removes messages, so it can only be mirrored "
                         "with floe.ingest.sources.{}.mode=offload",
-                        stream, self._cfg.name);
+                        stream, cfg.name);
         jsSubOptions so;
         jsSubOptions_Init(&so);
         so.Stream = stream.c_str();
         int64_t end = plog->log_end_offset()();
         jsErrCode ec = jsErrCode(0);
         natsStatus s = NATS_OK;
-        std::string durable = "floe-" + self._cfg.name;
         if (workqueue) {
             // A durable consumer acked explicitly, once each message is in Iceberg. It is made
             // afresh at every (re)subscription from the first message still in the stream (the
@@ -221,7 +319,8 @@ struct jetstream_source::impl {
             so.Config.AckWait = workqueue_ack_wait_ns;
             so.Config.MaxAckPending = workqueue_max_ack_pending;
             so.Config.DeliverPolicy = js_DeliverAll;
-            s = js_PullSubscribe(&sub, js, subj.c_str(), durable.c_str(), nullptr, &so, &ec);
+            s = subj.empty() ? add_consumer(so, ec)
+                             : js_PullSubscribe(&sub, js, subj.c_str(), durable.c_str(), nullptr, &so, &ec);
         } else {
             so.Config.AckPolicy = js_AckAll;
             so.Config.MaxAckPending = 20000;
@@ -231,40 +330,42 @@ struct jetstream_source::impl {
             } else {
                 so.Config.DeliverPolicy = js_DeliverAll;
             }
-            s = js_PullSubscribe(&sub, js, subj.c_str(), nullptr, nullptr, &so, &ec);
+            s = subj.empty() ? add_consumer(so, ec) : js_PullSubscribe(&sub, js, subj.c_str(), nullptr, nullptr, &so, &ec);
         }
         if (s != NATS_OK)
             return fail(errc::unavailable, "pull consumer on stream {} subject {}: {} (JetStream error {})", stream,
-                        subj, natsStatus_GetText(s), int(ec));
+                        subj.empty() ? "(all)" : subj, natsStatus_GetText(s), int(ec));
         early_timeouts = 0;
         purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
+        gaps_trusted = true;
+        reread = false;
         if (workqueue)
             spdlog::info("ingest {}: mirroring work queue {} ({}) into {}-0 from its first message not acked (durable "
                          "consumer {}; the mirror holds up to sequence {})",
-                         self._cfg.name, stream, subj, topic, durable, end);
+                         cfg.name, stream, subj, topic, durable, end);
         else
-            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", self._cfg.name, stream, subj,
-                         topic, end > 0 ? end + 1 : 1);
+            spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", cfg.name, stream,
+                         subj.empty() ? "all subjects" : subj, topic, end > 0 ? end + 1 : 1);
         last_progress_ms = now_ms();
         return {};
     }
 
     result<void> ensure_topic() {
-        auto info = self._logs.topic(topic);
+        auto info = logs.topic(topic);
         // Mirrors go to the lake unless the source says remote-storage=false (config refuses
         // that with mode=offload, which only removes what Iceberg holds).
         if (!info)
-            info = FLOE_TRY_CTX(self._logs.create_topic(topic, 1, mirror_overrides(self._cfg), false, mirror_of),
+            info = FLOE_TRY_CTX(logs.create_topic(topic, 1, mirror_overrides(cfg), false, mirror_of),
                                 "creating mirror topic {}", topic);
         else if (info->mirror_of != mirror_of)
-            return fail(errc::already_exists, "topic {} exists and is not the mirror of source {}", topic, self._cfg.name);
+            return fail(errc::already_exists, "topic {} exists and is not the mirror of source {}", topic, cfg.name);
         else
-            info = FLOE_TRY(align_mirror_tiering(self._logs, *info, self._cfg));
+            info = FLOE_TRY(align_mirror_tiering(logs, *info, cfg));
         if (offload && !info->config.remote_storage_enable)
             return fail(errc::invalid_argument,
                         "mode=offload needs the mirror topic {} to go to Iceberg: set its remote.storage.enable=true",
                         topic);
-        plog = self._logs.partition(topic, 0);
+        plog = logs.partition(topic, 0);
         if (!plog) return fail(errc::not_found, "mirror topic {} has no partition 0", topic);
         std::lock_guard g(mu);
         if (st.partitions.empty()) {
@@ -276,6 +377,50 @@ struct jetstream_source::impl {
         return {};
     }
 
+    // A KV or object store message as a record (src/ingest/README.md, "Stream kinds"). KV: the
+    // key is the KV key, a DEL or PURGE (KV-Operation header, kept) a tombstone. Object store: a
+    // chunk's key is the object's NUID, its metadata's key the object's name; both carry the
+    // NUID (Floe-Obj-Nuid), the metadata the name (Floe-Obj-Name) too. Anything else as is.
+    void shape(natsMsg* m, std::string_view subj, std::string_view data, std::optional<std::string_view>& key,
+               std::optional<std::string_view>& value, std::deque<std::string>& store,
+               std::vector<log::batch_builder::header>& hdrs) {
+        auto add_header = [&](std::string_view k, std::string v) {
+            store.push_back(std::move(v));
+            hdrs.push_back({k, std::string_view(store.back())});
+        };
+        if (kind == stream_kind::kv) {
+            if (!subj.starts_with(kv_prefix)) return;
+            key = subj.substr(kv_prefix.size());
+            const char* op = nullptr;
+            if (natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op
+                && (std::string_view(op) == "DEL" || std::string_view(op) == "PURGE"))
+                value = std::nullopt;
+            return;
+        }
+        if (subj.starts_with(obj_chunks)) {
+            key = subj.substr(obj_chunks.size());
+            add_header("Floe-Obj-Nuid", std::string(*key));
+        } else if (subj.starts_with(obj_meta)) {
+            std::string name, nuid;
+            bool deleted = false;
+            try {
+                auto j = nlohmann::json::parse(data);
+                name = j.value("name", std::string());
+                nuid = j.value("nuid", std::string());
+                deleted = j.value("deleted", false);
+            } catch (const std::exception&) {
+                // Not JSON: keep the subject's encoded name below.
+            }
+            if (name.empty())
+                if (auto n = base64url_decode(subj.substr(obj_meta.size()))) name = std::move(*n);
+            store.push_back(name);
+            key = std::string_view(store.back());
+            add_header("Floe-Obj-Name", std::move(name));
+            if (!nuid.empty()) add_header("Floe-Obj-Nuid", std::move(nuid));
+            if (deleted) add_header("Floe-Obj-Deleted", "true");
+        }
+    }
+
     // Appends one fetched list at the messages' sequences - 1, then acks the last one.
     result<void> append(natsMsgList& list) {
         auto& b = builder;
@@ -285,6 +430,10 @@ struct jetstream_source::impl {
         int64_t last = -1, last_ts = -1, n = 0;
         const int64_t floor = plog->log_end_offset()();
         natsMsg* last_msg = nullptr;
+        // One message's header text (a deque: views into it stay valid as it grows) and headers,
+        // reused across the list: b.add copies them.
+        std::deque<std::string> store;
+        std::vector<log::batch_builder::header> hdrs;
         for (int i = 0; i < list.Count; ++i) {
             natsMsg* m = list.Msgs[i];
             uint64_t sseq = 0;
@@ -299,16 +448,25 @@ struct jetstream_source::impl {
             }
             int64_t off = int64_t(sseq) - 1;
             int64_t ts = ts_ns / 1'000'000;
+            if (!workqueue && !gaps_trusted && off > (last >= 0 ? last + 1 : floor)) {
+                const int64_t from = last >= 0 ? last + 1 : floor;
+                ++rereads;
+                spdlog::info("ingest {}: stream {} delivered sequence {} where {} was due, mid-consumer (a purge by "
+                             "subject moves nats-server 2.9 consumers past messages still in the stream): reading "
+                             "again from sequence {} with a new consumer ({} times so far)",
+                             cfg.name, stream, sseq, from + 1, from + 1, rereads);
+                reread = true;
+                break; // nothing from here is appended nor acked
+            }
             last_msg = m;
             if (workqueue)
                 if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
             if (off < floor || off <= last) continue;
-            std::vector<std::string> store;
-            std::vector<log::batch_builder::header> hdrs;
+            store.clear();
+            hdrs.clear();
             const char** keys = nullptr;
             int nk = 0;
             if (natsMsgHeader_Keys(m, &keys, &nk) == NATS_OK) {
-                size_t total = 0;
                 std::vector<std::pair<const char*, std::vector<std::string>>> kv;
                 for (int k = 0; k < nk; ++k) {
                     const char** vals = nullptr;
@@ -318,10 +476,8 @@ struct jetstream_source::impl {
                         for (int v = 0; v < nv; ++v) vs.emplace_back(vals[v]);
                         free(static_cast<void*>(vals));
                     }
-                    total += vs.size();
                     kv.emplace_back(keys[k], std::move(vs));
                 }
-                store.reserve(total * 2);
                 for (auto& [k, vs] : kv)
                     for (auto& v : vs) {
                         store.emplace_back(k);
@@ -341,11 +497,14 @@ struct jetstream_source::impl {
             }
             std::string_view subj = natsMsg_GetSubject(m);
             std::string_view data(natsMsg_GetData(m), size_t(natsMsg_GetDataLength(m)));
-            b.add(off, ts, subj, data, hdrs);
+            std::optional<std::string_view> key = subj, value = data;
+            if (kind != stream_kind::plain) shape(m, subj, data, key, value, store, hdrs);
+            b.add(off, ts, key, value, hdrs);
             last = off;
             last_ts = ts;
             ++n;
         }
+        if (list.Count > 0 && !workqueue) gaps_trusted = false;
         if (open) FLOE_TRY(b.finish(bytes));
         if (!bytes.empty()) {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
@@ -376,9 +535,9 @@ struct jetstream_source::impl {
             return;
         }
         if (!*r) return;
-        spdlog::info("ingest {}: segment {} of {}-0 sealed by {} ({} messages, {} bytes)", self._cfg.name, (*r)->id,
+        spdlog::info("ingest {}: segment {} of {}-0 sealed by {} ({} messages, {} bytes)", cfg.name, (*r)->id,
                      topic, (*r)->why, (*r)->messages, (*r)->bytes);
-        if (self._hooks.sealed) self._hooks.sealed();
+        if (hooks.sealed) hooks.sealed();
     }
 
     // mode=offload: removes from the stream what the table has committed (the partition's
@@ -416,7 +575,7 @@ struct jetstream_source::impl {
                                   natsStatus_GetText(s), int(ec)));
             return;
         }
-        spdlog::debug("ingest {}: stream {} purged below sequence {} (committed to Iceberg)", self._cfg.name, stream,
+        spdlog::debug("ingest {}: stream {} purged below sequence {} (committed to Iceberg)", cfg.name, stream,
                       marker + 1);
         purged_to = marker;
     }
@@ -431,10 +590,10 @@ struct jetstream_source::impl {
         if (over && !paused) {
             spdlog::warn("ingest {}: {} bytes of {}-0 not yet in Iceberg, above max-local-bytes={}: consumption "
                          "paused until the lake catches up",
-                         self._cfg.name, bytes, topic, budget);
+                         cfg.name, bytes, topic, budget);
             ++st.pauses;
         } else if (!over && paused) {
-            spdlog::info("ingest {}: {} bytes not yet in Iceberg, consumption resumes", self._cfg.name, bytes);
+            spdlog::info("ingest {}: {} bytes not yet in Iceberg, consumption resumes", cfg.name, bytes);
         }
         paused = over;
         st.paused = over;
@@ -445,6 +604,7 @@ struct jetstream_source::impl {
 
     // Shorter fetches with a short max-age, so a segment is sealed close to its age.
     int64_t fetch_timeout() const {
+        if (limits.immediate) return 50;
         return limits.max_age_ms > 0 ? std::clamp<int64_t>(limits.max_age_ms / 4, 50, fetch_timeout_ms)
                                      : fetch_timeout_ms;
     }
@@ -488,11 +648,14 @@ struct jetstream_source::impl {
                     early_timeouts = 0;
                     auto r = append(list);
                     natsMsgList_Destroy(&list);
+                    if (r && reread) {
+                        drop_sub();
+                        continue;
+                    }
                     if (!r) {
                         set_error(r.error().message());
                         // Start again at the mirror's end: nothing is skipped or doubled.
-                        natsSubscription_Destroy(sub);
-                        sub = nullptr;
+                        drop_sub();
                         continue;
                     }
                     if (!paused) set_running();
@@ -501,16 +664,14 @@ struct jetstream_source::impl {
                     else if (++early_timeouts >= early_timeouts_before_resubscribe) {
                         spdlog::info("ingest {}: {} fetches in a row ended at once with a timeout (stale pull "
                                      "statuses, libnats < 3.6.1): recreating the pull consumer",
-                                     self._cfg.name, early_timeouts);
-                        natsSubscription_Destroy(sub);
-                        sub = nullptr;
+                                     cfg.name, early_timeouts);
+                        drop_sub();
                         continue;
                     }
                 } else {
                     natsMsgList_Destroy(&list);
                     set_error(fmt::format("fetching from stream {}: {}", stream, natsStatus_GetText(s)));
-                    natsSubscription_Destroy(sub);
-                    sub = nullptr;
+                    drop_sub();
                     continue;
                 }
             }
@@ -522,8 +683,7 @@ struct jetstream_source::impl {
                     // Subscribe again once the stream answers (and purge again: a server that
                     // restarted may have lost a purge it acknowledged).
                     set_error(end.error().message());
-                    natsSubscription_Destroy(sub);
-                    sub = nullptr;
+                    drop_sub();
                     continue;
                 }
                 int64_t local = plog->log_end_offset()();
@@ -544,68 +704,302 @@ struct jetstream_source::impl {
                 if (*end > local && now - last_progress_ms > stall_ms) {
                     spdlog::info("ingest {}: stream {} is at {} and the mirror at {} with no message for {} ms: "
                                  "recreating the pull consumer",
-                                 self._cfg.name, stream, *end, local, now - last_progress_ms);
-                    natsSubscription_Destroy(sub);
-                    sub = nullptr;
+                                 cfg.name, stream, *end, local, now - last_progress_ms);
+                    drop_sub();
                 }
             }
         }
         if (plog) (void)plog->flush();
     }
+
+    // Reads the (per-stream) settings and spawns the thread. Errors name the setting.
+    result<void> start(std::string stream_name, std::string topic_name) {
+        stream = std::move(stream_name);
+        topic = std::move(topic_name);
+        subject = cfg.get("filter-subject");
+        mirror_of = "jetstream:" + cfg.name;
+        offload = cfg.get("mode", "duplicate") == "offload";
+        budget = max_local_bytes_of(cfg);
+        limits = FLOE_TRY(seal_thresholds::of(cfg));
+        kind = kind_of(stream);
+        if (kind == stream_kind::kv) kv_prefix = fmt::format("$KV.{}.", stream.substr(3));
+        if (kind == stream_kind::obj) {
+            obj_chunks = fmt::format("$O.{}.C.", stream.substr(4));
+            obj_meta = fmt::format("$O.{}.M.", stream.substr(4));
+        }
+        FLOE_TRY_CTX(log::local_tier::validate_topic_name(topic), "the mirror topic of stream {} (source {})", stream,
+                     cfg.name);
+        {
+            std::lock_guard g(mu);
+            st.name = cfg.name;
+            st.type = "jetstream";
+            st.max_local_bytes = budget;
+            st.state = "starting";
+        }
+        thread = std::thread([this] {
+            // Named for profiles and top -H (15 characters at most).
+            ::pthread_setname_np(::pthread_self(), fmt::format("ingest:{}", cfg.name).substr(0, 15).c_str());
+            run();
+        });
+        spdlog::info("ingest {}: jetstream source {} stream={} ({}) topic={} mode={} max-age={} max-messages={} "
+                     "max-bytes={} max-local-bytes={}",
+                     cfg.name, cfg.get("url"), stream,
+                     kind == stream_kind::kv ? "KV bucket" : kind == stream_kind::obj ? "object store" : "stream", topic,
+                     offload ? "offload" : "duplicate", cfg.get("max-age", "-"), cfg.get("max-messages", "-"),
+                     cfg.get("max-bytes", "-"), budget);
+        return {};
+    }
+
+    void stop() {
+        if (!thread.joinable()) return;
+        stopping = true;
+        thread.join();
+        disconnect();
+        std::lock_guard g(mu);
+        st.state = "stopped";
+    }
+
+    source_status status() const {
+        std::lock_guard g(mu);
+        return st;
+    }
+};
+
+namespace {
+// How often a source of several streams lists the server's streams (new ones are mirrored,
+// gone ones stopped), and how many streams one source mirrors at most.
+constexpr int64_t stream_list_interval_ms = 2000;
+constexpr size_t max_streams_per_source = 1000;
+
+// A topic name from a stream name: characters a topic name cannot hold become '_'.
+std::string topic_of(std::string_view prefix, std::string_view stream) {
+    std::string t(prefix);
+    for (char c : stream)
+        t.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_');
+    return t;
+}
+} // namespace
+
+/// The source: one stream_mirror per stream. With `stream`, one mirror started at start(); with
+/// `streams`, a listing thread that starts and stops mirrors as streams come and go.
+struct jetstream_source::impl {
+    jetstream_source& self;
+    explicit impl(jetstream_source& s) : self(s) {}
+
+    bool many = false;
+    std::string selector_text;
+    std::optional<topic_selector> selector; // nullopt with many: every stream ("*")
+    std::thread lister;
+    std::atomic<bool> stopping{false};
+
+    mutable std::mutex mu; // guards mirrors, list_error, listed
+    std::map<std::string, std::unique_ptr<stream_mirror>> mirrors;
+    std::string list_error;
+    bool listed = false;
+    int64_t list_errors = 0;
+
+    // The source's settings for one stream: its overrides applied, the override keys dropped.
+    config::settings::ingest_source settings_for(const std::string& stream) const {
+        auto c = self._cfg;
+        const std::string mine = "overrides." + stream + ".";
+        for (auto it = c.values.begin(); it != c.values.end();)
+            if (it->first.starts_with("overrides.")) it = c.values.erase(it);
+            else ++it;
+        for (auto& [k, v] : self._cfg.values)
+            if (k.starts_with(mine)) c.values[k.substr(mine.size())] = v;
+        return c;
+    }
+
+    result<std::unique_ptr<stream_mirror>> make_mirror(const std::string& stream) {
+        auto c = settings_for(stream);
+        std::string topic = many ? c.get("topic", topic_of(c.get("topic-prefix"), stream))
+                                 : c.get("topic", c.get("topic-prefix") + stream);
+        // The work-queue consumer: "floe-<source>" for a one-stream source, as it always was.
+        std::string durable = many ? topic_of("floe-" + self._cfg.name + "-", stream) : "floe-" + self._cfg.name;
+        auto m = std::make_unique<stream_mirror>(std::move(c), self._logs, self._hooks, std::move(durable));
+        FLOE_TRY(m->start(stream, topic));
+        return m;
+    }
+
+    bool wanted(const std::string& stream) const { return !selector || selector->matches(stream); }
+
+    // One listing round: mirrors for new matching streams, stops those of streams gone.
+    void list_round(jsCtx* js) {
+        jsStreamNamesList* names = nullptr;
+        jsErrCode ec = jsErrCode(0);
+        natsStatus s = js_StreamNames(&names, js, nullptr, &ec);
+        std::vector<std::string> found;
+        if (s == NATS_OK && names)
+            for (int i = 0; i < names->Count; ++i)
+                if (names->List[i] && wanted(names->List[i])) found.emplace_back(names->List[i]);
+        if (names) jsStreamNamesList_Destroy(names);
+        if (s != NATS_OK && s != NATS_NOT_FOUND) { // NOT_FOUND: no stream at all
+            std::lock_guard g(mu);
+            auto msg = fmt::format("listing the streams of {}: {} (JetStream error {})", self._cfg.get("url"),
+                                   natsStatus_GetText(s), int(ec));
+            if (msg != list_error) {
+                spdlog::warn("ingest {}: {}", self._cfg.name, msg);
+                ++list_errors;
+            }
+            list_error = std::move(msg);
+            return;
+        }
+        std::sort(found.begin(), found.end());
+        if (found.size() > max_streams_per_source) {
+            spdlog::warn("ingest {}: {} streams match '{}', mirroring the first {} by name", self._cfg.name,
+                         found.size(), selector_text, max_streams_per_source);
+            found.resize(max_streams_per_source);
+        }
+        std::vector<std::unique_ptr<stream_mirror>> gone;
+        {
+            std::lock_guard g(mu);
+            list_error.clear();
+            listed = true;
+            for (auto it = mirrors.begin(); it != mirrors.end();)
+                if (!std::binary_search(found.begin(), found.end(), it->first)) {
+                    spdlog::info("ingest {}: stream {} is gone: its mirror {} stops (the topic and table stay)",
+                                 self._cfg.name, it->first, it->second->topic);
+                    gone.push_back(std::move(it->second));
+                    it = mirrors.erase(it);
+                } else {
+                    ++it;
+                }
+        }
+        gone.clear(); // joins their threads, outside the lock
+        for (auto& name : found) {
+            {
+                std::lock_guard g(mu);
+                if (mirrors.contains(name)) continue;
+            }
+            auto m = make_mirror(name);
+            std::lock_guard g(mu);
+            if (!m) {
+                auto msg = fmt::format("stream {}: {}", name, m.error().message());
+                if (msg != list_error) {
+                    spdlog::warn("ingest {}: {}", self._cfg.name, msg);
+                    ++list_errors;
+                }
+                list_error = std::move(msg);
+                continue;
+            }
+            spdlog::info("ingest {}: stream {} matches '{}': mirrored into {}", self._cfg.name, name, selector_text,
+                         (*m)->topic);
+            mirrors.emplace(name, std::move(*m));
+        }
+    }
+
+    void list_loop() {
+        natsConnection* nc = nullptr;
+        jsCtx* js = nullptr;
+        int64_t last = 0;
+        while (!stopping.load()) {
+            auto now = now_ms();
+            if (now - last >= stream_list_interval_ms) {
+                last = now;
+                if (!nc || natsConnection_IsClosed(nc)) {
+                    if (js) jsCtx_Destroy(js);
+                    if (nc) natsConnection_Destroy(nc);
+                    js = nullptr;
+                    nc = nullptr;
+                    if (auto r = connect_to(self._cfg, &self._cfg.name, nc, js); !r) {
+                        std::lock_guard g(mu);
+                        if (list_error != r.error().message()) {
+                            spdlog::warn("ingest {}: {}", self._cfg.name, r.error().message());
+                            ++list_errors;
+                        }
+                        list_error = r.error().message();
+                        continue;
+                    }
+                }
+                list_round(js);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (js) jsCtx_Destroy(js);
+        if (nc) natsConnection_Destroy(nc);
+    }
 };
 
 jetstream_source::jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs, ingest_hooks hooks)
-    : _cfg(std::move(cfg)), _logs(logs), _hooks(std::move(hooks)), _impl(std::make_unique<impl>(*this)) {
-    _impl->st.name = _cfg.name;
-    _impl->st.type = "jetstream";
-    _impl->st.max_local_bytes = max_local_bytes_of(_cfg);
-    _impl->st.state = "stopped";
-}
+    : _cfg(std::move(cfg)), _logs(logs), _hooks(std::move(hooks)), _impl(std::make_unique<impl>(*this)) {}
 
 jetstream_source::~jetstream_source() { stop(); }
 
 result<void> jetstream_source::start() {
     auto& I = *_impl;
-    I.stream = _cfg.get("stream");
-    I.topic = _cfg.get("topic", I.stream);
-    I.subject = _cfg.get("filter-subject");
-    I.mirror_of = "jetstream:" + _cfg.name;
-    I.offload = _cfg.get("mode", "duplicate") == "offload";
-    I.budget = max_local_bytes_of(_cfg);
-    I.limits = FLOE_TRY(seal_thresholds::of(_cfg));
-    FLOE_TRY_CTX(log::local_tier::validate_topic_name(I.topic), "setting 'floe.ingest.sources.{}.topic'", _cfg.name);
-    {
+    I.many = !_cfg.get("streams").empty();
+    if (!I.many) {
+        auto m = FLOE_TRY(I.make_mirror(_cfg.get("stream")));
         std::lock_guard g(I.mu);
-        I.st.state = "starting";
+        I.mirrors.emplace(_cfg.get("stream"), std::move(m));
+        return {};
     }
-    I.thread = std::thread([this] {
-        // Named for profiles and top -H (15 characters at most).
+    if (!_cfg.get("topic").empty())
+        return fail(errc::invalid_argument,
+                    "setting 'floe.ingest.sources.{}.topic' names one mirror topic, but the source has several "
+                    "streams: use topic-prefix, or overrides.<stream>.topic",
+                    _cfg.name);
+    I.selector_text = _cfg.get("streams");
+    if (I.selector_text != "*")
+        I.selector = FLOE_TRY_CTX(topic_selector::parse(I.selector_text), "setting 'floe.ingest.sources.{}.streams'",
+                                  _cfg.name);
+    // Settings that every stream's mirror checks are checked once here, naming the setting.
+    FLOE_TRY(seal_thresholds::of(_cfg));
+    I.lister = std::thread([this] {
         ::pthread_setname_np(::pthread_self(), fmt::format("ingest:{}", _cfg.name).substr(0, 15).c_str());
-        _impl->run();
+        _impl->list_loop();
     });
-    spdlog::info("ingest {}: jetstream source {} stream={} topic={} mode={} max-age={} max-messages={} max-bytes={} "
-                 "max-local-bytes={}",
-                 _cfg.name, _cfg.get("url"), I.stream, I.topic, I.offload ? "offload" : "duplicate",
-                 _cfg.get("max-age", "-"), _cfg.get("max-messages", "-"), _cfg.get("max-bytes", "-"), I.budget);
+    spdlog::info("ingest {}: jetstream source {} streams='{}' topic-prefix='{}' (streams listed every {} ms)",
+                 _cfg.name, _cfg.get("url"), I.selector_text, _cfg.get("topic-prefix"), stream_list_interval_ms);
     return {};
 }
 
 void jetstream_source::stop() {
     auto& I = *_impl;
-    if (!I.thread.joinable()) return;
     I.stopping = true;
-    I.thread.join();
-    I.disconnect();
-    std::lock_guard g(I.mu);
-    I.st.state = "stopped";
+    if (I.lister.joinable()) I.lister.join();
+    {
+        std::lock_guard g(I.mu);
+        for (auto& [n, m] : I.mirrors) m->stop();
+    }
 }
 
 source_status jetstream_source::status() const {
+    auto& I = *_impl;
     source_status out;
-    {
-        std::lock_guard g(_impl->mu);
-        out = _impl->st;
+    out.name = _cfg.name;
+    out.type = "jetstream";
+    out.max_local_bytes = max_local_bytes_of(_cfg);
+    out.state = "starting";
+    bool any_error = false, any_paused = false, any_starting = false, any_stopped = false;
+    std::lock_guard g(I.mu);
+    for (auto& [n, m] : I.mirrors) {
+        auto s = m->status();
+        out.errors += s.errors;
+        out.pauses += s.pauses;
+        out.paused |= s.paused;
+        if (s.state == "error") {
+            any_error = true;
+            if (out.last_error.empty() || s.last_error_ms > out.last_error_ms) {
+                out.last_error = I.many ? fmt::format("stream {}: {}", n, s.last_error) : s.last_error;
+                out.last_error_ms = s.last_error_ms;
+            }
+        }
+        any_paused |= s.state == "paused";
+        any_starting |= s.state == "starting";
+        any_stopped |= s.state == "stopped";
+        for (auto& p : s.partitions) out.partitions.push_back(p);
     }
+    out.errors += I.list_errors;
+    if (!I.list_error.empty()) {
+        any_error = true;
+        out.last_error = I.list_error;
+    }
+    if (any_error) out.state = "error";
+    else if (any_paused) out.state = "paused";
+    else if (any_starting || (I.many && !I.listed)) out.state = "starting";
+    else if (any_stopped && !I.mirrors.empty()) out.state = "stopped";
+    else out.state = "running";
     fill_local_positions(_logs, out);
     return out;
 }

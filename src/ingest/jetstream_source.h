@@ -11,18 +11,23 @@
 
 namespace floe::ingest {
 
-/// A NATS JetStream source: the stream's messages are copied into the one-partition mirror topic
-/// `topic` (offset = stream sequence - 1, key = subject, value = payload, headers = NATS
-/// headers, timestamp = the stream's stored time). `duplicate` keeps them in NATS; `offload`
-/// removes them once the Iceberg table holds them (purge below the mirror's offloaded marker;
-/// on a work queue, explicit acks of a durable consumer), the stream's last message excepted.
+/// A NATS JetStream source: one stream (`stream`), or several (`streams`: a comma list, a `^regex`,
+/// or `*` for all; listed every 2 s, so streams created later are mirrored, at most 1,000 a
+/// source), each copied into its own one-partition mirror topic (`topic`, or `topic-prefix` +
+/// stream name): offset = stream sequence - 1, key = subject, value = payload, headers = NATS
+/// headers, timestamp = the stream's stored time. KV buckets (`KV_<bucket>`) and object stores
+/// (`OBJ_<bucket>`) are shaped (src/ingest/README.md, "Stream kinds"). `overrides.<stream>.<key>`
+/// sets a key for one stream. `duplicate` keeps messages in NATS; `offload` removes them once
+/// the Iceberg table holds them (purge below the mirror's offloaded marker; on a work queue,
+/// explicit acks of a durable consumer), the stream's last message excepted.
 /// `max-age` / `max-messages` / `max-bytes` seal the mirror's active segment and wake the
-/// storage worker; above `max-local-bytes` not yet in Iceberg, fetching pauses.
-/// Limits streams are read through an ephemeral pull consumer created at the mirror's log end
-/// (sequence = log end + 1; everything when the mirror is empty), acknowledged (AckAll) after
-/// each append.
+/// storage worker (0: after every fetch); above `max-local-bytes` not yet in Iceberg (per
+/// stream), fetching pauses. Limits streams are read through an ephemeral pull consumer created
+/// at the mirror's log end (sequence = log end + 1; everything when the mirror is empty),
+/// acknowledged (AckAll) after each append.
 ///
-/// Threads: start() spawns the fetch thread; status() is safe from any thread; stop() joins.
+/// Threads: one per stream (its own connection), plus a listing thread with `streams`; start()
+/// spawns them; status() is safe from any thread (it sums the streams); stop() joins.
 class jetstream_source {
 public:
     jetstream_source(config::settings::ingest_source cfg, log::local_tier& logs, ingest_hooks hooks = {});

@@ -14,6 +14,12 @@ result<seal_thresholds> seal_thresholds::of(const config::settings::ingest_sourc
         t.max_messages = FLOE_TRY_CTX(config::parse_int(v), "setting 'floe.ingest.sources.{}.max-messages'", cfg.name);
     if (auto v = cfg.get("max-bytes"); !v.empty())
         t.max_bytes = FLOE_TRY_CTX(config::parse_size(v), "setting 'floe.ingest.sources.{}.max-bytes'", cfg.name);
+    for (auto k : {"max-age", "max-messages", "max-bytes"})
+        if (cfg.values.contains(k) && !cfg.get(k).empty())
+            t.immediate |= (k == std::string_view("max-age") ? t.max_age_ms : k == std::string_view("max-messages")
+                                                                                  ? t.max_messages
+                                                                                  : t.max_bytes)
+                           == 0;
     return t;
 }
 
@@ -40,7 +46,19 @@ result<std::optional<sealed_segment>> segment_sealer::maybe_seal(log::local_part
     auto& a = segs.back();
     if (a.sealed || a.empty() || a.id() != _seg_id) return std::nullopt;
     const char* why = nullptr;
-    if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
+    if (t.immediate) {
+        // At most one segment waits for the lake: while a sealed one is not committed yet,
+        // what arrives gathers in the active segment and goes in the next commit, so the storage
+        // worker commits as fast as it can and never falls behind by one commit per message.
+        const int64_t marker = p.offloaded_up_to()();
+        for (auto it = segs.rbegin() + 1; it < segs.rend(); ++it)
+            if (!it->empty()) {
+                if (p.config().remote_storage_enable && it->next_offset() > marker) return std::nullopt;
+                break;
+            }
+        why = "threshold 0";
+    }
+    else if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
     else if (t.max_bytes > 0 && int64_t(a.size_bytes) >= t.max_bytes) why = "max-bytes";
     else if (t.max_age_ms > 0 && now_ms - _first_ms >= t.max_age_ms) why = "max-age";
     if (!why) return std::nullopt;

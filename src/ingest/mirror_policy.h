@@ -12,18 +12,21 @@ namespace floe::ingest {
 /// A source's seal thresholds (`max-age`, `max-messages`, `max-bytes`; 0 = not set): whichever
 /// comes first seals a mirror partition's active segment, which the storage worker then lands in
 /// Iceberg. Without any, the topic's segment.ms / segment.bytes decide.
+/// Any of them set to 0 (`immediate`) seals after every append: each message lands in Iceberg as
+/// soon as it arrives, at the price of one small data file and one commit per fetch.
 struct seal_thresholds {
     int64_t max_age_ms = 0;
     int64_t max_messages = 0;
     int64_t max_bytes = 0;
-    bool any() const noexcept { return max_age_ms > 0 || max_messages > 0 || max_bytes > 0; }
+    bool immediate = false; ///< a threshold set to 0
+    bool any() const noexcept { return immediate || max_age_ms > 0 || max_messages > 0 || max_bytes > 0; }
     /// Read from a source's settings (validated by config already); errors name the setting.
     static result<seal_thresholds> of(const config::settings::ingest_source& cfg);
 };
 
 /// What segment_sealer::maybe_seal sealed, for the log line.
 struct sealed_segment {
-    const char* why = "";   ///< "max-age", "max-messages" or "max-bytes"
+    const char* why = "";   ///< "max-age", "max-messages", "max-bytes" or "threshold 0"
     int64_t id = 0;
     int64_t messages = 0;
     uint64_t bytes = 0;

@@ -348,8 +348,9 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
                   .find("floe.ingest.sources.j.stream"),
               std::string::npos);
     // Thresholds and the budget: typed, positive; a wrong one names its key.
-    for (auto bad : {"max-age=0", "max-age=soon", "max-messages=-1", "max-messages=1x", "max-bytes=0",
-                     "max-bytes=lots", "max-local-bytes=0"}) {
+    for (auto bad : {"max-age=-1s", "max-age=soon", "max-messages=-1", "max-messages=1x", "max-bytes=-1",
+                     "max-bytes=lots", "max-local-bytes=0", "overrides.S.max-age=soon", "overrides.S.url=x",
+                     "overrides.S=x", "overrides..mode=offload"}) {
         std::string kv = std::string("floe.ingest.sources.j.") + bad;
         auto key = kv.substr(0, kv.find('='));
         EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
@@ -362,6 +363,30 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
                    "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.mode=keep"})
                   .find("floe.ingest.sources.j.mode"),
               std::string::npos);
+    // Thresholds of 0 (every message at once); stream and streams, exactly one of them.
+    EXPECT_TRUE(load_with(std::nullopt, {}, {"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                                             "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.max-age=0",
+                                             "floe.ingest.sources.j.max-messages=0", "floe.ingest.sources.j.max-bytes=0"}));
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                   "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.streams=A,B"})
+                  .find("not both"),
+              std::string::npos);
+    EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
+                   "floe.ingest.sources.j.streams=A", "floe.ingest.sources.j.overrides.A.mode=offload",
+                   "floe.ingest.sources.j.overrides.A.remote-storage=false"})
+                  .find("floe.ingest.sources.j.overrides.A.mode"),
+              std::string::npos);
+    auto many_file = write_yaml("floe:\n  ingest:\n    sources:\n      n:\n        type: jetstream\n"
+                                "        url: nats://h:1\n        streams: [ORDERS, KV_cfg, OBJ_files]\n"
+                                "        topic-prefix: nats.\n        overrides:\n          ORDERS:\n"
+                                "            mode: offload\n            max-age: 0\n");
+    auto many = load_with(many_file, {}, {});
+    ASSERT_TRUE(many) << many.error();
+    auto& n = many->ingest_sources().at("n");
+    EXPECT_EQ(n.get("streams"), "ORDERS,KV_cfg,OBJ_files");
+    EXPECT_EQ(n.get("topic-prefix"), "nats.");
+    EXPECT_EQ(n.get("overrides.ORDERS.mode"), "offload");
+    EXPECT_EQ(n.get("overrides.ORDERS.max-age"), "0");
     auto j = load_with(std::nullopt, {}, {"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
                                           "floe.ingest.sources.j.stream=S", "floe.ingest.sources.j.topic=s.mirror",
                                           "floe.ingest.sources.j.mode=offload", "floe.ingest.sources.j.max-age=1s",

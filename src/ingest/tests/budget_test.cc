@@ -1,6 +1,7 @@
 // The backpressure budget: which local bytes count as not yet in Iceberg, and the setting's
 // default.
 #include "ingest/kafka_source.h"
+#include "ingest/mirror_policy.h"
 #include "log/batch_builder.h"
 #include "log/partition_log.h"
 #include "log/tests/test_util.h"
@@ -67,4 +68,69 @@ TEST(IngestBudget, SettingAndDefault) {
     EXPECT_EQ(max_local_bytes_of(s), default_max_local_bytes);
     s.values["max-local-bytes"] = "64MiB";
     EXPECT_EQ(max_local_bytes_of(s), 64ll << 20);
+}
+
+// Thresholds of 0: any of them makes the sealer seal after every append, but while a sealed
+// segment waits for the lake what arrives gathers in the active segment (one commit at a time).
+TEST(IngestThresholds, ZeroSealsEveryAppendWithAtMostOneSegmentWaitingForTheLake) {
+    config::settings::ingest_source s;
+    s.name = "z";
+    auto none = seal_thresholds::of(s);
+    ASSERT_TRUE(none);
+    EXPECT_FALSE(none->any());
+    s.values["max-age"] = "1s";
+    EXPECT_FALSE(seal_thresholds::of(s)->immediate);
+    for (auto key : {"max-age", "max-messages", "max-bytes"}) {
+        config::settings::ingest_source z;
+        z.name = "z";
+        z.values[key] = "0";
+        auto t = seal_thresholds::of(z);
+        ASSERT_TRUE(t) << key;
+        EXPECT_TRUE(t->immediate) << key;
+        EXPECT_TRUE(t->any()) << key;
+    }
+    config::settings::ingest_source z;
+    z.name = "z";
+    z.values["max-age"] = "0";
+    auto t = *seal_thresholds::of(z);
+
+    log::testing::temp_dir tmp;
+    auto p = open_mirror(tmp.path / "tiered", true);
+    ASSERT_TRUE(p);
+    segment_sealer sealer;
+    auto seal = [&](int64_t now) {
+        auto r = sealer.maybe_seal(*p, t, now);
+        EXPECT_TRUE(r) << r.error();
+        return r ? *r : std::nullopt;
+    };
+    EXPECT_FALSE(seal(1)); // nothing appended
+    mirror(*p, 0, 1);
+    sealer.appended(*p, 1, 2);
+    auto first = seal(2);
+    ASSERT_TRUE(first);
+    EXPECT_STREQ(first->why, "threshold 0");
+    EXPECT_EQ(first->messages, 1);
+    // Segment 0 is sealed but not in the table: new messages wait in the active segment.
+    mirror(*p, 1, 3);
+    sealer.appended(*p, 3, 3);
+    EXPECT_FALSE(seal(3));
+    mirror(*p, 4, 2);
+    sealer.appended(*p, 2, 4);
+    EXPECT_FALSE(seal(4));
+    ASSERT_TRUE(p->set_offloaded_up_to(kafka_offset(1))); // segment 0 committed
+    auto second = seal(5);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->messages, 5); // offsets 1..5, one commit
+    EXPECT_EQ(p->sealed_segments().size(), 2u);
+
+    // A mirror kept local (no lake) seals after every append: nothing would ever commit.
+    auto q = open_mirror(tmp.path / "local", false);
+    ASSERT_TRUE(q);
+    segment_sealer local;
+    mirror(*q, 0, 1);
+    local.appended(*q, 1, 1);
+    ASSERT_TRUE(*local.maybe_seal(*q, t, 1));
+    mirror(*q, 1, 1);
+    local.appended(*q, 1, 2);
+    EXPECT_TRUE(*local.maybe_seal(*q, t, 2));
 }
