@@ -139,7 +139,8 @@ result<location_metadata> scan_location(file_io& io, const std::string& location
 }
 
 result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& t, const std::string& location,
-                                  const std::optional<std::string>& current) {
+                                  const std::optional<std::string>& current_in) {
+    std::optional<std::string> current = current_in;
     // A REST catalog's server writes the metadata and owns the location's files.
     if (cat.server_side_commit()) return {};
     auto found = FLOE_TRY_CTX(scan_location(io, location), "checking who owns table {}.{}", t.ns, t.name);
@@ -149,7 +150,7 @@ result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& 
                                 fmt::format("its metadata/ already holds {} (version {}), which this catalog does "
                                             "not know",
                                             base_name(found.newest_uri()), found.newest_version()));
-    const int64_t version = metadata_version(*current);
+    int64_t version = metadata_version(*current);
     if (cat.commit_by_create()) {
         // The filesystem catalog's current version is the newest v<N>; a pointer-swapping
         // catalog names its files <N>-<uuid> and copies them to v<N>.
@@ -162,7 +163,16 @@ result<void> check_location_owner(catalog& cat, file_io& io, const table_ident& 
         return {};
     }
     // Only v<N> counts here: it is published after a swap, while a <N>-<uuid> file without one
-    // may be an attempt of this very catalog that did not land.
+    // may be an attempt of this very catalog that did not land. The pointer was read before the
+    // listing, and writers of this catalog may have committed and published since: a newer v<N>
+    // is foreign only if the catalog, asked again now, has not reached it.
+    if (found.newest_path_version > version) {
+        auto now = FLOE_TRY(cat.metadata_location(t));
+        if (now && metadata_version(*now) >= found.newest_path_version) {
+            current = std::move(now);
+            version = metadata_version(*current);
+        }
+    }
     if (found.newest_path_version > version)
         return foreign_metadata(t, location,
                                 fmt::format("the catalog points at {} (version {}) but metadata/ holds {}, written "

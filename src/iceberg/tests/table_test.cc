@@ -672,6 +672,29 @@ TEST(iceberg_table_owner, same_version_with_other_content_is_refused) {
     EXPECT_NE(refused.error().message().find("differs"), std::string::npos) << refused.error();
 }
 
+// The pointer is read before metadata/ is listed, so writers of the same catalog can commit in
+// between (found by the chaos run on a PostgreSQL catalog and S3, 2026-12-03: a restarted broker
+// read version 772, the listing then held v774, and offload was refused as if another catalog
+// had written it). A stale pointer whose catalog has since reached the listed version is not a
+// stranger; a version the catalog never reached still is.
+TEST(iceberg_table_owner, a_pointer_read_before_the_listing_is_asked_again) {
+    fixture f("sql");
+    auto sql = open_kind(f, "sql", f.db);
+    ASSERT_TRUE(create_table_if_missing(*sql, f.io, ident, f.location));
+    auto stale = **sql->metadata_location(ident);  // version 1, read "before" the commits below
+    ASSERT_TRUE(append_files(*sql, f.io, ident, batch(f.location, "r-0", 0, 5)));
+    ASSERT_TRUE(append_files(*sql, f.io, ident, batch(f.location, "r-0", 5, 5)));
+    ASSERT_EQ(metadata_version(**sql->metadata_location(ident)), 3);
+    auto ok = check_location_owner(*sql, f.io, ident, f.location, stale);
+    EXPECT_TRUE(ok) << ok.error();
+    // A v9 the catalog never reached: refused, naming it.
+    auto v9 = f.location + "/metadata/v9.metadata.json";
+    ASSERT_TRUE(f.io.copy_new(**sql->metadata_location(ident), v9));
+    auto refused = check_location_owner(*sql, f.io, ident, f.location, stale);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("v9.metadata.json"), std::string::npos) << refused.error();
+}
+
 TEST(iceberg_file_io, copy_new_never_replaces) {
     test_util::temp_dir dir;
     local_file_io io;
