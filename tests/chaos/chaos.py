@@ -451,7 +451,11 @@ class Faults:
                 self.c.kill_broker(b)
                 ok = self.c.start_broker(b, wait=True)
             if not ok:
-                rec["note"] = (rec.get("note", "") + " restart failed").strip()
+                # (a broker refuses to start while Redis is down): supervise() tries again every 2 s
+                rec["note"] = (rec.get("note", "") + " restart failed; retried until it starts").strip()
+                self.c.kill_broker(b)
+                self.c.brokers[b]["state"] = "restart"
+                self.c.brokers[b]["retry_at"] = time.time() + 2
         elif kind == "pause":
             b = int(target.split("-")[1])
             self.c.signal_broker(b, signal.SIGCONT)
@@ -474,9 +478,20 @@ class Faults:
 
     def supervise(self):
         """A broker that exited by itself (not killed here) is noted and started again, as a
-        supervisor would."""
+        supervisor would; one whose restart failed is tried again every 2 s."""
         for b in BROKERS:
             br = self.c.brokers[b]
+            if br["state"] == "restart" and time.time() >= br.get("retry_at", 0):
+                if self.c.start_broker(b, wait=True):
+                    log(f"broker {b} started again after a failed restart")
+                    self.applied.append({"kind": "exit", "target": f"broker-{b}", "start": round(self.now(), 3),
+                                         "end": round(self.now(), 3),
+                                         "note": f"broker {b} started again after a failed restart"})
+                else:
+                    self.c.kill_broker(b)
+                    br["state"] = "restart"
+                    br["retry_at"] = time.time() + 2
+                continue
             if br["state"] in ("up", "paused") and br["proc"] is not None and br["proc"].poll() is not None:
                 rc = br["proc"].returncode
                 rec = {"kind": "exit", "target": f"broker-{b}", "start": round(self.now(), 3),
@@ -789,8 +804,13 @@ def run(args):
         open(stop_cons, "w").close()
         wait_workers(procs, "consumer", 30)
         log(f"consumers {'caught up' if caught else 'did NOT catch up in 45 s'}; reading every partition from 0")
-        r = subprocess.run(["node", os.path.join(JS, "final_read.mjs"), boot, TOPIC, "90000"], capture_output=True,
-                           text=True, timeout=150)
+        for attempt in range(3):  # a broker may still be settling (leases, group coordinators)
+            r = subprocess.run(["node", os.path.join(JS, "final_read.mjs"), boot, TOPIC, "90000"],
+                               capture_output=True, text=True, timeout=150)
+            if r.returncode == 0:
+                break
+            log(f"final read failed (attempt {attempt + 1} of 3): {r.stderr.strip().splitlines()[0][:300] if r.stderr.strip() else r.returncode}")
+            time.sleep(5)
         if r.returncode != 0:
             raise RuntimeError(f"final read failed: {r.stderr[-800:]}")
         final = json.loads(r.stdout)
