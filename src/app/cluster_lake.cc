@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 namespace floe::app {
 namespace {
@@ -186,15 +187,30 @@ int check_cluster_lake(const config::settings& s, const redis::options& ro, iceb
         spdlog::warn("cluster lake: cannot read the catalog's lake id ({}); comparing the settings only",
                      id.error().message());
     auto ns = s.get_string("floe.namespace");
-    auto c = redis::client::connect(ro);
-    if (!c) {
-        spdlog::error("floe.local.redis.uri: connecting to Redis to check the cluster's lake: {}", c.error().message());
-        return 1;
-    }
+    // Redis down or still loading its data (a restart beside this one) is waited for, up to 30 s
+    // with a line every 5 s: a broker of a cluster should not need a supervisor to outlast a Redis
+    // restart. Anything else (a wrong password, a refused command) stops start-up at once.
     std::vector<lake_difference> diffs;
-    auto r = record_or_compare_lake(**c, ns, mine, &diffs);
+    result<lake_check> r = fail(errc::unavailable, "not tried");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    auto next_note = std::chrono::steady_clock::now();
+    for (int attempt = 1;; ++attempt) {
+        auto c = redis::client::connect(ro);
+        if (c) r = record_or_compare_lake(**c, ns, mine, &diffs);
+        else r = std::unexpected(c.error());
+        if (r || !is_retryable(r.error().code()) || std::chrono::steady_clock::now() >= give_up) break;
+        if (std::chrono::steady_clock::now() >= next_note) {
+            spdlog::warn("floe.local.redis.uri: waiting for Redis to check the cluster's lake (attempt {}, up to "
+                         "30 s): {}",
+                         attempt, r.error().message());
+            next_note = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
     if (!r) {
-        spdlog::error("floe.local.redis.uri: reading the cluster's lake in Redis: {}", r.error().message());
+        spdlog::error("floe.local.redis.uri: checking the cluster's lake in Redis: {}; start Floe again once Redis "
+                      "answers",
+                      r.error().message());
         return 1;
     }
     switch (*r) {

@@ -15,6 +15,7 @@
 #     and are offloaded by the survivors into the same table; every partition read from offset 0
 #     through brokers 2 and 3 with kcat, and through broker 2 with kafkajs, gives every record
 #     exactly once.
+# (c) A broker started while its Redis is down waits for it (up to 30 s, saying so) and comes up.
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -232,4 +233,18 @@ done
 check "kafkajs through broker 2 reads all 20,100 records from offset 0, each as produced" \
   node "$js/consume_check.mjs" 127.0.0.1:$((KB + 2)) "$topic" 20100 $parts
 stop b2; stop b3
+
+# ======================= (c) a broker started while Redis is down waits for it =======================
+RC=$(free_port)
+"$FLOE_BIN" serve --set floe.local.type=redis --set floe.local.redis.uri=redis://127.0.0.1:$RC \
+  --set floe.data-dir="$work/c/b1" --set floe.kafka.listen=127.0.0.1:0 --set floe.http.listen=127.0.0.1:0 \
+  >"$work/c1.out" 2>"$work/c1.log" &
+PID[c1]=$!
+sleep 2
+check "a broker started before its Redis waits, saying so" grep -q "waiting for Redis to check the cluster's lake" "$work/c1.log"
+check "... and is still running" kill -0 "${PID[c1]}"
+run_redis "$work/redis-c" "$RC" || exit 1
+REDIS_PIDS+=("$RUN_REDIS_PID")
+check "... and comes up once Redis answers" wait_for 20 up c1
+stop c1
 finish
