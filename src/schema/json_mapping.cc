@@ -119,6 +119,7 @@ result<json_shape> json_classify(const json_schema_node& n, uint8_t allowed) {
     if (!std::has_single_bit(static_cast<unsigned>(nn))) {
         for (uint8_t bit : {json_boolean, json_integer, json_number, json_string, json_object, json_array}) {
             if (!(nn & bit)) continue;
+            if (bit == json_integer && (nn & json_number)) continue; // "number" holds integers
             uint8_t only = bit == json_number ? uint8_t(json_number | json_integer) : bit;
             s.branches.push_back(json_branch{std::string(type_name(bit)), &e, only});
         }
