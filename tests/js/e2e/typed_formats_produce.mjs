@@ -107,9 +107,10 @@ function protoOrder(e) {
   if (e.note !== null) o.note = e.note;
   if (e.card !== null) o.card = e.card; else o.voucher = e.voucher;
   if (e.hint !== null) o.hint = { value: e.hint };
-  const err = Order.verify(o);
+  const msg = Order.fromObject(o);
+  const err = Order.verify(msg);
   if (err) throw new Error(`protobufjs: ${err}`);
-  return Buffer.from(Order.encode(Order.fromObject(o)).finish());
+  return Buffer.from(Order.encode(msg).finish());
 }
 function zigzagVarint(n) {
   let z = n >= 0 ? n * 2 : -n * 2 - 1;
