@@ -34,6 +34,8 @@
 // field renamed with its number kept becomes a new column (the old one is null from then on),
 // a number changed with the name kept stays the same column (each schema id decodes with its
 // own numbers). Renaming is a new column; that is the rule, as for Avro without aliases.
+// Type changes follow evolve(): int32 → int64 widens int to long; uint32 → uint64 (long →
+// decimal(20, 0)) and any change between the kinds above is incompatible-schema.
 //
 // Absent fields (decoding, lake/typed_rows_protobuf.h): a field with presence (proto2
 // optional, proto3 `optional`, messages, oneof members, wrappers) is null when absent; a proto3
