@@ -22,8 +22,8 @@
 // lose digits), timestamp-millis and time-millis → microseconds, enum index → symbol, uuid text
 // → 16 bytes, decimal bytes/fixed → INT32 / INT64 / FIXED as the table's precision says (sign
 // extended; a value wider than the column is a decode error). Table columns the writer schema
-// does not have get nulls. Protobuf and JSON Schema values will get their own plan kind beside
-// avro_row_plan; the decoder's interface does not change.
+// does not have get nulls. Protobuf and JSON values have their own plans beside avro_row_plan
+// (typed_rows_protobuf.h, typed_rows_json.h), all three behind row_plan.
 //
 // Threads: plans are immutable and may be shared; a typed_decoder is driven by one thread (the
 // one appending to the file).

@@ -315,6 +315,14 @@ TEST_F(TypedLakeTest, LatestSchemaDecodesPlainAvroAndSchemaIdDecodesProtobufAndJ
     ASSERT_TRUE(r4) << r4.error();
     EXPECT_EQ(r4->dead_letter_rows, 1);
     EXPECT_NE(dlq_reasons()[10].second.find("has no message Nope"), std::string::npos) << dlq_reasons()[10].second;
+    // latest-schema with JSON Schema: the value is JSON text, no header.
+    _typed.subject = "json-value";
+    auto r5 = append_values({std::string(R"({"id": 12, "tags": []})"), std::string(R"({"tags": 5})")}, 11);
+    ASSERT_TRUE(r5) << r5.error();
+    EXPECT_EQ(r5->added_rows, 1);
+    EXPECT_EQ(r5->dead_letter_rows, 1);
+    EXPECT_NE(dlq_reasons()[12].second.find("field `tags`: expected array, got number"), std::string::npos)
+        << dlq_reasons()[12].second;
 }
 
 TEST_F(TypedLakeTest, ReplayMovesWhatDecodesNowAndKeepsTheRest) {
