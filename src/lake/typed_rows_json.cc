@@ -28,13 +28,13 @@ struct json_row_plan::op {
     int16_t elem_rep = 0;
     std::string path;
     const schema::json_schema_node* node = nullptr;
-    std::vector<std::string> names;  // object: property names (children in the same order);
-                                     // union: branch names
-    std::vector<bool> required;      // object: per child
-    std::vector<op> children;        // object: properties; map: [value]; array: [element];
-                                     // union: branches
+    std::vector<std::string> names; // object: property names (children in the same order);
+                                    // union: branch names
+    std::vector<bool> required;     // object: per child
+    std::vector<op> children;       // object: properties; map: [value]; array: [element];
+                                    // union: branches
     std::vector<std::pair<uint32_t, uint32_t>> absent; // object: table columns no property writes
-    bool string_enum = false;        // string: check the value against node->enum_values
+    bool string_enum = false; // string: check the value against node->enum_values
 };
 
 namespace {
@@ -46,7 +46,8 @@ struct plan_error {
     std::string detail;
 };
 
-const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name, uint32_t& off) {
+const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name,
+                               uint32_t& off) {
     off = 0;
     for (auto& f : fields) {
         if (f.name == name) return &f;
@@ -58,14 +59,17 @@ const nested_field* find_field(const std::vector<nested_field>& fields, std::str
 struct builder {
     uint32_t base;
 
-    static std::unexpected<plan_error> incompatible(const std::string& path, const iceberg::type_ptr& wt, const type& t) {
-        return std::unexpected(plan_error{decode_reason::incompatible_schema,
-                                          fmt::format("field `{}`: {} -> {}", path, wt ? schema::describe(*wt) : "nothing",
-                                                      schema::describe(t))});
+    static std::unexpected<plan_error> incompatible(const std::string& path,
+                                                    const iceberg::type_ptr& wt, const type& t) {
+        return std::unexpected(
+            plan_error{decode_reason::incompatible_schema,
+                       fmt::format("field `{}`: {} -> {}", path,
+                                   wt ? schema::describe(*wt) : "nothing", schema::describe(t))});
     }
 
-    std::expected<op, plan_error> value(const schema::json_shape& s, const type& t, uint32_t first, int16_t present_def,
-                                        int16_t max_rep, const std::string& path) {
+    std::expected<op, plan_error> value(const schema::json_shape& s, const type& t, uint32_t first,
+                                        int16_t present_def, int16_t max_rep,
+                                        const std::string& path) {
         op o;
         o.kind = s.kind;
         o.nullable = s.nullable;
@@ -77,9 +81,10 @@ struct builder {
         o.path = path;
         auto wt = schema::json_shape_type(s);
         if (!wt)
-            return std::unexpected(plan_error{wt.error().code() == errc::unsupported ? decode_reason::unsupported_schema_type
-                                                                                     : decode_reason::incompatible_schema,
-                                              fmt::format("field `{}`: {}", path, wt.error().message())});
+            return std::unexpected(plan_error{
+                wt.error().code() == errc::unsupported ? decode_reason::unsupported_schema_type
+                                                       : decode_reason::incompatible_schema,
+                fmt::format("field `{}`: {}", path, wt.error().message())});
         if (!*wt || (*wt)->id != t.id) return incompatible(path, *wt, t);
         switch (s.kind) {
         case json_kind::object: {
@@ -90,18 +95,22 @@ struct builder {
             std::vector<bool> used(t.fields.size(), false);
             for (auto& [name, node] : s.node->properties) {
                 auto ps = schema::json_classify(*node);
-                if (!ps) return std::unexpected(plan_error{decode_reason::unsupported_schema_type, ps.error().message()});
+                if (!ps)
+                    return std::unexpected(
+                        plan_error{decode_reason::unsupported_schema_type, ps.error().message()});
                 std::string p = path.empty() ? name : path + "." + name;
                 uint32_t off;
                 const nested_field* tf = find_field(t.fields, name, off);
                 if (!tf) {
                     auto pt = schema::json_shape_type(*ps);
                     if (pt && !*pt) continue; // no data: skipped like an unnamed key
-                    return std::unexpected(plan_error{decode_reason::incompatible_schema,
-                                                      fmt::format("field `{}` has no column in the table", p)});
+                    return std::unexpected(
+                        plan_error{decode_reason::incompatible_schema,
+                                   fmt::format("field `{}` has no column in the table", p)});
                 }
                 used[static_cast<size_t>(tf - t.fields.data())] = true;
-                auto c = value(*ps, *tf->field_type, first + off, static_cast<int16_t>(present_def + 1), max_rep, p);
+                auto c = value(*ps, *tf->field_type, first + off,
+                               static_cast<int16_t>(present_def + 1), max_rep, p);
                 if (!c) return c;
                 o.names.push_back(name);
                 o.required.push_back(s.node->is_required(name));
@@ -118,8 +127,11 @@ struct builder {
         case json_kind::map: {
             o.elem_rep = static_cast<int16_t>(max_rep + 1);
             auto vs = schema::json_classify(*s.node->additional_properties);
-            if (!vs) return std::unexpected(plan_error{decode_reason::unsupported_schema_type, vs.error().message()});
-            auto v = value(*vs, *t.value, first + 1, static_cast<int16_t>(present_def + (t.value_required ? 1 : 2)),
+            if (!vs)
+                return std::unexpected(
+                    plan_error{decode_reason::unsupported_schema_type, vs.error().message()});
+            auto v = value(*vs, *t.value, first + 1,
+                           static_cast<int16_t>(present_def + (t.value_required ? 1 : 2)),
                            o.elem_rep, path + ".value");
             if (!v) return v;
             o.children.push_back(std::move(*v));
@@ -128,8 +140,11 @@ struct builder {
         case json_kind::array: {
             o.elem_rep = static_cast<int16_t>(max_rep + 1);
             auto es = schema::json_classify(*s.node->items);
-            if (!es) return std::unexpected(plan_error{decode_reason::unsupported_schema_type, es.error().message()});
-            auto e = value(*es, *t.element, first, static_cast<int16_t>(present_def + (t.element_required ? 1 : 2)),
+            if (!es)
+                return std::unexpected(
+                    plan_error{decode_reason::unsupported_schema_type, es.error().message()});
+            auto e = value(*es, *t.element, first,
+                           static_cast<int16_t>(present_def + (t.element_required ? 1 : 2)),
                            o.elem_rep, path + ".element");
             if (!e) return e;
             o.children.push_back(std::move(*e));
@@ -138,17 +153,20 @@ struct builder {
         case json_kind::union_: {
             for (auto& b : s.branches) {
                 auto bs = schema::json_classify(*b.node, b.types);
-                if (!bs) return std::unexpected(plan_error{decode_reason::unsupported_schema_type, bs.error().message()});
+                if (!bs)
+                    return std::unexpected(
+                        plan_error{decode_reason::unsupported_schema_type, bs.error().message()});
                 uint32_t off;
                 const nested_field* tf = find_field(t.fields, b.name, off);
                 if (!tf) {
                     auto bt = schema::json_shape_type(*bs);
                     if (bt && !*bt) continue;
-                    return std::unexpected(plan_error{decode_reason::incompatible_schema,
-                                                      fmt::format("field `{}`: branch {} has no column", path, b.name)});
+                    return std::unexpected(plan_error{
+                        decode_reason::incompatible_schema,
+                        fmt::format("field `{}`: branch {} has no column", path, b.name)});
                 }
-                auto c = value(*bs, *tf->field_type, first + off, static_cast<int16_t>(present_def + 1), max_rep,
-                               path + "." + b.name);
+                auto c = value(*bs, *tf->field_type, first + off,
+                               static_cast<int16_t>(present_def + 1), max_rep, path + "." + b.name);
                 if (!c) return c;
                 c->nullable = false; // a branch is chosen by a non-null value
                 o.names.push_back(b.name);
@@ -161,7 +179,8 @@ struct builder {
                             && std::all_of(s.node->enum_values->begin(), s.node->enum_values->end(),
                                            [](auto& j) { return j.is_string(); });
             return o;
-        default: return o;
+        default:
+            return o;
         }
     }
 };
@@ -192,7 +211,8 @@ bool bad_at(ctx& x, const op& o, std::string_view what) {
 }
 
 void ws(cur& c) {
-    while (c.p < c.end && (*c.p == ' ' || *c.p == '\t' || *c.p == '\n' || *c.p == '\r')) ++c.p;
+    while (c.p < c.end && (*c.p == ' ' || *c.p == '\t' || *c.p == '\n' || *c.p == '\r'))
+        ++c.p;
 }
 
 int hex4(const char* p) {
@@ -264,14 +284,30 @@ bool string(cur& c, ctx& x, std::string_view& out, std::string& scratch) {
         char e = raw[i + 1];
         i += 2;
         switch (e) {
-        case '"': scratch.push_back('"'); break;
-        case '\\': scratch.push_back('\\'); break;
-        case '/': scratch.push_back('/'); break;
-        case 'b': scratch.push_back('\b'); break;
-        case 'f': scratch.push_back('\f'); break;
-        case 'n': scratch.push_back('\n'); break;
-        case 'r': scratch.push_back('\r'); break;
-        case 't': scratch.push_back('\t'); break;
+        case '"':
+            scratch.push_back('"');
+            break;
+        case '\\':
+            scratch.push_back('\\');
+            break;
+        case '/':
+            scratch.push_back('/');
+            break;
+        case 'b':
+            scratch.push_back('\b');
+            break;
+        case 'f':
+            scratch.push_back('\f');
+            break;
+        case 'n':
+            scratch.push_back('\n');
+            break;
+        case 'r':
+            scratch.push_back('\r');
+            break;
+        case 't':
+            scratch.push_back('\t');
+            break;
         case 'u': {
             int u = hex4(raw.data() + i);
             i += 4;
@@ -279,7 +315,8 @@ bool string(cur& c, ctx& x, std::string_view& out, std::string& scratch) {
             uint32_t cp = static_cast<uint32_t>(u);
             if (cp >= 0xDC00 && cp <= 0xDFFF) return bad(x, "lone low surrogate in a string");
             if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (i + 6 > raw.size() || raw[i] != '\\' || raw[i + 1] != 'u') return bad(x, "lone high surrogate in a string");
+                if (i + 6 > raw.size() || raw[i] != '\\' || raw[i + 1] != 'u')
+                    return bad(x, "lone high surrogate in a string");
                 int lo = hex4(raw.data() + i + 2);
                 if (lo < 0xDC00 || lo > 0xDFFF) return bad(x, "lone high surrogate in a string");
                 i += 6;
@@ -288,7 +325,8 @@ bool string(cur& c, ctx& x, std::string_view& out, std::string& scratch) {
             put_utf8(scratch, cp);
             break;
         }
-        default: return bad(x, fmt::format("bad escape \\{}", e));
+        default:
+            return bad(x, fmt::format("bad escape \\{}", e));
         }
     }
     if (!valid_utf8(scratch)) return bad(x, "string is not valid UTF-8");
@@ -302,21 +340,25 @@ bool number_text(cur& c, ctx& x, std::string_view& out, bool& integral) {
     integral = true;
     if (c.p < c.end && *c.p == '-') ++c.p;
     if (c.p >= c.end || !(*c.p >= '0' && *c.p <= '9')) return bad(x, "bad number");
-    if (*c.p == '0') ++c.p;
+    if (*c.p == '0')
+        ++c.p;
     else
-        while (c.p < c.end && *c.p >= '0' && *c.p <= '9') ++c.p;
+        while (c.p < c.end && *c.p >= '0' && *c.p <= '9')
+            ++c.p;
     if (c.p < c.end && *c.p == '.') {
         integral = false;
         ++c.p;
         if (c.p >= c.end || !(*c.p >= '0' && *c.p <= '9')) return bad(x, "bad number fraction");
-        while (c.p < c.end && *c.p >= '0' && *c.p <= '9') ++c.p;
+        while (c.p < c.end && *c.p >= '0' && *c.p <= '9')
+            ++c.p;
     }
     if (c.p < c.end && (*c.p == 'e' || *c.p == 'E')) {
         integral = false;
         ++c.p;
         if (c.p < c.end && (*c.p == '+' || *c.p == '-')) ++c.p;
         if (c.p >= c.end || !(*c.p >= '0' && *c.p <= '9')) return bad(x, "bad number exponent");
-        while (c.p < c.end && *c.p >= '0' && *c.p <= '9') ++c.p;
+        while (c.p < c.end && *c.p >= '0' && *c.p <= '9')
+            ++c.p;
     }
     out = std::string_view(b, static_cast<size_t>(c.p - b));
     return true;
@@ -338,10 +380,14 @@ bool skip_value(cur& c, ctx& x) {
     std::string_view s;
     bool integral;
     switch (*c.p) {
-    case '"': return string(c, x, s, t_scratch);
-    case 't': return literal(c, x, "true");
-    case 'f': return literal(c, x, "false");
-    case 'n': return literal(c, x, "null");
+    case '"':
+        return string(c, x, s, t_scratch);
+    case 't':
+        return literal(c, x, "true");
+    case 'f':
+        return literal(c, x, "false");
+    case 'n':
+        return literal(c, x, "null");
     case '{':
     case '[': {
         char close = *c.p == '{' ? '}' : ']';
@@ -378,24 +424,33 @@ bool skip_value(cur& c, ctx& x) {
         --x.depth;
         return true;
     }
-    default: return number_text(c, x, s, integral);
+    default:
+        return number_text(c, x, s, integral);
     }
 }
 
 std::string_view kind_of(char ch) {
     switch (ch) {
-    case '"': return "string";
-    case '{': return "object";
-    case '[': return "array";
+    case '"':
+        return "string";
+    case '{':
+        return "object";
+    case '[':
+        return "array";
     case 't':
-    case 'f': return "boolean";
-    case 'n': return "null";
-    default: return "number";
+    case 'f':
+        return "boolean";
+    case 'n':
+        return "null";
+    default:
+        return "number";
     }
 }
 
-inline void fill_nulls(parquet::file_writer& w, uint32_t first, uint32_t count, int16_t def, int16_t rep) {
-    for (uint32_t c = first; c < first + count; ++c) w.column(c).add_null(def, rep);
+inline void fill_nulls(parquet::file_writer& w, uint32_t first, uint32_t count, int16_t def,
+                       int16_t rep) {
+    for (uint32_t c = first; c < first + count; ++c)
+        w.column(c).add_null(def, rep);
 }
 
 bool digits(std::string_view s, size_t at, size_t n, int& out) {
@@ -410,9 +465,11 @@ bool digits(std::string_view s, size_t at, size_t n, int& out) {
 
 bool parse_date(std::string_view s, int32_t& days) {
     int y, m, d;
-    if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 0, 4, y) || !digits(s, 5, 2, m) || !digits(s, 8, 2, d))
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 0, 4, y) || !digits(s, 5, 2, m)
+        || !digits(s, 8, 2, d))
         return false;
-    std::chrono::year_month_day ymd{std::chrono::year(y), std::chrono::month(static_cast<unsigned>(m)),
+    std::chrono::year_month_day ymd{std::chrono::year(y),
+                                    std::chrono::month(static_cast<unsigned>(m)),
                                     std::chrono::day(static_cast<unsigned>(d))};
     if (!ymd.ok()) return false;
     days = std::chrono::sys_days(ymd).time_since_epoch().count();
@@ -422,8 +479,8 @@ bool parse_date(std::string_view s, int32_t& days) {
 /// hh:mm:ss[.frac] at s[at..]; advances `at`. Microseconds of the day.
 bool parse_clock(std::string_view s, size_t& at, int64_t& micros) {
     int h, m, sec;
-    if (!digits(s, at, 2, h) || at + 2 >= s.size() || s[at + 2] != ':' || !digits(s, at + 3, 2, m) || at + 5 >= s.size()
-        || s[at + 5] != ':' || !digits(s, at + 6, 2, sec))
+    if (!digits(s, at, 2, h) || at + 2 >= s.size() || s[at + 2] != ':' || !digits(s, at + 3, 2, m)
+        || at + 5 >= s.size() || s[at + 5] != ':' || !digits(s, at + 6, 2, sec))
         return false;
     if (h > 23 || m > 59 || sec > 60) return false; // 60: a leap second, read as the next second
     at += 8;
@@ -437,7 +494,8 @@ bool parse_clock(std::string_view s, size_t& at, int64_t& micros) {
             ++at;
         }
         if (n == 0) return false;
-        for (; n < 6; ++n) frac *= 10;
+        for (; n < 6; ++n)
+            frac *= 10;
     }
     micros = ((int64_t{h} * 60 + m) * 60 + sec) * 1000000 + frac;
     return true;
@@ -450,8 +508,8 @@ bool parse_zone(std::string_view s, size_t at, int64_t& off) {
         return true;
     }
     int h, m;
-    if (at + 6 != s.size() || (s[at] != '+' && s[at] != '-') || !digits(s, at + 1, 2, h) || s[at + 3] != ':'
-        || !digits(s, at + 4, 2, m) || h > 23 || m > 59)
+    if (at + 6 != s.size() || (s[at] != '+' && s[at] != '-') || !digits(s, at + 1, 2, h)
+        || s[at + 3] != ':' || !digits(s, at + 4, 2, m) || h > 23 || m > 59)
         return false;
     off = (int64_t{h} * 60 + m) * 60 * 1000000 * (s[at] == '-' ? -1 : 1);
     return true;
@@ -459,7 +517,9 @@ bool parse_zone(std::string_view s, size_t at, int64_t& off) {
 
 bool parse_timestamp(std::string_view s, int64_t& micros) {
     int32_t days;
-    if (s.size() < 20 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !parse_date(s.substr(0, 10), days)) return false;
+    if (s.size() < 20 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ')
+        || !parse_date(s.substr(0, 10), days))
+        return false;
     size_t at = 11;
     int64_t clock, off;
     if (!parse_clock(s, at, clock) || !parse_zone(s, at, off)) return false;
@@ -481,8 +541,7 @@ bool parse_time(std::string_view s, int64_t& micros) {
 thread_local std::vector<const char*> t_slots;
 thread_local std::vector<std::string> t_map_keys;
 
-template<bool W>
-bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w);
+template<bool W> bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w);
 
 template<bool W>
 bool walk_object(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
@@ -549,12 +608,12 @@ bool walk_object(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer*
         }
     }
     if constexpr (W)
-        for (auto& [first, count] : o.absent) fill_nulls(*w, first, count, o.present_def, rep);
+        for (auto& [first, count] : o.absent)
+            fill_nulls(*w, first, count, o.present_def, rep);
     return done(true);
 }
 
-template<bool W>
-bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
+template<bool W> bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
     ws(c);
     if (c.p >= c.end) return bad_at(x, o, "value missing");
     char ch = *c.p;
@@ -573,7 +632,8 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
     case json_kind::any: {
         const char* b = c.p;
         if (!skip_value(c, x)) return false;
-        if constexpr (W) w->column(o.col).add_bytes(std::string_view(b, static_cast<size_t>(c.p - b)), rep);
+        if constexpr (W)
+            w->column(o.col).add_bytes(std::string_view(b, static_cast<size_t>(c.p - b)), rep);
         return true;
     }
     case json_kind::boolean:
@@ -603,7 +663,8 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
         if (!number_text(c, x, s, integral)) return false;
         double d = 0;
         auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-        if (r.ec != std::errc() || !std::isfinite(d)) return bad_at(x, o, fmt::format("number {} out of range", s));
+        if (r.ec != std::errc() || !std::isfinite(d))
+            return bad_at(x, o, fmt::format("number {} out of range", s));
         if constexpr (W) w->column(o.col).add_f64(d, rep);
         return true;
     }
@@ -618,8 +679,9 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
         case json_kind::string:
             if constexpr (!W) {
                 if (o.string_enum
-                    && std::none_of(o.node->enum_values->begin(), o.node->enum_values->end(),
-                                    [&](auto& j) { return j.template get_ref<const std::string&>() == s; }))
+                    && std::none_of(
+                        o.node->enum_values->begin(), o.node->enum_values->end(),
+                        [&](auto& j) { return j.template get_ref<const std::string&>() == s; }))
                     return bad_at(x, o, "string is not one of the enum's values");
             } else {
                 w->column(o.col).add_bytes(s, rep);
@@ -627,20 +689,26 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
             return true;
         case json_kind::date: {
             int32_t d;
-            if (!parse_date(s, d)) return bad_at(x, o, fmt::format("\"{}\" is not a date (YYYY-MM-DD)", s.substr(0, 40)));
+            if (!parse_date(s, d))
+                return bad_at(x, o,
+                              fmt::format("\"{}\" is not a date (YYYY-MM-DD)", s.substr(0, 40)));
             if constexpr (W) w->column(o.col).add_i32(d, rep);
             return true;
         }
         case json_kind::timestamptz: {
             int64_t v;
             if (!parse_timestamp(s, v))
-                return bad_at(x, o, fmt::format("\"{}\" is not an RFC 3339 date-time with a zone", s.substr(0, 40)));
+                return bad_at(x, o,
+                              fmt::format("\"{}\" is not an RFC 3339 date-time with a zone",
+                                          s.substr(0, 40)));
             if constexpr (W) w->column(o.col).add_i64(v, rep);
             return true;
         }
         case json_kind::time: {
             int64_t v;
-            if (!parse_time(s, v)) return bad_at(x, o, fmt::format("\"{}\" is not a time (hh:mm:ss)", s.substr(0, 40)));
+            if (!parse_time(s, v))
+                return bad_at(x, o,
+                              fmt::format("\"{}\" is not a time (hh:mm:ss)", s.substr(0, 40)));
             if constexpr (W) w->column(o.col).add_i64(v, rep);
             return true;
         }
@@ -730,15 +798,18 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
                 break;
             }
         }
-        if (!win) return bad_at(x, o, fmt::format("a {} fits none of the union's branches", kind_of(ch)));
+        if (!win)
+            return bad_at(x, o, fmt::format("a {} fits none of the union's branches", kind_of(ch)));
         if (!walk<W>(*win, c, x, rep, w)) return false;
         if constexpr (W) {
             fill_nulls(*w, o.first, win->first - o.first, o.present_def, rep);
-            fill_nulls(*w, win->first + win->count, o.first + o.count - (win->first + win->count), o.present_def, rep);
+            fill_nulls(*w, win->first + win->count, o.first + o.count - (win->first + win->count),
+                       o.present_def, rep);
         }
         return true;
     }
-    case json_kind::none: return bad_at(x, o, "no column");
+    case json_kind::none:
+        return bad_at(x, o, "no column");
     }
     return bad(x, "bad plan");
 }
@@ -748,10 +819,12 @@ bool walk(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
 json_row_plan::~json_row_plan() = default;
 
 std::expected<std::shared_ptr<const json_row_plan>, decode_failure>
-json_row_plan::make_in_column(const schema::json_schema& s, const nested_field& column, size_t first_column) {
+json_row_plan::make_in_column(const schema::json_schema& s, const nested_field& column,
+                              size_t first_column) {
     auto fail_with = [](const error& e) {
-        return std::unexpected(decode_failure{e.code() == errc::unsupported ? decode_reason::unsupported_schema_type
-                                                                            : decode_reason::incompatible_schema,
+        return std::unexpected(decode_failure{e.code() == errc::unsupported
+                                                  ? decode_reason::unsupported_schema_type
+                                                  : decode_reason::incompatible_schema,
                                               e.message(), std::nullopt});
     };
     if (auto m = schema::json_to_iceberg(s); !m) return fail_with(m.error());
@@ -759,7 +832,9 @@ json_row_plan::make_in_column(const schema::json_schema& s, const nested_field& 
     if (!shape) return fail_with(shape.error());
     builder b{static_cast<uint32_t>(first_column)};
     auto r = b.value(*shape, *column.field_type, 0, 1, 0, "");
-    if (!r) return std::unexpected(decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
+    if (!r)
+        return std::unexpected(
+            decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
     r->nullable = false; // a JSON null value is a dead letter, not a row with a null `data`
     std::shared_ptr<json_row_plan> p(new json_row_plan());
     p->_root = std::make_unique<op>(std::move(*r));

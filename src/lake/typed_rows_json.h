@@ -40,7 +40,8 @@ public:
     /// The root object of `s` as the struct column `column` (typed tables' `data`), present
     /// (definition level 1) for every decoded value. `s` must outlive the plan.
     static std::expected<std::shared_ptr<const json_row_plan>, decode_failure>
-    make_in_column(const schema::json_schema& s, const iceberg::nested_field& column, size_t first_column);
+    make_in_column(const schema::json_schema& s, const iceberg::nested_field& column,
+                   size_t first_column);
     ~json_row_plan() override;
 
     std::optional<std::string> validate(std::string_view payload) const override;

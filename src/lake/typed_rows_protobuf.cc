@@ -37,7 +37,9 @@ bool read_raw_varint(const uint8_t*& p, const uint8_t* end, uint64_t& out) {
     return false;
 }
 
-int64_t unzigzag(uint64_t z) { return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1)); }
+int64_t unzigzag(uint64_t z) {
+    return static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+}
 
 } // namespace
 
@@ -45,15 +47,19 @@ std::expected<protobuf_framing, std::string> parse_message_indexes(std::string_v
     auto p = reinterpret_cast<const uint8_t*>(after_header.data());
     auto end = p + after_header.size();
     uint64_t z;
-    if (!read_raw_varint(p, end, z)) return std::unexpected(std::string("message-index count cut or malformed"));
+    if (!read_raw_varint(p, end, z))
+        return std::unexpected(std::string("message-index count cut or malformed"));
     int64_t n = unzigzag(z);
-    if (n < 0 || n > 64) return std::unexpected(fmt::format("message-index count {} (0 to 64 allowed)", n));
+    if (n < 0 || n > 64)
+        return std::unexpected(fmt::format("message-index count {} (0 to 64 allowed)", n));
     protobuf_framing f;
     if (n == 0) f.indexes.push_back(0);
     for (int64_t i = 0; i < n; ++i) {
-        if (!read_raw_varint(p, end, z)) return std::unexpected(std::string("message index cut or malformed"));
+        if (!read_raw_varint(p, end, z))
+            return std::unexpected(std::string("message index cut or malformed"));
         int64_t x = unzigzag(z);
-        if (x < 0 || x > INT32_MAX) return std::unexpected(fmt::format("message index {} is negative or too large", x));
+        if (x < 0 || x > INT32_MAX)
+            return std::unexpected(fmt::format("message index {} is negative or too large", x));
         f.indexes.push_back(static_cast<int>(x));
     }
     f.payload = std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(end - p));
@@ -64,44 +70,70 @@ std::expected<protobuf_framing, std::string> parse_message_indexes(std::string_v
 
 enum class pk : uint8_t {
     // scalar leaves, by wire decoding
-    v_int32, v_int64, v_uint32, v_uint64, v_sint32, v_sint64, v_bool, v_enum,
-    f_fixed32, f_sfixed32, f_float, f_fixed64, f_sfixed64, f_double,
-    l_string, l_bytes,
+    v_int32,
+    v_int64,
+    v_uint32,
+    v_uint64,
+    v_sint32,
+    v_sint64,
+    v_bool,
+    v_enum,
+    f_fixed32,
+    f_sfixed32,
+    f_float,
+    f_fixed64,
+    f_sfixed64,
+    f_double,
+    l_string,
+    l_bytes,
     // length-delimited values with structure
-    message, timestamp, duration, wrapper, map_entry,
+    message,
+    timestamp,
+    duration,
+    wrapper,
+    map_entry,
     // fields with more than one value
-    list, map, oneof,
+    list,
+    map,
+    oneof,
 };
 
 enum class store : uint8_t { i32, i64, f32, f64, boolean, bytes, dec };
 
-enum wire : uint8_t { wt_varint = 0, wt_i64 = 1, wt_len = 2, wt_sgroup = 3, wt_egroup = 4, wt_i32 = 5 };
+enum wire : uint8_t {
+    wt_varint = 0,
+    wt_i64 = 1,
+    wt_len = 2,
+    wt_sgroup = 3,
+    wt_egroup = 4,
+    wt_i32 = 5
+};
 
 struct protobuf_row_plan::op {
     pk kind = pk::message;
     store st = store::bytes;
-    uint8_t wire = wt_len;       // the wire type of one value (a list: of its elements)
-    bool packable = false;       // list: elements may come packed
-    bool has_presence = true;    // singular: null when absent (else the default is written)
-    bool required = false;       // proto2 required: absent is a decode error
-    int32_t number = 0;          // field number (0 for the root)
-    uint16_t slot = 0;           // index in the containing message's slots
-    uint32_t col = 0;            // leaves: file column
+    uint8_t wire = wt_len;    // the wire type of one value (a list: of its elements)
+    bool packable = false;    // list: elements may come packed
+    bool has_presence = true; // singular: null when absent (else the default is written)
+    bool required = false;    // proto2 required: absent is a decode error
+    int32_t number = 0;       // field number (0 for the root)
+    uint16_t slot = 0;        // index in the containing message's slots
+    uint32_t col = 0;         // leaves: file column
     uint32_t first = 0, count = 0;
     int16_t present_def = 0, null_def = 0;
-    int16_t elem_rep = 0;        // list/map: repetition level of the 2nd+ entries
-    int32_t dec_len = 0;         // store::dec: FIXED length of the column
+    int16_t elem_rep = 0; // list/map: repetition level of the 2nd+ entries
+    int32_t dec_len = 0;  // store::dec: FIXED length of the column
     const gp::EnumDescriptor* en = nullptr;
-    std::string def_text;        // store::bytes: the default (enum: its first value's name)
+    std::string def_text; // store::bytes: the default (enum: its first value's name)
     std::string path;
-    std::vector<op> children;    // message: fields (oneofs as one child); oneof: branches;
-                                 // list: [element]; map: [entry]; map_entry: [key, value];
-                                 // wrapper: [the wrapped scalar]
+    std::vector<op> children; // message: fields (oneofs as one child); oneof: branches;
+                              // list: [element]; map: [entry]; map_entry: [key, value];
+                              // wrapper: [the wrapped scalar]
     // message only
     uint16_t nslots = 0;
-    std::vector<std::pair<int32_t, uint16_t>> by_number;      // sorted: field number -> slot
-    std::vector<std::pair<uint16_t, int16_t>> slot_ref;       // slot -> (child, oneof branch or -1)
-    std::vector<std::pair<uint32_t, uint32_t>> absent;        // table columns no field writes
+    std::vector<std::pair<int32_t, uint16_t>> by_number; // sorted: field number -> slot
+    std::vector<std::pair<uint16_t, int16_t>> slot_ref;  // slot -> (child, oneof branch or -1)
+    std::vector<std::pair<uint32_t, uint32_t>> absent;   // table columns no field writes
 };
 
 namespace {
@@ -118,40 +150,62 @@ uint8_t wire_of(const gp::FieldDescriptor& f) {
     switch (f.type()) {
     case T::TYPE_FIXED64:
     case T::TYPE_SFIXED64:
-    case T::TYPE_DOUBLE: return wt_i64;
+    case T::TYPE_DOUBLE:
+        return wt_i64;
     case T::TYPE_FIXED32:
     case T::TYPE_SFIXED32:
-    case T::TYPE_FLOAT: return wt_i32;
+    case T::TYPE_FLOAT:
+        return wt_i32;
     case T::TYPE_STRING:
     case T::TYPE_BYTES:
-    case T::TYPE_MESSAGE: return wt_len;
-    case T::TYPE_GROUP: return wt_sgroup;
-    default: return wt_varint;
+    case T::TYPE_MESSAGE:
+        return wt_len;
+    case T::TYPE_GROUP:
+        return wt_sgroup;
+    default:
+        return wt_varint;
     }
 }
 
 pk leaf_kind(const gp::FieldDescriptor& f) {
     switch (f.type()) {
-    case T::TYPE_INT32: return pk::v_int32;
-    case T::TYPE_INT64: return pk::v_int64;
-    case T::TYPE_UINT32: return pk::v_uint32;
-    case T::TYPE_UINT64: return pk::v_uint64;
-    case T::TYPE_SINT32: return pk::v_sint32;
-    case T::TYPE_SINT64: return pk::v_sint64;
-    case T::TYPE_BOOL: return pk::v_bool;
-    case T::TYPE_ENUM: return pk::v_enum;
-    case T::TYPE_FIXED32: return pk::f_fixed32;
-    case T::TYPE_SFIXED32: return pk::f_sfixed32;
-    case T::TYPE_FLOAT: return pk::f_float;
-    case T::TYPE_FIXED64: return pk::f_fixed64;
-    case T::TYPE_SFIXED64: return pk::f_sfixed64;
-    case T::TYPE_DOUBLE: return pk::f_double;
-    case T::TYPE_STRING: return pk::l_string;
-    default: return pk::l_bytes;
+    case T::TYPE_INT32:
+        return pk::v_int32;
+    case T::TYPE_INT64:
+        return pk::v_int64;
+    case T::TYPE_UINT32:
+        return pk::v_uint32;
+    case T::TYPE_UINT64:
+        return pk::v_uint64;
+    case T::TYPE_SINT32:
+        return pk::v_sint32;
+    case T::TYPE_SINT64:
+        return pk::v_sint64;
+    case T::TYPE_BOOL:
+        return pk::v_bool;
+    case T::TYPE_ENUM:
+        return pk::v_enum;
+    case T::TYPE_FIXED32:
+        return pk::f_fixed32;
+    case T::TYPE_SFIXED32:
+        return pk::f_sfixed32;
+    case T::TYPE_FLOAT:
+        return pk::f_float;
+    case T::TYPE_FIXED64:
+        return pk::f_fixed64;
+    case T::TYPE_SFIXED64:
+        return pk::f_sfixed64;
+    case T::TYPE_DOUBLE:
+        return pk::f_double;
+    case T::TYPE_STRING:
+        return pk::l_string;
+    default:
+        return pk::l_bytes;
     }
 }
 
-const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name, uint32_t& off) {
+const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name,
+                               uint32_t& off) {
     off = 0;
     for (auto& f : fields) {
         if (f.name == name) return &f;
@@ -163,9 +217,11 @@ const nested_field* find_field(const std::vector<nested_field>& fields, std::str
 struct builder {
     uint32_t base;
 
-    static std::unexpected<plan_error> incompatible(const std::string& path, std::string_view writer, const type& t) {
-        return std::unexpected(plan_error{decode_reason::incompatible_schema,
-                                          fmt::format("field `{}`: {} -> {}", path, writer, schema::describe(t))});
+    static std::unexpected<plan_error> incompatible(const std::string& path,
+                                                    std::string_view writer, const type& t) {
+        return std::unexpected(
+            plan_error{decode_reason::incompatible_schema,
+                       fmt::format("field `{}`: {} -> {}", path, writer, schema::describe(t))});
     }
 
     void place(op& o, const type& t, uint32_t first, int16_t present_def, const std::string& path) {
@@ -178,30 +234,45 @@ struct builder {
     }
 
     /// One scalar value of `f` into a column of type `t`.
-    std::expected<op, plan_error> scalar(const gp::FieldDescriptor& f, const type& t, uint32_t first,
-                                         int16_t present_def, const std::string& path) {
+    std::expected<op, plan_error> scalar(const gp::FieldDescriptor& f, const type& t,
+                                         uint32_t first, int16_t present_def,
+                                         const std::string& path) {
         op o;
         place(o, t, first, present_def, path);
         o.kind = leaf_kind(f);
         o.wire = wire_of(f);
         auto wt = schema::protobuf_scalar_type(f);
         if (!wt) return incompatible(path, "group", t);
-        bool same = wt->id == t.id && (t.id != type_id::decimal || (t.scale == 0 && t.precision >= wt->precision));
+        bool same = wt->id == t.id
+                    && (t.id != type_id::decimal || (t.scale == 0 && t.precision >= wt->precision));
         bool widen = (wt->id == type_id::int_ && t.id == type_id::long_)
                      || (wt->id == type_id::float_ && t.id == type_id::double_);
         if (!same && !widen) return incompatible(path, schema::describe(*wt), t);
         switch (t.id) {
-        case type_id::int_: o.st = store::i32; break;
-        case type_id::long_: o.st = store::i64; break;
-        case type_id::float_: o.st = store::f32; break;
-        case type_id::double_: o.st = store::f64; break;
-        case type_id::boolean: o.st = store::boolean; break;
+        case type_id::int_:
+            o.st = store::i32;
+            break;
+        case type_id::long_:
+            o.st = store::i64;
+            break;
+        case type_id::float_:
+            o.st = store::f32;
+            break;
+        case type_id::double_:
+            o.st = store::f64;
+            break;
+        case type_id::boolean:
+            o.st = store::boolean;
+            break;
         case type_id::decimal:
             o.st = store::dec;
             o.dec_len = parquet::decimal_fixed_length(t.precision);
-            if (t.precision <= 18 || o.dec_len < 9 || o.dec_len > 64) return incompatible(path, schema::describe(*wt), t);
+            if (t.precision <= 18 || o.dec_len < 9 || o.dec_len > 64)
+                return incompatible(path, schema::describe(*wt), t);
             break;
-        default: o.st = store::bytes; break;
+        default:
+            o.st = store::bytes;
+            break;
         }
         if (f.type() == T::TYPE_ENUM) {
             o.en = f.enum_type();
@@ -212,7 +283,8 @@ struct builder {
 
     /// One value of `f` (the element of a repeated field) into a column of type `t`.
     std::expected<op, plan_error> value(const gp::FieldDescriptor& f, const type& t, uint32_t first,
-                                        int16_t present_def, int16_t max_rep, const std::string& path) {
+                                        int16_t present_def, int16_t max_rep,
+                                        const std::string& path) {
         if (f.type() == T::TYPE_GROUP)
             return std::unexpected(plan_error{decode_reason::unsupported_schema_type,
                                               fmt::format("field `{}` is a proto2 group", path)});
@@ -242,7 +314,8 @@ struct builder {
             o.children.push_back(std::move(*inner));
             return o;
         }
-        case schema::protobuf_wkt::none: break;
+        case schema::protobuf_wkt::none:
+            break;
         }
         if (t.id != type_id::struct_) return incompatible(path, "struct", t);
         return message(m, t.fields, first, present_def, max_rep, path, std::move(o));
@@ -250,7 +323,8 @@ struct builder {
 
     /// A field of a message whose struct is present at `parent_def`.
     std::expected<op, plan_error> field(const gp::FieldDescriptor& f, const type& t, uint32_t first,
-                                        int16_t parent_def, int16_t max_rep, const std::string& path) {
+                                        int16_t parent_def, int16_t max_rep,
+                                        const std::string& path) {
         auto def = static_cast<int16_t>(parent_def + 1);
         if (f.is_map()) {
             if (t.id != type_id::map) return incompatible(path, "map", t);
@@ -263,15 +337,18 @@ struct builder {
             place(e, t, first, static_cast<int16_t>(def + 1), path);
             e.kind = pk::map_entry;
             e.wire = wt_len;
-            auto k = scalar(*f.message_type()->map_key(), *t.key, first, static_cast<int16_t>(def + 1), path + ".key");
+            auto k = scalar(*f.message_type()->map_key(), *t.key, first,
+                            static_cast<int16_t>(def + 1), path + ".key");
             if (!k) return k;
             k->number = 1;
             k->has_presence = false;
-            auto v = value(*f.message_type()->map_value(), *t.value, first + static_cast<uint32_t>(leaf_count(*t.key)),
+            auto v = value(*f.message_type()->map_value(), *t.value,
+                           first + static_cast<uint32_t>(leaf_count(*t.key)),
                            static_cast<int16_t>(def + 2), o.elem_rep, path + ".value");
             if (!v) return v;
             v->number = 2;
-            v->has_presence = v->kind == pk::timestamp || v->kind == pk::duration || v->kind == pk::wrapper;
+            v->has_presence =
+                v->kind == pk::timestamp || v->kind == pk::duration || v->kind == pk::wrapper;
             e.children.push_back(std::move(*k));
             e.children.push_back(std::move(*v));
             o.children.push_back(std::move(e));
@@ -283,7 +360,8 @@ struct builder {
             place(o, t, first, def, path);
             o.kind = pk::list;
             o.elem_rep = static_cast<int16_t>(max_rep + 1);
-            auto e = value(f, *t.element, first, static_cast<int16_t>(def + (t.element_required ? 1 : 2)), o.elem_rep,
+            auto e = value(f, *t.element, first,
+                           static_cast<int16_t>(def + (t.element_required ? 1 : 2)), o.elem_rep,
                            path + ".element");
             if (!e) return e;
             o.wire = e->wire;
@@ -298,12 +376,15 @@ struct builder {
         return o;
     }
 
-    std::expected<op, plan_error> message(const gp::Descriptor& m, const std::vector<nested_field>& fields,
-                                          uint32_t first, int16_t present_def, int16_t max_rep,
+    std::expected<op, plan_error> message(const gp::Descriptor& m,
+                                          const std::vector<nested_field>& fields, uint32_t first,
+                                          int16_t present_def, int16_t max_rep,
                                           const std::string& path, op o) {
         o.kind = pk::message;
         std::vector<bool> used(fields.size(), false);
-        auto sub = [&](std::string_view name) { return path.empty() ? std::string(name) : path + "." + std::string(name); };
+        auto sub = [&](std::string_view name) {
+            return path.empty() ? std::string(name) : path + "." + std::string(name);
+        };
         auto add_slot = [&](op& f, uint16_t child, int16_t branch) {
             f.slot = o.nslots++;
             o.by_number.emplace_back(f.number, f.slot);
@@ -313,7 +394,8 @@ struct builder {
             const gp::FieldDescriptor& f = *m.field(i);
             const gp::OneofDescriptor* one = f.real_containing_oneof();
             if (one && one->field(0) != &f) continue;
-            std::string_view name = one ? std::string_view(one->name()) : std::string_view(f.name());
+            std::string_view name =
+                one ? std::string_view(one->name()) : std::string_view(f.name());
             uint32_t off;
             const nested_field* tf = find_field(fields, name, off);
             if (!tf) {
@@ -324,15 +406,19 @@ struct builder {
                     for (auto& mf : *mapped)
                         if (mf.name == name) has_column = true;
                 }
-                if (!has_column) continue; // no data (an empty message): skipped like an unknown field
-                return std::unexpected(plan_error{decode_reason::incompatible_schema,
-                                                  fmt::format("field `{}` has no column in the table", sub(name))});
+                if (!has_column)
+                    continue; // no data (an empty message): skipped like an unknown field
+                return std::unexpected(
+                    plan_error{decode_reason::incompatible_schema,
+                               fmt::format("field `{}` has no column in the table", sub(name))});
             }
             used[static_cast<size_t>(tf - fields.data())] = true;
             if (one) {
-                if (tf->field_type->id != type_id::struct_) return incompatible(sub(name), "struct (oneof)", *tf->field_type);
+                if (tf->field_type->id != type_id::struct_)
+                    return incompatible(sub(name), "struct (oneof)", *tf->field_type);
                 op u;
-                place(u, *tf->field_type, first + off, static_cast<int16_t>(present_def + 1), sub(name));
+                place(u, *tf->field_type, first + off, static_cast<int16_t>(present_def + 1),
+                      sub(name));
                 u.kind = pk::oneof;
                 auto child = static_cast<uint16_t>(o.children.size());
                 for (int b = 0; b < one->field_count(); ++b) {
@@ -340,17 +426,20 @@ struct builder {
                     uint32_t boff;
                     const nested_field* bt = find_field(tf->field_type->fields, bf.name(), boff);
                     if (!bt) {
-                        if (bf.type() == T::TYPE_MESSAGE && schema::protobuf_well_known(*bf.message_type())
-                                                                 == schema::protobuf_wkt::none) {
+                        if (bf.type() == T::TYPE_MESSAGE
+                            && schema::protobuf_well_known(*bf.message_type())
+                                   == schema::protobuf_wkt::none) {
                             auto inner = schema::protobuf_to_iceberg(*bf.message_type());
                             if (inner && inner->empty()) continue; // an empty message: no column
                         }
                         return std::unexpected(plan_error{
                             decode_reason::incompatible_schema,
-                            fmt::format("oneof branch `{}.{}` has no column in the table", sub(name), bf.name())});
+                            fmt::format("oneof branch `{}.{}` has no column in the table",
+                                        sub(name), bf.name())});
                     }
-                    auto c = field(bf, *bt->field_type, first + off + boff, static_cast<int16_t>(present_def + 1),
-                                   max_rep, sub(name) + "." + bf.name());
+                    auto c = field(bf, *bt->field_type, first + off + boff,
+                                   static_cast<int16_t>(present_def + 1), max_rep,
+                                   sub(name) + "." + bf.name());
                     if (!c) return c;
                     c->number = bf.number();
                     c->has_presence = true;
@@ -421,7 +510,8 @@ bool bad_at(ctx& x, const op& o, std::string_view what) {
         out = *c.p++;
         return true;
     }
-    if (!read_raw_varint(c.p, c.end, out)) return bad(x, c.p == c.end ? "value cut inside a varint" : "varint longer than 10 bytes");
+    if (!read_raw_varint(c.p, c.end, out))
+        return bad(x, c.p == c.end ? "value cut inside a varint" : "varint longer than 10 bytes");
     return true;
 }
 
@@ -457,7 +547,8 @@ uint64_t le64(const uint8_t* p) {
 bool tag(cur& c, ctx& x, int32_t& number, uint8_t& wt) {
     uint64_t t;
     if (!varint(c, x, t)) return false;
-    if ((t >> 3) == 0 || (t >> 3) > 0x1FFFFFFF) return bad(x, fmt::format("field number {} is out of range", t >> 3));
+    if ((t >> 3) == 0 || (t >> 3) > 0x1FFFFFFF)
+        return bad(x, fmt::format("field number {} is out of range", t >> 3));
     number = static_cast<int32_t>(t >> 3);
     wt = static_cast<uint8_t>(t & 7);
     if (wt > 5) return bad(x, fmt::format("wire type {} of field {} does not exist", wt, number));
@@ -470,10 +561,14 @@ bool skip(cur& c, ctx& x, uint8_t wt, int32_t number) {
     const uint8_t* p;
     cur s;
     switch (wt) {
-    case wt_varint: return varint(c, x, u);
-    case wt_i64: return fixed(c, x, 8, p);
-    case wt_i32: return fixed(c, x, 4, p);
-    case wt_len: return len(c, x, s);
+    case wt_varint:
+        return varint(c, x, u);
+    case wt_i64:
+        return fixed(c, x, 8, p);
+    case wt_i32:
+        return fixed(c, x, 4, p);
+    case wt_len:
+        return len(c, x, s);
     case wt_sgroup: {
         if (++x.depth > max_depth) return bad(x, "groups nested too deep");
         while (true) {
@@ -482,7 +577,8 @@ bool skip(cur& c, ctx& x, uint8_t wt, int32_t number) {
             if (c.p == c.end) return bad(x, fmt::format("group {} has no end", number));
             if (!tag(c, x, n, w)) return false;
             if (w == wt_egroup) {
-                if (n != number) return bad(x, fmt::format("group {} ended by end-group {}", number, n));
+                if (n != number)
+                    return bad(x, fmt::format("group {} ended by end-group {}", number, n));
                 break;
             }
             if (!skip(c, x, w, n)) return false;
@@ -490,12 +586,15 @@ bool skip(cur& c, ctx& x, uint8_t wt, int32_t number) {
         --x.depth;
         return true;
     }
-    default: return bad(x, fmt::format("end-group {} without a start", number));
+    default:
+        return bad(x, fmt::format("end-group {} without a start", number));
     }
 }
 
-inline void fill_nulls(parquet::file_writer& w, uint32_t first, uint32_t count, int16_t def, int16_t rep) {
-    for (uint32_t c = first; c < first + count; ++c) w.column(c).add_null(def, rep);
+inline void fill_nulls(parquet::file_writer& w, uint32_t first, uint32_t count, int16_t def,
+                       int16_t rep) {
+    for (uint32_t c = first; c < first + count; ++c)
+        w.column(c).add_null(def, rep);
 }
 
 void put_int(const op& o, int64_t v, int16_t rep, parquet::file_writer& w) {
@@ -509,25 +608,37 @@ void put_unsigned_dec(const op& o, uint64_t v, int16_t rep, parquet::file_writer
     char b[64];
     auto n = static_cast<size_t>(o.dec_len);
     std::memset(b, 0, n);
-    for (size_t i = 0; i < 8; ++i) b[n - 1 - i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    for (size_t i = 0; i < 8; ++i)
+        b[n - 1 - i] = static_cast<char>((v >> (8 * i)) & 0xFF);
     w.column(o.col).add_fixed(std::string_view(b, n), rep);
 }
 
 void write_default(const op& o, int16_t rep, parquet::file_writer& w) {
     switch (o.st) {
     case store::i32:
-    case store::i64: put_int(o, 0, rep, w); break;
-    case store::f32: w.column(o.col).add_f32(0.0f, rep); break;
-    case store::f64: w.column(o.col).add_f64(0.0, rep); break;
-    case store::boolean: w.column(o.col).add_bool(false, rep); break;
-    case store::bytes: w.column(o.col).add_bytes(o.def_text, rep); break;
-    case store::dec: put_unsigned_dec(o, 0, rep, w); break;
+    case store::i64:
+        put_int(o, 0, rep, w);
+        break;
+    case store::f32:
+        w.column(o.col).add_f32(0.0f, rep);
+        break;
+    case store::f64:
+        w.column(o.col).add_f64(0.0, rep);
+        break;
+    case store::boolean:
+        w.column(o.col).add_bool(false, rep);
+        break;
+    case store::bytes:
+        w.column(o.col).add_bytes(o.def_text, rep);
+        break;
+    case store::dec:
+        put_unsigned_dec(o, 0, rep, w);
+        break;
     }
 }
 
 /// One scalar value of leaf `o` at `c` (its tag already read and its wire type matched).
-template<bool W>
-bool leaf(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
+template<bool W> bool leaf(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
     uint64_t u = 0;
     const uint8_t* p;
     cur s;
@@ -606,16 +717,19 @@ bool leaf(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
     case pk::l_string:
         if (!len(c, x, s)) return false;
         if constexpr (!W) {
-            if (!valid_utf8({reinterpret_cast<const char*>(s.p), s.left()})) return bad_at(x, o, "string is not valid UTF-8");
+            if (!valid_utf8({reinterpret_cast<const char*>(s.p), s.left()}))
+                return bad_at(x, o, "string is not valid UTF-8");
         } else {
             w->column(o.col).add_bytes({reinterpret_cast<const char*>(s.p), s.left()}, rep);
         }
         return true;
     case pk::l_bytes:
         if (!len(c, x, s)) return false;
-        if constexpr (W) w->column(o.col).add_bytes({reinterpret_cast<const char*>(s.p), s.left()}, rep);
+        if constexpr (W)
+            w->column(o.col).add_bytes({reinterpret_cast<const char*>(s.p), s.left()}, rep);
         return true;
-    default: return bad(x, "not a scalar");
+    default:
+        return bad(x, "not a scalar");
     }
 }
 
@@ -631,7 +745,8 @@ bool seconds_nanos(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer
         uint8_t wt;
         if (!tag(c, x, n, wt)) return false;
         if (n == 1 || n == 2) {
-            if (wt != wt_varint) return bad_at(x, o, fmt::format("field {} has wire type {}, not varint", n, wt));
+            if (wt != wt_varint)
+                return bad_at(x, o, fmt::format("field {} has wire type {}, not varint", n, wt));
             uint64_t u;
             if (!varint(c, x, u)) return false;
             if (n == 1)
@@ -644,12 +759,15 @@ bool seconds_nanos(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer
     }
     if (o.kind == pk::timestamp) {
         if (seconds < -62135596800 || seconds > 253402300799)
-            return bad_at(x, o, fmt::format("Timestamp seconds {} outside years 1 to 9999", seconds));
-        if (nanos < 0 || nanos > 999999999) return bad_at(x, o, fmt::format("Timestamp nanos {} outside 0..999999999", nanos));
+            return bad_at(x, o,
+                          fmt::format("Timestamp seconds {} outside years 1 to 9999", seconds));
+        if (nanos < 0 || nanos > 999999999)
+            return bad_at(x, o, fmt::format("Timestamp nanos {} outside 0..999999999", nanos));
     } else {
         if (seconds < -315576000000 || seconds > 315576000000)
             return bad_at(x, o, fmt::format("Duration seconds {} outside +-10000 years", seconds));
-        if (nanos < -999999999 || nanos > 999999999 || (seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0))
+        if (nanos < -999999999 || nanos > 999999999 || (seconds > 0 && nanos < 0)
+            || (seconds < 0 && nanos > 0))
             return bad_at(x, o, fmt::format("Duration nanos {} (seconds {})", nanos, seconds));
     }
     if constexpr (W) w->column(o.col).add_i64(seconds * 1000000 + nanos / 1000, rep);
@@ -657,8 +775,7 @@ bool seconds_nanos(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer
 }
 
 /// A wrapper (google.protobuf.*Value): its field 1, last occurrence wins, the default if absent.
-template<bool W>
-bool wrapper(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer* w) {
+template<bool W> bool wrapper(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer* w) {
     const op& v = o.children[0];
     const uint8_t* last = nullptr;
     while (c.p < c.end) {
@@ -666,7 +783,8 @@ bool wrapper(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer* w) {
         uint8_t wt;
         if (!tag(c, x, n, wt)) return false;
         if (n == 1) {
-            if (wt != v.wire) return bad_at(x, o, fmt::format("value has wire type {}, not {}", wt, v.wire));
+            if (wt != v.wire)
+                return bad_at(x, o, fmt::format("value has wire type {}, not {}", wt, v.wire));
             last = c.p;
             if (!leaf<false>(v, c, x, rep, nullptr)) return false;
         } else if (!skip(c, x, wt, n)) {
@@ -685,26 +803,32 @@ bool wrapper(const op& o, cur c, ctx& x, int16_t rep, parquet::file_writer* w) {
 }
 
 template<bool W>
-bool map_entry(const op& e, cur c, ctx& x, int16_t rep, parquet::file_writer* w, std::string* key_out);
+bool map_entry(const op& e, cur c, ctx& x, int16_t rep, parquet::file_writer* w,
+               std::string* key_out);
 
 /// One value of `o` at `c` (tag read, wire type matched).
-template<bool W>
-bool value(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
+template<bool W> bool value(const op& o, cur& c, ctx& x, int16_t rep, parquet::file_writer* w) {
     if (o.kind < pk::message) return leaf<W>(o, c, x, rep, w);
     cur s;
     if (!len(c, x, s)) return false;
     switch (o.kind) {
-    case pk::message: return walk_message<W>(o, s, x, rep, w);
+    case pk::message:
+        return walk_message<W>(o, s, x, rep, w);
     case pk::timestamp:
-    case pk::duration: return seconds_nanos<W>(o, s, x, rep, w);
-    case pk::wrapper: return wrapper<W>(o, s, x, rep, w);
-    case pk::map_entry: return map_entry<W>(o, s, x, rep, w, nullptr);
-    default: return bad(x, "bad plan");
+    case pk::duration:
+        return seconds_nanos<W>(o, s, x, rep, w);
+    case pk::wrapper:
+        return wrapper<W>(o, s, x, rep, w);
+    case pk::map_entry:
+        return map_entry<W>(o, s, x, rep, w, nullptr);
+    default:
+        return bad(x, "bad plan");
     }
 }
 
 template<bool W>
-bool map_entry(const op& e, cur c, ctx& x, int16_t rep, parquet::file_writer* w, std::string* key_out) {
+bool map_entry(const op& e, cur c, ctx& x, int16_t rep, parquet::file_writer* w,
+               std::string* key_out) {
     const op& k = e.children[0];
     const op& v = e.children[1];
     const uint8_t* kat = nullptr;
@@ -739,7 +863,8 @@ bool map_entry(const op& e, cur c, ctx& x, int16_t rep, parquet::file_writer* w,
                     u = le32(p);
                 else if (fixed(kc, x, 8, p))
                     u = le64(p);
-                if (k.kind == pk::v_int32 || k.kind == pk::v_uint32 || k.kind == pk::v_sint32) u &= 0xFFFFFFFFu;
+                if (k.kind == pk::v_int32 || k.kind == pk::v_uint32 || k.kind == pk::v_sint32)
+                    u &= 0xFFFFFFFFu;
                 if (k.kind == pk::v_bool) u = u != 0;
                 key_out->assign(reinterpret_cast<const char*>(&u), 8);
             }
@@ -833,14 +958,16 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
         int32_t n;
         uint8_t wt;
         if (!tag(c, x, n, wt)) return done(false);
-        auto it = std::lower_bound(m.by_number.begin(), m.by_number.end(), std::pair<int32_t, uint16_t>{n, 0});
+        auto it = std::lower_bound(m.by_number.begin(), m.by_number.end(),
+                                   std::pair<int32_t, uint16_t>{n, 0});
         if (it == m.by_number.end() || it->first != n) {
             if (!skip(c, x, wt, n)) return done(false);
             continue;
         }
         uint16_t si = it->second;
         auto [child, branch] = m.slot_ref[si];
-        const op& f = branch < 0 ? m.children[child] : m.children[child].children[static_cast<size_t>(branch)];
+        const op& f = branch < 0 ? m.children[child]
+                                 : m.children[child].children[static_cast<size_t>(branch)];
         if (f.kind == pk::list || f.kind == pk::map) {
             const op& e = f.children[0];
             auto one = [&](cur& vc) {
@@ -869,7 +996,8 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
             }
             continue;
         }
-        if (wt != f.wire) return done(bad_at(x, f, fmt::format("wire type {}, not {}", wt, f.wire)));
+        if (wt != f.wire)
+            return done(bad_at(x, f, fmt::format("wire type {}, not {}", wt, f.wire)));
         slot& s = t_slots[base + si];
         s.at = c.p;
         ++s.count;
@@ -895,7 +1023,8 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
     for (const op& f : m.children) {
         if (f.kind == pk::list || f.kind == pk::map) {
             if constexpr (W)
-                if (t_slots[base + f.slot].count == 0) fill_nulls(*w, f.first, f.count, f.present_def, rep); // empty
+                if (t_slots[base + f.slot].count == 0)
+                    fill_nulls(*w, f.first, f.count, f.present_def, rep); // empty
             continue;
         }
         if (f.kind == pk::oneof) {
@@ -916,7 +1045,8 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
             if (!singular<W>(*win, s, mb, me, x, rep, w)) return done(false);
             if constexpr (W) {
                 fill_nulls(*w, f.first, win->first - f.first, f.present_def, rep);
-                fill_nulls(*w, win->first + win->count, f.first + f.count - (win->first + win->count), f.present_def, rep);
+                fill_nulls(*w, win->first + win->count,
+                           f.first + f.count - (win->first + win->count), f.present_def, rep);
             }
             continue;
         }
@@ -924,7 +1054,8 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
         if (!singular<W>(f, s, mb, me, x, rep, w)) return done(false);
     }
     if constexpr (W)
-        for (auto& [first, count] : m.absent) fill_nulls(*w, first, count, m.present_def, rep);
+        for (auto& [first, count] : m.absent)
+            fill_nulls(*w, first, count, m.present_def, rep);
     return done(true);
 }
 
@@ -933,33 +1064,40 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
 protobuf_row_plan::~protobuf_row_plan() = default;
 
 std::expected<std::shared_ptr<const protobuf_row_plan>, decode_failure>
-protobuf_row_plan::make(const gp::Descriptor& message, const std::vector<nested_field>& table_fields,
-                        size_t first_column) {
+protobuf_row_plan::make(const gp::Descriptor& message,
+                        const std::vector<nested_field>& table_fields, size_t first_column) {
     if (auto m = schema::protobuf_to_iceberg(message); !m)
-        return std::unexpected(decode_failure{m.error().code() == errc::unsupported ? decode_reason::unsupported_schema_type
-                                                                                    : decode_reason::incompatible_schema,
+        return std::unexpected(decode_failure{m.error().code() == errc::unsupported
+                                                  ? decode_reason::unsupported_schema_type
+                                                  : decode_reason::incompatible_schema,
                                               m.error().message(), std::nullopt});
     builder b{static_cast<uint32_t>(first_column)};
     op o;
     o.first = static_cast<uint32_t>(first_column);
     size_t n = 0;
-    for (auto& f : table_fields) n += leaf_count(*f.field_type);
+    for (auto& f : table_fields)
+        n += leaf_count(*f.field_type);
     o.count = static_cast<uint32_t>(n);
     auto r = b.message(message, table_fields, 0, 0, 0, "", std::move(o));
-    if (!r) return std::unexpected(decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
+    if (!r)
+        return std::unexpected(
+            decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
     std::shared_ptr<protobuf_row_plan> p(new protobuf_row_plan());
     p->_root = std::make_unique<op>(std::move(*r));
     return p;
 }
 
 std::expected<std::shared_ptr<const protobuf_row_plan>, decode_failure>
-protobuf_row_plan::make_in_column(const gp::Descriptor& message, const nested_field& column, size_t first_column) {
+protobuf_row_plan::make_in_column(const gp::Descriptor& message, const nested_field& column,
+                                  size_t first_column) {
     if (column.field_type->id != type_id::struct_)
-        return std::unexpected(decode_failure{decode_reason::incompatible_schema,
-                                              fmt::format("column `{}` is not a struct", column.name), std::nullopt});
+        return std::unexpected(
+            decode_failure{decode_reason::incompatible_schema,
+                           fmt::format("column `{}` is not a struct", column.name), std::nullopt});
     if (auto m = schema::protobuf_to_iceberg(message); !m)
-        return std::unexpected(decode_failure{m.error().code() == errc::unsupported ? decode_reason::unsupported_schema_type
-                                                                                    : decode_reason::incompatible_schema,
+        return std::unexpected(decode_failure{m.error().code() == errc::unsupported
+                                                  ? decode_reason::unsupported_schema_type
+                                                  : decode_reason::incompatible_schema,
                                               m.error().message(), std::nullopt});
     builder b{static_cast<uint32_t>(first_column)};
     op o;
@@ -968,7 +1106,9 @@ protobuf_row_plan::make_in_column(const gp::Descriptor& message, const nested_fi
     o.present_def = 1;
     o.null_def = 0;
     auto r = b.message(message, column.field_type->fields, 0, 1, 0, "", std::move(o));
-    if (!r) return std::unexpected(decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
+    if (!r)
+        return std::unexpected(
+            decode_failure{r.error().reason, std::move(r.error().detail), std::nullopt});
     std::shared_ptr<protobuf_row_plan> p(new protobuf_row_plan());
     p->_root = std::make_unique<op>(std::move(*r));
     return p;

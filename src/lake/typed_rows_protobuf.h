@@ -55,8 +55,8 @@ public:
     /// `table_fields` as for avro_row_plan::make. `message` must outlive the plan (the
     /// registry's parsed schema owns it: keep that alive beside the plan).
     static std::expected<std::shared_ptr<const protobuf_row_plan>, decode_failure>
-    make(const google::protobuf::Descriptor& message, const std::vector<iceberg::nested_field>& table_fields,
-         size_t first_column);
+    make(const google::protobuf::Descriptor& message,
+         const std::vector<iceberg::nested_field>& table_fields, size_t first_column);
     /// The same, for a message that is the struct column `column` (typed tables' `data`): the
     /// table field is that struct, present (definition level 1) for every decoded value.
     static std::expected<std::shared_ptr<const protobuf_row_plan>, decode_failure>

@@ -16,13 +16,20 @@ namespace {
 
 std::string_view type_name(uint8_t bit) {
     switch (bit) {
-    case json_boolean: return "boolean";
-    case json_integer: return "integer";
-    case json_number: return "number";
-    case json_string: return "string";
-    case json_object: return "object";
-    case json_array: return "array";
-    default: return "null";
+    case json_boolean:
+        return "boolean";
+    case json_integer:
+        return "integer";
+    case json_number:
+        return "number";
+    case json_string:
+        return "string";
+    case json_object:
+        return "object";
+    case json_array:
+        return "array";
+    default:
+        return "null";
     }
 }
 
@@ -49,7 +56,9 @@ std::string branch_name(const json_schema_node& b, size_t i) {
     if (!b.title.empty()) return b.title;
     if (!e.title.empty()) return e.title;
     if (!b.ref_uri.empty()) {
-        auto s = b.ref_uri.substr(b.ref_uri.find_last_of("/#") == std::string::npos ? 0 : b.ref_uri.find_last_of("/#") + 1);
+        auto s = b.ref_uri.substr(b.ref_uri.find_last_of("/#") == std::string::npos
+                                      ? 0
+                                      : b.ref_uri.find_last_of("/#") + 1);
         if (!s.empty()) return s;
     }
     uint8_t t = (e.has_type ? e.types : inferred_types(e)) & ~json_null;
@@ -80,12 +89,15 @@ result<json_shape> json_classify(const json_schema_node& n, uint8_t allowed) {
         return s;
     }
     if (e.not_ || e.if_) return fail(errc::unsupported, "\"not\" and \"if\" have no Iceberg type");
-    if (!e.one_of.empty() && !e.any_of.empty()) return fail(errc::unsupported, "oneOf and anyOf together");
+    if (!e.one_of.empty() && !e.any_of.empty())
+        return fail(errc::unsupported, "oneOf and anyOf together");
     if (!e.all_of.empty()) {
-        if (e.all_of.size() > 1) return fail(errc::unsupported, "allOf with {} subschemas", e.all_of.size());
+        if (e.all_of.size() > 1)
+            return fail(errc::unsupported, "allOf with {} subschemas", e.all_of.size());
         return json_classify(*e.all_of[0], allowed);
     }
-    if (!e.tuple_items.empty()) return fail(errc::unsupported, "tuple arrays (\"items\" as a list) have no Iceberg type");
+    if (!e.tuple_items.empty())
+        return fail(errc::unsupported, "tuple arrays (\"items\" as a list) have no Iceberg type");
     const auto& alts = !e.one_of.empty() ? e.one_of : e.any_of;
     if (!alts.empty()) {
         std::vector<json_branch> kept;
@@ -117,7 +129,8 @@ result<json_shape> json_classify(const json_schema_node& n, uint8_t allowed) {
     }
     if (nn == (json_integer | json_number)) nn = json_number;
     if (!std::has_single_bit(static_cast<unsigned>(nn))) {
-        for (uint8_t bit : {json_boolean, json_integer, json_number, json_string, json_object, json_array}) {
+        for (uint8_t bit :
+             {json_boolean, json_integer, json_number, json_string, json_object, json_array}) {
             if (!(nn & bit)) continue;
             if (bit == json_integer && (nn & json_number)) continue; // "number" holds integers
             uint8_t only = bit == json_number ? uint8_t(json_number | json_integer) : bit;
@@ -127,16 +140,26 @@ result<json_shape> json_classify(const json_schema_node& n, uint8_t allowed) {
         return s;
     }
     switch (nn) {
-    case json_boolean: s.kind = json_kind::boolean; break;
-    case json_integer: s.kind = json_kind::integer; break;
-    case json_number: s.kind = json_kind::number; break;
+    case json_boolean:
+        s.kind = json_kind::boolean;
+        break;
+    case json_integer:
+        s.kind = json_kind::integer;
+        break;
+    case json_number:
+        s.kind = json_kind::number;
+        break;
     case json_string: {
         s.kind = json_kind::string;
         if (e.format) {
-            if (*e.format == "date") s.kind = json_kind::date;
-            else if (*e.format == "date-time") s.kind = json_kind::timestamptz;
-            else if (*e.format == "time") s.kind = json_kind::time;
-            else if (*e.format == "uuid") s.kind = json_kind::uuid;
+            if (*e.format == "date")
+                s.kind = json_kind::date;
+            else if (*e.format == "date-time")
+                s.kind = json_kind::timestamptz;
+            else if (*e.format == "time")
+                s.kind = json_kind::time;
+            else if (*e.format == "uuid")
+                s.kind = json_kind::uuid;
         }
         break;
     }
@@ -148,8 +171,12 @@ result<json_shape> json_classify(const json_schema_node& n, uint8_t allowed) {
         else
             s.kind = json_kind::any;
         break;
-    case json_array: s.kind = e.items ? json_kind::array : json_kind::any; break;
-    default: s.kind = json_kind::any; break;
+    case json_array:
+        s.kind = e.items ? json_kind::array : json_kind::any;
+        break;
+    default:
+        s.kind = json_kind::any;
+        break;
     }
     return s;
 }
@@ -160,19 +187,29 @@ class json_mapper {
 public:
     result<type_ptr> map(const json_shape& s) {
         switch (s.kind) {
-        case json_kind::none: return type_ptr{};
+        case json_kind::none:
+            return type_ptr{};
         case json_kind::any:
-        case json_kind::string: return type::primitive(type_id::string);
-        case json_kind::boolean: return type::primitive(type_id::boolean);
-        case json_kind::integer: return type::primitive(type_id::long_);
-        case json_kind::number: return type::primitive(type_id::double_);
-        case json_kind::date: return type::primitive(type_id::date);
-        case json_kind::timestamptz: return type::primitive(type_id::timestamptz);
-        case json_kind::time: return type::primitive(type_id::time);
-        case json_kind::uuid: return type::primitive(type_id::uuid);
+        case json_kind::string:
+            return type::primitive(type_id::string);
+        case json_kind::boolean:
+            return type::primitive(type_id::boolean);
+        case json_kind::integer:
+            return type::primitive(type_id::long_);
+        case json_kind::number:
+            return type::primitive(type_id::double_);
+        case json_kind::date:
+            return type::primitive(type_id::date);
+        case json_kind::timestamptz:
+            return type::primitive(type_id::timestamptz);
+        case json_kind::time:
+            return type::primitive(type_id::time);
+        case json_kind::uuid:
+            return type::primitive(type_id::uuid);
         case json_kind::object: {
             auto fields = FLOE_TRY(object_fields(*s.node));
-            if (fields.empty()) return type::primitive(type_id::string); // nothing typed: its JSON text
+            if (fields.empty())
+                return type::primitive(type_id::string); // nothing typed: its JSON text
             auto t = std::make_shared<type>();
             t->id = type_id::struct_;
             t->fields = std::move(fields);
@@ -204,7 +241,8 @@ public:
                 auto bs = FLOE_TRY(json_classify(*b.node, b.types));
                 auto bt = FLOE_TRY(enter(bs));
                 if (!bt) continue;
-                t->fields.push_back(nested_field{.id = 0, .name = b.name, .required = false, .field_type = bt});
+                t->fields.push_back(
+                    nested_field{.id = 0, .name = b.name, .required = false, .field_type = bt});
             }
             return type_ptr(t);
         }
@@ -214,11 +252,15 @@ public:
 
     /// A shape below the current node: recursion is checked on objects, maps and arrays.
     result<type_ptr> enter(const json_shape& s) {
-        bool container = s.kind == json_kind::object || s.kind == json_kind::map || s.kind == json_kind::array;
+        bool container =
+            s.kind == json_kind::object || s.kind == json_kind::map || s.kind == json_kind::array;
         if (!container) return map(s);
         if (std::find(_stack.begin(), _stack.end(), s.node) != _stack.end())
-            return fail(errc::invalid_argument, "the schema is recursive: Iceberg cannot express a type that contains itself");
-        if (_stack.size() >= 64) return fail(errc::invalid_argument, "objects nested deeper than 64 levels");
+            return fail(
+                errc::invalid_argument,
+                "the schema is recursive: Iceberg cannot express a type that contains itself");
+        if (_stack.size() >= 64)
+            return fail(errc::invalid_argument, "objects nested deeper than 64 levels");
         _stack.push_back(s.node);
         auto r = map(s);
         _stack.pop_back();
@@ -238,7 +280,10 @@ public:
             auto t = enter(*s);
             if (!t) return std::unexpected(std::move(t).error().with_context("property {}", name));
             if (!*t) continue;
-            out.push_back(nested_field{.id = 0, .name = name, .required = false, .field_type = *t,
+            out.push_back(nested_field{.id = 0,
+                                       .name = name,
+                                       .required = false,
+                                       .field_type = *t,
                                        .doc = node->effective().description});
         }
         return out;
@@ -257,8 +302,9 @@ result<type_ptr> json_shape_type(const json_shape& s) {
 result<std::vector<nested_field>> json_to_iceberg(const json_schema& js) {
     auto s = FLOE_TRY(json_classify(js.root()));
     if (s.kind != json_kind::object)
-        return fail(errc::invalid_argument, "the value schema is not an object with properties: it has no fields to make "
-                                            "columns of");
+        return fail(errc::invalid_argument,
+                    "the value schema is not an object with properties: it has no fields to make "
+                    "columns of");
     json_mapper m;
     m._stack.push_back(s.node);
     return m.object_fields(*s.node);

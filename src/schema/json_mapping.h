@@ -44,7 +44,20 @@
 namespace floe::schema {
 
 enum class json_kind : uint8_t {
-    none, any, boolean, integer, number, string, date, timestamptz, time, uuid, object, map, array, union_
+    none,
+    any,
+    boolean,
+    integer,
+    number,
+    string,
+    date,
+    timestamptz,
+    time,
+    uuid,
+    object,
+    map,
+    array,
+    union_
 };
 
 struct json_branch {

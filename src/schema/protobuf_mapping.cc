@@ -17,12 +17,13 @@ protobuf_wkt protobuf_well_known(const gp::Descriptor& m) noexcept {
     if (!n.starts_with("google.protobuf.")) return protobuf_wkt::none;
     if (n == "google.protobuf.Timestamp") return protobuf_wkt::timestamp;
     if (n == "google.protobuf.Duration") return protobuf_wkt::duration;
-    static constexpr std::string_view wrappers[] = {"DoubleValue", "FloatValue", "Int64Value",
-                                                    "UInt64Value", "Int32Value", "UInt32Value",
+    static constexpr std::string_view wrappers[] = {"DoubleValue", "FloatValue",  "Int64Value",
+                                                    "UInt64Value", "Int32Value",  "UInt32Value",
                                                     "BoolValue",   "StringValue", "BytesValue"};
     std::string_view short_name = std::string_view(n).substr(16);
     for (auto w : wrappers)
-        if (short_name == w && m.field_count() == 1 && m.field(0)->number() == 1) return protobuf_wkt::wrapper;
+        if (short_name == w && m.field_count() == 1 && m.field(0)->number() == 1)
+            return protobuf_wkt::wrapper;
     return protobuf_wkt::none;
 }
 
@@ -31,12 +32,14 @@ type_ptr protobuf_scalar_type(const gp::FieldDescriptor& f) {
     switch (f.type()) {
     case T::TYPE_INT32:
     case T::TYPE_SINT32:
-    case T::TYPE_SFIXED32: return type::primitive(type_id::int_);
+    case T::TYPE_SFIXED32:
+        return type::primitive(type_id::int_);
     case T::TYPE_UINT32:
     case T::TYPE_FIXED32:
     case T::TYPE_INT64:
     case T::TYPE_SINT64:
-    case T::TYPE_SFIXED64: return type::primitive(type_id::long_);
+    case T::TYPE_SFIXED64:
+        return type::primitive(type_id::long_);
     case T::TYPE_UINT64:
     case T::TYPE_FIXED64: {
         auto t = std::make_shared<type>();
@@ -45,14 +48,20 @@ type_ptr protobuf_scalar_type(const gp::FieldDescriptor& f) {
         t->scale = 0;
         return t;
     }
-    case T::TYPE_FLOAT: return type::primitive(type_id::float_);
-    case T::TYPE_DOUBLE: return type::primitive(type_id::double_);
-    case T::TYPE_BOOL: return type::primitive(type_id::boolean);
+    case T::TYPE_FLOAT:
+        return type::primitive(type_id::float_);
+    case T::TYPE_DOUBLE:
+        return type::primitive(type_id::double_);
+    case T::TYPE_BOOL:
+        return type::primitive(type_id::boolean);
     case T::TYPE_STRING:
-    case T::TYPE_ENUM: return type::primitive(type_id::string);
-    case T::TYPE_BYTES: return type::primitive(type_id::binary);
+    case T::TYPE_ENUM:
+        return type::primitive(type_id::string);
+    case T::TYPE_BYTES:
+        return type::primitive(type_id::binary);
     case T::TYPE_MESSAGE:
-    case T::TYPE_GROUP: break;
+    case T::TYPE_GROUP:
+        break;
     }
     return nullptr;
 }
@@ -64,15 +73,20 @@ public:
     /// The type of one value of `f` (a list's element, not the list); nullptr: no column.
     result<type_ptr> value_type(const gp::FieldDescriptor& f) {
         if (f.type() == gp::FieldDescriptor::TYPE_GROUP)
-            return fail(errc::unsupported, "field {} is a proto2 group, which typed tables do not decode",
+            return fail(errc::unsupported,
+                        "field {} is a proto2 group, which typed tables do not decode",
                         f.full_name());
         if (f.type() != gp::FieldDescriptor::TYPE_MESSAGE) return protobuf_scalar_type(f);
         const gp::Descriptor& m = *f.message_type();
         switch (protobuf_well_known(m)) {
-        case protobuf_wkt::timestamp: return type::primitive(type_id::timestamptz);
-        case protobuf_wkt::duration: return type::primitive(type_id::long_);
-        case protobuf_wkt::wrapper: return protobuf_scalar_type(*m.field(0));
-        case protobuf_wkt::none: break;
+        case protobuf_wkt::timestamp:
+            return type::primitive(type_id::timestamptz);
+        case protobuf_wkt::duration:
+            return type::primitive(type_id::long_);
+        case protobuf_wkt::wrapper:
+            return protobuf_scalar_type(*m.field(0));
+        case protobuf_wkt::none:
+            break;
         }
         auto fields = FLOE_TRY(message_fields(m));
         if (fields.empty()) return type_ptr{};
@@ -87,7 +101,9 @@ public:
             auto* entry = f.message_type();
             auto k = protobuf_scalar_type(*entry->map_key());
             auto v = FLOE_TRY(value_type(*entry->map_value()));
-            if (!v) return fail(errc::invalid_argument, "map {} of empty messages has no Iceberg type", f.full_name());
+            if (!v)
+                return fail(errc::invalid_argument, "map {} of empty messages has no Iceberg type",
+                            f.full_name());
             auto t = std::make_shared<type>();
             t->id = type_id::map;
             t->key = k;
@@ -106,9 +122,12 @@ public:
 
     result<std::vector<nested_field>> message_fields(const gp::Descriptor& m) {
         if (std::find(_stack.begin(), _stack.end(), &m) != _stack.end())
-            return fail(errc::invalid_argument,
-                        "message {} is recursive: Iceberg cannot express a type that contains itself", m.full_name());
-        if (_stack.size() >= 64) return fail(errc::invalid_argument, "messages nested deeper than 64 levels");
+            return fail(
+                errc::invalid_argument,
+                "message {} is recursive: Iceberg cannot express a type that contains itself",
+                m.full_name());
+        if (_stack.size() >= 64)
+            return fail(errc::invalid_argument, "messages nested deeper than 64 levels");
         _stack.push_back(&m);
         std::vector<nested_field> out;
         auto done = [&](result<std::vector<nested_field>> r) {
@@ -124,18 +143,27 @@ public:
                 t->id = type_id::struct_;
                 for (int b = 0; b < o->field_count(); ++b) {
                     auto bt = field_type(*o->field(b));
-                    if (!bt) return done(std::unexpected(std::move(bt).error().with_context("field {}", o->field(b)->full_name())));
+                    if (!bt)
+                        return done(std::unexpected(std::move(bt).error().with_context(
+                            "field {}", o->field(b)->full_name())));
                     if (!*bt) continue;
-                    t->fields.push_back(nested_field{.id = 0, .name = o->field(b)->name(), .required = false, .field_type = *bt});
+                    t->fields.push_back(nested_field{.id = 0,
+                                                     .name = o->field(b)->name(),
+                                                     .required = false,
+                                                     .field_type = *bt});
                 }
                 if (!t->fields.empty())
-                    out.push_back(nested_field{.id = 0, .name = o->name(), .required = false, .field_type = t});
+                    out.push_back(nested_field{
+                        .id = 0, .name = o->name(), .required = false, .field_type = t});
                 continue;
             }
             auto ft = field_type(f);
-            if (!ft) return done(std::unexpected(std::move(ft).error().with_context("field {}", f.full_name())));
+            if (!ft)
+                return done(
+                    std::unexpected(std::move(ft).error().with_context("field {}", f.full_name())));
             if (!*ft) continue;
-            out.push_back(nested_field{.id = 0, .name = f.name(), .required = false, .field_type = *ft});
+            out.push_back(
+                nested_field{.id = 0, .name = f.name(), .required = false, .field_type = *ft});
         }
         return done(std::move(out));
     }

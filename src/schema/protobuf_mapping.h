@@ -56,7 +56,8 @@
 namespace floe::schema {
 
 /// The columns of message `m` under the rules above, every id 0 (call assign_ids() next).
-result<std::vector<iceberg::nested_field>> protobuf_to_iceberg(const google::protobuf::Descriptor& m);
+result<std::vector<iceberg::nested_field>>
+protobuf_to_iceberg(const google::protobuf::Descriptor& m);
 
 /// The kind of well-known type a message is (none for an ordinary message).
 enum class protobuf_wkt : uint8_t { none, timestamp, duration, wrapper };

@@ -35,14 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto t = std::make_shared<iceberg::type>();
         t->id = iceberg::type_id::struct_;
         t->fields = std::move(inner);
-        std::vector<iceberg::nested_field> f{iceberg::nested_field{.id = 0, .name = "data", .required = false, .field_type = t}};
+        std::vector<iceberg::nested_field> f{
+            iceberg::nested_field{.id = 0, .name = "data", .required = false, .field_type = t}};
         int32_t last = 0;
         schema::assign_ids(f, nullptr, last);
         return f;
     }();
     static auto plan = *lake::json_row_plan::make_in_column(*js, fields[0], 0);
-    static auto pq = *parquet::schema::make(
-        parquet::group_node("t", std::nullopt, parquet::repetition::required, lake::parquet_nodes(fields)));
+    static auto pq = *parquet::schema::make(parquet::group_node(
+        "t", std::nullopt, parquet::repetition::required, lake::parquet_nodes(fields)));
     byte_buffer out;
     auto w = parquet::file_writer::open(parquet::make_memory_sink(out), pq, {});
     if (!w) std::abort();

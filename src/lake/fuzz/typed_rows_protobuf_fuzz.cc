@@ -55,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return f;
     }();
     static auto plan = *lake::protobuf_row_plan::make(*proto->message_at({}), fields, 0);
-    static auto pq = *parquet::schema::make(
-        parquet::group_node("t", std::nullopt, parquet::repetition::required, lake::parquet_nodes(fields)));
+    static auto pq = *parquet::schema::make(parquet::group_node(
+        "t", std::nullopt, parquet::repetition::required, lake::parquet_nodes(fields)));
     std::string_view in(reinterpret_cast<const char*>(data), size);
     (void)lake::parse_message_indexes(in);
     byte_buffer out;

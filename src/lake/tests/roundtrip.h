@@ -28,8 +28,8 @@ struct roundtrip {
     explicit roundtrip(const std::vector<iceberg::nested_field>& fields) {
         path = std::filesystem::temp_directory_path()
                / fmt::format("typed_rows_test_{}_{}.parquet", ::getpid(), counter()++);
-        auto s = parquet::schema::make(
-            parquet::group_node("table", std::nullopt, parquet::repetition::required, parquet_nodes(fields)));
+        auto s = parquet::schema::make(parquet::group_node(
+            "table", std::nullopt, parquet::repetition::required, parquet_nodes(fields)));
         EXPECT_TRUE(s) << s.error().message();
         pq = *s;
         auto sink = parquet::open_file_sink(path.string());
@@ -67,8 +67,11 @@ struct roundtrip {
     }
 };
 
-inline std::string le32(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
-inline std::string le64(int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
-
+inline std::string le32(int32_t v) {
+    return std::string(reinterpret_cast<const char*>(&v), 4);
+}
+inline std::string le64(int64_t v) {
+    return std::string(reinterpret_cast<const char*>(&v), 8);
+}
 
 } // namespace floe::lake

@@ -29,10 +29,16 @@ struct pb {
         boundaries.push_back(b.size());
         return *this;
     }
-    pb& tag(int n, int wt) { return raw_varint((static_cast<uint64_t>(n) << 3) | static_cast<uint64_t>(wt)); }
+    pb& tag(int n, int wt) {
+        return raw_varint((static_cast<uint64_t>(n) << 3) | static_cast<uint64_t>(wt));
+    }
     pb& v(int n, uint64_t x) { return tag(n, 0).raw_varint(x).mark(); }
-    pb& vs(int n, int64_t x) { return v(n, static_cast<uint64_t>(x)); } // int32/int64: sign-extended
-    pb& zz(int n, int64_t x) { return v(n, (static_cast<uint64_t>(x) << 1) ^ static_cast<uint64_t>(x >> 63)); }
+    pb& vs(int n, int64_t x) {
+        return v(n, static_cast<uint64_t>(x));
+    } // int32/int64: sign-extended
+    pb& zz(int n, int64_t x) {
+        return v(n, (static_cast<uint64_t>(x) << 1) ^ static_cast<uint64_t>(x >> 63));
+    }
     pb& s(int n, std::string_view x) {
         tag(n, 2).raw_varint(x.size());
         b.append(x);
@@ -102,7 +108,8 @@ std::vector<iceberg::nested_field> columns_of(const google::protobuf::Descriptor
 
 std::string be9(uint64_t v) { // decimal(20,0) as FIXED[9], big-endian
     std::string out(9, '\0');
-    for (int i = 0; i < 8; ++i) out[static_cast<size_t>(8 - i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    for (int i = 0; i < 8; ++i)
+        out[static_cast<size_t>(8 - i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
     return out;
 }
 
@@ -123,15 +130,15 @@ pb full_order() {
     pb packed;
     packed.raw_varint(1).raw_varint(static_cast<uint64_t>(int64_t{-2})).raw_varint(3);
     pb o;
-    o.v(1, 5)               // id, later overwritten (last wins)
-        .m(2, cust1)        // customer, merged with the second occurrence below
+    o.v(1, 5)        // id, later overwritten (last wins)
+        .m(2, cust1) // customer, merged with the second occurrence below
         .m(3, item_a)
-        .v(99, 12345)       // unknown varint
+        .v(99, 12345) // unknown varint
         .m(4, entry)
         .m(5, ts)
-        .v(6, 1)            // status PAID
+        .v(6, 1) // status PAID
         .s(7, "n")
-        .v(8, 42)           // ref_id, then ref_code wins
+        .v(8, 42) // ref_id, then ref_code wins
         .m(10, hint)
         .m(11, ttl)
         .v(12, UINT64_MAX)
@@ -143,10 +150,10 @@ pb full_order() {
         .v(18, 1)
         .s(19, std::string("\0\xff", 2))
         .v(20, 4000000000u)
-        .s(21, packed.b)    // packed [1, -2, 3]
-        .m(3, item_b)       // items interleaved with other fields
-        .v(21, 4)           // and one more unpacked
-        .s(100, "skip me")  // unknown length-delimited
+        .s(21, packed.b)   // packed [1, -2, 3]
+        .m(3, item_b)      // items interleaved with other fields
+        .v(21, 4)          // and one more unpacked
+        .s(100, "skip me") // unknown length-delimited
         .m(22, pos_entry)
         .s(9, "R-9")
         .m(2, cust2)
@@ -161,30 +168,51 @@ TEST(typed_rows_protobuf, mapping_of_every_type) {
     auto f = schema::protobuf_to_iceberg(*s->message_at({}));
     ASSERT_TRUE(f) << f.error().message();
     std::vector<std::string> got;
-    for (auto& x : *f) got.push_back(x.name + ":" + schema::describe(*x.field_type));
-    EXPECT_EQ(got, (std::vector<std::string>{
-                       "id:long", "customer:struct", "items:list<struct>", "attrs:map<string, string>", "ts:timestamptz",
-                       "status:string", "note:string", "ref:struct", "qty_hint:long", "ttl:long", "big:decimal(20, 0)",
-                       "delta:int", "f64:decimal(20, 0)", "sf32:int", "ratio:float", "price:double", "paid:boolean",
-                       "blob:binary", "u32:long", "nums:list<int>", "by_pos:map<int, struct>"}));
+    for (auto& x : *f)
+        got.push_back(x.name + ":" + schema::describe(*x.field_type));
+    EXPECT_EQ(got, (std::vector<std::string>{"id:long",
+                                             "customer:struct",
+                                             "items:list<struct>",
+                                             "attrs:map<string, string>",
+                                             "ts:timestamptz",
+                                             "status:string",
+                                             "note:string",
+                                             "ref:struct",
+                                             "qty_hint:long",
+                                             "ttl:long",
+                                             "big:decimal(20, 0)",
+                                             "delta:int",
+                                             "f64:decimal(20, 0)",
+                                             "sf32:int",
+                                             "ratio:float",
+                                             "price:double",
+                                             "paid:boolean",
+                                             "blob:binary",
+                                             "u32:long",
+                                             "nums:list<int>",
+                                             "by_pos:map<int, struct>"}));
     auto& ref = (*f)[7].field_type->fields;
     ASSERT_EQ(ref.size(), 2u);
     EXPECT_EQ(ref[0].name, "ref_id");
     EXPECT_EQ(ref[1].name, "ref_code");
-    for (auto& x : *f) EXPECT_FALSE(x.required) << x.name;
+    for (auto& x : *f)
+        EXPECT_FALSE(x.required) << x.name;
 
     auto rec = compile("syntax = \"proto3\"; message N { string v = 1; N next = 2; }");
     auto r = schema::protobuf_to_iceberg(*rec->message_at({}));
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().message().find("recursive"), std::string::npos) << r.error().message();
-    auto st = compile("syntax = \"proto3\"; import \"google/protobuf/struct.proto\"; message S { google.protobuf.Struct s = 1; }");
+    auto st = compile("syntax = \"proto3\"; import \"google/protobuf/struct.proto\"; message S { "
+                      "google.protobuf.Struct s = 1; }");
     EXPECT_FALSE(schema::protobuf_to_iceberg(*st->message_at({}))); // Struct/Value are recursive
-    auto grp = compile("syntax = \"proto2\"; message G { optional group Inner = 1 { optional int32 a = 2; } }");
+    auto grp = compile(
+        "syntax = \"proto2\"; message G { optional group Inner = 1 { optional int32 a = 2; } }");
     auto g = schema::protobuf_to_iceberg(*grp->message_at({}));
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error().code(), errc::unsupported);
     // A message with no fields has no column; proto3 `optional` is a plain optional field.
-    auto e = compile("syntax = \"proto3\"; import \"google/protobuf/empty.proto\"; message E { google.protobuf.Empty e = 1; optional int32 x = 2; }");
+    auto e = compile("syntax = \"proto3\"; import \"google/protobuf/empty.proto\"; message E { "
+                     "google.protobuf.Empty e = 1; optional int32 x = 2; }");
     auto ef = schema::protobuf_to_iceberg(*e->message_at({}));
     ASSERT_TRUE(ef);
     ASSERT_EQ(ef->size(), 1u);
@@ -202,10 +230,10 @@ TEST(typed_rows_protobuf, message_indexes) {
     EXPECT_EQ(two->indexes, (std::vector<int>{1, 0}));
     EXPECT_EQ(two->payload, "p");
     EXPECT_FALSE(parse_message_indexes(""));
-    EXPECT_FALSE(parse_message_indexes("\x01"));       // count -1
-    EXPECT_FALSE(parse_message_indexes("\x02"));       // count 1, index cut
-    EXPECT_FALSE(parse_message_indexes("\x02\x01"));   // index -1
-    EXPECT_FALSE(parse_message_indexes("\x82\x01"));   // count 65
+    EXPECT_FALSE(parse_message_indexes("\x01"));     // count -1
+    EXPECT_FALSE(parse_message_indexes("\x02"));     // count 1, index cut
+    EXPECT_FALSE(parse_message_indexes("\x02\x01")); // index -1
+    EXPECT_FALSE(parse_message_indexes("\x82\x01")); // count 65
 }
 
 TEST(typed_rows_protobuf, decodes_every_type_with_levels) {
@@ -224,7 +252,7 @@ TEST(typed_rows_protobuf, decodes_every_type_with_levels) {
     auto defs = [&](std::string_view p) { return cols[rt.col(p)].def; };
 
     EXPECT_EQ(values("id"), (std::vector<std::string>{le64(1), le64(0)})); // last wins; default
-    EXPECT_EQ(values("customer.name"), (std::vector<std::string>{"ann"}));   // merged
+    EXPECT_EQ(values("customer.name"), (std::vector<std::string>{"ann"})); // merged
     EXPECT_EQ(values("customer.address.country"), (std::vector<std::string>{"JP"}));
     EXPECT_EQ(defs("customer.address.country"), (std::vector<int16_t>{3, 0}));
     EXPECT_EQ(values("customer.address.city"), (std::vector<std::string>{""})); // proto3 default
@@ -235,7 +263,8 @@ TEST(typed_rows_protobuf, decodes_every_type_with_levels) {
     EXPECT_EQ(values("attrs.key_value.key"), (std::vector<std::string>{"k"}));
     EXPECT_EQ(values("attrs.key_value.value"), (std::vector<std::string>{"v"}));
     EXPECT_EQ(defs("attrs.key_value.key"), (std::vector<int16_t>{2, 1}));
-    EXPECT_EQ(values("ts"), (std::vector<std::string>{le64(int64_t{1700000000} * 1000000 + 123456)}));
+    EXPECT_EQ(values("ts"),
+              (std::vector<std::string>{le64(int64_t{1700000000} * 1000000 + 123456)}));
     EXPECT_EQ(defs("ts"), (std::vector<int16_t>{1, 0}));
     EXPECT_EQ(values("status"), (std::vector<std::string>{"PAID", "NEW"}));
     EXPECT_EQ(values("note"), (std::vector<std::string>{"n"}));
@@ -254,10 +283,12 @@ TEST(typed_rows_protobuf, decodes_every_type_with_levels) {
     EXPECT_EQ(values("ratio")[0], std::string(reinterpret_cast<const char*>(&half), 4));
     double price = -2.25;
     EXPECT_EQ(values("price")[0], std::string(reinterpret_cast<const char*>(&price), 8));
-    EXPECT_EQ(values("paid"), (std::vector<std::string>{std::string(1, '\1'), std::string(1, '\0')}));
+    EXPECT_EQ(values("paid"),
+              (std::vector<std::string>{std::string(1, '\1'), std::string(1, '\0')}));
     EXPECT_EQ(values("blob"), (std::vector<std::string>{std::string("\0\xff", 2), ""}));
     EXPECT_EQ(values("u32"), (std::vector<std::string>{le64(4000000000), le64(0)}));
-    EXPECT_EQ(values("nums.list.element"), (std::vector<std::string>{le32(1), le32(-2), le32(3), le32(4)}));
+    EXPECT_EQ(values("nums.list.element"),
+              (std::vector<std::string>{le32(1), le32(-2), le32(3), le32(4)}));
     EXPECT_EQ(cols[rt.col("nums.list.element")].rep, (std::vector<int16_t>{0, 1, 1, 1, 0}));
     EXPECT_EQ(values("by_pos.key_value.key"), (std::vector<std::string>{le32(7)}));
     EXPECT_EQ(values("by_pos.key_value.value.sku"), (std::vector<std::string>{"x"}));
@@ -272,14 +303,17 @@ TEST(typed_rows_protobuf, every_truncation_is_a_dead_letter_or_a_whole_prefix) {
     pb full = full_order();
     size_t rows = 0, refused = 0;
     for (size_t n = 0; n < full.b.size(); ++n) {
-        bool boundary = n == 0 || std::find(full.boundaries.begin(), full.boundaries.end(), n) != full.boundaries.end();
+        bool boundary = n == 0
+                        || std::find(full.boundaries.begin(), full.boundaries.end(), n)
+                               != full.boundaries.end();
         auto err = plan->decode(std::string_view(full.b).substr(0, n), *rt.w);
         // At a field boundary the bytes are a shorter, valid message (Protobuf has no end
         // marker); anywhere inside a field they cannot parse.
         if (boundary)
             EXPECT_EQ(err, std::nullopt) << "prefix " << n;
         else
-            EXPECT_NE(err, std::nullopt) << "prefix " << n << " of " << full.b.size() << " was accepted";
+            EXPECT_NE(err, std::nullopt)
+                << "prefix " << n << " of " << full.b.size() << " was accepted";
         if (err) {
             ++refused;
         } else {
@@ -287,7 +321,8 @@ TEST(typed_rows_protobuf, every_truncation_is_a_dead_letter_or_a_whole_prefix) {
             ++rows;
         }
         for (size_t c = 0; c < rt.w->num_columns(); ++c)
-            ASSERT_EQ(static_cast<size_t>(rt.w->column(c).chunk_rows()), rows) << "column " << c << " prefix " << n;
+            ASSERT_EQ(static_cast<size_t>(rt.w->column(c).chunk_rows()), rows)
+                << "column " << c << " prefix " << n;
     }
     EXPECT_GT(refused, full.b.size() / 2);
     auto cols = rt.finish();
@@ -303,7 +338,8 @@ TEST(typed_rows_protobuf, bad_values_write_nothing) {
         auto err = plan->decode(v.b, *rt.w);
         ASSERT_TRUE(err) << "accepted: " << part;
         EXPECT_NE(err->find(part), std::string::npos) << *err;
-        for (size_t c = 0; c < rt.w->num_columns(); ++c) EXPECT_EQ(rt.w->column(c).chunk_rows(), 0);
+        for (size_t c = 0; c < rt.w->num_columns(); ++c)
+            EXPECT_EQ(rt.w->column(c).chunk_rows(), 0);
     };
     expect_bad(pb{}.s(1, "x"), "field `id`: wire type 2, not 0");
     expect_bad(pb{}.s(9, "\xc3\x28"), "field `ref.ref_code`: string is not valid UTF-8");
@@ -333,7 +369,8 @@ TEST(typed_rows_protobuf, bad_values_write_nothing) {
     long_len.tag(19, 2).raw_varint(1000).b += "xy";
     expect_bad(long_len, "length 1000 with 2 bytes left");
     pb deep; // a message nested 200 levels in unknown groups
-    for (int i = 0; i < 200; ++i) deep.tag(50, 3);
+    for (int i = 0; i < 200; ++i)
+        deep.tag(50, 3);
     expect_bad(deep, "groups nested too deep");
     pb varint11;
     varint11.tag(1, 0).b += std::string(11, '\xff');
@@ -373,8 +410,10 @@ message P { required int32 a = 1; optional int32 b = 2 [default = 9]; optional s
 
 TEST(typed_rows_protobuf, widened_columns_and_incompatible_types) {
     // v1: int32 qty, float r; the table was evolved to long and double by another version.
-    auto v1 = compile("syntax = \"proto3\"; message M { int32 qty = 1; float r = 2; string s = 3; }");
-    auto v2 = compile("syntax = \"proto3\"; message M { int64 qty = 1; double r = 2; string s = 3; string added = 4; }");
+    auto v1 =
+        compile("syntax = \"proto3\"; message M { int32 qty = 1; float r = 2; string s = 3; }");
+    auto v2 = compile("syntax = \"proto3\"; message M { int64 qty = 1; double r = 2; string s = 3; "
+                      "string added = 4; }");
     iceberg::schema table;
     table.fields = columns_of(*v1->message_at({}));
     auto e = schema::evolve(table, *schema::protobuf_to_iceberg(*v2->message_at({})));
@@ -382,12 +421,14 @@ TEST(typed_rows_protobuf, widened_columns_and_incompatible_types) {
     auto plan = protobuf_row_plan::make(*v1->message_at({}), e.schema.fields, 0);
     ASSERT_TRUE(plan) << plan.error().detail;
     roundtrip rt(e.schema.fields);
-    ASSERT_EQ((*plan)->decode(pb{}.vs(1, -5).f32(2, std::bit_cast<uint32_t>(1.5f)).b, *rt.w), std::nullopt);
+    ASSERT_EQ((*plan)->decode(pb{}.vs(1, -5).f32(2, std::bit_cast<uint32_t>(1.5f)).b, *rt.w),
+              std::nullopt);
     ASSERT_TRUE(rt.w->end_row());
     auto cols = rt.finish();
     EXPECT_EQ(cols[rt.col("qty")].values, (std::vector<std::string>{le64(-5)}));
     double r = 1.5;
-    EXPECT_EQ(cols[rt.col("r")].values, (std::vector<std::string>{std::string(reinterpret_cast<const char*>(&r), 8)}));
+    EXPECT_EQ(cols[rt.col("r")].values,
+              (std::vector<std::string>{std::string(reinterpret_cast<const char*>(&r), 8)}));
     EXPECT_EQ(cols[rt.col("added")].def, (std::vector<int16_t>{0}));
     EXPECT_EQ(cols[rt.col("s")].values, (std::vector<std::string>{""}));
 
