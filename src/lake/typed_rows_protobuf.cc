@@ -124,6 +124,7 @@ struct protobuf_row_plan::op {
     int16_t elem_rep = 0; // list/map: repetition level of the 2nd+ entries
     int32_t dec_len = 0;  // store::dec: FIXED length of the column
     const gp::EnumDescriptor* en = nullptr;
+    std::vector<std::string_view> enum_names; // by number, for numbers 0..n (empty: not dense)
     std::string def_text; // store::bytes: the default (enum: its first value's name)
     std::string path;
     std::vector<op> children; // message: fields (oneofs as one child); oneof: branches;
@@ -132,8 +133,9 @@ struct protobuf_row_plan::op {
     // message only
     uint16_t nslots = 0;
     std::vector<std::pair<int32_t, uint16_t>> by_number; // sorted: field number -> slot
-    std::vector<std::pair<uint16_t, int16_t>> slot_ref;  // slot -> (child, oneof branch or -1)
-    std::vector<std::pair<uint32_t, uint32_t>> absent;   // table columns no field writes
+    std::vector<int32_t> dense;                         // field number < dense.size() -> slot or -1
+    std::vector<std::pair<uint16_t, int16_t>> slot_ref; // slot -> (child, oneof branch or -1)
+    std::vector<std::pair<uint32_t, uint32_t>> absent;  // table columns no field writes
 };
 
 namespace {
@@ -276,6 +278,17 @@ struct builder {
         }
         if (f.type() == T::TYPE_ENUM) {
             o.en = f.enum_type();
+            int max = -1;
+            for (int i = 0; i < o.en->value_count(); ++i)
+                max = std::max(max, o.en->value(i)->number());
+            if (max < 256) {
+                o.enum_names.resize(static_cast<size_t>(max + 1));
+                for (int i = 0; i < o.en->value_count(); ++i) { // the first name of a number, as
+                    int n = o.en->value(i)->number();           // FindValueByNumber gives
+                    if (n >= 0 && o.enum_names[static_cast<size_t>(n)].empty())
+                        o.enum_names[static_cast<size_t>(n)] = o.en->value(i)->name();
+                }
+            }
             o.def_text = f.default_value_enum() ? f.default_value_enum()->name() : std::string();
         }
         return o;
@@ -462,6 +475,11 @@ struct builder {
             off += n;
         }
         std::sort(o.by_number.begin(), o.by_number.end());
+        if (!o.by_number.empty() && o.by_number.back().first < 1024) {
+            o.dense.assign(static_cast<size_t>(o.by_number.back().first) + 1, -1);
+            for (auto& [number, slot] : o.by_number)
+                o.dense[static_cast<size_t>(number)] = slot;
+        }
         return o;
     }
 };
@@ -678,7 +696,10 @@ template<bool W> bool leaf(const op& o, cur& c, ctx& x, int16_t rep, parquet::fi
         if (!varint(c, x, u)) return false;
         if constexpr (W) {
             auto n = static_cast<int32_t>(static_cast<uint32_t>(u));
-            if (auto* v = o.en->FindValueByNumber(n))
+            if (n >= 0 && static_cast<size_t>(n) < o.enum_names.size()
+                && !o.enum_names[static_cast<size_t>(n)].empty())
+                w->column(o.col).add_bytes(o.enum_names[static_cast<size_t>(n)], rep);
+            else if (auto* v = o.en->FindValueByNumber(n))
                 w->column(o.col).add_bytes(v->name(), rep);
             else
                 w->column(o.col).add_bytes(fmt::format_int(n).str(), rep);
@@ -958,13 +979,19 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
         int32_t n;
         uint8_t wt;
         if (!tag(c, x, n, wt)) return done(false);
-        auto it = std::lower_bound(m.by_number.begin(), m.by_number.end(),
-                                   std::pair<int32_t, uint16_t>{n, 0});
-        if (it == m.by_number.end() || it->first != n) {
+        int32_t found = -1;
+        if (static_cast<size_t>(n) < m.dense.size()) {
+            found = m.dense[static_cast<size_t>(n)];
+        } else if (m.dense.empty()) {
+            auto it = std::lower_bound(m.by_number.begin(), m.by_number.end(),
+                                       std::pair<int32_t, uint16_t>{n, 0});
+            if (it != m.by_number.end() && it->first == n) found = it->second;
+        }
+        if (found < 0) {
             if (!skip(c, x, wt, n)) return done(false);
             continue;
         }
-        uint16_t si = it->second;
+        auto si = static_cast<uint16_t>(found);
         auto [child, branch] = m.slot_ref[si];
         const op& f = branch < 0 ? m.children[child]
                                  : m.children[child].children[static_cast<size_t>(branch)];
@@ -1007,7 +1034,12 @@ bool walk_message(const op& m, cur c, ctx& x, int16_t rep, parquet::file_writer*
             if (!len(c, x, sc)) return done(false);
             continue;
         }
-        if (!value<false>(f, c, x, rep, nullptr)) return done(false);
+        if constexpr (W) {
+            // Validated by the first pass: only step over it (it is written after the scan).
+            if (!skip(c, x, wt, n)) return done(false);
+        } else if (!value<false>(f, c, x, rep, nullptr)) {
+            return done(false);
+        }
     }
     if constexpr (!W) {
         // Duplicate map keys (per map field of this message).
