@@ -2,7 +2,8 @@
 # Typed tables (issue 29) for Protobuf and JSON Schema values: two topics created with
 # floe.iceberg.mode=schema-id; schemas registered with @kafkajs/confluent-schema-registry in
 # Floe's registry; Protobuf values encoded by protobufjs and framed with their message-index path,
-# JSON values encoded by the registry client; bad records mixed in. Independent readers judge:
+# JSON values encoded by the registry client; bad records mixed in; then a second version of each
+# schema adds a field. Independent readers judge:
 # Python's sqlite3 + Apache Avro list each table's live files, DuckDB checks every typed value,
 # the types, exact sums, and each dead letter's reason.
 # usage: typed_tables_protobuf_test.sh FLOE_BIN

@@ -57,8 +57,9 @@ async function tables(topic, mainJson, dlqJson) {
       amount_cents: Number(d.amount_cents), ts: d.ts, status: d.status, note: d.note,
       card: d.payment?.card ?? null, voucher: d.payment?.voucher == null ? null : Number(d.payment.voucher),
       hint: d.hint == null ? null : Number(d.hint), big: String(d.big), nums: d.nums ?? [], score: d.score, vip: d.vip,
+      channel: d.channel ?? null,
     };
-    const want = { ...e, ts: new Date(e.ts_ms).toISOString() };
+    const want = { ...e, ts: new Date(e.ts_ms).toISOString(), channel: e.channel ?? null };
     delete want.ts_ms;
     // DuckDB prints TIMESTAMPTZ in the session zone; compare instants.
     got.ts = got.ts ? new Date(got.ts).toISOString() : null;
@@ -66,7 +67,7 @@ async function tables(topic, mainJson, dlqJson) {
     const diff = keys.filter((k) => !same(got[k], want[k]));
     if (diff.length) bad.push(`${s.offset}: ${diff.map((k) => `${k} ${JSON.stringify(got[k])} != ${JSON.stringify(want[k])}`).join(', ')}`);
   }
-  check(`${protoTopic}: every typed value equals what protobufjs encoded (${wantMain.length} records, 17 fields each)`,
+  check(`${protoTopic}: every typed value equals what protobufjs encoded (${wantMain.length} records of 2 versions, 18 fields each)`,
     bad.length === 0, bad.slice(0, 3).join('; '));
   const types = Object.fromEntries((await rows(`SELECT column_name, column_type FROM (DESCRIBE SELECT data.* FROM ${main})`))
     .map((r) => [r.column_name, r.column_type]));
@@ -88,6 +89,18 @@ async function tables(topic, mainJson, dlqJson) {
       && BigInt(String(r.big).split('.')[0]) === want[r.country].big), JSON.stringify(sums));
 }
 
+// Version 2 added `channel`: a column of the files written after it, null in every earlier row
+// (read across files with union_by_name).
+for (const [topic, mainJson] of [[protoTopic, protoMain], [jsonTopic, jsonMain]]) {
+  const main = `read_parquet([${files(mainJson)}], union_by_name=true)`;
+  const [r] = await rows(`SELECT count(*) FILTER (WHERE data.channel IS NULL) AS nulls,
+    count(*) FILTER (WHERE data.channel IS NOT NULL) AS set FROM ${main}`);
+  const v2 = sent.filter((s) => s.topic === topic && s.table === 'main' && s.expect.channel != null).length;
+  const v1 = sent.filter((s) => s.topic === topic && s.table === 'main' && s.expect.channel == null).length;
+  check(`${topic}: the added field is a column: ${v2} rows set, ${v1} earlier rows null`,
+    v2 === 20 && Number(r.set) === v2 && Number(r.nulls) === v1, JSON.stringify(r));
+}
+
 // ---- JSON ----
 {
   const { main, wantMain, mainBy } = await tables(jsonTopic, jsonMain, jsonDlq);
@@ -101,17 +114,18 @@ async function tables(topic, mainJson, dlqJson) {
       attrs: Object.fromEntries((d.attrs ?? []).map((kv) => [kv.key, kv.value])),
       amount: d.amount, ts: d.ts ? new Date(d.ts).toISOString() : null, day: d.day, status: d.status, note: d.note,
       payment: d.payment?.string ?? (d.payment?.integer == null ? null : Number(d.payment.integer)), vip: d.vip,
+      channel: d.channel ?? null,
     };
     const want = {
       id: e.id, name: e.name, city: e.city, country: e.country,
       items: e.items.map((x) => ({ sku: x.sku, qty: x.qty, price: x.price_cents / 100 })), attrs: e.attrs,
       amount: e.amount_cents / 100, ts: new Date(e.ts_ms).toISOString(), day: new Date(e.ts_ms).toISOString().slice(0, 10),
-      status: e.status, note: e.note, payment: e.card ?? e.voucher, vip: e.vip,
+      status: e.status, note: e.note, payment: e.card ?? e.voucher, vip: e.vip, channel: e.channel ?? null,
     };
     const diff = Object.keys(want).filter((k) => !same(got[k], want[k]));
     if (diff.length) bad.push(`${s.offset}: ${diff.map((k) => `${k} ${JSON.stringify(got[k])} != ${JSON.stringify(want[k])}`).join(', ')}`);
   }
-  check(`${jsonTopic}: every typed value equals the JSON produced (${wantMain.length} records, 14 fields each)`,
+  check(`${jsonTopic}: every typed value equals the JSON produced (${wantMain.length} records of 2 versions, 15 fields each)`,
     bad.length === 0, bad.slice(0, 3).join('; '));
   const types = Object.fromEntries((await rows(`SELECT column_name, column_type FROM (DESCRIBE SELECT data.* FROM ${main})`))
     .map((r) => [r.column_name, r.column_type]));

@@ -7,7 +7,9 @@
 //     is the 4th of the file, so its index path is [3], not the [0] shortcut.
 //   - JSON_TOPIC: JSON values encoded by the registry client (magic, id, JSON text).
 // Each topic gets realistic records (nested struct, array of structs, map, timestamp, enum,
-// optional field, oneof/union, uint64, wrapper) and bad ones (cut, wrong index, wrong type).
+// optional field, oneof/union, uint64, wrapper) and bad ones (cut, wrong index, wrong type), then
+// a second schema version that adds a field (`channel`): the table gains a column, older rows
+// read null there.
 // Writes what it sent as JSON lines (topic, offset, table, reason, expected values) to OUT.
 // usage: node typed_formats_produce.mjs REGISTRY_URL KAFKA_BROKER PROTO_TOPIC JSON_TOPIC OUT
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
@@ -89,12 +91,17 @@ function expected(i) {
   };
 }
 
-const root = new protobuf.Root();
-for (const f of ['google/protobuf/timestamp.proto', 'google/protobuf/wrappers.proto'])
-  root.addJSON(protobuf.common.get(f).nested);
-protobuf.parse(protoSchema, root, { keepCase: true });
-root.resolveAll();
-const Order = root.lookupType('e2e.typed.Order');
+const protoSchemaV2 = protoSchema.replace('  bool vip = 15;\n', '  bool vip = 15;\n  string channel = 16;\n');
+const jsonSchemaV2 = { ...jsonSchema, properties: { ...jsonSchema.properties, channel: { type: 'string' } } };
+function compile(text) {
+  const root = new protobuf.Root();
+  for (const f of ['google/protobuf/timestamp.proto', 'google/protobuf/wrappers.proto'])
+    root.addJSON(protobuf.common.get(f).nested);
+  protobuf.parse(text, root, { keepCase: true });
+  root.resolveAll();
+  return root.lookupType('e2e.typed.Order');
+}
+let Order = compile(protoSchema);
 
 function protoOrder(e) {
   const o = {
@@ -107,6 +114,7 @@ function protoOrder(e) {
   if (e.note !== null) o.note = e.note;
   if (e.card !== null) o.card = e.card; else o.voucher = e.voucher;
   if (e.hint !== null) o.hint = { value: e.hint };
+  if (e.channel != null) o.channel = e.channel;
   const msg = Order.fromObject(o);
   const err = Order.verify(msg);
   if (err) throw new Error(`protobufjs: ${err}`);
@@ -133,6 +141,7 @@ function jsonOrder(e) {
     attrs: e.attrs, amount: e.amount_cents / 100,
     ts: new Date(e.ts_ms).toISOString(), day: new Date(e.ts_ms).toISOString().slice(0, 10),
     status: e.status, note: e.note, payment: e.card ?? e.voucher, vip: e.vip,
+    ...(e.channel != null ? { channel: e.channel } : {}),
   };
 }
 
@@ -174,6 +183,21 @@ for (let i = 0; i < N; i++) {
       { table: 'dlq', reason: 'decode-error', detail: '' });
   }
 }
+// Version 2 of both subjects: a new field. (JSON Schema's rules call a property added to an open
+// content model incompatible: checks are turned off for that subject.)
+const { id: pid2 } = await registry.register({ type: SchemaType.PROTOBUF, schema: protoSchemaV2 },
+  { subject: `${protoTopic}-value` });
+await fetch(`${registryUrl}/config/${jsonTopic}-value`, { method: 'PUT', headers: { 'Content-Type': 'application/json' },
+  body: JSON.stringify({ compatibility: 'NONE' }) });
+const { id: jid2 } = await registry.register({ type: SchemaType.JSON, schema: JSON.stringify(jsonSchemaV2) },
+  { subject: `${jsonTopic}-value`, compatibility: 'NONE' });
+if (pid2 === pid || jid2 === jid) throw new Error('version 2 got the id of version 1');
+Order = compile(protoSchemaV2);
+for (let i = N; i < N + 20; i++) {
+  const e = { ...expected(i), channel: i % 2 ? 'app' : 'web' };
+  await send(protoTopic, framed(pid2, [3], protoOrder(e)), { table: 'main', schema_id: pid2, expect: e });
+  await send(jsonTopic, await registry.encode(jid2, jsonOrder(e)), { table: 'main', schema_id: jid2, expect: e });
+}
 await producer.disconnect();
 clearTimeout(deadline);
-console.log(`typed_formats_produce: sent ${N} records and bad ones to each of ${protoTopic}, ${jsonTopic}`);
+console.log(`typed_formats_produce: sent ${N} + 20 (version 2) records and bad ones to each of ${protoTopic}, ${jsonTopic}`);
