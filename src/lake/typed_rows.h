@@ -22,8 +22,8 @@
 // lose digits), timestamp-millis and time-millis → microseconds, enum index → symbol, uuid text
 // → 16 bytes, decimal bytes/fixed → INT32 / INT64 / FIXED as the table's precision says (sign
 // extended; a value wider than the column is a decode error). Table columns the writer schema
-// does not have get nulls. Protobuf and JSON Schema values will get their own plan kind beside
-// avro_row_plan; the decoder's interface does not change.
+// does not have get nulls. Protobuf and JSON values have their own plans beside avro_row_plan
+// (typed_rows_protobuf.h, typed_rows_json.h), all three behind row_plan.
 //
 // Threads: plans are immutable and may be shared; a typed_decoder is driven by one thread (the
 // one appending to the file).
@@ -60,6 +60,7 @@ inline constexpr std::string_view bad_magic_byte = "bad-magic-byte";
 inline constexpr std::string_view unknown_schema_id = "unknown-schema-id";
 inline constexpr std::string_view decode_error = "decode-error";
 inline constexpr std::string_view incompatible_schema = "incompatible-schema";
+inline constexpr std::string_view unsupported_schema_type = "unsupported-schema-type";
 } // namespace decode_reason
 
 struct decode_failure {
@@ -75,8 +76,26 @@ struct wire_value {
 };
 std::expected<wire_value, decode_failure> parse_confluent(std::string_view value);
 
+/// A writer schema compiled against table columns: the shape every format's plan has
+/// (avro_row_plan here, protobuf_row_plan and json_row_plan beside it). Immutable; shared.
+class row_plan {
+public:
+    virtual ~row_plan() = default;
+    /// First pass: nullopt when `payload` is exactly one valid record, else what is wrong.
+    virtual std::optional<std::string> validate(std::string_view payload) const = 0;
+    /// Second pass, for a payload validate() accepted: one row's entries into the typed
+    /// columns (the caller adds the other columns' entries and calls end_row()).
+    virtual void write(std::string_view payload, parquet::file_writer& w) const = 0;
+    /// validate() then write(); nothing is written on failure.
+    std::optional<std::string> decode(std::string_view payload, parquet::file_writer& w) const {
+        if (auto e = validate(payload)) return e;
+        write(payload, w);
+        return std::nullopt;
+    }
+};
+
 /// An Avro writer schema compiled against table columns. Immutable.
-class avro_row_plan {
+class avro_row_plan final : public row_plan {
 public:
     struct op;
     /// `root` must be a record; `table_fields` are the typed columns (ids set) whose leaves
@@ -86,15 +105,10 @@ public:
     static std::expected<std::shared_ptr<const avro_row_plan>, decode_failure>
     make(const schema::avro_node& root, const std::vector<iceberg::nested_field>& table_fields,
          size_t first_column);
-    ~avro_row_plan();
+    ~avro_row_plan() override;
 
-    /// First pass: nullopt when `payload` is exactly one valid record, else what is wrong.
-    std::optional<std::string> validate(std::string_view payload) const;
-    /// Second pass, for a payload validate() accepted: one row's entries into the typed
-    /// columns (the caller adds the other columns' entries and calls end_row()).
-    void write(std::string_view payload, parquet::file_writer& w) const;
-    /// validate() then write(); nothing is written on failure.
-    std::optional<std::string> decode(std::string_view payload, parquet::file_writer& w) const;
+    std::optional<std::string> validate(std::string_view payload) const override;
+    void write(std::string_view payload, parquet::file_writer& w) const override;
 
     size_t first_column() const noexcept { return _first_column; }
     size_t num_columns() const noexcept { return _num_columns; }

@@ -1,12 +1,18 @@
 #include "lake/value_codec.h"
 
 #include "lake/typed_rows.h"
+#include "lake/typed_rows_json.h"
+#include "lake/typed_rows_protobuf.h"
+#include "schema/json_mapping.h"
+#include "schema/protobuf_mapping.h"
 #include "schema/iceberg_mapping.h"
 #include "schema/parsed_schema.h"
 #include "schema/registry.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -58,13 +64,52 @@ std::vector<iceberg::nested_field> typed_columns_of(const iceberg::schema& table
     return {};
 }
 
-/// A schema id's state in this append: decodable against the table schema (a plan), or not (why).
+/// A schema id's state in this append (for Protobuf, one message of it): decodable against the
+/// table schema (a plan), or not (why).
 struct schema_state {
     std::shared_ptr<const schema::parsed_schema> parsed;
-    std::unique_ptr<wrapped_root> root;
+    std::unique_ptr<wrapped_root> root;                   ///< Avro
+    const google::protobuf::Descriptor* message = nullptr; ///< Protobuf: the message values hold
     std::optional<dead_letter> refused;
-    std::shared_ptr<const avro_row_plan> plan;
+    std::shared_ptr<const row_plan> plan;
 };
+
+/// The value's columns, as the one field `data` (a struct of the value's fields).
+result<std::vector<iceberg::nested_field>> data_fields(const schema_state& st) {
+    if (st.root) return schema::avro_to_iceberg(st.root->node);
+    std::vector<iceberg::nested_field> inner;
+    if (st.message)
+        inner = FLOE_TRY(schema::protobuf_to_iceberg(*st.message));
+    else
+        inner = FLOE_TRY(schema::json_to_iceberg(*st.parsed->json()));
+    if (inner.empty()) return fail(errc::invalid_argument, "the value has no field with data to make a column of");
+    auto t = std::make_shared<iceberg::type>();
+    t->id = iceberg::type_id::struct_;
+    t->fields = std::move(inner);
+    return std::vector<iceberg::nested_field>{
+        iceberg::nested_field{.id = 0, .name = std::string(data_column), .required = false, .field_type = t}};
+}
+
+/// The decode plan of `st` against the table's `data` column.
+std::expected<std::shared_ptr<const row_plan>, decode_failure> plan_for(const schema_state& st,
+                                                                        const iceberg::schema& table) {
+    auto cols = typed_columns_of(table);
+    if (st.root) {
+        auto p = avro_row_plan::make(st.root->node, cols, parquet::message_col::count);
+        if (!p) return std::unexpected(std::move(p.error()));
+        return std::shared_ptr<const row_plan>(*p);
+    }
+    if (cols.empty())
+        return std::unexpected(decode_failure{decode_reason::incompatible_schema, "the table has no `data` column", std::nullopt});
+    if (st.message) {
+        auto p = protobuf_row_plan::make_in_column(*st.message, cols[0], parquet::message_col::count);
+        if (!p) return std::unexpected(std::move(p.error()));
+        return std::shared_ptr<const row_plan>(*p);
+    }
+    auto p = json_row_plan::make_in_column(*st.parsed->json(), cols[0], parquet::message_col::count);
+    if (!p) return std::unexpected(std::move(p.error()));
+    return std::shared_ptr<const row_plan>(*p);
+}
 
 class registry_codec final : public value_codec {
 public:
@@ -99,7 +144,27 @@ public:
             id = *_latest;
             payload = *value;
         }
-        auto* st = FLOE_TRY(state_for(id));
+        auto parsed = FLOE_TRY(schema_by_id(id));
+        std::string message; // Protobuf: which message of the schema
+        if (parsed && parsed->type() == schema::schema_type::protobuf) {
+            if (_how.how == value_decoding::mode::schema_id) {
+                auto f = parse_message_indexes(payload);
+                if (!f)
+                    return dead_letter{std::string(decode_reason::decode_error),
+                                       fmt::format("Protobuf message indexes: {}", f.error()), id};
+                auto* d = parsed->protobuf()->message_at(f->indexes);
+                if (!d)
+                    return dead_letter{std::string(decode_reason::decode_error),
+                                       fmt::format("message indexes [{}] name no message of schema {}",
+                                                   fmt::join(f->indexes, ", "), id),
+                                       id};
+                message = d->full_name();
+                payload = f->payload;
+            } else {
+                message = _how.protobuf_message;
+            }
+        }
+        auto* st = FLOE_TRY(state_for(id, parsed, message));
         if (st->refused) return *st->refused;
         if (auto bad = st->plan->validate(payload))
             return dead_letter{std::string(decode_reason::decode_error), std::move(*bad), id};
@@ -124,32 +189,59 @@ public:
     uint64_t layout_version() const override { return _layout_version; }
 
 private:
-    result<schema_state*> state_for(int32_t id) {
-        if (auto it = _states.find(id); it != _states.end()) return it->second.get();
-        auto st = std::make_unique<schema_state>();
+    /// The registry's schema `id` (cached for the append); nullptr when it has none.
+    result<std::shared_ptr<const schema::parsed_schema>> schema_by_id(int32_t id) {
+        if (auto it = _parsed.find(id); it != _parsed.end()) return it->second;
         auto parsed = _registry.get_by_id(id);
         if (!parsed) {
             if (parsed.error().code() != errc::not_found) return std::unexpected(parsed.error());
+            return std::shared_ptr<const schema::parsed_schema>{};
+        }
+        _parsed.emplace(id, *parsed);
+        return *parsed;
+    }
+
+    result<schema_state*> state_for(int32_t id, const std::shared_ptr<const schema::parsed_schema>& parsed,
+                                    const std::string& message) {
+        auto key = std::make_pair(id, message);
+        if (auto it = _states.find(key); it != _states.end()) return it->second.get();
+        auto st = std::make_unique<schema_state>();
+        st->parsed = parsed;
+        if (!parsed) {
             st->refused = dead_letter{std::string(decode_reason::unknown_schema_id),
                                       fmt::format("the registry has no schema with id {}", id), id};
-        } else if ((*parsed)->type() != schema::schema_type::avro) {
-            st->refused = dead_letter{"unsupported-schema-type",
-                                      fmt::format("schema {} is {}: only Avro values are decoded into typed columns "
-                                                  "so far",
-                                                  id, schema::to_string((*parsed)->type())),
-                                      id};
-        } else if ((*parsed)->avro()->root().kind != schema::avro_kind::record) {
-            st->refused = dead_letter{std::string(decode_reason::incompatible_schema),
-                                      fmt::format("schema {} is a {}, not a record: it has no fields to make columns of",
-                                                  id, schema::to_string((*parsed)->avro()->root().kind)),
-                                      id};
-        } else {
-            st->parsed = *parsed;
-            st->root = std::make_unique<wrapped_root>(st->parsed->avro()->root());
+        } else if (parsed->type() == schema::schema_type::avro) {
+            if (parsed->avro()->root().kind != schema::avro_kind::record) {
+                st->refused = dead_letter{std::string(decode_reason::incompatible_schema),
+                                          fmt::format("schema {} is a {}, not a record: it has no fields to make columns of",
+                                                      id, schema::to_string(parsed->avro()->root().kind)),
+                                          id};
+            } else {
+                st->root = std::make_unique<wrapped_root>(parsed->avro()->root());
+                FLOE_TRY(fit_table(id, *st));
+            }
+        } else if (parsed->type() == schema::schema_type::protobuf) {
+            const auto& pb = *parsed->protobuf();
+            st->message = message.empty() ? pb.message_at({}) : pb.find_message(message);
+            if (!st->message)
+                st->refused = dead_letter{std::string(decode_reason::incompatible_schema),
+                                          message.empty() ? fmt::format("schema {} declares no message", id)
+                                                          : fmt::format("schema {} has no message {} (topic config "
+                                                                        "floe.iceberg.protobuf-message)",
+                                                                        id, message),
+                                          id};
+            else
+                FLOE_TRY(fit_table(id, *st));
+        } else if (parsed->type() == schema::schema_type::json) {
             FLOE_TRY(fit_table(id, *st));
+        } else {
+            st->refused = dead_letter{std::string(decode_reason::unsupported_schema_type),
+                                      fmt::format("schema {} is {}: it has no typed-column decoder", id,
+                                                  schema::to_string(parsed->type())),
+                                      id};
         }
         auto* raw = st.get();
-        _states.emplace(id, std::move(st));
+        _states.emplace(std::move(key), std::move(st));
         return raw;
     }
 
@@ -164,9 +256,15 @@ private:
                                                  id, why),
                                      id};
         };
-        auto fields = schema::avro_to_iceberg(st.root->node);
+        auto fields = data_fields(st);
         if (!fields) {
-            refuse(fields.error().message());
+            if (fields.error().code() == errc::unsupported)
+                st.refused = dead_letter{std::string(decode_reason::unsupported_schema_type),
+                                         fmt::format("schema {}: {}; its records go to the dead-letter table", id,
+                                                     fields.error().message()),
+                                         id};
+            else
+                refuse(fields.error().message());
             return {};
         }
         auto ev = schema::evolve(_table, *fields, _last_id);
@@ -183,12 +281,14 @@ private:
             // Plans write the table's leaves: those of the other ids are built again.
             for (auto& [other, s] : _states)
                 if (s->plan) {
-                    auto p = avro_row_plan::make(s->root->node, typed_columns_of(_table), parquet::message_col::count);
-                    if (!p) return fail(errc::internal, "schema {} no longer fits the evolved table: {}", other, p.error().detail);
+                    auto p = plan_for(*s, _table);
+                    if (!p)
+                        return fail(errc::internal, "schema {} no longer fits the evolved table: {}", other.first,
+                                    p.error().detail);
                     s->plan = *p;
                 }
         }
-        auto plan = avro_row_plan::make(st.root->node, typed_columns_of(_table), parquet::message_col::count);
+        auto plan = plan_for(st, _table);
         if (!plan) {
             st.refused = dead_letter{std::string(plan.error().reason), plan.error().detail, id};
             return {};
@@ -214,7 +314,8 @@ private:
     bool _evolved = false;
     std::shared_ptr<const parquet::schema> _layout;
     uint64_t _layout_version = 0;
-    std::map<int32_t, std::unique_ptr<schema_state>> _states;
+    std::map<int32_t, std::shared_ptr<const schema::parsed_schema>> _parsed;
+    std::map<std::pair<int32_t, std::string>, std::unique_ptr<schema_state>> _states;
     std::optional<int32_t> _latest;
     std::string _latest_missing;
     schema_state* _pending = nullptr;

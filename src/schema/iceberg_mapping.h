@@ -1,8 +1,8 @@
 #pragma once
 // Schema → Iceberg type mapping for typed tables, field ids stable by name path, and schema
-// evolution from one registry version to the next. Avro only for now; Protobuf and JSON Schema
-// get their own `*_to_iceberg` beside `avro_to_iceberg` and share assign_ids() and evolve(),
-// which work on Iceberg types only.
+// evolution from one registry version to the next. Avro here; Protobuf (protobuf_mapping.h) and
+// JSON Schema (json_mapping.h) have their own `*_to_iceberg` and share assign_ids() and
+// evolve(), which work on Iceberg types only.
 //
 // Avro → Iceberg rules:
 //   record → struct (fields in schema order)       array → list (element optional)

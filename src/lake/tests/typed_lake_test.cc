@@ -3,12 +3,15 @@
 #include "lake/iceberg_lake.h"
 
 #include "format/parquet/reader.h"
+#include "format/parquet/tests/typed_rows.h"
 #include "schema/registry.h"
 #include "schema/store.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace floe::lake {
@@ -110,6 +113,39 @@ protected:
         return out;
     }
 
+    /// The dead-letter table's (error_reason, error_detail) by offset, read with Floe's reader.
+    std::map<int64_t, std::pair<std::string, std::string>> dlq_reasons() {
+        std::map<int64_t, std::pair<std::string, std::string>> out;
+        auto files = current_data_files(_lake->catalog(), _lake->io(), {"floe", "orders_dlq"});
+        if (!files) return out;
+        for (auto& f : files->files) {
+            auto r = parquet::file_reader::open_file(readable_path(f.file_path));
+            EXPECT_TRUE(r) << r.error();
+            auto& cols = (*r)->file_schema().columns();
+            size_t off = cols.size(), reason = off, detail = off;
+            for (size_t c = 0; c < cols.size(); ++c) {
+                if (cols[c].dotted_path() == "offset") off = c;
+                if (cols[c].dotted_path() == "error_reason") reason = c;
+                if (cols[c].dotted_path() == "error_detail") detail = c;
+            }
+            for (size_t rg = 0; rg < (*r)->num_row_groups(); ++rg) {
+                auto o = (*r)->read_column(rg, off);
+                auto re = (*r)->read_column(rg, reason);
+                auto de = (*r)->read_column(rg, detail);
+                EXPECT_TRUE(o && re && de);
+                auto oe = parquet::testing::entries_of(cols[off], *o);
+                auto ree = parquet::testing::entries_of(cols[reason], *re);
+                auto dee = parquet::testing::entries_of(cols[detail], *de);
+                for (size_t i = 0; i < oe.values.size(); ++i) {
+                    int64_t v;
+                    std::memcpy(&v, oe.values[i].data(), 8);
+                    out[v] = {ree.values[i], i < dee.values.size() ? dee.values[i] : ""};
+                }
+            }
+        }
+        return out;
+    }
+
     std::vector<std::string> data_fields() {
         auto t = iceberg::load_table(_lake->catalog(), _lake->io(), {"floe", "orders"});
         EXPECT_TRUE(t) << t.error();
@@ -207,7 +243,7 @@ TEST_F(TypedLakeTest, RetryAfterTheMainCommitWasLostAddsNothingTwice) {
     EXPECT_EQ(pos->at("orders-0"), 5);
 }
 
-TEST_F(TypedLakeTest, LatestSchemaDecodesPlainAvroAndProtobufWaitsInTheDeadLetters) {
+TEST_F(TypedLakeTest, LatestSchemaDecodesPlainAvroAndSchemaIdDecodesProtobufAndJson) {
     // latest-schema: values are plain Avro (no header), decoded with the subject's newest version.
     _typed.how = value_decoding::mode::latest_schema;
     auto r0 = append_values({std::string("\x02\x02FR", 4)}, 0);
@@ -221,18 +257,72 @@ TEST_F(TypedLakeTest, LatestSchemaDecodesPlainAvroAndProtobufWaitsInTheDeadLette
     ASSERT_TRUE(r1) << r1.error();
     EXPECT_EQ(r1->added_rows, 1);
     EXPECT_EQ(data_fields(), (std::vector<std::string>{"id", "country"}));
-    // schema-id with a Protobuf schema: not decoded yet, kept whole in the dead-letter table.
+    // schema-id with a Protobuf schema: the message-index path picks the message; its fields
+    // join `data` by name (`id` is the same column, `s` and `n` are new).
     _typed.how = value_decoding::mode::schema_id;
     schema::schema_request proto;
-    proto.schema = "syntax = \"proto3\"; message M { string s = 1; }";
+    proto.schema = "syntax = \"proto3\"; message Skip { bool b = 1; } message M { int64 id = 1; string s = 2; "
+                   "message N { int32 n = 1; } N nested = 3; }";
     proto.type = schema::schema_type::protobuf;
     auto pid = _registry->register_schema("proto-value", proto);
     ASSERT_TRUE(pid) << pid.error().message;
-    auto r2 = append_values({framed(*pid, std::string("\x00\x0a\x01x", 4))}, 2);
+    // [1] (count 1, index 1): M{id 5, s "x", nested {n 3}}; [1, 0]: M.N{n 4} (another message of
+    // the schema: its field n joins `data` by name too); [3]: no such message; a cut message.
+    std::string m = std::string("\x02\x02", 2) + std::string("\x08\x05\x12\x01x\x1a\x02\x08\x03", 9);
+    std::string nested = std::string("\x04\x02\x00", 3) + std::string("\x08\x04", 2);
+    std::string nowhere = std::string("\x02\x06", 2) + std::string("\x08\x05", 2);
+    std::string cut = std::string("\x02\x02", 2) + std::string("\x12\x05" "ab", 4);
+    // JSON Schema: the value after the header is JSON text.
+    schema::schema_request json;
+    json.schema = R"({"type":"object","properties":{"id":{"type":"integer"},"country":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}}})";
+    json.type = schema::schema_type::json;
+    auto jid = _registry->register_schema("json-value", json);
+    ASSERT_TRUE(jid) << jid.error().message;
+    // A Protobuf schema with a proto2 group: genuinely unsupported.
+    schema::schema_request group;
+    group.schema = "syntax = \"proto2\"; message G { optional group Inner = 1 { optional int32 a = 2; } }";
+    group.type = schema::schema_type::protobuf;
+    auto gid = _registry->register_schema("group-value", group);
+    ASSERT_TRUE(gid) << gid.error().message;
+    auto r2 = append_values({framed(*pid, m), framed(*pid, nested), framed(*pid, nowhere), framed(*pid, cut),
+                             framed(*jid, R"({"id": 9, "country": "DE", "tags": ["a", "b"]})"),
+                             framed(*jid, R"({"id": "nine"})"), framed(*gid, std::string("\x00", 1))},
+                            2);
     ASSERT_TRUE(r2) << r2.error();
-    EXPECT_EQ(r2->dead_letter_rows, 1);
-    EXPECT_EQ(offsets("orders"), (std::multiset<int64_t>{1}));
-    EXPECT_EQ(offsets("orders_dlq"), (std::multiset<int64_t>{0, 2}));
+    EXPECT_EQ(r2->added_rows, 3);
+    EXPECT_EQ(r2->dead_letter_rows, 4);
+    EXPECT_EQ(data_fields(), (std::vector<std::string>{"id", "country", "s", "nested", "n", "tags"}));
+    EXPECT_EQ(offsets("orders"), (std::multiset<int64_t>{1, 2, 3, 6}));
+    EXPECT_EQ(offsets("orders_dlq"), (std::multiset<int64_t>{0, 4, 5, 7, 8}));
+    auto reasons = dlq_reasons();
+    EXPECT_EQ(reasons[4].first, "decode-error") << reasons[4].second;
+    EXPECT_NE(reasons[4].second.find("message indexes [3] name no message"), std::string::npos) << reasons[4].second;
+    EXPECT_EQ(reasons[5].first, "decode-error") << reasons[5].second;
+    EXPECT_NE(reasons[5].second.find("length 5 with 2 bytes left"), std::string::npos) << reasons[5].second;
+    EXPECT_EQ(reasons[7].first, "decode-error") << reasons[7].second;
+    EXPECT_NE(reasons[7].second.find("field `id`: expected integer, got string"), std::string::npos) << reasons[7].second;
+    EXPECT_EQ(reasons[8].first, "unsupported-schema-type") << reasons[8].second;
+
+    // latest-schema with Protobuf: plain message bytes, the message named by the topic config.
+    _typed.how = value_decoding::mode::latest_schema;
+    _typed.subject = "proto-value";
+    _typed.protobuf_message = "M";
+    auto r3 = append_values({std::string("\x08\x0b\x12\x02yz", 6)}, 9);
+    ASSERT_TRUE(r3) << r3.error();
+    EXPECT_EQ(r3->added_rows, 1);
+    _typed.protobuf_message = "Nope";
+    auto r4 = append_values({std::string("\x08\x0b", 2)}, 10);
+    ASSERT_TRUE(r4) << r4.error();
+    EXPECT_EQ(r4->dead_letter_rows, 1);
+    EXPECT_NE(dlq_reasons()[10].second.find("has no message Nope"), std::string::npos) << dlq_reasons()[10].second;
+    // latest-schema with JSON Schema: the value is JSON text, no header.
+    _typed.subject = "json-value";
+    auto r5 = append_values({std::string(R"({"id": 12, "tags": []})"), std::string(R"({"tags": 5})")}, 11);
+    ASSERT_TRUE(r5) << r5.error();
+    EXPECT_EQ(r5->added_rows, 1);
+    EXPECT_EQ(r5->dead_letter_rows, 1);
+    EXPECT_NE(dlq_reasons()[12].second.find("field `tags`: expected array, got number"), std::string::npos)
+        << dlq_reasons()[12].second;
 }
 
 TEST_F(TypedLakeTest, ReplayMovesWhatDecodesNowAndKeepsTheRest) {
