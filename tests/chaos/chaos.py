@@ -612,8 +612,10 @@ def http_lookups(cluster, final, rng, per_partition):
     return out
 
 
-def mirror_bucket(cluster, mirror):
-    """Downloads the lake's objects not downloaded yet (data and metadata files are immutable) with boto3."""
+def mirror_bucket(cluster, mirror, current_metadata):
+    """Downloads with boto3 the lake's objects not downloaded yet (they are immutable): data files,
+    manifests and manifest lists, and of the metadata JSON files only the current one (each one
+    holds the whole snapshot log: all of them are gigabytes after a long run)."""
     s3 = cluster.s3_client()
     token = None
     while True:
@@ -622,6 +624,8 @@ def mirror_bucket(cluster, mirror):
             kw["ContinuationToken"] = token
         page = s3.list_objects_v2(**kw)
         for o in page.get("Contents", []):
+            if o["Key"].endswith(".metadata.json") and f"s3://{BUCKET}/{o['Key']}" != current_metadata:
+                continue
             path = os.path.join(mirror, o["Key"][len("wh/"):])
             if os.path.exists(path) and os.path.getsize(path) == o["Size"]:
                 continue
@@ -646,7 +650,7 @@ def table_listing(cluster):
         if q.returncode != 0 or not q.stdout.strip():
             return None, f"catalog: {q.stderr.strip()[-300:] or 'no table yet'}"
         try:
-            mirror_bucket(cluster, os.path.join(work, "mirror"))
+            mirror_bucket(cluster, os.path.join(work, "mirror"), q.stdout.strip().splitlines()[0])
         except Exception as e:  # noqa: BLE001 (any boto3 failure: the listing is retried)
             return None, f"S3 download: {e}"
         env["FLOE_S3_MIRROR"] = f"s3://{BUCKET}/wh={os.path.join(work, 'mirror')}"
