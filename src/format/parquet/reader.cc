@@ -73,6 +73,9 @@ result<std::unique_ptr<file_reader>> file_reader::open_file(const std::string& p
     return open(std::move(src), opts);
 }
 
+file_reader::file_reader(std::unique_ptr<input_source> src, reader_options opts)
+    : _src(std::move(src)), _opts(std::move(opts)) {}
+
 file_reader::~file_reader() = default;
 
 result<void> file_reader::check_readable(size_t rg, size_t col) const {
@@ -412,8 +415,10 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
                 return fail(errc::corrupt, "plain page holds fewer than {} booleans", present);
             for (size_t i = 0; i < present; ++i)
                 out.bools.push_back(static_cast<uint8_t>((rest[i / 8] >> (i % 8)) & 1));
-        } else if (d.type == physical_type::fixed_len_byte_array) {
-            auto w = static_cast<size_t>(d.type_length); // 1..2^20, checked by the schema
+        } else if (d.type == physical_type::fixed_len_byte_array
+                   || d.type == physical_type::int96) {
+            // 1..2^20, checked by the schema; INT96 values are 12 bytes, kept raw.
+            auto w = d.type == physical_type::int96 ? size_t{12} : static_cast<size_t>(d.type_length);
             if (w == 0 || rest.size() / w < present)
                 return fail(errc::corrupt, "plain page holds fewer than {} values of {} bytes",
                             present, w);
@@ -431,11 +436,25 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
         }
         return {};
     }
+    case encoding::rle: {
+        // Booleans RLE-encoded (Arrow writes them so): a 4-byte length, then runs of width 1.
+        if (d.type != physical_type::boolean)
+            return fail(errc::unsupported, "RLE-encoded values of physical type {}",
+                        static_cast<int>(d.type));
+        byte_reader vr(rest);
+        uint32_t len = FLOE_TRY(vr.le<uint32_t>());
+        auto b = FLOE_TRY(vr.bytes(len));
+        std::vector<uint32_t> tmp(present);
+        rle_decoder dec(b, 1);
+        FLOE_TRY(dec.get(tmp.data(), present));
+        for (uint32_t v : tmp)
+            out.bools.push_back(static_cast<uint8_t>(v & 1));
+        return {};
+    }
     case encoding::rle_dictionary:
     case encoding::plain_dictionary: {
-        if (d.type != physical_type::byte_array)
-            return fail(errc::unsupported, "dictionary-encoded values of physical type {}",
-                        static_cast<int>(d.type));
+        if (d.type == physical_type::boolean)
+            return fail(errc::unsupported, "dictionary-encoded booleans");
         if (rest.empty()) {
             if (present == 0) return {};
             return fail(errc::corrupt, "dictionary page data missing its bit width");
@@ -445,10 +464,82 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
         std::vector<uint32_t> idx(present);
         rle_decoder dec(rest.subspan(1), width);
         FLOE_TRY(dec.get(idx.data(), present));
-        for (uint32_t i : idx) {
+        for (uint32_t i : idx)
             if (i >= dict.size())
                 return fail(errc::corrupt, "dictionary index {} beyond {} entries", i, dict.size());
-            out.bytes.push_back(dict[i]);
+        // Entries are the plain bytes of each value (sizes checked when the dictionary page
+        // was read).
+        auto put = [&](auto& vec) {
+            using T = typename std::remove_reference_t<decltype(vec)>::value_type;
+            for (uint32_t i : idx) {
+                T v;
+                std::memcpy(&v, dict[i].data(), sizeof v);
+                vec.push_back(v);
+            }
+        };
+        switch (d.type) {
+        case physical_type::int32: put(out.i32); break;
+        case physical_type::int64: put(out.i64); break;
+        case physical_type::float_: put(out.f32); break;
+        case physical_type::double_: put(out.f64); break;
+        default:
+            for (uint32_t i : idx)
+                out.bytes.push_back(dict[i]);
+        }
+        return {};
+    }
+    case encoding::delta_length_byte_array:
+    case encoding::delta_byte_array: {
+        // Lengths (and for DELTA_BYTE_ARRAY prefix lengths shared with the previous value) as
+        // DELTA_BINARY_PACKED, then the (suffix) bytes back to back. Values are rebuilt into
+        // one buffer of their own, bounded by max_page_size.
+        if (d.type != physical_type::byte_array)
+            return fail(errc::unsupported, "{} on physical type {}", to_string(dh.enc),
+                        static_cast<int>(d.type));
+        std::vector<int32_t> prefix, lens;
+        size_t pos = 0;
+        if (dh.enc == encoding::delta_byte_array) {
+            pos += FLOE_TRY(delta_binary_decode<int32_t>(rest, present, prefix));
+            if (prefix.size() != present)
+                return fail(errc::corrupt, "{} prefix lengths for {} values", prefix.size(), present);
+        }
+        pos += FLOE_TRY(delta_binary_decode<int32_t>(rest.subspan(pos), present, lens));
+        if (lens.size() != present)
+            return fail(errc::corrupt, "{} lengths for {} values", lens.size(), present);
+        bytes_view data = rest.subspan(pos);
+        uint64_t total = 0, prev = 0, suffixes = 0;
+        for (size_t i = 0; i < present; ++i) {
+            int64_t pre = prefix.empty() ? 0 : prefix[i];
+            if (lens[i] < 0 || pre < 0 || static_cast<uint64_t>(pre) > prev)
+                return fail(errc::corrupt, "value {}: length {} with prefix {} (previous {})", i,
+                            lens[i], pre, prev);
+            suffixes += static_cast<uint64_t>(lens[i]);
+            prev = static_cast<uint64_t>(pre) + static_cast<uint64_t>(lens[i]);
+            total += prev;
+            if (total > _opts.max_page_size)
+                return fail(errc::corrupt, "values of more than {} bytes", _opts.max_page_size);
+        }
+        if (suffixes > data.size())
+            return fail(errc::corrupt, "values of {} bytes in {}", suffixes, data.size());
+        byte_buffer buf(static_cast<size_t>(total));
+        size_t w = 0, dp = 0, prev_off = 0;
+        for (size_t i = 0; i < present; ++i) {
+            size_t pre = prefix.empty() ? 0 : static_cast<size_t>(prefix[i]);
+            auto len = static_cast<size_t>(lens[i]);
+            if (pre) std::memcpy(buf.data() + w, buf.data() + prev_off, pre);
+            if (len) std::memcpy(buf.data() + w + pre, data.data() + dp, len);
+            dp += len;
+            prev_off = w;
+            w += pre + len;
+        }
+        out.storage.push_back(std::move(buf));
+        const auto* base = reinterpret_cast<const char*>(out.storage.back().data());
+        size_t off = 0;
+        for (size_t i = 0; i < present; ++i) {
+            size_t n = (prefix.empty() ? 0 : static_cast<size_t>(prefix[i]))
+                       + static_cast<size_t>(lens[i]);
+            out.bytes.emplace_back(base + off, n);
+            off += n;
         }
         return {};
     }
@@ -502,6 +593,10 @@ result<bytes_view> file_reader::next_page(size_t rg, size_t col, bytes_view raw,
         bytes_view body(raw.data() + pos, static_cast<size_t>(ph.compressed_page_size));
         pos += body.size();
         if (ph.type == page_type::data_page || ph.type == page_type::data_page_v2) ++ordinal;
+        if (ph.crc && _opts.verify_crc
+            && static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())))
+                   != *ph.crc)
+            return fail(errc::corrupt, "{}: page CRC mismatch at {}", ctx(), page_at);
         return body;
     }
     // Encrypted: a header module, then a page module whose whole size (length included) is the
@@ -535,6 +630,11 @@ result<bytes_view> file_reader::next_page(size_t rg, size_t col, bytes_view raw,
         return fail(errc::corrupt, "{}: page module of {} bytes, its header says {}", what(bt),
                     bmod, ph.compressed_page_size);
     bytes_view module = raw.subspan(pos, bmod);
+    // The CRC covers the page as written: the encrypted module (parquet.thrift PageHeader.crc).
+    if (ph.crc && _opts.verify_crc
+        && static_cast<uint32_t>(::crc32(0L, module.data(), static_cast<uInt>(module.size())))
+               != *ph.crc)
+        return fail(errc::corrupt, "{}: page CRC mismatch", what(bt));
     if (_dec->ctr)
         FLOE_TRY_CTX(key->ctr_decrypt(module, _dec->body), "{}", what(bt));
     else
@@ -544,6 +644,47 @@ result<bytes_view> file_reader::next_page(size_t rg, size_t col, bytes_view raw,
     pos += bmod;
     if (!dict) ++ordinal;
     return bytes_view(_dec->body);
+}
+
+result<void> file_reader::v2_as_v1(const column_descriptor& d, compression_codec codec,
+                                   page_header& ph, bytes_view body, byte_buffer& page) {
+    // A v2 page keeps its levels uncompressed in front (no length prefixes) and compresses only
+    // the values: rebuilt here in v1 layout so one decoder serves both.
+    if (!ph.data_v2) return fail(errc::corrupt, "no data page v2 header");
+    const auto& h = *ph.data_v2;
+    if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0
+        || static_cast<size_t>(h.repetition_levels_byte_length)
+                   + static_cast<size_t>(h.definition_levels_byte_length)
+               > body.size()
+        || h.repetition_levels_byte_length + h.definition_levels_byte_length
+               > ph.uncompressed_page_size)
+        return fail(errc::corrupt, "level lengths {} + {} exceed the page",
+                    h.repetition_levels_byte_length, h.definition_levels_byte_length);
+    auto rl = static_cast<size_t>(h.repetition_levels_byte_length);
+    auto dl = static_cast<size_t>(h.definition_levels_byte_length);
+    byte_buffer values;
+    bytes_view vin = body.subspan(rl + dl);
+    size_t vsize = static_cast<size_t>(ph.uncompressed_page_size) - rl - dl;
+    if (h.is_compressed)
+        FLOE_TRY(_decomp.decompress(codec, vin, vsize, values));
+    else
+        values.assign(vin.begin(), vin.end());
+    page.clear();
+    byte_writer w(page);
+    if (d.max_rep > 0) {
+        w.put_le<uint32_t>(static_cast<uint32_t>(rl));
+        w.put_bytes(body.subspan(0, rl));
+    }
+    if (d.max_def > 0) {
+        w.put_le<uint32_t>(static_cast<uint32_t>(dl));
+        w.put_bytes(body.subspan(rl, dl));
+    }
+    w.put_bytes(values);
+    data_page_header dh;
+    dh.num_values = h.num_values;
+    dh.enc = h.enc;
+    ph.data = dh;
+    return {};
 }
 
 result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw, int64_t at,
@@ -564,35 +705,43 @@ result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw,
         if (static_cast<uint32_t>(ph.uncompressed_page_size) > _opts.max_page_size)
             return fail(errc::corrupt, "{}: page of {} uncompressed bytes exceeds the limit", ctx(),
                         ph.uncompressed_page_size);
-        if (ph.crc && _opts.verify_crc) {
-            auto crc =
-                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
-            if (crc != *ph.crc) return fail(errc::corrupt, "{}: page CRC mismatch", ctx());
-        }
-        if (ph.type != page_type::data_page && ph.type != page_type::dictionary_page) {
-            if (ph.type == page_type::data_page_v2)
-                return fail(errc::unsupported, "{}: data page v2 not supported", ctx());
+        if (ph.type != page_type::data_page && ph.type != page_type::dictionary_page
+            && ph.type != page_type::data_page_v2)
             continue; // index pages: skip
-        }
         byte_buffer page;
-        FLOE_TRY_CTX(
-            _decomp.decompress(m.codec, body, static_cast<size_t>(ph.uncompressed_page_size), page),
-            "{}", ctx());
+        if (ph.type == page_type::data_page_v2) {
+            FLOE_TRY_CTX(v2_as_v1(d, m.codec, ph, body, page), "{}: data page v2", ctx());
+        } else {
+            FLOE_TRY_CTX(_decomp.decompress(m.codec, body,
+                                            static_cast<size_t>(ph.uncompressed_page_size), page),
+                         "{}", ctx());
+        }
         if (ph.type == page_type::dictionary_page) {
             if (!ph.dictionary)
                 return fail(errc::corrupt, "{}: dictionary page without its header", ctx());
             if (!dict.empty()) return fail(errc::corrupt, "{}: second dictionary page", ctx());
-            if (d.type != physical_type::byte_array)
+            size_t width = 0; // PLAIN width of fixed-size values; 0: length-prefixed
+            switch (d.type) {
+            case physical_type::int32:
+            case physical_type::float_: width = 4; break;
+            case physical_type::int64:
+            case physical_type::double_: width = 8; break;
+            case physical_type::int96: width = 12; break;
+            case physical_type::fixed_len_byte_array: width = static_cast<size_t>(d.type_length); break;
+            case physical_type::byte_array: break;
+            default:
                 return fail(errc::unsupported, "{}: dictionary pages of physical type {}", ctx(),
                             static_cast<int>(d.type));
+            }
             if (ph.dictionary->num_values < 0
-                || static_cast<size_t>(ph.dictionary->num_values) > page.size() / 4)
+                || static_cast<size_t>(ph.dictionary->num_values) > page.size() / (width ? width : 4))
                 return fail(errc::corrupt, "{}: dictionary of {} entries in {} bytes", ctx(),
                             ph.dictionary->num_values, page.size());
             out.storage.push_back(std::move(page));
             byte_reader vr(out.storage.back());
             for (int32_t i = 0; i < ph.dictionary->num_values; ++i) {
-                uint32_t len = FLOE_TRY_CTX(vr.le<uint32_t>(), "{}: dictionary", ctx());
+                uint32_t len = static_cast<uint32_t>(width);
+                if (!width) len = FLOE_TRY_CTX(vr.le<uint32_t>(), "{}: dictionary", ctx());
                 auto b = FLOE_TRY_CTX(vr.bytes(len), "{}: dictionary", ctx());
                 dict.push_back(as_chars(b));
             }
@@ -828,11 +977,6 @@ result<void> file_reader::find_value_in_pages(size_t rg, size_t col, size_t firs
         if (!dict_page && dh.enc != encoding::plain)
             return fail(errc::unsupported, "{}: encoding {} not supported", ctx(),
                         to_string(dh.enc));
-        if (ph.crc && _opts.verify_crc) {
-            auto crc =
-                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
-            if (crc != *ph.crc) return fail(errc::corrupt, "{}: page CRC mismatch", ctx());
-        }
         FLOE_TRY_CTX(_decomp.decompress(m.codec, body,
                                         static_cast<size_t>(ph.uncompressed_page_size), _page_buf),
                      "{}: page at {}", ctx(), at);

@@ -117,8 +117,7 @@ public:
     result<bool> bloom_may_contain(size_t rg, size_t col, std::string_view value);
 
 private:
-    file_reader(std::unique_ptr<input_source> src, reader_options opts)
-        : _src(std::move(src)), _opts(opts) {}
+    file_reader(std::unique_ptr<input_source> src, reader_options opts);
     result<void> load_footer();
     result<void> decode_page_values(const column_descriptor& d, const page_header& ph,
                                     bytes_view page, const std::vector<std::string_view>& dict,
@@ -135,6 +134,10 @@ private:
     /// one, for the AAD) past a data page.
     result<bytes_view> next_page(size_t rg, size_t col, bytes_view raw, int64_t at, size_t& pos,
                                  int& ordinal, page_header& ph);
+    /// A data page v2's body in v1 layout (levels with length prefixes, values decompressed);
+    /// sets ph.data from ph.data_v2.
+    result<void> v2_as_v1(const column_descriptor& d, compression_codec codec, page_header& ph,
+                          bytes_view body, byte_buffer& page);
     result<void> load_encrypted_footer(bytes_view region);
     result<void> setup_decryptor(const encryption_algorithm& a, bool encrypted_footer);
     result<void> setup_chunk_crypto();

@@ -602,7 +602,9 @@ result<void> column_writer::flush_page() {
     ph.uncompressed_page_size = static_cast<int32_t>(raw.size());
     // Encrypted: the size of the page module that follows the header (Encryption.md 5.1).
     ph.compressed_page_size = static_cast<int32_t>(body.size() + _page_overhead);
-    if (_opts.page_crc)
+    // The CRC covers the page as written; an encrypted page has GCM's tag (or is CTR), and its
+    // module does not exist yet: no CRC there.
+    if (_opts.page_crc && _page_overhead == 0)
         ph.crc = static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
     data_page_header dh;
     dh.num_values = static_cast<int32_t>(_page_values);
@@ -693,7 +695,7 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         ph.type = page_type::dictionary_page;
         ph.uncompressed_page_size = static_cast<int32_t>(_dict->bytes());
         ph.compressed_page_size = static_cast<int32_t>(body.size() + _page_overhead);
-        if (_opts.page_crc)
+        if (_opts.page_crc && _page_overhead == 0)
             ph.crc =
                 static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
         dictionary_page_header dh;
@@ -881,6 +883,10 @@ result<std::unique_ptr<file_writer>> file_writer::open(std::unique_ptr<output_si
         return fail(errc::unsupported, "{}: codec {} not supported", sink->name(),
                     to_string(opts.codec));
     }
+    for (auto& c : s.columns())
+        if (c.type == physical_type::int96)
+            return fail(errc::unsupported, "{}: column {}: INT96 is not written", sink->name(),
+                        c.dotted_path());
     for (auto& c : s.columns())
         if (c.type == physical_type::byte_array && c.logical == logical_type::decimal)
             return fail(errc::unsupported,
