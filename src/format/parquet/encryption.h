@@ -57,6 +57,10 @@ struct decryption_config {
     /// The AAD prefix for files written without storing it; when the file stores one too, the
     /// two must be equal.
     std::optional<std::string> aad_prefix;
+    /// Plaintext-footer files: the footer signing key must be available and the signature
+    /// must verify (a tampered key_metadata cannot turn the check off). false: a footer key the
+    /// retriever cannot give leaves the footer unverified (column keys only).
+    bool require_footer_signature = true;
 };
 
 /// Checks a config before a file is written: key sizes, column paths against the leaves.

@@ -293,6 +293,10 @@ result<void> file_reader::load_footer() {
                                     "plaintext footer signature does not verify (wrong footer key, "
                                     "wrong AAD prefix, or the footer was changed)");
                     _enc_info.footer_signature_verified = true;
+                } else if (_opts.decryption->require_footer_signature) {
+                    return fail(k.error().code(),
+                                "plaintext footer signature cannot be checked: footer key: {}",
+                                k.error().message());
                 } else {
                     _dec->footer_error = k.error();
                 }
