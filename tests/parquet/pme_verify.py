@@ -269,20 +269,22 @@ def verify(path, keys, aad_prefix):
 
     schema = fmd[2]
     leaves = []  # dotted paths of the leaf columns, schema order
-    stack = []
-    for el in schema[1:]:
-        name = el[4].decode()
-        nchild = el.get(5, 0)
-        prefix_path = [s[0] for s in stack]
-        if nchild:
-            stack.append([name, nchild])
-            continue
-        leaves.append(".".join(prefix_path + [name]))
-        while stack:
-            stack[-1][1] -= 1
-            if stack[-1][1] > 0:
-                break
-            stack.pop()
+    pos = [1]
+
+    def walk(prefix, depth):
+        if pos[0] >= len(schema) or depth > 64:
+            raise Fail("schema ends early")
+        el = schema[pos[0]]
+        pos[0] += 1
+        path = prefix + [el[4].decode()]
+        n = el.get(5, 0)
+        if not n:
+            leaves.append(".".join(path))
+        for _ in range(n):
+            walk(path, depth + 1)
+
+    for _ in range(schema[0].get(5, 0)):
+        walk([], 0)
     summary["columns"] = {}
     rows = 0
     for rgi, rg in enumerate(fmd[4]):

@@ -309,6 +309,7 @@ column_writer::column_writer(const column_descriptor& desc, const writer_options
         uint64_t width = _kind == value_kind::i64 || _kind == value_kind::f64 ? 8 : 4;
         _row_limit = std::max<uint64_t>(1, std::min<uint64_t>(_row_limit, _page_size / width));
     }
+    if (opts.single_page_chunks) _row_limit = _page_size = UINT64_MAX;
     _has_def = desc.max_def > 0;
     _has_rep = desc.max_rep > 0;
     if (opts.encryption) {
@@ -395,7 +396,8 @@ void column_writer::add_dict_slow(std::string_view v) {
     }
     if (inserted) {
         if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
-        if (_dict->bytes() > _opts.dictionary_size_limit) _dict_overflow = true;
+        if (_dict->bytes() > _opts.dictionary_size_limit && !_opts.single_page_chunks)
+            _dict_overflow = true;
     }
     // Give up early on near-unique columns (ids, payloads): every 1024 values, compare the
     // dictionary's cost with PLAIN's.
@@ -403,7 +405,7 @@ void column_writer::add_dict_slow(std::string_view v) {
         uint64_t est =
             _dict->bytes()
             + _dict_values_in_chunk * static_cast<uint64_t>(bit_width_of(_dict->size())) / 8;
-        if (est > _dict_plain_equiv) _dict_overflow = true;
+        if (est > _dict_plain_equiv && !_opts.single_page_chunks) _dict_overflow = true;
     }
 }
 
