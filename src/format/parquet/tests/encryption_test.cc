@@ -380,6 +380,9 @@ std::vector<mode_case> modes() {
     m.push_back({"uniform_ctr", uniform(cipher_algorithm::aes_gcm_ctr_v1), std::nullopt});
     m.push_back({"columns_encrypted_footer", by_column(true), std::nullopt});
     m.push_back({"columns_plaintext_footer", by_column(false), std::nullopt});
+    auto up = uniform();
+    up.encrypted_footer = false;
+    m.push_back({"uniform_plaintext_footer", up, std::nullopt});
     auto a = uniform();
     a.aad_prefix = "orders/part-00001";
     m.push_back({"aad_prefix_stored", a, std::nullopt});

@@ -181,6 +181,8 @@ int main(int argc, char** argv) {
     cols.column_keys["value"] = {value_col, "col-value"};
     auto cols_plain = cols;
     cols_plain.encrypted_footer = false;
+    auto uniform_plain = u;
+    uniform_plain.encrypted_footer = false;
     auto ctr = u;
     ctr.algorithm = cipher_algorithm::aes_gcm_ctr_v1;
     auto ctr_cols = cols_plain;
@@ -199,6 +201,7 @@ int main(int argc, char** argv) {
          std::vector<m>{{"message_uniform", u, std::nullopt},
                         {"message_columns_encrypted_footer", cols, std::nullopt},
                         {"message_columns_plaintext_footer", cols_plain, std::nullopt},
+                        {"message_uniform_plaintext_footer", uniform_plain, std::nullopt},
                         {"message_uniform_ctr", ctr, std::nullopt},
                         {"message_columns_plaintext_footer_ctr", ctr_cols, std::nullopt},
                         {"message_aad_prefix_stored", aad, std::nullopt},
