@@ -26,7 +26,8 @@ struct mode {
 };
 
 double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 } // namespace
@@ -36,9 +37,12 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i];
         size_t v = std::stoull(argv[i + 1]);
-        if (a == "--rows") rows_n = v;
-        else if (a == "--repeat") repeat = v;
-        else if (a == "--value-size") value_size = v;
+        if (a == "--rows")
+            rows_n = v;
+        else if (a == "--repeat")
+            repeat = v;
+        else if (a == "--value-size")
+            value_size = v;
     }
     auto rows = testing::generate_rows(rows_n, {.seed = 42, .value_size = value_size});
     encryption_config u;

@@ -25,7 +25,8 @@ EVP_CIPHER_CTX* ctx_of(void* p) {
 
 result<void> validate(const encryption_config& c) {
     if (!valid_key_size(c.footer_key.size()))
-        return fail(errc::invalid_argument, "parquet encryption: footer key of {} bytes (16, 24 or 32 expected)",
+        return fail(errc::invalid_argument,
+                    "parquet encryption: footer key of {} bytes (16, 24 or 32 expected)",
                     c.footer_key.size());
     for (auto& [path, k] : c.column_keys)
         if (!valid_key_size(k.key.size()))
@@ -37,16 +38,26 @@ result<void> validate(const encryption_config& c) {
 
 std::string_view to_string(module_type t) {
     switch (t) {
-    case module_type::footer: return "footer";
-    case module_type::column_metadata: return "column metadata";
-    case module_type::data_page: return "data page";
-    case module_type::dictionary_page: return "dictionary page";
-    case module_type::data_page_header: return "data page header";
-    case module_type::dictionary_page_header: return "dictionary page header";
-    case module_type::column_index: return "column index";
-    case module_type::offset_index: return "offset index";
-    case module_type::bloom_filter_header: return "bloom filter header";
-    case module_type::bloom_filter_bitset: return "bloom filter bitset";
+    case module_type::footer:
+        return "footer";
+    case module_type::column_metadata:
+        return "column metadata";
+    case module_type::data_page:
+        return "data page";
+    case module_type::dictionary_page:
+        return "dictionary page";
+    case module_type::data_page_header:
+        return "data page header";
+    case module_type::dictionary_page_header:
+        return "dictionary page header";
+    case module_type::column_index:
+        return "column index";
+    case module_type::offset_index:
+        return "offset index";
+    case module_type::bloom_filter_header:
+        return "bloom filter header";
+    case module_type::bloom_filter_bitset:
+        return "bloom filter bitset";
     }
     return "module";
 }
@@ -84,10 +95,11 @@ result<size_t> module_size(bytes_view in, size_t min_size, std::string_view what
     uint32_t n;
     std::memcpy(&n, in.data(), 4);
     if (n < min_size || n > in.size() - length_bytes)
-        return fail(errc::corrupt,
-                    "{}: encrypted module of {} bytes does not fit ({} bytes available, at least {} "
-                    "needed)",
-                    what, n, in.size() - length_bytes, min_size);
+        return fail(
+            errc::corrupt,
+            "{}: encrypted module of {} bytes does not fit ({} bytes available, at least {} "
+            "needed)",
+            what, n, in.size() - length_bytes, min_size);
     return size_t{n} + length_bytes;
 }
 
@@ -102,7 +114,8 @@ module_cipher::~module_cipher() {
 
 result<std::unique_ptr<module_cipher>> module_cipher::make(std::string_view key) {
     if (!valid_key_size(key.size()))
-        return fail(errc::invalid_argument, "AES key of {} bytes (16, 24 or 32 expected)", key.size());
+        return fail(errc::invalid_argument, "AES key of {} bytes (16, 24 or 32 expected)",
+                    key.size());
     std::unique_ptr<module_cipher> c(new module_cipher(key));
     c->_gcm = EVP_CIPHER_CTX_new();
     c->_ctr = EVP_CIPHER_CTX_new();

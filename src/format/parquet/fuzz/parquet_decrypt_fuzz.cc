@@ -55,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 1) return 0;
     bool supply = data[0] & 1;
     in = in.subspan(1);
-    opts.decryption = decryption_config{fuzz_keys::retrieve,
-                                        supply ? std::optional(fuzz_keys::aad_prefix) : std::nullopt};
+    opts.decryption = decryption_config{
+        fuzz_keys::retrieve, supply ? std::optional(fuzz_keys::aad_prefix) : std::nullopt};
     read_all(in, opts);
     // Column keys only, the footer signature unchecked.
     opts.decryption->retriever = [](std::string_view meta) -> floe::result<std::string> {

@@ -35,8 +35,8 @@ reader_options with_keys(std::map<std::string, std::string> keys,
                          std::optional<std::string> aad = std::nullopt,
                          bool require_footer_signature = true) {
     reader_options o;
-    o.decryption = decryption_config{keys_of(std::move(keys)), std::move(aad),
-                                     require_footer_signature};
+    o.decryption =
+        decryption_config{keys_of(std::move(keys)), std::move(aad), require_footer_signature};
     return o;
 }
 
@@ -166,7 +166,9 @@ TEST_P(pme_fixtures, reads_every_value_with_the_keys) {
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     EXPECT_TRUE((*r)->encryption().encrypted);
     EXPECT_EQ((*r)->encryption().encrypted_footer, fc.encrypted_footer);
-    if (!fc.encrypted_footer) EXPECT_TRUE((*r)->encryption().footer_signature_verified);
+    if (!fc.encrypted_footer) {
+        EXPECT_TRUE((*r)->encryption().footer_signature_verified);
+    }
     EXPECT_EQ((*r)->encryption().algorithm, fc.file.find("_ctr") != std::string::npos
                                                 ? cipher_algorithm::aes_gcm_ctr_v1
                                                 : cipher_algorithm::aes_gcm_v1);
@@ -175,26 +177,26 @@ TEST_P(pme_fixtures, reads_every_value_with_the_keys) {
 
 INSTANTIATE_TEST_SUITE_P(
     arrow_and_parquet_mr, pme_fixtures,
-    ::testing::Values(fixture_case{"uniform_encryption.parquet.encrypted"},
-                      fixture_case{"encrypt_columns_and_footer.parquet.encrypted"},
-                      fixture_case{"encrypt_columns_and_footer_aad.parquet.encrypted"},
-                      fixture_case{"encrypt_columns_and_footer_aad.parquet.encrypted", "tester"},
-                      fixture_case{"encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
-                                   "tester"},
-                      fixture_case{"encrypt_columns_and_footer_ctr.parquet.encrypted"},
-                      fixture_case{"encrypt_columns_plaintext_footer.parquet.encrypted",
-                                   std::nullopt, false},
-                      fixture_case{"aes256/uniform_encryption.parquet.encrypted"},
-                      fixture_case{"aes256/encrypt_columns_and_footer.parquet.encrypted"},
-                      fixture_case{"aes256/encrypt_columns_and_footer_ctr.parquet.encrypted"},
-                      fixture_case{"aes256/encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
-                                   "tester"},
-                      fixture_case{"aes256/encrypt_columns_plaintext_footer.parquet.encrypted",
-                                   std::nullopt, false}));
+    ::testing::Values(
+        fixture_case{"uniform_encryption.parquet.encrypted"},
+        fixture_case{"encrypt_columns_and_footer.parquet.encrypted"},
+        fixture_case{"encrypt_columns_and_footer_aad.parquet.encrypted"},
+        fixture_case{"encrypt_columns_and_footer_aad.parquet.encrypted", "tester"},
+        fixture_case{"encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted", "tester"},
+        fixture_case{"encrypt_columns_and_footer_ctr.parquet.encrypted"},
+        fixture_case{"encrypt_columns_plaintext_footer.parquet.encrypted", std::nullopt, false},
+        fixture_case{"aes256/uniform_encryption.parquet.encrypted"},
+        fixture_case{"aes256/encrypt_columns_and_footer.parquet.encrypted"},
+        fixture_case{"aes256/encrypt_columns_and_footer_ctr.parquet.encrypted"},
+        fixture_case{"aes256/encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
+                     "tester"},
+        fixture_case{"aes256/encrypt_columns_plaintext_footer.parquet.encrypted", std::nullopt,
+                     false}));
 
 TEST(pme_fixture, bloom_filters_decrypt_and_answer) {
     auto r = file_reader::open_file(
-        fixtures + "/encrypt_columns_and_footer_bloom_filter.parquet.encrypted", with_keys(keys128));
+        fixtures + "/encrypt_columns_and_footer_bloom_filter.parquet.encrypted",
+        with_keys(keys128));
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     auto& f = **r;
     ASSERT_EQ(f.metadata().num_rows, 2000);
@@ -240,7 +242,9 @@ TEST(pme_fixture, plaintext_footer_without_keys_reads_plaintext_columns) {
         EXPECT_FALSE((*r)->encryption().footer_signature_verified);
         std::set<std::string> enc;
         for (auto& c : (*r)->file_schema().columns())
-            if ((*r)->metadata().row_groups[0].columns[&c - &(*r)->file_schema().columns()[0]]
+            if ((*r)->metadata()
+                    .row_groups[0]
+                    .columns[&c - &(*r)->file_schema().columns()[0]]
                     .crypto_metadata)
                 enc.insert(c.path.front());
         EXPECT_TRUE(enc.contains("double_field"));
@@ -298,7 +302,8 @@ TEST(pme_fixture, errors_name_what_failed) {
     EXPECT_NE(c.error().message().find("kc1"), std::string::npos) << c.error().to_string();
     EXPECT_TRUE((*r)->read_column(0, column_of(**r, "float_field")).has_value());
     // The AAD prefix: required and missing, or wrong.
-    r = open("encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted", with_keys(keys128));
+    r = open("encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
+             with_keys(keys128));
     ASSERT_FALSE(r.has_value());
     EXPECT_NE(msg(r).find("AAD prefix"), std::string::npos) << msg(r);
     r = open("encrypt_columns_and_footer_disable_aad_storage.parquet.encrypted",
@@ -319,8 +324,8 @@ TEST(pme_fixture, errors_name_what_failed) {
 // ------------------------------------------------------------------ Floe's files
 
 const std::string kfooter(32, 'F');
-const std::string kkey = "0123456789abcdef";  // 128-bit
-const std::string kvalue(24, 'V');            // 192-bit
+const std::string kkey = "0123456789abcdef"; // 128-bit
+const std::string kvalue(24, 'V');           // 192-bit
 const std::map<std::string, std::string> floe_keys = {
     {"footer-v1", kfooter}, {"key-v1", kkey}, {"value-v1", kvalue}};
 
@@ -473,13 +478,15 @@ TEST(pme_floe, plaintext_footer_file_reads_its_plaintext_columns_without_keys) {
         // when that metadata is decrypted.
         auto r0 = file_reader::open(make_memory_source(buf));
         ASSERT_TRUE(r0.has_value());
-        const auto& em = *(*r0)->metadata().row_groups[0].columns[mc::value].encrypted_column_metadata;
+        const auto& em =
+            *(*r0)->metadata().row_groups[0].columns[mc::value].encrypted_column_metadata;
         auto emb = as_bytes(std::string_view(em));
         auto it = std::search(buf.begin(), buf.end(), emb.begin(), emb.end());
         ASSERT_NE(it, buf.end());
         auto copy = buf;
         copy[static_cast<size_t>(it - buf.begin()) + em.size() / 2] ^= 1;
-        auto t = file_reader::open(make_memory_source(copy), with_keys(only_columns, std::nullopt, false));
+        auto t = file_reader::open(make_memory_source(copy),
+                                   with_keys(only_columns, std::nullopt, false));
         ASSERT_FALSE(t.has_value());
         EXPECT_NE(t.error().message().find("column value: column metadata cannot be decrypted"),
                   std::string::npos)

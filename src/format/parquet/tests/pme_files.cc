@@ -54,8 +54,8 @@ result<void> write_flat(const std::string& dir, json& manifest) {
     // No bloom filter: DuckDB 1.5 fails the tag of any column that has one (README).
     cols.push_back(leaf_node("score", 3, repetition::optional, physical_type::double_));
     cols.push_back(leaf_node("flag", 4, repetition::required, physical_type::boolean));
-    cols.push_back(leaf_node("day", 5, repetition::required, physical_type::int32,
-                             logical_type::date));
+    cols.push_back(
+        leaf_node("day", 5, repetition::required, physical_type::int32, logical_type::date));
     cols.push_back(leaf_node("city", 6, repetition::required, physical_type::byte_array,
                              logical_type::string)); // dictionary-encoded
     auto s = FLOE_TRY(schema::make(group_node("flat", std::nullopt, repetition::required, cols)));
@@ -90,7 +90,8 @@ result<void> write_flat(const std::string& dir, json& manifest) {
     // The rows as Floe's reader decrypts them: DuckDB must return the same.
     reader_options ro;
     ro.decryption = decryption_config{[](std::string_view meta) -> result<std::string> {
-                                          if (meta != "footer") return fail(errc::not_found, "no key");
+                                          if (meta != "footer")
+                                              return fail(errc::not_found, "no key");
                                           return footer_key;
                                       },
                                       std::nullopt};
@@ -141,8 +142,8 @@ result<void> write_message(const std::string& dir, const std::string& name, encr
         (is_enc ? enc : plain).push_back(c.dotted_path());
     }
     json expect = {{"footer", e.encrypted_footer ? "encrypted" : "plaintext"},
-                   {"algorithm", e.algorithm == cipher_algorithm::aes_gcm_v1 ? "AES_GCM_V1"
-                                                                             : "AES_GCM_CTR_V1"},
+                   {"algorithm",
+                    e.algorithm == cipher_algorithm::aes_gcm_v1 ? "AES_GCM_V1" : "AES_GCM_CTR_V1"},
                    {"rows", rows.size()},
                    {"aad_prefix_stored", !e.aad_prefix.empty() && e.store_aad_prefix},
                    {"supply_aad_prefix", !e.aad_prefix.empty() && !e.store_aad_prefix},
@@ -151,12 +152,8 @@ result<void> write_message(const std::string& dir, const std::string& name, encr
     json modules = {"2", "3", "4", "5", "6", "7", "8", "9"};
     if (e.encrypted_footer) modules.push_back("0");
     if (!e.column_keys.empty() || !e.encrypted_footer) modules.push_back("1");
-    json m = {{"file", name + ".parquet"},
-              {"keys", keys_json()},
-              {"expect", expect},
-              {"encrypted_columns", enc},
-              {"plaintext_columns", plain},
-              {"modules", modules}};
+    json m = {{"file", name + ".parquet"}, {"keys", keys_json()},        {"expect", expect},
+              {"encrypted_columns", enc},  {"plaintext_columns", plain}, {"modules", modules}};
     if (supply_aad) m["aad_prefix"] = *supply_aad;
     manifest.push_back(m);
     return {};
