@@ -124,7 +124,30 @@ void encode_column_meta(thrift::writer& w, const column_metadata& m) {
     if (m.bloom_filter_length) w.field_i32(15, *m.bloom_filter_length);
 }
 
+void encode_algorithm(thrift::writer& w, int16_t id, const encryption_algorithm& a) {
+    w.begin_struct_field(id);
+    w.begin_struct_field(a.cipher == cipher_algorithm::aes_gcm_v1 ? 1 : 2);
+    if (a.aad_prefix) w.field_string(1, *a.aad_prefix);
+    if (a.aad_file_unique) w.field_string(2, *a.aad_file_unique);
+    if (a.supply_aad_prefix) w.field_bool(3, true);
+    w.end_struct();
+    w.end_struct();
+}
+
 } // namespace
+
+void encode(const column_metadata& m, byte_buffer& out) {
+    thrift::writer w(out);
+    encode_column_meta(w, m);
+    w.end();
+}
+
+void encode(const file_crypto_metadata& m, byte_buffer& out) {
+    thrift::writer w(out);
+    encode_algorithm(w, 1, m.algorithm);
+    if (m.key_metadata) w.field_string(2, *m.key_metadata);
+    w.end();
+}
 
 void encode(const file_metadata& m, byte_buffer& out) {
     thrift::writer w(out);
@@ -152,6 +175,22 @@ void encode(const file_metadata& m, byte_buffer& out) {
             if (c.offset_index_length) w.field_i32(5, *c.offset_index_length);
             if (c.column_index_offset) w.field_i64(6, *c.column_index_offset);
             if (c.column_index_length) w.field_i32(7, *c.column_index_length);
+            if (c.crypto_metadata) {
+                w.begin_struct_field(8);
+                if (c.crypto_metadata->with_footer_key) {
+                    w.empty_struct_field(1);
+                } else {
+                    w.begin_struct_field(2);
+                    w.begin_list_field(1, ttype::binary, c.crypto_metadata->path_in_schema.size());
+                    for (auto& p : c.crypto_metadata->path_in_schema)
+                        w.elem_string(p);
+                    if (c.crypto_metadata->key_metadata)
+                        w.field_string(2, *c.crypto_metadata->key_metadata);
+                    w.end_struct();
+                }
+                w.end_struct();
+            }
+            if (c.encrypted_column_metadata) w.field_string(9, *c.encrypted_column_metadata);
             w.end_struct();
         }
         w.field_i64(2, rg.total_byte_size);
@@ -179,6 +218,8 @@ void encode(const file_metadata& m, byte_buffer& out) {
             w.end_struct();
         }
     }
+    if (m.encryption) encode_algorithm(w, 8, *m.encryption);
+    if (m.footer_signing_key_metadata) w.field_string(9, *m.footer_signing_key_metadata);
     w.end();
 }
 
@@ -586,6 +627,63 @@ result<column_metadata> decode_column_meta(reader& r) {
     return m;
 }
 
+result<column_crypto_metadata> decode_column_crypto(reader& r) {
+    column_crypto_metadata c;
+    bool member = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.type != ttype::strct) return false;
+        if (h.id == 1) {
+            member = true;
+            c.with_footer_key = true;
+            return false; // EncryptionWithFooterKey is empty: skip it
+        }
+        if (h.id != 2) return false;
+        member = true;
+        c.with_footer_key = false;
+        FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+            if (f.id == 1 && f.type == ttype::list) {
+                FLOE_TRY(read_list(r, ttype::binary, [&]() -> result<void> {
+                    c.path_in_schema.emplace_back(FLOE_TRY(r.read_string()));
+                    return {};
+                }));
+                return true;
+            }
+            if (f.id == 2 && f.type == ttype::binary) {
+                c.key_metadata = std::string(FLOE_TRY(r.read_string()));
+                return true;
+            }
+            return false;
+        }));
+        return true;
+    }));
+    if (!member) return fail(errc::corrupt, "column crypto metadata names no key");
+    return c;
+}
+
+result<encryption_algorithm> decode_algorithm(reader& r) {
+    encryption_algorithm a;
+    bool member = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.type != ttype::strct || (h.id != 1 && h.id != 2)) return false;
+        member = true;
+        a.cipher = h.id == 1 ? cipher_algorithm::aes_gcm_v1 : cipher_algorithm::aes_gcm_ctr_v1;
+        FLOE_TRY(read_struct(r, [&](const thrift::field_header& f) -> result<bool> {
+            if ((f.id == 1 || f.id == 2) && f.type == ttype::binary) {
+                (f.id == 1 ? a.aad_prefix : a.aad_file_unique) = std::string(FLOE_TRY(r.read_string()));
+                return true;
+            }
+            if (f.id == 3 && (f.type == ttype::bool_true || f.type == ttype::bool_false)) {
+                a.supply_aad_prefix = thrift::field_bool_value(f);
+                return true;
+            }
+            return false;
+        }));
+        return true;
+    }));
+    if (!member) return fail(errc::unsupported, "unknown encryption algorithm");
+    return a;
+}
+
 result<row_group> decode_row_group(reader& r) {
     row_group rg;
     FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
@@ -611,6 +709,14 @@ result<row_group> decode_row_group(reader& r) {
                     if ((f.id == 5 || f.id == 7) && f.type == ttype::i32) {
                         (f.id == 5 ? c.offset_index_length : c.column_index_length) =
                             FLOE_TRY(r.read_i32());
+                        return true;
+                    }
+                    if (f.id == 8 && f.type == ttype::strct) {
+                        c.crypto_metadata = FLOE_TRY(decode_column_crypto(r));
+                        return true;
+                    }
+                    if (f.id == 9 && f.type == ttype::binary) {
+                        c.encrypted_column_metadata = std::string(FLOE_TRY(r.read_string()));
                         return true;
                     }
                     return false;
@@ -649,6 +755,37 @@ result<row_group> decode_row_group(reader& r) {
 } // namespace
 
 result<file_metadata> decode_file_metadata(bytes_view in) {
+    size_t consumed = 0;
+    return decode_file_metadata(in, consumed);
+}
+
+result<column_metadata> decode_column_metadata(bytes_view in) {
+    reader r(in);
+    return decode_column_meta(r);
+}
+
+result<file_crypto_metadata> decode_file_crypto_metadata(bytes_view in, size_t& consumed) {
+    reader r(in);
+    file_crypto_metadata m;
+    bool have_algorithm = false;
+    FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
+        if (h.id == 1 && h.type == ttype::strct) {
+            m.algorithm = FLOE_TRY(decode_algorithm(r));
+            have_algorithm = true;
+            return true;
+        }
+        if (h.id == 2 && h.type == ttype::binary) {
+            m.key_metadata = std::string(FLOE_TRY(r.read_string()));
+            return true;
+        }
+        return false;
+    }));
+    if (!have_algorithm) return fail(errc::corrupt, "file crypto metadata without an algorithm");
+    consumed = r.position();
+    return m;
+}
+
+result<file_metadata> decode_file_metadata(bytes_view in, size_t& consumed) {
     reader r(in);
     file_metadata m;
     FLOE_TRY(read_struct(r, [&](const thrift::field_header& h) -> result<bool> {
@@ -705,6 +842,14 @@ result<file_metadata> decode_file_metadata(bytes_view in) {
             m.column_orders = lh.size;
             return true;
         }
+        case 8:
+            if (h.type != ttype::strct) return false;
+            m.encryption = FLOE_TRY(decode_algorithm(r));
+            return true;
+        case 9:
+            if (h.type != ttype::binary) return false;
+            m.footer_signing_key_metadata = std::string(FLOE_TRY(r.read_string()));
+            return true;
         default:
             return false;
         }
@@ -712,6 +857,7 @@ result<file_metadata> decode_file_metadata(bytes_view in) {
     if (m.schema.empty()) return fail(errc::corrupt, "file metadata has no schema");
     if (m.num_rows < 0)
         return fail(errc::corrupt, "file metadata: negative row count {}", m.num_rows);
+    consumed = r.position();
     return m;
 }
 

@@ -140,6 +140,31 @@ struct column_metadata {
     std::optional<int32_t> bloom_filter_length;
 };
 
+/// Parquet Modular Encryption algorithms (Encryption.md 4.2): AES_GCM_V1 encrypts every module
+/// with AES-GCM; AES_GCM_CTR_V1 encrypts pages with AES-CTR and the other modules with GCM.
+enum class cipher_algorithm : int8_t { aes_gcm_v1 = 1, aes_gcm_ctr_v1 = 2 };
+
+/// The EncryptionAlgorithm union with its AesGcmV1 / AesGcmCtrV1 member (same fields).
+struct encryption_algorithm {
+    cipher_algorithm cipher = cipher_algorithm::aes_gcm_v1;
+    std::optional<std::string> aad_prefix;      ///< stored AAD prefix
+    std::optional<std::string> aad_file_unique; ///< the file's unique id (AAD suffix part)
+    bool supply_aad_prefix = false;             ///< readers must supply the prefix
+};
+
+/// ColumnCryptoMetaData: encrypted with the footer key, or with a column key of its own.
+struct column_crypto_metadata {
+    bool with_footer_key = true;
+    std::vector<std::string> path_in_schema;  ///< column key only
+    std::optional<std::string> key_metadata;  ///< column key only
+};
+
+/// FileCryptoMetaData: written in front of an encrypted footer.
+struct file_crypto_metadata {
+    encryption_algorithm algorithm;
+    std::optional<std::string> key_metadata; ///< of the footer key
+};
+
 struct column_chunk {
     int64_t file_offset = 0;
     std::optional<column_metadata> meta_data;
@@ -148,6 +173,8 @@ struct column_chunk {
     std::optional<int32_t> offset_index_length;
     std::optional<int64_t> column_index_offset;
     std::optional<int32_t> column_index_length;
+    std::optional<column_crypto_metadata> crypto_metadata; ///< field 8: encrypted columns
+    std::optional<std::string> encrypted_column_metadata;  ///< field 9: a ColumnMetaData module
 };
 
 struct row_group {
@@ -173,6 +200,9 @@ struct file_metadata {
     std::optional<std::string> created_by;
     /// Number of ColumnOrder entries (all TYPE_ORDER when Floe writes them).
     size_t column_orders = 0;
+    /// Fields 8 and 9: set only in encrypted files with a plaintext (signed) footer.
+    std::optional<encryption_algorithm> encryption;
+    std::optional<std::string> footer_signing_key_metadata;
 };
 
 struct data_page_header {
@@ -245,9 +275,17 @@ void encode(const page_header& h, byte_buffer& out);
 void encode(const bloom_filter_header& h, byte_buffer& out);
 void encode(const offset_index& i, byte_buffer& out);
 void encode(const column_index& i, byte_buffer& out);
+void encode(const column_metadata& m, byte_buffer& out);
+void encode(const file_crypto_metadata& m, byte_buffer& out);
 
 /// Decodes from the front of `in`; `consumed` receives the header's encoded size.
 result<file_metadata> decode_file_metadata(bytes_view in);
+/// ... reporting how many bytes the struct took (a signed plaintext footer is followed by its
+/// signature).
+result<file_metadata> decode_file_metadata(bytes_view in, size_t& consumed);
+/// A ColumnMetaData struct on its own (a decrypted encrypted_column_metadata module).
+result<column_metadata> decode_column_metadata(bytes_view in);
+result<file_crypto_metadata> decode_file_crypto_metadata(bytes_view in, size_t& consumed);
 result<page_header> decode_page_header(bytes_view in, size_t& consumed);
 result<bloom_filter_header> decode_bloom_filter_header(bytes_view in, size_t& consumed);
 /// Decode a whole OffsetIndex / ColumnIndex (the bytes the ColumnChunk's offset and length

@@ -10,8 +10,47 @@
 
 namespace floe::parquet {
 
+namespace detail {
+/// A file_reader's decryption state: the file's AAD, the footer key's cipher, one cipher per
+/// key_metadata the retriever answered (asked once each), which cipher each chunk uses or why
+/// it cannot be read, and buffers for decrypted modules. Owned by the file_reader.
+struct file_decryptor {
+    encryption_algorithm algorithm;
+    bool ctr = false;
+    std::string file_aad; // prefix + file unique id
+    std::unique_ptr<crypto::module_cipher> footer;
+    std::optional<error> footer_error; // why the footer key is not available
+    std::map<std::string, std::unique_ptr<crypto::module_cipher>, std::less<>> keys;
+    std::map<std::string, error, std::less<>> key_errors;
+    std::vector<crypto::module_cipher*> chunk; // [rg * columns + col]; nullptr: plaintext
+    std::vector<std::optional<std::string>> unreadable; // why a chunk cannot be read
+    byte_buffer header, body;
+
+    std::string aad(module_type t, int rg = -1, int col = -1, int page = -1) const {
+        return crypto::module_aad(file_aad, t, rg, col, page);
+    }
+};
+} // namespace detail
+
 namespace {
 constexpr uint8_t magic[4] = {'P', 'A', 'R', '1'};
+constexpr uint8_t magic_encrypted[4] = {'P', 'A', 'R', 'E'};
+constexpr size_t max_ordinal = 32767;
+
+std::string printable(std::string_view s) {
+    std::string o;
+    for (char c : s) {
+        if (c >= 0x20 && c < 0x7f)
+            o.push_back(c);
+        else
+            o += fmt::format("\\x{:02x}", static_cast<uint8_t>(c));
+        if (o.size() > 80) {
+            o += "...";
+            break;
+        }
+    }
+    return o;
+}
 
 bool bytes_less(std::string_view a, std::string_view b) noexcept {
     size_t n = std::min(a.size(), b.size());
@@ -34,14 +73,188 @@ result<std::unique_ptr<file_reader>> file_reader::open_file(const std::string& p
     return open(std::move(src), opts);
 }
 
+file_reader::file_reader(std::unique_ptr<input_source> src, reader_options opts)
+    : _src(std::move(src)), _opts(std::move(opts)) {}
+
+file_reader::~file_reader() = default;
+
+result<void> file_reader::check_readable(size_t rg, size_t col) const {
+    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
+        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    if (!_dec) return {};
+    const auto& why = _dec->unreadable[rg * _schema.columns().size() + col];
+    if (why)
+        return fail(errc::invalid_argument, "{}: row group {} column {}: {}", name(), rg,
+                    _schema.columns()[col].dotted_path(), *why);
+    return {};
+}
+
+crypto::module_cipher* file_reader::chunk_cipher(size_t rg, size_t col) const {
+    if (!_dec) return nullptr;
+    return _dec->chunk[rg * _schema.columns().size() + col];
+}
+
+result<void> file_reader::setup_decryptor(const encryption_algorithm& a, bool encrypted_footer) {
+    _dec = std::make_unique<detail::file_decryptor>();
+    _dec->algorithm = a;
+    _dec->ctr = a.cipher == cipher_algorithm::aes_gcm_ctr_v1;
+    _enc_info.encrypted = true;
+    _enc_info.encrypted_footer = encrypted_footer;
+    _enc_info.algorithm = a.cipher;
+    std::string prefix;
+    const auto& cfg = _opts.decryption;
+    if (a.aad_prefix) {
+        if (cfg && cfg->aad_prefix && *cfg->aad_prefix != *a.aad_prefix)
+            return fail(errc::invalid_argument,
+                        "the AAD prefix given ('{}') differs from the one the file stores ('{}')",
+                        printable(*cfg->aad_prefix), printable(*a.aad_prefix));
+        prefix = *a.aad_prefix;
+    } else if (cfg && cfg->aad_prefix) {
+        prefix = *cfg->aad_prefix;
+    } else if (a.supply_aad_prefix) {
+        return fail(errc::invalid_argument,
+                    "the file was written with an AAD prefix it does not store: the reader must "
+                    "supply it (decryption_config::aad_prefix)");
+    }
+    _dec->file_aad = prefix + a.aad_file_unique.value_or("");
+    return {};
+}
+
+namespace {
+/// The key for `meta` from the retriever, as a cipher; errors name the key metadata.
+result<std::unique_ptr<crypto::module_cipher>> key_cipher(const decryption_config& cfg,
+                                                          std::string_view meta) {
+    if (!cfg.retriever) return fail(errc::invalid_argument, "no key retriever configured");
+    auto key = cfg.retriever(meta);
+    if (!key)
+        return fail(key.error().code(), "no key for key metadata '{}': {}", printable(meta),
+                    key.error().message());
+    auto c = crypto::module_cipher::make(*key);
+    if (!c)
+        return fail(errc::invalid_argument, "key for key metadata '{}': {}", printable(meta),
+                    c.error().message());
+    return c;
+}
+} // namespace
+
+result<void> file_reader::load_encrypted_footer(bytes_view region) {
+    if (!_opts.decryption)
+        return fail(errc::invalid_argument,
+                    "the file is encrypted (encrypted footer) and no decryption keys were given");
+    size_t used = 0;
+    auto fcm = FLOE_TRY_CTX(decode_file_crypto_metadata(region, used), "file crypto metadata");
+    FLOE_TRY(setup_decryptor(fcm.algorithm, true));
+    std::string_view meta = fcm.key_metadata ? std::string_view(*fcm.key_metadata) : "";
+    _dec->footer = FLOE_TRY_CTX(key_cipher(*_opts.decryption, meta), "footer key");
+    bytes_view module = region.subspan(used);
+    size_t n = FLOE_TRY(crypto::module_size(module, crypto::nonce_bytes + crypto::tag_bytes,
+                                            "encrypted footer"));
+    if (n != module.size())
+        return fail(errc::corrupt, "encrypted footer module of {} bytes where {} remain", n,
+                    module.size());
+    byte_buffer plain;
+    FLOE_TRY_CTX(_dec->footer->gcm_decrypt(module, _dec->aad(module_type::footer), plain),
+                 "footer cannot be decrypted");
+    _meta = FLOE_TRY_CTX(decode_file_metadata(plain), "decrypted footer");
+    return {};
+}
+
+result<void> file_reader::setup_chunk_crypto() {
+    size_t ncols = _schema.columns().size();
+    bool any = false;
+    for (auto& rg : _meta.row_groups)
+        for (auto& cc : rg.columns)
+            any = any || cc.crypto_metadata || cc.encrypted_column_metadata;
+    if (!any && !_dec) return {};
+    if (!_dec)
+        return fail(errc::corrupt,
+                    "column chunks carry crypto metadata but the footer names no encryption "
+                    "algorithm");
+    _dec->chunk.assign(_meta.row_groups.size() * ncols, nullptr);
+    _dec->unreadable.assign(_meta.row_groups.size() * ncols, std::nullopt);
+    if (_meta.row_groups.size() > max_ordinal + 1)
+        return fail(errc::corrupt, "{} row groups in an encrypted file (at most {})",
+                    _meta.row_groups.size(), max_ordinal + 1);
+    for (size_t r = 0; r < _meta.row_groups.size(); ++r) {
+        auto& rg = _meta.row_groups[r];
+        if (rg.ordinal && static_cast<size_t>(*rg.ordinal) != r)
+            return fail(errc::corrupt, "row group {} has ordinal {}", r, *rg.ordinal);
+        for (size_t c = 0; c < rg.columns.size() && c < ncols; ++c) {
+            auto& cc = rg.columns[c];
+            size_t slot = r * ncols + c;
+            if (!cc.crypto_metadata) {
+                if (cc.encrypted_column_metadata)
+                    return fail(errc::corrupt,
+                                "row group {} column {}: encrypted metadata without crypto metadata",
+                                r, _schema.columns()[c].dotted_path());
+                continue; // a plaintext column
+            }
+            crypto::module_cipher* key = nullptr;
+            std::optional<std::string> why;
+            if (cc.crypto_metadata->with_footer_key) {
+                key = _dec->footer.get();
+                if (!key)
+                    why = fmt::format("encrypted with the footer key, which is not available ({})",
+                                      _dec->footer_error ? _dec->footer_error->message()
+                                                         : "no decryption keys given");
+            } else {
+                std::string meta = cc.crypto_metadata->key_metadata.value_or("");
+                if (auto it = _dec->keys.find(meta); it != _dec->keys.end()) {
+                    key = it->second.get();
+                } else if (auto e = _dec->key_errors.find(meta); e != _dec->key_errors.end()) {
+                    why = fmt::format("encrypted with a column key that is not available ({})",
+                                      e->second.message());
+                } else if (!_opts.decryption) {
+                    why = std::string("encrypted with a column key and no decryption keys were given");
+                } else {
+                    auto k = key_cipher(*_opts.decryption, meta);
+                    if (k) {
+                        key = k->get();
+                        _dec->keys.emplace(meta, std::move(*k));
+                    } else {
+                        why = fmt::format("encrypted with a column key that is not available ({})",
+                                          k.error().message());
+                        _dec->key_errors.emplace(meta, k.error());
+                    }
+                }
+            }
+            _dec->chunk[slot] = key;
+            _dec->unreadable[slot] = why;
+            bool own_meta = !_enc_info.encrypted_footer || !cc.crypto_metadata->with_footer_key;
+            if (!own_meta) continue;
+            if (!cc.encrypted_column_metadata)
+                return fail(errc::corrupt, "row group {} column {}: no encrypted column metadata",
+                            r, _schema.columns()[c].dotted_path());
+            if (!key) {
+                // Without the key the plaintext footer's copy (statistics stripped) stays for
+                // the chunk bounds; an encrypted footer has none.
+                continue;
+            }
+            auto& em = *cc.encrypted_column_metadata;
+            bytes_view module(reinterpret_cast<const uint8_t*>(em.data()), em.size());
+            byte_buffer plain;
+            FLOE_TRY_CTX(key->gcm_decrypt(module,
+                                          _dec->aad(module_type::column_metadata, int(r), int(c)),
+                                          plain),
+                         "row group {} column {}: column metadata cannot be decrypted", r,
+                         _schema.columns()[c].dotted_path());
+            cc.meta_data = FLOE_TRY_CTX(decode_column_metadata(plain),
+                                        "row group {} column {}: decrypted column metadata", r,
+                                        _schema.columns()[c].dotted_path());
+        }
+    }
+    return {};
+}
+
 result<void> file_reader::load_footer() {
     _size = FLOE_TRY(_src->size());
     if (_size < 12) return fail(errc::corrupt, "not a Parquet file: {} bytes is too small", _size);
     FLOE_TRY(_src->read_at(0, 4, _buf));
-    if (std::memcmp(_buf.data(), magic, 4) != 0)
+    bool pare = std::memcmp(_buf.data(), magic_encrypted, 4) == 0;
+    if (!pare && std::memcmp(_buf.data(), magic, 4) != 0)
         return fail(errc::corrupt, "not a Parquet file: bad magic at start");
     FLOE_TRY(_src->read_at(_size - 8, 8, _buf));
-    if (std::memcmp(_buf.data() + 4, magic, 4) != 0)
+    if (std::memcmp(_buf.data() + 4, pare ? magic_encrypted : magic, 4) != 0)
         return fail(errc::corrupt, "not a Parquet file or truncated: bad magic at end");
     uint32_t len;
     std::memcpy(&len, _buf.data(), 4);
@@ -52,19 +265,60 @@ result<void> file_reader::load_footer() {
         return fail(errc::corrupt, "footer length {} exceeds the limit of {}", len,
                     _opts.max_footer_size);
     FLOE_TRY(_src->read_at(_size - 8 - len, len, _buf));
-    _meta = FLOE_TRY_CTX(decode_file_metadata(_buf), "footer");
+    if (pare) {
+        FLOE_TRY(load_encrypted_footer(_buf));
+    } else {
+        size_t used = 0;
+        _meta = FLOE_TRY_CTX(decode_file_metadata(_buf, used), "footer");
+        if (_meta.encryption) {
+            // A plaintext footer followed by its signature: nonce and GCM tag (5.5).
+            if (_buf.size() - used != crypto::nonce_bytes + crypto::tag_bytes)
+                return fail(errc::corrupt,
+                            "plaintext footer of an encrypted file: {} bytes follow it where the "
+                            "28-byte signature belongs",
+                            _buf.size() - used);
+            FLOE_TRY(setup_decryptor(*_meta.encryption, false));
+            if (_opts.decryption) {
+                std::string_view meta = _meta.footer_signing_key_metadata
+                                            ? std::string_view(*_meta.footer_signing_key_metadata)
+                                            : "";
+                auto k = key_cipher(*_opts.decryption, meta);
+                if (k) {
+                    _dec->footer = std::move(*k);
+                    bytes_view all(_buf);
+                    bool ok = FLOE_TRY(_dec->footer->gcm_verify_signature(
+                        all.first(used), _dec->aad(module_type::footer), all.subspan(used)));
+                    if (!ok)
+                        return fail(errc::corrupt,
+                                    "plaintext footer signature does not verify (wrong footer key, "
+                                    "wrong AAD prefix, or the footer was changed)");
+                    _enc_info.footer_signature_verified = true;
+                } else if (_opts.decryption->require_footer_signature) {
+                    return fail(k.error().code(),
+                                "plaintext footer signature cannot be checked: footer key: {}",
+                                k.error().message());
+                } else {
+                    _dec->footer_error = k.error();
+                }
+            }
+        }
+    }
     _schema = FLOE_TRY_CTX(schema::from_elements(_meta.schema), "footer schema");
     size_t ncols = _schema.columns().size();
+    for (size_t i = 0; i < _meta.row_groups.size(); ++i)
+        if (_meta.row_groups[i].columns.size() != ncols)
+            return fail(errc::corrupt, "row group {} has {} column chunks, the schema {} columns",
+                        i, _meta.row_groups[i].columns.size(), ncols);
+    FLOE_TRY(setup_chunk_crypto());
     int64_t rows = 0;
     for (size_t i = 0; i < _meta.row_groups.size(); ++i) {
         auto& rg = _meta.row_groups[i];
-        if (rg.columns.size() != ncols)
-            return fail(errc::corrupt, "row group {} has {} column chunks, the schema {} columns",
-                        i, rg.columns.size(), ncols);
         if (rg.num_rows < 0) return fail(errc::corrupt, "row group {} has {} rows", i, rg.num_rows);
         rows += rg.num_rows;
         for (size_t c = 0; c < ncols; ++c) {
             auto& cc = rg.columns[c];
+            // An encrypted chunk without its key has no metadata to check (encrypted footer).
+            if (!cc.meta_data && _dec && _dec->unreadable[i * ncols + c]) continue;
             if (!cc.meta_data)
                 return fail(errc::corrupt, "row group {} column {} has no metadata", i, c);
             auto& m = *cc.meta_data;
@@ -165,8 +419,10 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
                 return fail(errc::corrupt, "plain page holds fewer than {} booleans", present);
             for (size_t i = 0; i < present; ++i)
                 out.bools.push_back(static_cast<uint8_t>((rest[i / 8] >> (i % 8)) & 1));
-        } else if (d.type == physical_type::fixed_len_byte_array) {
-            auto w = static_cast<size_t>(d.type_length); // 1..2^20, checked by the schema
+        } else if (d.type == physical_type::fixed_len_byte_array
+                   || d.type == physical_type::int96) {
+            // 1..2^20, checked by the schema; INT96 values are 12 bytes, kept raw.
+            auto w = d.type == physical_type::int96 ? size_t{12} : static_cast<size_t>(d.type_length);
             if (w == 0 || rest.size() / w < present)
                 return fail(errc::corrupt, "plain page holds fewer than {} values of {} bytes",
                             present, w);
@@ -184,11 +440,25 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
         }
         return {};
     }
+    case encoding::rle: {
+        // Booleans RLE-encoded (Arrow writes them so): a 4-byte length, then runs of width 1.
+        if (d.type != physical_type::boolean)
+            return fail(errc::unsupported, "RLE-encoded values of physical type {}",
+                        static_cast<int>(d.type));
+        byte_reader vr(rest);
+        uint32_t len = FLOE_TRY(vr.le<uint32_t>());
+        auto b = FLOE_TRY(vr.bytes(len));
+        std::vector<uint32_t> tmp(present);
+        rle_decoder dec(b, 1);
+        FLOE_TRY(dec.get(tmp.data(), present));
+        for (uint32_t v : tmp)
+            out.bools.push_back(static_cast<uint8_t>(v & 1));
+        return {};
+    }
     case encoding::rle_dictionary:
     case encoding::plain_dictionary: {
-        if (d.type != physical_type::byte_array)
-            return fail(errc::unsupported, "dictionary-encoded values of physical type {}",
-                        static_cast<int>(d.type));
+        if (d.type == physical_type::boolean)
+            return fail(errc::unsupported, "dictionary-encoded booleans");
         if (rest.empty()) {
             if (present == 0) return {};
             return fail(errc::corrupt, "dictionary page data missing its bit width");
@@ -198,10 +468,82 @@ result<void> file_reader::decode_page_values(const column_descriptor& d, const p
         std::vector<uint32_t> idx(present);
         rle_decoder dec(rest.subspan(1), width);
         FLOE_TRY(dec.get(idx.data(), present));
-        for (uint32_t i : idx) {
+        for (uint32_t i : idx)
             if (i >= dict.size())
                 return fail(errc::corrupt, "dictionary index {} beyond {} entries", i, dict.size());
-            out.bytes.push_back(dict[i]);
+        // Entries are the plain bytes of each value (sizes checked when the dictionary page
+        // was read).
+        auto put = [&](auto& vec) {
+            using T = typename std::remove_reference_t<decltype(vec)>::value_type;
+            for (uint32_t i : idx) {
+                T v;
+                std::memcpy(&v, dict[i].data(), sizeof v);
+                vec.push_back(v);
+            }
+        };
+        switch (d.type) {
+        case physical_type::int32: put(out.i32); break;
+        case physical_type::int64: put(out.i64); break;
+        case physical_type::float_: put(out.f32); break;
+        case physical_type::double_: put(out.f64); break;
+        default:
+            for (uint32_t i : idx)
+                out.bytes.push_back(dict[i]);
+        }
+        return {};
+    }
+    case encoding::delta_length_byte_array:
+    case encoding::delta_byte_array: {
+        // Lengths (and for DELTA_BYTE_ARRAY prefix lengths shared with the previous value) as
+        // DELTA_BINARY_PACKED, then the (suffix) bytes back to back. Values are rebuilt into
+        // one buffer of their own, bounded by max_page_size.
+        if (d.type != physical_type::byte_array)
+            return fail(errc::unsupported, "{} on physical type {}", to_string(dh.enc),
+                        static_cast<int>(d.type));
+        std::vector<int32_t> prefix, lens;
+        size_t pos = 0;
+        if (dh.enc == encoding::delta_byte_array) {
+            pos += FLOE_TRY(delta_binary_decode<int32_t>(rest, present, prefix));
+            if (prefix.size() != present)
+                return fail(errc::corrupt, "{} prefix lengths for {} values", prefix.size(), present);
+        }
+        pos += FLOE_TRY(delta_binary_decode<int32_t>(rest.subspan(pos), present, lens));
+        if (lens.size() != present)
+            return fail(errc::corrupt, "{} lengths for {} values", lens.size(), present);
+        bytes_view data = rest.subspan(pos);
+        uint64_t total = 0, prev = 0, suffixes = 0;
+        for (size_t i = 0; i < present; ++i) {
+            int64_t pre = prefix.empty() ? 0 : prefix[i];
+            if (lens[i] < 0 || pre < 0 || static_cast<uint64_t>(pre) > prev)
+                return fail(errc::corrupt, "value {}: length {} with prefix {} (previous {})", i,
+                            lens[i], pre, prev);
+            suffixes += static_cast<uint64_t>(lens[i]);
+            prev = static_cast<uint64_t>(pre) + static_cast<uint64_t>(lens[i]);
+            total += prev;
+            if (total > _opts.max_page_size)
+                return fail(errc::corrupt, "values of more than {} bytes", _opts.max_page_size);
+        }
+        if (suffixes > data.size())
+            return fail(errc::corrupt, "values of {} bytes in {}", suffixes, data.size());
+        byte_buffer buf(static_cast<size_t>(total));
+        size_t w = 0, dp = 0, prev_off = 0;
+        for (size_t i = 0; i < present; ++i) {
+            size_t pre = prefix.empty() ? 0 : static_cast<size_t>(prefix[i]);
+            auto len = static_cast<size_t>(lens[i]);
+            if (pre) std::memcpy(buf.data() + w, buf.data() + prev_off, pre);
+            if (len) std::memcpy(buf.data() + w + pre, data.data() + dp, len);
+            dp += len;
+            prev_off = w;
+            w += pre + len;
+        }
+        out.storage.push_back(std::move(buf));
+        const auto* base = reinterpret_cast<const char*>(out.storage.back().data());
+        size_t off = 0;
+        for (size_t i = 0; i < present; ++i) {
+            size_t n = (prefix.empty() ? 0 : static_cast<size_t>(prefix[i]))
+                       + static_cast<size_t>(lens[i]);
+            out.bytes.emplace_back(base + off, n);
+            off += n;
         }
         return {};
     }
@@ -236,9 +578,122 @@ int64_t file_reader::chunk_start(size_t rg, size_t col) const {
     return start;
 }
 
+result<bytes_view> file_reader::next_page(size_t rg, size_t col, bytes_view raw, int64_t at,
+                                          size_t& pos, int& ordinal, page_header& ph) {
+    const auto& d = _schema.columns()[col];
+    auto ctx = [&]() {
+        return fmt::format("{}: row group {} column {}", name(), rg, d.dotted_path());
+    };
+    auto* key = chunk_cipher(rg, col);
+    int64_t page_at = at + static_cast<int64_t>(pos);
+    if (!key) {
+        size_t hlen = 0;
+        ph = FLOE_TRY_CTX(decode_page_header(raw.subspan(pos), hlen), "{}: page header at {}",
+                          ctx(), page_at);
+        pos += hlen;
+        if (static_cast<size_t>(ph.compressed_page_size) > raw.size() - pos)
+            return fail(errc::corrupt, "{}: page of {} bytes runs past the chunk end ({} left)",
+                        ctx(), ph.compressed_page_size, raw.size() - pos);
+        bytes_view body(raw.data() + pos, static_cast<size_t>(ph.compressed_page_size));
+        pos += body.size();
+        if (ph.type == page_type::data_page || ph.type == page_type::data_page_v2) ++ordinal;
+        if (ph.crc && _opts.verify_crc
+            && static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())))
+                   != *ph.crc)
+            return fail(errc::corrupt, "{}: page CRC mismatch at {}", ctx(), page_at);
+        return body;
+    }
+    // Encrypted: a header module, then a page module whose whole size (length included) is the
+    // header's compressed_page_size. A dictionary header is the one at dictionary_page_offset.
+    const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
+    bool dict = m.dictionary_page_offset && *m.dictionary_page_offset == page_at;
+    if (!dict && static_cast<size_t>(ordinal) > max_ordinal)
+        return fail(errc::corrupt, "{}: more than {} data pages in an encrypted chunk", ctx(),
+                    max_ordinal + 1);
+    auto what = [&](module_type t) {
+        return fmt::format("{}: {} at {}", ctx(), to_string(t), page_at);
+    };
+    module_type ht = dict ? module_type::dictionary_page_header : module_type::data_page_header;
+    size_t hmod = FLOE_TRY(crypto::module_size(raw.subspan(pos),
+                                               crypto::nonce_bytes + crypto::tag_bytes, what(ht)));
+    FLOE_TRY_CTX(key->gcm_decrypt(raw.subspan(pos, hmod),
+                                  _dec->aad(ht, int(rg), int(col), dict ? -1 : ordinal),
+                                  _dec->header),
+                 "{} cannot be decrypted", what(ht));
+    size_t hlen = 0;
+    ph = FLOE_TRY_CTX(decode_page_header(_dec->header, hlen), "{}", what(ht));
+    pos += hmod;
+    bool is_data = ph.type == page_type::data_page || ph.type == page_type::data_page_v2;
+    if (dict != (ph.type == page_type::dictionary_page) || (!dict && !is_data))
+        return fail(errc::corrupt, "{}: a page of type {} where a {} belongs", what(ht),
+                    static_cast<int>(ph.type), dict ? "dictionary page" : "data page");
+    module_type bt = dict ? module_type::dictionary_page : module_type::data_page;
+    size_t min = _dec->ctr ? crypto::nonce_bytes : crypto::nonce_bytes + crypto::tag_bytes;
+    size_t bmod = FLOE_TRY(crypto::module_size(raw.subspan(pos), min, what(bt)));
+    if (ph.compressed_page_size < 0 || bmod != static_cast<size_t>(ph.compressed_page_size))
+        return fail(errc::corrupt, "{}: page module of {} bytes, its header says {}", what(bt),
+                    bmod, ph.compressed_page_size);
+    bytes_view module = raw.subspan(pos, bmod);
+    // The CRC covers the page as written: the encrypted module (parquet.thrift PageHeader.crc).
+    if (ph.crc && _opts.verify_crc
+        && static_cast<uint32_t>(::crc32(0L, module.data(), static_cast<uInt>(module.size())))
+               != *ph.crc)
+        return fail(errc::corrupt, "{}: page CRC mismatch", what(bt));
+    if (_dec->ctr)
+        FLOE_TRY_CTX(key->ctr_decrypt(module, _dec->body), "{}", what(bt));
+    else
+        FLOE_TRY_CTX(key->gcm_decrypt(module, _dec->aad(bt, int(rg), int(col), dict ? -1 : ordinal),
+                                      _dec->body),
+                     "{} cannot be decrypted", what(bt));
+    pos += bmod;
+    if (!dict) ++ordinal;
+    return bytes_view(_dec->body);
+}
+
+result<void> file_reader::v2_as_v1(const column_descriptor& d, compression_codec codec,
+                                   page_header& ph, bytes_view body, byte_buffer& page) {
+    // A v2 page keeps its levels uncompressed in front (no length prefixes) and compresses only
+    // the values: rebuilt here in v1 layout so one decoder serves both.
+    if (!ph.data_v2) return fail(errc::corrupt, "no data page v2 header");
+    const auto& h = *ph.data_v2;
+    if (h.repetition_levels_byte_length < 0 || h.definition_levels_byte_length < 0
+        || static_cast<size_t>(h.repetition_levels_byte_length)
+                   + static_cast<size_t>(h.definition_levels_byte_length)
+               > body.size()
+        || h.repetition_levels_byte_length + h.definition_levels_byte_length
+               > ph.uncompressed_page_size)
+        return fail(errc::corrupt, "level lengths {} + {} exceed the page",
+                    h.repetition_levels_byte_length, h.definition_levels_byte_length);
+    auto rl = static_cast<size_t>(h.repetition_levels_byte_length);
+    auto dl = static_cast<size_t>(h.definition_levels_byte_length);
+    byte_buffer values;
+    bytes_view vin = body.subspan(rl + dl);
+    size_t vsize = static_cast<size_t>(ph.uncompressed_page_size) - rl - dl;
+    if (h.is_compressed)
+        FLOE_TRY(_decomp.decompress(codec, vin, vsize, values));
+    else
+        values.assign(vin.begin(), vin.end());
+    page.clear();
+    byte_writer w(page);
+    if (d.max_rep > 0) {
+        w.put_le<uint32_t>(static_cast<uint32_t>(rl));
+        w.put_bytes(body.subspan(0, rl));
+    }
+    if (d.max_def > 0) {
+        w.put_le<uint32_t>(static_cast<uint32_t>(dl));
+        w.put_bytes(body.subspan(rl, dl));
+    }
+    w.put_bytes(values);
+    data_page_header dh;
+    dh.num_values = h.num_values;
+    dh.enc = h.enc;
+    ph.data = dh;
+    return {};
+}
+
 result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw, int64_t at,
                                           int64_t max_values, std::vector<std::string_view>& dict,
-                                          column_data& out, size_t& pages) {
+                                          column_data& out, size_t& pages, int first_page) {
     const auto& d = _schema.columns()[col];
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     auto ctx = [&]() {
@@ -246,48 +701,51 @@ result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw,
     };
     size_t pos = 0;
     int64_t values = 0;
+    int ordinal = first_page;
     while (pos < raw.size() && values < max_values) {
-        size_t hlen = 0;
-        auto ph = FLOE_TRY_CTX(decode_page_header(raw.subspan(pos), hlen), "{}: page header at {}",
-                               ctx(), at + static_cast<int64_t>(pos));
-        pos += hlen;
-        if (static_cast<size_t>(ph.compressed_page_size) > raw.size() - pos)
-            return fail(errc::corrupt, "{}: page of {} bytes runs past the chunk end ({} left)",
-                        ctx(), ph.compressed_page_size, raw.size() - pos);
+        page_header ph;
+        size_t page_pos = pos;
+        bytes_view body = FLOE_TRY(next_page(rg, col, raw, at, pos, ordinal, ph));
         if (static_cast<uint32_t>(ph.uncompressed_page_size) > _opts.max_page_size)
             return fail(errc::corrupt, "{}: page of {} uncompressed bytes exceeds the limit", ctx(),
                         ph.uncompressed_page_size);
-        bytes_view body(raw.data() + pos, static_cast<size_t>(ph.compressed_page_size));
-        pos += body.size();
-        if (ph.crc && _opts.verify_crc) {
-            auto crc =
-                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
-            if (crc != *ph.crc) return fail(errc::corrupt, "{}: page CRC mismatch", ctx());
-        }
-        if (ph.type != page_type::data_page && ph.type != page_type::dictionary_page) {
-            if (ph.type == page_type::data_page_v2)
-                return fail(errc::unsupported, "{}: data page v2 not supported", ctx());
+        if (ph.type != page_type::data_page && ph.type != page_type::dictionary_page
+            && ph.type != page_type::data_page_v2)
             continue; // index pages: skip
-        }
         byte_buffer page;
-        FLOE_TRY_CTX(
-            _decomp.decompress(m.codec, body, static_cast<size_t>(ph.uncompressed_page_size), page),
-            "{}", ctx());
+        if (ph.type == page_type::data_page_v2) {
+            FLOE_TRY_CTX(v2_as_v1(d, m.codec, ph, body, page), "{}: data page v2", ctx());
+        } else {
+            FLOE_TRY_CTX(_decomp.decompress(m.codec, body,
+                                            static_cast<size_t>(ph.uncompressed_page_size), page),
+                         "{}", ctx());
+        }
         if (ph.type == page_type::dictionary_page) {
             if (!ph.dictionary)
                 return fail(errc::corrupt, "{}: dictionary page without its header", ctx());
             if (!dict.empty()) return fail(errc::corrupt, "{}: second dictionary page", ctx());
-            if (d.type != physical_type::byte_array)
+            size_t width = 0; // PLAIN width of fixed-size values; 0: length-prefixed
+            switch (d.type) {
+            case physical_type::int32:
+            case physical_type::float_: width = 4; break;
+            case physical_type::int64:
+            case physical_type::double_: width = 8; break;
+            case physical_type::int96: width = 12; break;
+            case physical_type::fixed_len_byte_array: width = static_cast<size_t>(d.type_length); break;
+            case physical_type::byte_array: break;
+            default:
                 return fail(errc::unsupported, "{}: dictionary pages of physical type {}", ctx(),
                             static_cast<int>(d.type));
+            }
             if (ph.dictionary->num_values < 0
-                || static_cast<size_t>(ph.dictionary->num_values) > page.size() / 4)
+                || static_cast<size_t>(ph.dictionary->num_values) > page.size() / (width ? width : 4))
                 return fail(errc::corrupt, "{}: dictionary of {} entries in {} bytes", ctx(),
                             ph.dictionary->num_values, page.size());
             out.storage.push_back(std::move(page));
             byte_reader vr(out.storage.back());
             for (int32_t i = 0; i < ph.dictionary->num_values; ++i) {
-                uint32_t len = FLOE_TRY_CTX(vr.le<uint32_t>(), "{}: dictionary", ctx());
+                uint32_t len = static_cast<uint32_t>(width);
+                if (!width) len = FLOE_TRY_CTX(vr.le<uint32_t>(), "{}: dictionary", ctx());
                 auto b = FLOE_TRY_CTX(vr.bytes(len), "{}: dictionary", ctx());
                 dict.push_back(as_chars(b));
             }
@@ -299,7 +757,7 @@ result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw,
                         m.num_values);
         out.storage.push_back(std::move(page));
         FLOE_TRY_CTX(decode_page_values(d, ph, out.storage.back(), dict, out), "{}: page at {}",
-                     ctx(), at + static_cast<int64_t>(pos - body.size() - hlen));
+                     ctx(), at + static_cast<int64_t>(page_pos));
         values += ph.data->num_values;
         ++pages;
     }
@@ -307,8 +765,7 @@ result<int64_t> file_reader::decode_pages(size_t rg, size_t col, bytes_view raw,
 }
 
 result<column_data> file_reader::read_column(size_t rg, size_t col) {
-    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
-        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    FLOE_TRY(check_readable(rg, col));
     const auto& d = _schema.columns()[col];
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     auto ctx = [&]() {
@@ -330,9 +787,17 @@ result<column_data> file_reader::read_column(size_t rg, size_t col) {
     return out;
 }
 
+result<void> file_reader::decrypt_module(size_t rg, size_t col, module_type t, bytes_view module,
+                                         byte_buffer& out) {
+    auto* key = chunk_cipher(rg, col);
+    FLOE_TRY_CTX(key->gcm_decrypt(module, _dec->aad(t, int(rg), int(col)), out),
+                 "{}: row group {} column {}: {} cannot be decrypted", name(), rg,
+                 _schema.columns()[col].dotted_path(), to_string(t));
+    return {};
+}
+
 result<void> file_reader::load_index(size_t rg, size_t col) {
-    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
-        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    FLOE_TRY(check_readable(rg, col));
     size_t ncols = _schema.columns().size();
     if (_indexes.empty()) _indexes.resize(_meta.row_groups.size() * ncols);
     auto& e = _indexes[rg * ncols + col];
@@ -357,8 +822,13 @@ result<void> file_reader::load_index(size_t rg, size_t col) {
                      "{}: {}", ctx(), what);
         return true;
     };
-    byte_buffer b;
+    byte_buffer b, plain;
+    bool enc = chunk_cipher(rg, col) != nullptr;
     if (FLOE_TRY(read(cc.offset_index_offset, cc.offset_index_length, "offset index", b))) {
+        if (enc) {
+            FLOE_TRY(decrypt_module(rg, col, module_type::offset_index, b, plain));
+            b.swap(plain);
+        }
         auto oi = FLOE_TRY_CTX(decode_offset_index(b), "{}: offset index", ctx());
         // Pages must lie inside the chunk and start inside the row group.
         int64_t start = chunk_start(rg, col), end = start + m.total_compressed_size;
@@ -378,6 +848,10 @@ result<void> file_reader::load_index(size_t rg, size_t col) {
         e.offsets = std::move(oi);
     }
     if (FLOE_TRY(read(cc.column_index_offset, cc.column_index_length, "column index", b))) {
+        if (enc) {
+            FLOE_TRY(decrypt_module(rg, col, module_type::column_index, b, plain));
+            b.swap(plain);
+        }
         auto ci = FLOE_TRY_CTX(decode_column_index(b), "{}: column index", ctx());
         if (e.offsets && ci.null_pages.size() != e.offsets->page_locations.size())
             return fail(errc::corrupt, "{}: column index of {} pages, offset index of {}", ctx(),
@@ -401,7 +875,7 @@ result<const column_index*> file_reader::chunk_column_index(size_t rg, size_t co
 }
 
 bool file_reader::fully_dictionary_encoded(size_t rg, size_t col) const {
-    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size()) return false;
+    if (!check_readable(rg, col)) return false;
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.dictionary_page_offset || m.encoding_stats.empty()) return false;
     bool dict_data = false;
@@ -415,8 +889,7 @@ bool file_reader::fully_dictionary_encoded(size_t rg, size_t col) const {
 }
 
 result<std::optional<column_data>> file_reader::read_dictionary(size_t rg, size_t col) {
-    if (rg >= _meta.row_groups.size() || col >= _schema.columns().size())
-        return fail(errc::out_of_range, "{}: no row group {} column {}", name(), rg, col);
+    FLOE_TRY(check_readable(rg, col));
     const auto& d = _schema.columns()[col];
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.dictionary_page_offset || *m.dictionary_page_offset >= m.data_page_offset)
@@ -485,15 +958,16 @@ result<void> file_reader::find_value_in_pages(size_t rg, size_t col, size_t firs
         auto at = locs[p].offset;
         bytes_view slice = bytes_view(raw).subspan(
             static_cast<size_t>(at - start), static_cast<size_t>(locs[p].compressed_page_size));
-        size_t hlen = 0;
-        auto ph = FLOE_TRY_CTX(decode_page_header(slice, hlen), "{}: page header at {}", ctx(), at);
+        page_header ph;
+        size_t spos = 0;
+        int ordinal = static_cast<int>(p);
+        bytes_view body = FLOE_TRY(next_page(rg, col, slice, at, spos, ordinal, ph));
         if (ph.type != page_type::data_page || !ph.data)
             return fail(errc::corrupt, "{}: offset index page {} at {} is not a data page v1",
                         ctx(), p, at);
-        if (static_cast<size_t>(ph.compressed_page_size) != slice.size() - hlen)
+        if (spos != slice.size())
             return fail(errc::corrupt, "{}: page at {} of {} bytes, the offset index says {}",
-                        ctx(), at, hlen + static_cast<size_t>(ph.compressed_page_size),
-                        slice.size());
+                        ctx(), at, spos, slice.size());
         if (static_cast<uint32_t>(ph.uncompressed_page_size) > _opts.max_page_size)
             return fail(errc::corrupt, "{}: page of {} uncompressed bytes exceeds the limit", ctx(),
                         ph.uncompressed_page_size);
@@ -507,12 +981,6 @@ result<void> file_reader::find_value_in_pages(size_t rg, size_t col, size_t firs
         if (!dict_page && dh.enc != encoding::plain)
             return fail(errc::unsupported, "{}: encoding {} not supported", ctx(),
                         to_string(dh.enc));
-        bytes_view body = slice.subspan(hlen);
-        if (ph.crc && _opts.verify_crc) {
-            auto crc =
-                static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
-            if (crc != *ph.crc) return fail(errc::corrupt, "{}: page CRC mismatch", ctx());
-        }
         FLOE_TRY_CTX(_decomp.decompress(m.codec, body,
                                         static_cast<size_t>(ph.uncompressed_page_size), _page_buf),
                      "{}: page at {}", ctx(), at);
@@ -609,7 +1077,8 @@ result<column_data> file_reader::read_pages(size_t rg, size_t col, size_t first_
     FLOE_TRY_CTX(_src->read_at(static_cast<uint64_t>(start), static_cast<size_t>(end - start), raw),
                  "{}: row group {} column {}", name(), rg, d.dotted_path());
     size_t pages = 0;
-    int64_t values = FLOE_TRY(decode_pages(rg, col, raw, start, m.num_values, dict, out, pages));
+    int64_t values = FLOE_TRY(decode_pages(rg, col, raw, start, m.num_values, dict, out, pages,
+                                           static_cast<int>(first_page)));
     if (pages != last_page - first_page + 1)
         return fail(errc::corrupt,
                     "{}: row group {} column {}: {} data pages where the offset index has {}",
@@ -624,6 +1093,7 @@ result<column_data> file_reader::read_pages(size_t rg, size_t col, size_t first_
 
 bool file_reader::stats_may_contain(size_t rg, size_t col, std::string_view value) const {
     const auto& d = _schema.columns()[col];
+    if (!_meta.row_groups[rg].columns[col].meta_data) return true; // encrypted, no key
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.stats || m.stats->legacy_min_max || _meta.column_orders == 0) return true;
     // `value` is plain bytes of the column's type: compared in its order, sizes checked.
@@ -675,6 +1145,7 @@ bool file_reader::stats_may_contain(size_t rg, size_t col, std::string_view valu
 
 bool file_reader::stats_may_contain(size_t rg, size_t col, int64_t value) const {
     const auto& d = _schema.columns()[col];
+    if (!_meta.row_groups[rg].columns[col].meta_data) return true; // encrypted, no key
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.stats || !m.stats->min_value || !m.stats->max_value) return true;
     auto get = [&](const std::string& s, int64_t& out) {
@@ -696,6 +1167,7 @@ bool file_reader::stats_may_contain(size_t rg, size_t col, int64_t value) const 
 }
 
 result<bool> file_reader::bloom_may_contain(size_t rg, size_t col, std::string_view value) {
+    FLOE_TRY(check_readable(rg, col));
     const auto& m = *_meta.row_groups[rg].columns[col].meta_data;
     if (!m.bloom_filter_offset) return true;
     size_t slot = rg * _meta.row_groups[rg].columns.size() + col;
@@ -703,6 +1175,38 @@ result<bool> file_reader::bloom_may_contain(size_t rg, size_t col, std::string_v
     auto ctx = [&]() { return fmt::format("{}: row group {} bloom filter", name(), rg); };
     uint64_t off = static_cast<uint64_t>(*m.bloom_filter_offset);
     if (off >= _size) return fail(errc::corrupt, "{}: offset {} outside the file", ctx(), off);
+    if (chunk_cipher(rg, col)) {
+        // Two GCM modules: the header, then the bitset.
+        byte_buffer lb, mod, plain;
+        auto read_module = [&](uint64_t at, module_type t) -> result<size_t> {
+            if (_size - at < 4)
+                return fail(errc::corrupt, "{}: {} at {} runs past the file end", ctx(), to_string(t), at);
+            FLOE_TRY_CTX(_src->read_at(at, 4, lb), "{}", ctx());
+            uint32_t n;
+            std::memcpy(&n, lb.data(), 4);
+            if (n < crypto::nonce_bytes + crypto::tag_bytes || n > _size - at - 4
+                || n > _opts.max_page_size)
+                return fail(errc::corrupt, "{}: {} module of {} bytes at {} does not fit", ctx(),
+                            to_string(t), n, at);
+            FLOE_TRY_CTX(_src->read_at(at, size_t{n} + 4, mod), "{}", ctx());
+            FLOE_TRY(decrypt_module(rg, col, t, mod, plain));
+            return size_t{n} + 4;
+        };
+        size_t hm = FLOE_TRY(read_module(off, module_type::bloom_filter_header));
+        size_t hlen = 0;
+        auto h = FLOE_TRY_CTX(decode_bloom_filter_header(plain, hlen), "{}", ctx());
+        size_t bm = FLOE_TRY(read_module(off + hm, module_type::bloom_filter_bitset));
+        if (plain.size() != static_cast<size_t>(h.num_bytes))
+            return fail(errc::corrupt, "{}: bitset of {} bytes, its header says {}", ctx(),
+                        plain.size(), h.num_bytes);
+        if (m.bloom_filter_length && static_cast<size_t>(*m.bloom_filter_length) != hm + bm)
+            return fail(errc::corrupt, "{}: modules of {} bytes, the metadata says {}", ctx(),
+                        hm + bm, *m.bloom_filter_length);
+        auto f = FLOE_TRY_CTX(bloom_filter::from_bitset(plain), "{}", ctx());
+        bool maybe = f.may_contain(bloom_filter::hash(value));
+        _blooms.emplace(slot, std::move(f));
+        return maybe;
+    }
     size_t len = m.bloom_filter_length ? static_cast<size_t>(std::max(0, *m.bloom_filter_length))
                                        : static_cast<size_t>(std::min<uint64_t>(_size - off, 64));
     if (len == 0 || len > _size - off)
@@ -765,6 +1269,7 @@ result<void> message_reader::read_row_group(size_t rg, std::vector<message_recor
     size_t rows = static_cast<size_t>(_r->row_group_rows(rg));
     // A flat required column has one entry per row: this bounds the row count by the (limited)
     // value count before anything is allocated for it.
+    FLOE_TRY(_r->check_readable(rg, mc::segment_id));
     if (_r->metadata().row_groups[rg].columns[mc::segment_id].meta_data->num_values
         != _r->row_group_rows(rg))
         return fail(errc::corrupt, "{}: row group {} has {} rows but {} segment_id values",

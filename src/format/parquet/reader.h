@@ -11,6 +11,7 @@
 #include "base/result.h"
 #include "format/parquet/bloom_filter.h"
 #include "format/parquet/compression.h"
+#include "format/parquet/encryption.h"
 #include "format/parquet/io.h"
 #include "format/parquet/metadata.h"
 #include "format/parquet/schema.h"
@@ -34,7 +35,23 @@ struct reader_options {
     /// Lookups (find_by_key, read_offset_range) use the page index and dictionaries to read
     /// only the pages they need; false reads whole row groups (the path before page indexes).
     bool use_page_index = true;
+    /// Keys for encrypted files (encryption.h). Without it an encrypted footer is an error and
+    /// only the plaintext columns of a plaintext-footer file can be read.
+    std::optional<decryption_config> decryption;
 };
+
+/// What a file_reader found out about a file's encryption.
+struct file_encryption_info {
+    bool encrypted = false;        ///< some module is encrypted
+    bool encrypted_footer = false; ///< "PARE" file
+    cipher_algorithm algorithm = cipher_algorithm::aes_gcm_v1;
+    /// Plaintext footer: its signature was checked with the footer key (false: no key).
+    bool footer_signature_verified = false;
+};
+
+namespace detail {
+struct file_decryptor;
+}
 
 /// The decoded entries of one leaf column chunk. Byte-array values are views into `storage`.
 struct column_data {
@@ -57,12 +74,17 @@ public:
                                                      reader_options opts = {});
     static result<std::unique_ptr<file_reader>> open_file(const std::string& path,
                                                           reader_options opts = {});
+    ~file_reader();
 
     const std::string& name() const { return _src->name(); }
     const file_metadata& metadata() const noexcept { return _meta; }
     const schema& file_schema() const noexcept { return _schema; }
     size_t num_row_groups() const noexcept { return _meta.row_groups.size(); }
     int64_t row_group_rows(size_t rg) const { return _meta.row_groups[rg].num_rows; }
+    const file_encryption_info& encryption() const noexcept { return _enc_info; }
+    /// Ok when the chunk can be read: plaintext, or encrypted with a key the retriever gave.
+    /// Otherwise the error says why (no keys, the retriever's error).
+    result<void> check_readable(size_t rg, size_t col) const;
 
     /// Reads and decodes one column chunk.
     result<column_data> read_column(size_t rg, size_t col);
@@ -95,8 +117,7 @@ public:
     result<bool> bloom_may_contain(size_t rg, size_t col, std::string_view value);
 
 private:
-    file_reader(std::unique_ptr<input_source> src, reader_options opts)
-        : _src(std::move(src)), _opts(opts) {}
+    file_reader(std::unique_ptr<input_source> src, reader_options opts);
     result<void> load_footer();
     result<void> decode_page_values(const column_descriptor& d, const page_header& ph,
                                     bytes_view page, const std::vector<std::string_view>& dict,
@@ -106,7 +127,24 @@ private:
     /// entries and counts the data pages in `pages`.
     result<int64_t> decode_pages(size_t rg, size_t col, bytes_view raw, int64_t at,
                                  int64_t max_values, std::vector<std::string_view>& dict,
-                                 column_data& out, size_t& pages);
+                                 column_data& out, size_t& pages, int first_page = 0);
+    /// The page starting at raw[pos] (file offset at + pos): its header and its (compressed)
+    /// body, decrypted when the chunk is encrypted (then a view of a buffer valid until the
+    /// next call); `pos` moves past the page, `ordinal` (data pages of the chunk before this
+    /// one, for the AAD) past a data page.
+    result<bytes_view> next_page(size_t rg, size_t col, bytes_view raw, int64_t at, size_t& pos,
+                                 int& ordinal, page_header& ph);
+    /// A data page v2's body in v1 layout (levels with length prefixes, values decompressed);
+    /// sets ph.data from ph.data_v2.
+    result<void> v2_as_v1(const column_descriptor& d, compression_codec codec, page_header& ph,
+                          bytes_view body, byte_buffer& page);
+    result<void> load_encrypted_footer(bytes_view region);
+    result<void> setup_decryptor(const encryption_algorithm& a, bool encrypted_footer);
+    result<void> setup_chunk_crypto();
+    crypto::module_cipher* chunk_cipher(size_t rg, size_t col) const;
+    /// Decrypts an index or bloom module of an encrypted chunk into `out`.
+    result<void> decrypt_module(size_t rg, size_t col, module_type t, bytes_view module,
+                                byte_buffer& out);
     result<void> load_index(size_t rg, size_t col);
     int64_t chunk_start(size_t rg, size_t col) const;
 
@@ -129,6 +167,8 @@ private:
     /// Bloom filters read so far, by rg * columns + col: a reader kept open for lookups reads
     /// each filter once.
     std::unordered_map<size_t, bloom_filter> _blooms;
+    file_encryption_info _enc_info;
+    std::unique_ptr<detail::file_decryptor> _dec; // encrypted files only
 };
 
 /// One row of Floe's message table, owned.

@@ -132,6 +132,7 @@ result<void> check_leaf(const schema_node& n) {
     case pt::float_:
     case pt::double_:
     case pt::byte_array:
+    case pt::int96: // read only (legacy timestamps, encrypted test vectors); never written
         break;
     case pt::fixed_len_byte_array:
         if (n.type_length <= 0 || n.type_length > (1 << 20))

@@ -309,8 +309,17 @@ column_writer::column_writer(const column_descriptor& desc, const writer_options
         uint64_t width = _kind == value_kind::i64 || _kind == value_kind::f64 ? 8 : 4;
         _row_limit = std::max<uint64_t>(1, std::min<uint64_t>(_row_limit, _page_size / width));
     }
+    if (opts.single_page_chunks) _row_limit = _page_size = UINT64_MAX;
     _has_def = desc.max_def > 0;
     _has_rep = desc.max_rep > 0;
+    if (opts.encryption) {
+        const auto& e = *opts.encryption;
+        if (e.column_keys.empty() || e.column_keys.contains(desc.dotted_path())) {
+            _header_overhead = crypto::gcm_overhead;
+            _page_overhead = e.algorithm == cipher_algorithm::aes_gcm_ctr_v1 ? crypto::ctr_overhead
+                                                                              : crypto::gcm_overhead;
+        }
+    }
     _bloom = desc.bloom_filter && _kind != value_kind::boolean;
     _use_delta = (_kind == value_kind::i32 || _kind == value_kind::i64)
                  && (desc.enc == value_encoding::auto_ || desc.enc == value_encoding::delta);
@@ -387,7 +396,8 @@ void column_writer::add_dict_slow(std::string_view v) {
     }
     if (inserted) {
         if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
-        if (_dict->bytes() > _opts.dictionary_size_limit) _dict_overflow = true;
+        if (_dict->bytes() > _opts.dictionary_size_limit && !_opts.single_page_chunks)
+            _dict_overflow = true;
     }
     // Give up early on near-unique columns (ids, payloads): every 1024 values, compare the
     // dictionary's cost with PLAIN's.
@@ -395,7 +405,7 @@ void column_writer::add_dict_slow(std::string_view v) {
         uint64_t est =
             _dict->bytes()
             + _dict_values_in_chunk * static_cast<uint64_t>(bit_width_of(_dict->size())) / 8;
-        if (est > _dict_plain_equiv) _dict_overflow = true;
+        if (est > _dict_plain_equiv && !_opts.single_page_chunks) _dict_overflow = true;
     }
 }
 
@@ -592,8 +602,11 @@ result<void> column_writer::flush_page() {
     page_header ph;
     ph.type = page_type::data_page;
     ph.uncompressed_page_size = static_cast<int32_t>(raw.size());
-    ph.compressed_page_size = static_cast<int32_t>(body.size());
-    if (_opts.page_crc)
+    // Encrypted: the size of the page module that follows the header (Encryption.md 5.1).
+    ph.compressed_page_size = static_cast<int32_t>(body.size() + _page_overhead);
+    // The CRC covers the page as written; an encrypted page has GCM's tag (or is CTR), and its
+    // module does not exist yet: no CRC there.
+    if (_opts.page_crc && _page_overhead == 0)
         ph.crc = static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
     data_page_header dh;
     dh.num_values = static_cast<int32_t>(_page_values);
@@ -616,12 +629,14 @@ result<void> column_writer::flush_page() {
     _arena.commit(static_cast<size_t>(page - slot) + page_size);
     if (_pages_used == _pages.size()) _pages.emplace_back();
     _pages[_pages_used++] = bytes_view(page, page_size);
+    _header_sizes.push_back(static_cast<uint32_t>(_header.size()));
+    size_t file_size = page_size + _header_overhead + _page_overhead; // as written
     if (_opts.page_index) {
         pie.offset = static_cast<int64_t>(_pages_bytes); // the dictionary page is added later
-        pie.size = static_cast<int32_t>(page_size);
+        pie.size = static_cast<int32_t>(file_size);
         _page_index.push_back(std::move(pie));
     }
-    _pages_bytes += page_size;
+    _pages_bytes += file_size;
     _chunk_uncompressed += static_cast<int64_t>(_header.size() + raw.size());
     _chunk_values += _page_values;
     _chunk_nulls += _page_nulls;
@@ -681,8 +696,8 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         page_header ph;
         ph.type = page_type::dictionary_page;
         ph.uncompressed_page_size = static_cast<int32_t>(_dict->bytes());
-        ph.compressed_page_size = static_cast<int32_t>(body.size());
-        if (_opts.page_crc)
+        ph.compressed_page_size = static_cast<int32_t>(body.size() + _page_overhead);
+        if (_opts.page_crc && _page_overhead == 0)
             ph.crc =
                 static_cast<uint32_t>(::crc32(0L, body.data(), static_cast<uInt>(body.size())));
         dictionary_page_header dh;
@@ -690,9 +705,10 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         dh.enc = encoding::plain;
         ph.dictionary = dh;
         encode(ph, c.dictionary_page);
+        c.dictionary_header_size = c.dictionary_page.size();
         _chunk_uncompressed += static_cast<int64_t>(c.dictionary_page.size() + _dict->bytes());
         c.dictionary_page.insert(c.dictionary_page.end(), body.begin(), body.end());
-        dict_size = static_cast<int64_t>(c.dictionary_page.size());
+        dict_size = static_cast<int64_t>(c.dictionary_page.size() + _header_overhead + _page_overhead);
         add_encoding(_encodings, encoding::plain);
         m.encoding_stats.push_back({page_type::dictionary_page, encoding::plain, 1});
         m.encoding_stats.push_back(
@@ -752,11 +768,14 @@ result<column_writer::chunk> column_writer::finish_chunk() {
         bloom_filter_header bh;
         bh.num_bytes = static_cast<int32_t>(f.num_bytes());
         encode(bh, b);
+        c.bloom_header_size = b.size();
         b.insert(b.end(), f.bitset().begin(), f.bitset().end());
         c.bloom = std::move(b);
     }
 
     c.data_pages.assign(_pages.begin(), _pages.begin() + static_cast<ptrdiff_t>(_pages_used));
+    c.data_header_sizes = std::move(_header_sizes);
+    _header_sizes.clear();
     _pages_used = 0;
     _pages_bytes = 0;
     for (auto& p : _page_index)
@@ -794,7 +813,43 @@ result<column_writer::chunk> column_writer::finish_chunk() {
 
 namespace {
 constexpr uint8_t magic[4] = {'P', 'A', 'R', '1'};
-}
+constexpr uint8_t magic_encrypted[4] = {'P', 'A', 'R', 'E'};
+constexpr size_t file_unique_bytes = 8;
+constexpr int max_ordinal = 32767; // AAD ordinals are 2-byte shorts
+} // namespace
+
+namespace detail {
+/// A file_writer's encryption state: the config, one cipher per distinct key, which cipher
+/// each leaf column uses (nullptr: plaintext), the file's AAD (prefix + unique id) and a
+/// buffer modules are built in. Owned by the file_writer.
+struct file_encryptor {
+    encryption_config cfg;
+    std::string file_unique;
+    std::string file_aad;
+    bool ctr = false;
+    std::unique_ptr<crypto::module_cipher> footer;
+    std::vector<std::unique_ptr<crypto::module_cipher>> owned;
+    std::vector<crypto::module_cipher*> columns;
+    std::vector<const column_encryption_key*> column_keys; // nullptr: the footer key
+    byte_buffer buf;
+
+    std::string aad(module_type t, int rg = -1, int col = -1, int page = -1) const {
+        return crypto::module_aad(file_aad, t, rg, col, page);
+    }
+    encryption_algorithm algorithm() const {
+        encryption_algorithm a;
+        a.cipher = cfg.algorithm;
+        a.aad_file_unique = file_unique;
+        if (!cfg.aad_prefix.empty()) {
+            if (cfg.store_aad_prefix)
+                a.aad_prefix = cfg.aad_prefix;
+            else
+                a.supply_aad_prefix = true;
+        }
+        return a;
+    }
+};
+} // namespace detail
 
 file_writer::file_writer(std::unique_ptr<output_sink> sink, const schema& s, writer_options opts)
     : _sink(std::move(sink)), _schema(s), _opts(std::move(opts)),
@@ -831,12 +886,57 @@ result<std::unique_ptr<file_writer>> file_writer::open(std::unique_ptr<output_si
                     to_string(opts.codec));
     }
     for (auto& c : s.columns())
+        if (c.type == physical_type::int96)
+            return fail(errc::unsupported, "{}: column {}: INT96 is not written", sink->name(),
+                        c.dotted_path());
+    for (auto& c : s.columns())
         if (c.type == physical_type::byte_array && c.logical == logical_type::decimal)
             return fail(errc::unsupported,
                         "{}: column {}: DECIMAL on BYTE_ARRAY is not written (use decimal_node)",
                         sink->name(), c.dotted_path());
+    if (opts.encryption) {
+        FLOE_TRY_CTX(validate(*opts.encryption), "{}", sink->name());
+        // A misspelt path would leave its column plaintext: refuse it.
+        for (auto& [path, k] : opts.encryption->column_keys) {
+            bool found = false;
+            for (auto& c : s.columns())
+                found = found || c.dotted_path() == path;
+            if (!found)
+                return fail(errc::invalid_argument,
+                            "{}: encryption key for column {}, which the schema does not have",
+                            sink->name(), path);
+        }
+    }
     std::unique_ptr<file_writer> w(new file_writer(std::move(sink), s, std::move(opts)));
-    FLOE_TRY_CTX(w->write(bytes_view(magic, 4)), "{}", w->name());
+    bool pare = false;
+    if (w->_opts.encryption) {
+        auto e = std::make_unique<detail::file_encryptor>();
+        e->cfg = *w->_opts.encryption;
+        e->file_unique = crypto::random_bytes(file_unique_bytes);
+        e->file_aad = e->cfg.aad_prefix + e->file_unique;
+        e->ctr = e->cfg.algorithm == cipher_algorithm::aes_gcm_ctr_v1;
+        e->footer = FLOE_TRY_CTX(crypto::module_cipher::make(e->cfg.footer_key), "{}", w->name());
+        for (auto& c : w->_schema.columns()) {
+            if (e->cfg.column_keys.empty()) {
+                e->columns.push_back(e->footer.get());
+                e->column_keys.push_back(nullptr);
+                continue;
+            }
+            auto it = e->cfg.column_keys.find(c.dotted_path());
+            if (it == e->cfg.column_keys.end()) {
+                e->columns.push_back(nullptr);
+                e->column_keys.push_back(nullptr);
+                continue;
+            }
+            e->owned.push_back(FLOE_TRY_CTX(crypto::module_cipher::make(it->second.key), "{}",
+                                            w->name()));
+            e->columns.push_back(e->owned.back().get());
+            e->column_keys.push_back(&it->second);
+        }
+        pare = e->cfg.encrypted_footer;
+        w->_enc = std::move(e);
+    }
+    FLOE_TRY_CTX(w->write(bytes_view(pare ? magic_encrypted : magic, 4)), "{}", w->name());
     return w;
 }
 
@@ -914,6 +1014,10 @@ result<void> file_writer::flush_row_group() {
         chunks.push_back(FLOE_TRY_CTX(c->finish_chunk(), "{}: column {}", name(),
                                       c->descriptor().dotted_path()));
 
+    if (_enc && _meta.row_groups.size() > static_cast<size_t>(max_ordinal))
+        return fail(errc::invalid_argument,
+                    "{}: an encrypted file holds at most {} row groups (AAD ordinals are shorts)",
+                    name(), max_ordinal + 1);
     row_group rg;
     rg.num_rows = _rows_in_group;
     rg.file_offset = static_cast<int64_t>(_pos);
@@ -923,9 +1027,17 @@ result<void> file_writer::flush_row_group() {
     for (size_t i = 0; i < chunks.size(); ++i) {
         auto& ch = chunks[i];
         auto start = static_cast<int64_t>(_pos);
-        FLOE_TRY_CTX(write(ch.dictionary_page), "{}", name());
-        for (auto& p : ch.data_pages)
-            FLOE_TRY_CTX(write(p), "{}", name());
+        if (_enc && _enc->columns[i]) {
+            FLOE_TRY_CTX(write_encrypted_chunk(i, ch, static_cast<int>(_meta.row_groups.size())),
+                         "{}: column {}", name(), _columns[i]->descriptor().dotted_path());
+            // Sizes were counted with the modules' overhead when the pages were cut.
+            FLOE_ASSERT(static_cast<int64_t>(_pos) - start == ch.meta.total_compressed_size,
+                        "encrypted chunk size differs from its metadata");
+        } else {
+            FLOE_TRY_CTX(write(ch.dictionary_page), "{}", name());
+            for (auto& p : ch.data_pages)
+                FLOE_TRY_CTX(write(p), "{}", name());
+        }
         auto& m = ch.meta;
         if (m.dictionary_page_offset) m.dictionary_page_offset = start;
         m.data_page_offset += start;
@@ -963,6 +1075,21 @@ result<void> file_writer::flush_row_group() {
         if (!chunks[i].bloom) continue;
         auto& m = *rg.columns[i].meta_data;
         m.bloom_filter_offset = static_cast<int64_t>(_pos);
+        if (_enc && _enc->columns[i]) {
+            // Two modules: the header, then the bitset.
+            auto& e = *_enc;
+            int rgo = static_cast<int>(_meta.row_groups.size()), col = static_cast<int>(i);
+            bytes_view b(*chunks[i].bloom);
+            size_t hs = chunks[i].bloom_header_size;
+            e.buf.clear();
+            FLOE_TRY_CTX(e.columns[i]->gcm_encrypt(b.first(hs), e.aad(module_type::bloom_filter_header, rgo, col), e.buf),
+                         "{}", name());
+            FLOE_TRY_CTX(e.columns[i]->gcm_encrypt(b.subspan(hs), e.aad(module_type::bloom_filter_bitset, rgo, col), e.buf),
+                         "{}", name());
+            m.bloom_filter_length = static_cast<int32_t>(e.buf.size());
+            FLOE_TRY_CTX(write(e.buf), "{}", name());
+            continue;
+        }
         m.bloom_filter_length = static_cast<int32_t>(chunks[i].bloom->size());
         FLOE_TRY_CTX(write(*chunks[i].bloom), "{}", name());
     }
@@ -988,6 +1115,13 @@ result<file_summary> file_writer::close() {
                 if (_column_indexes[rg][c].null_pages.empty()) continue; // none for this chunk
                 b.clear();
                 encode(_column_indexes[rg][c], b);
+                if (_enc && _enc->columns[c]) {
+                    _enc->buf.clear();
+                    FLOE_TRY_CTX(_enc->columns[c]->gcm_encrypt(
+                                     b, _enc->aad(module_type::column_index, int(rg), int(c)), _enc->buf),
+                                 "{}", name());
+                    b.swap(_enc->buf);
+                }
                 auto& cc = _meta.row_groups[rg].columns[c];
                 cc.column_index_offset = static_cast<int64_t>(_pos);
                 cc.column_index_length = static_cast<int32_t>(b.size());
@@ -997,6 +1131,13 @@ result<file_summary> file_writer::close() {
             for (size_t c = 0; c < _offset_indexes[rg].size(); ++c) {
                 b.clear();
                 encode(_offset_indexes[rg][c], b);
+                if (_enc && _enc->columns[c]) {
+                    _enc->buf.clear();
+                    FLOE_TRY_CTX(_enc->columns[c]->gcm_encrypt(
+                                     b, _enc->aad(module_type::offset_index, int(rg), int(c)), _enc->buf),
+                                 "{}", name());
+                    b.swap(_enc->buf);
+                }
                 auto& cc = _meta.row_groups[rg].columns[c];
                 cc.offset_index_offset = static_cast<int64_t>(_pos);
                 cc.offset_index_length = static_cast<int32_t>(b.size());
@@ -1004,11 +1145,14 @@ result<file_summary> file_writer::close() {
             }
     }
     byte_buffer footer;
-    encode(_meta, footer);
+    if (_enc)
+        footer = FLOE_TRY(encrypted_footer());
+    else
+        encode(_meta, footer);
     uint32_t len = static_cast<uint32_t>(footer.size());
     byte_writer w(footer);
     w.put_le<uint32_t>(len);
-    w.put_bytes(bytes_view(magic, 4));
+    w.put_bytes(bytes_view(_enc && _enc->cfg.encrypted_footer ? magic_encrypted : magic, 4));
     FLOE_TRY_CTX(write(footer), "{}", name());
     FLOE_TRY_CTX(_sink->close(), "{}", name());
     file_summary s;
@@ -1020,6 +1164,91 @@ result<file_summary> file_writer::close() {
     s.columns = _summary;
     s.metadata = _meta;
     return s;
+}
+
+result<void> file_writer::write_encrypted_chunk(size_t col, column_writer::chunk& ch, int rg) {
+    auto& e = *_enc;
+    auto* c = e.columns[col];
+    int ci = static_cast<int>(col);
+    auto page_module = [&](bytes_view body, module_type t, int page) -> result<void> {
+        if (e.ctr) return c->ctr_encrypt(body, e.buf);
+        return c->gcm_encrypt(body, e.aad(t, rg, ci, page), e.buf);
+    };
+    if (!ch.dictionary_page.empty()) {
+        bytes_view d(ch.dictionary_page);
+        size_t hs = ch.dictionary_header_size;
+        e.buf.clear();
+        FLOE_TRY(c->gcm_encrypt(d.first(hs), e.aad(module_type::dictionary_page_header, rg, ci),
+                                e.buf));
+        FLOE_TRY(page_module(d.subspan(hs), module_type::dictionary_page, -1));
+        FLOE_TRY(write(e.buf));
+    }
+    if (ch.data_pages.size() > static_cast<size_t>(max_ordinal) + 1)
+        return fail(errc::invalid_argument,
+                    "{} data pages in one chunk: an encrypted chunk holds at most {} (AAD "
+                    "ordinals are shorts; raise page_size)",
+                    ch.data_pages.size(), max_ordinal + 1);
+    for (size_t p = 0; p < ch.data_pages.size(); ++p) {
+        bytes_view page = ch.data_pages[p];
+        size_t hs = ch.data_header_sizes[p];
+        int po = static_cast<int>(p);
+        e.buf.clear();
+        FLOE_TRY(c->gcm_encrypt(page.first(hs), e.aad(module_type::data_page_header, rg, ci, po),
+                                e.buf));
+        FLOE_TRY(page_module(page.subspan(hs), module_type::data_page, po));
+        FLOE_TRY(write(e.buf));
+    }
+    return {};
+}
+
+result<byte_buffer> file_writer::encrypted_footer() {
+    auto& e = *_enc;
+    const auto& cfg = e.cfg;
+    // The footer as written: _meta stays whole (the summary returns it) and this copy gets the
+    // crypto fields, with column metadata encrypted where the spec asks (5.3, 5.4, 5.5).
+    file_metadata fm = _meta;
+    for (size_t r = 0; r < fm.row_groups.size(); ++r)
+        for (size_t c = 0; c < fm.row_groups[r].columns.size(); ++c) {
+            if (!e.columns[c]) continue;
+            auto& cc = fm.row_groups[r].columns[c];
+            column_crypto_metadata cm;
+            const auto* ck = e.column_keys[c];
+            if (ck) {
+                cm.with_footer_key = false;
+                cm.path_in_schema = _schema.columns()[c].path;
+                if (!ck->key_metadata.empty()) cm.key_metadata = ck->key_metadata;
+            }
+            cc.crypto_metadata = std::move(cm);
+            if (cfg.encrypted_footer && !ck) continue; // protected by the footer's encryption
+            byte_buffer plain, mod;
+            encode(*cc.meta_data, plain);
+            FLOE_TRY_CTX(e.columns[c]->gcm_encrypt(
+                             plain, e.aad(module_type::column_metadata, int(r), int(c)), mod),
+                         "{}: column metadata", name());
+            cc.encrypted_column_metadata = std::string(mod.begin(), mod.end());
+            if (cfg.encrypted_footer)
+                cc.meta_data.reset(); // only in the encrypted module
+            else
+                cc.meta_data->stats.reset(); // legacy readers see no statistics
+        }
+    byte_buffer out;
+    if (cfg.encrypted_footer) {
+        file_crypto_metadata fcm;
+        fcm.algorithm = e.algorithm();
+        if (!cfg.footer_key_metadata.empty()) fcm.key_metadata = cfg.footer_key_metadata;
+        encode(fcm, out);
+        byte_buffer plain;
+        encode(fm, plain);
+        FLOE_TRY_CTX(e.footer->gcm_encrypt(plain, e.aad(module_type::footer), out), "{}: footer",
+                     name());
+    } else {
+        fm.encryption = e.algorithm();
+        if (!cfg.footer_key_metadata.empty()) fm.footer_signing_key_metadata = cfg.footer_key_metadata;
+        encode(fm, out);
+        FLOE_TRY_CTX(e.footer->gcm_sign(out, e.aad(module_type::footer), out), "{}: footer signature",
+                     name());
+    }
+    return out;
 }
 
 // ------------------------------------------------------------------ message_writer

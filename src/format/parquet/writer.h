@@ -11,6 +11,7 @@
 #include "base/bytes.h"
 #include "base/result.h"
 #include "format/parquet/compression.h"
+#include "format/parquet/encryption.h"
 #include "format/parquet/io.h"
 #include "format/parquet/metadata.h"
 #include "format/parquet/schema.h"
@@ -46,6 +47,15 @@ struct writer_options {
     double bloom_filter_fpp = 0.01;
     std::vector<key_value> key_value_metadata;
     std::string created_by = "floe version 0.1.0";
+    /// Parquet Modular Encryption (encryption.h); nullopt writes a plaintext file.
+    std::optional<encryption_config> encryption;
+    /// One data page per column chunk (after its dictionary page, kept for the whole chunk):
+    /// page_size, page_row_limit and the dictionary fallback are ignored, so bound the row
+    /// group (row_group_rows / row_group_size) instead. For readers that handle one page per
+    /// chunk only: DuckDB 1.5 decrypts every data page of a chunk with page ordinal 0 in its
+    /// AAD, so it reads encrypted files only when each chunk has a single data page (and no
+    /// bloom filter: it fails the tag of any encrypted column that has one).
+    bool single_page_chunks = false;
 };
 
 /// Per-leaf figures for one file, summed over row groups (Iceberg's DataFile metrics).
@@ -275,6 +285,12 @@ public:
         byte_buffer dictionary_page;
         std::vector<bytes_view>
             data_pages; ///< views into the writer's page buffers, valid until its next add
+        /// Plaintext header bytes at the front of dictionary_page / each data page / bloom,
+        /// so an encrypting file writer can make two modules of each. Sizes in `meta` and
+        /// `pages` already count the modules' overhead when the column is encrypted.
+        size_t dictionary_header_size = 0;
+        std::vector<uint32_t> data_header_sizes;
+        size_t bloom_header_size = 0;
         column_metadata meta;
         std::optional<byte_buffer> bloom; ///< header + bitset
         std::optional<std::string> min_full, max_full;
@@ -486,7 +502,15 @@ private:
     int32_t _dict_pages_used = 0, _plain_pages = 0, _delta_pages = 0;
     std::vector<uint64_t> _bloom_hashes;
     std::optional<error> _deferred_error;
+    // Encrypted columns: bytes each header module and each page module adds to its plaintext
+    // (0 for plaintext columns), counted in compressed_page_size, chunk sizes and the page index.
+    uint32_t _header_overhead = 0, _page_overhead = 0;
+    std::vector<uint32_t> _header_sizes; // data page headers of the chunk (plaintext bytes)
 };
+
+namespace detail {
+struct file_encryptor;
+}
 
 /// Writes one Parquet file. Append rows by giving every leaf column its entries for the row
 /// (through column(i)), then end_row(). Row groups are cut by size; close() finishes the file.
@@ -544,6 +568,12 @@ private:
     std::vector<std::vector<column_index>> _column_indexes;
     std::vector<std::vector<offset_index>> _offset_indexes;
     bool _closed = false;
+    /// Set when writer_options::encryption is: keys, ciphers and the file's AAD.
+    std::unique_ptr<detail::file_encryptor> _enc;
+    /// Writes the row group's chunk `col` as modules (encrypted columns only).
+    result<void> write_encrypted_chunk(size_t col, column_writer::chunk& ch, int rg);
+    /// The footer's bytes from magic to magic (exclusive), encrypted or signed.
+    result<byte_buffer> encrypted_footer();
 };
 
 /// One Kafka-style record as a row of Floe's message table. Views: the caller owns the bytes

@@ -2,6 +2,7 @@
 // and the raw thrift/encoded pieces of them). Run by hand when the formats change:
 //   parquet_fuzz_seeds src/format/parquet/fuzz/corpus
 #include "format/parquet/encoding.h"
+#include "format/parquet/fuzz/pme_fuzz_keys.h"
 #include "format/parquet/tests/message_rows.h"
 #include "format/parquet/tests/typed_rows.h"
 
@@ -77,6 +78,44 @@ int main(int argc, char** argv) {
             if (!sh.write_row(r)) return 1;
         if (!(*w)->close()) return 1;
         save(file_dir / "file-typed", buf);
+    }
+    {
+        // Encrypted files (parquet_decrypt_fuzz): a leading byte, odd when the AAD prefix must
+        // be supplied, then the file; every mode, small pages, two row groups.
+        auto enc_dir = root / "parquet_decrypt_fuzz";
+        std::filesystem::create_directories(enc_dir);
+        encryption_config u;
+        u.footer_key = fuzz_keys::footer;
+        u.footer_key_metadata = "footer";
+        auto cols = u;
+        cols.column_keys["key"] = {fuzz_keys::key_col, "col-key"};
+        cols.column_keys["value"] = {fuzz_keys::value_col, "col-value"};
+        auto plain_footer = cols;
+        plain_footer.encrypted_footer = false;
+        auto ctr = u;
+        ctr.algorithm = cipher_algorithm::aes_gcm_ctr_v1;
+        auto aad = u;
+        aad.aad_prefix = fuzz_keys::aad_prefix;
+        aad.store_aad_prefix = false;
+        struct seed {
+            const char* name;
+            encryption_config cfg;
+        };
+        for (auto& [name, cfg] : std::vector<seed>{{"uniform", u},
+                                                   {"columns", cols},
+                                                   {"plaintext-footer", plain_footer},
+                                                   {"ctr", ctr},
+                                                   {"aad-supplied", aad}}) {
+            writer_options o;
+            o.codec = compression_codec::snappy;
+            o.page_row_limit = 3;
+            o.row_group_rows = 16; // checked every 16 rows: one group here
+            o.encryption = cfg;
+            byte_buffer buf{static_cast<uint8_t>(cfg.store_aad_prefix ? 0 : 1)};
+            auto s = testing::write_rows(make_memory_sink(buf), rows, o);
+            if (!s) return 1;
+            save(enc_dir / fmt::format("file-{}", name), buf);
+        }
     }
     byte_buffer rle{3 | (3 << 3)};
     rle_encoder e(rle, 3);
