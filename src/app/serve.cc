@@ -7,6 +7,7 @@
 #include "app/schema_store.h"
 #include "app/encryption.h"
 #include "app/storage.h"
+#include "crypto/keyring.h"
 
 #include "base/file_lock.h"
 #include "base/metrics.h"
@@ -745,6 +746,11 @@ int serve(const config::settings& s) {
             if (auto r = schema_server->reload_tls(); !r)
                 spdlog::error("SIGHUP: schema registry TLS kept as before: {}", r.error());
         spdlog::info("SIGHUP: TLS certificates re-read");
+        // A rotated keyring (a new current key): new files use it, old ids stay readable.
+        if (auto* ring = dynamic_cast<crypto::keyring_provider*>(key_provider.get())) {
+            if (auto r = ring->reload(); !r) spdlog::error("SIGHUP: keyring kept as before: {}", r.error());
+            else spdlog::info("SIGHUP: {}", ring->describe());
+        }
     }
     spdlog::info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
     for (auto it = running.rbegin(); it != running.rend(); ++it) {

@@ -29,7 +29,7 @@ error kms_error(std::string_view op, const std::string& key_id, const service_re
         code = errc::invalid_argument;
     else if (r.code == "DisabledException" || r.code == "KMSInvalidStateException"
              || r.code == "KeyUnavailableException" || r.code == "DependencyTimeoutException"
-             || r.code == "KMSInternalException")
+             || r.code == "KMSInternalException" || r.code == "AccessDeniedException")
         code = errc::unavailable;
     return error(code, e.message());
 }
