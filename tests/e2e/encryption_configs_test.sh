@@ -4,6 +4,7 @@
 # floe.encryption.provider) and DescribeConfigs reports the defaults; with a keyring provider
 # (an owner-only key file) the same requests are accepted and reported back.
 FLOE_BIN="$(realpath "$1")"
+ADMIN="$(realpath "$2")"   # librdkafka's Admin API client (src/kafka/tests/rdkafka_admin.c)
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/lib.sh"
 js="$here/../js/e2e"
@@ -16,7 +17,15 @@ start_floe "$work" || exit 1
 node "$js/encryption_configs.mjs" 127.0.0.1:$KAFKA_PORT none >"$work/out" 2>&1
 cat "$work/out"
 check "no provider: CreateTopics uniform is INVALID_CONFIG" contains "$(line 'create none-uniform')" "create none-uniform 40"
-check "it names floe.encryption.provider" contains "$(line 'create none-uniform')" "floe.encryption.provider"
+# kafkajs drops the broker's error message; librdkafka shows it.
+out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT create-topic none-rd 1 floe.iceberg.encryption=uniform 2>&1); rc=$?
+echo "$out"
+check "librdkafka CreateTopics refused (rc=$rc)" test "$rc" -eq 1
+check "the refusal names floe.encryption.provider" contains "$out" "floe.encryption.provider"
+out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT alter-config topic none-plain floe.iceberg.encryption=uniform 2>&1); rc=$?
+echo "$out"
+check "librdkafka AlterConfigs refused (rc=$rc)" test "$rc" -eq 1
+check "the AlterConfigs refusal names floe.encryption.provider" contains "$out" "floe.encryption.provider"
 check "an unknown mode is INVALID_CONFIG" contains "$(line 'create none-bad')" "create none-bad 40"
 check "a plain topic is created" contains "$(line 'create none-plain')" "create none-plain 0"
 check "DescribeConfigs reports floe.iceberg.encryption=none" contains "$(cat "$work/out")" "describe none-plain floe.iceberg.encryption=none"

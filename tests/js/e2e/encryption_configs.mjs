@@ -3,7 +3,8 @@
 // caller judges: "create <topic> <code> <message>", "alter <topic> <code> <message>",
 // "describe <topic> <name>=<value>".
 // usage: encryption_configs.mjs BROKER PREFIX
-import { Kafka, logLevel, ConfigResourceTypes } from 'kafkajs';
+import kafkajs from 'kafkajs';
+const { Kafka, logLevel, ConfigResourceTypes } = kafkajs;
 
 const [broker, prefix] = process.argv.slice(2);
 const kafka = new Kafka({ brokers: [broker], clientId: 'floe-e2e-enc', logLevel: logLevel.NOTHING,
