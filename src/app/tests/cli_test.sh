@@ -107,6 +107,11 @@ for _ in $(seq 1 100); do grep -q "floe is up" serve.log && break; sleep 0.1; do
 check "serve with an owner-only keyring starts" grep -q "floe is up" serve.log
 check "it logs the keyring and its current key" grep -q "current key 'k1'" serve.log
 check "the key is not logged" bash -c "! grep -q AAECAwQFBgcICQoLDA0ODw serve.log"
+# Rotation: k2 added and made current, SIGHUP re-reads the keyring.
+printf '{"current": "k2", "keys": {"k1": "AAECAwQFBgcICQoLDA0ODw==", "k2": "DwAODQwLCgkIBwYFBAMCAQ=="}}' > "$keyring"
+kill -HUP "$pid"
+for _ in $(seq 1 100); do grep -q "SIGHUP: keyring" serve.log && break; sleep 0.1; done
+check "SIGHUP re-reads the keyring (current k2, 2 keys)" grep -q "SIGHUP: keyring .*current key 'k2', 2 key(s)" serve.log
 kill -TERM "$pid"
 for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fi
