@@ -16,7 +16,8 @@ crypto::key_provider_options key_provider_options_from(const config::settings& s
     o.kms_endpoint = s.get_optional("floe.encryption.kms.endpoint").value_or("");
     if (o.kms_endpoint.empty())
         if (const char* e = std::getenv("AWS_ENDPOINT_URL_KMS"); e && *e) o.kms_endpoint = e;
-    o.kms_data_key_bits = s.get_string("floe.encryption.kms.data-key-spec") == "AES_128" ? 128 : 256;
+    o.kms_data_key_bits =
+        s.get_string("floe.encryption.kms.data-key-spec") == "AES_128" ? 128 : 256;
     o.kms_cache_entries = static_cast<size_t>(s.get_int("floe.encryption.kms.cache-size"));
     o.kms_max_attempts = static_cast<int>(s.get_int("floe.encryption.kms.max-attempts"));
     o.kms_request_timeout = s.get_duration("floe.encryption.kms.request-timeout");

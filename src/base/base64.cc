@@ -23,7 +23,8 @@ std::string base64_encode(std::span<const uint8_t> raw) {
     size_t i = 0;
     for (; i + 3 <= raw.size(); i += 3) {
         uint32_t v = uint32_t(raw[i]) << 16 | uint32_t(raw[i + 1]) << 8 | raw[i + 2];
-        for (int s = 18; s >= 0; s -= 6) out.push_back(alphabet[(v >> s) & 63]);
+        for (int s = 18; s >= 0; s -= 6)
+            out.push_back(alphabet[(v >> s) & 63]);
     }
     if (size_t left = raw.size() - i; left > 0) {
         uint32_t v = uint32_t(raw[i]) << 16 | (left == 2 ? uint32_t(raw[i + 1]) << 8 : 0);

@@ -19,7 +19,9 @@ secret_key& secret_key::operator=(secret_key&& o) noexcept {
     }
     return *this;
 }
-secret_key::~secret_key() { wipe(); }
+secret_key::~secret_key() {
+    wipe();
+}
 void secret_key::wipe() noexcept {
     if (!_bytes.empty()) OPENSSL_cleanse(_bytes.data(), _bytes.size());
 }
@@ -37,7 +39,8 @@ void put_u16(std::vector<uint8_t>& out, size_t n) {
 std::vector<uint8_t> encode_key_metadata(const key_metadata_info& info) {
     bool kms = info.provider == "aws-kms";
     FLOE_ASSERT(kms || info.provider == "keyring", "unknown key provider kind");
-    FLOE_ASSERT(info.key_id.size() <= 0xFFFF && info.wrapped_key.size() <= 0xFFFF, "key metadata too long");
+    FLOE_ASSERT(info.key_id.size() <= 0xFFFF && info.wrapped_key.size() <= 0xFFFF,
+                "key metadata too long");
     std::vector<uint8_t> out;
     out.reserve(6 + info.key_id.size() + info.wrapped_key.size());
     out.push_back(version_1);
@@ -57,7 +60,8 @@ result<key_metadata_info> parse_key_metadata(bytes_view m) {
     if (m[0] != version_1)
         return fail(errc::corrupt, "key_metadata version {} is not one this Floe reads (1)", m[0]);
     if (m[1] != keyring_tag && m[1] != kms_tag)
-        return fail(errc::corrupt, "key_metadata names an unknown key provider (byte {:#04x})", m[1]);
+        return fail(errc::corrupt, "key_metadata names an unknown key provider (byte {:#04x})",
+                    m[1]);
     key_metadata_info out;
     out.version = m[0];
     out.provider = m[1] == kms_tag ? "aws-kms" : "keyring";
@@ -68,7 +72,8 @@ result<key_metadata_info> parse_key_metadata(bytes_view m) {
         size_t n = size_t(m[at]) << 8 | m[at + 1];
         at += 2;
         if (m.size() - at < n)
-            return fail(errc::corrupt, "key_metadata truncated: {} of {} bytes past the end", what, n);
+            return fail(errc::corrupt, "key_metadata truncated: {} of {} bytes past the end", what,
+                        n);
         auto v = m.subspan(at, n);
         at += n;
         return v;
@@ -78,11 +83,14 @@ result<key_metadata_info> parse_key_metadata(bytes_view m) {
     if (out.key_id.empty()) return fail(errc::corrupt, "key_metadata with an empty key id");
     if (m[1] == kms_tag) {
         auto w = FLOE_TRY(take("wrapped key"));
-        if (w.empty()) return fail(errc::corrupt, "key_metadata of KMS key '{}' without a wrapped key", out.key_id);
+        if (w.empty())
+            return fail(errc::corrupt, "key_metadata of KMS key '{}' without a wrapped key",
+                        out.key_id);
         out.wrapped_key.assign(w.begin(), w.end());
     }
     if (at != m.size())
-        return fail(errc::corrupt, "key_metadata of key '{}' has {} trailing bytes", out.key_id, m.size() - at);
+        return fail(errc::corrupt, "key_metadata of key '{}' has {} trailing bytes", out.key_id,
+                    m.size() - at);
     return out;
 }
 

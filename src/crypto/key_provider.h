@@ -60,8 +60,8 @@ struct data_key {
 /// unknown") and for tools listing which key encrypted which file.
 struct key_metadata_info {
     uint8_t version = 1;
-    std::string provider; ///< "keyring" or "aws-kms"
-    std::string key_id;   ///< keyring id, or the KMS key ARN
+    std::string provider;             ///< "keyring" or "aws-kms"
+    std::string key_id;               ///< keyring id, or the KMS key ARN
     std::vector<uint8_t> wrapped_key; ///< aws-kms: the CiphertextBlob; keyring: empty
 };
 
@@ -104,10 +104,11 @@ struct key_provider_options {
     std::string provider;     ///< floe.encryption.provider: "keyring" or "aws-kms"
     std::string keyring_file; ///< floe.encryption.keyring-file
     // aws-kms:
-    std::string kms_key_id;   ///< floe.encryption.kms.key-id (id, ARN, alias/..., alias ARN)
-    std::string kms_region;   ///< resolved region (floe.encryption.kms.region, else the S3 one)
-    std::string kms_endpoint; ///< floe.encryption.kms.endpoint; empty: https://kms.<region>.amazonaws.com
-    int kms_data_key_bits = 256;   ///< floe.encryption.kms.data-key-spec: AES_256 or AES_128
+    std::string kms_key_id; ///< floe.encryption.kms.key-id (id, ARN, alias/..., alias ARN)
+    std::string kms_region; ///< resolved region (floe.encryption.kms.region, else the S3 one)
+    std::string
+        kms_endpoint; ///< floe.encryption.kms.endpoint; empty: https://kms.<region>.amazonaws.com
+    int kms_data_key_bits = 256;       ///< floe.encryption.kms.data-key-spec: AES_256 or AES_128
     size_t kms_cache_entries = 10'000; ///< floe.encryption.kms.cache-size: unwrapped keys kept
     int kms_max_attempts = 5;
     std::chrono::milliseconds kms_request_timeout{10'000};

@@ -37,15 +37,20 @@ result<keyring> parse_keyring(std::string_view text, std::string_view where) {
         return fail(errc::invalid_argument, "{}: not valid JSON (at byte {})", where, e.byte);
     }
     if (!j.is_object())
-        return fail(errc::invalid_argument,
-                    "{}: expected {{\"current\": \"<id>\", \"keys\": {{\"<id>\": \"<base64 key>\"}}}}", where);
+        return fail(
+            errc::invalid_argument,
+            "{}: expected {{\"current\": \"<id>\", \"keys\": {{\"<id>\": \"<base64 key>\"}}}}",
+            where);
     for (auto& [k, v] : j.items())
         if (k != "current" && k != "keys")
-            return fail(errc::invalid_argument, "{}: unknown field '{}' (current and keys only)", where, k);
+            return fail(errc::invalid_argument, "{}: unknown field '{}' (current and keys only)",
+                        where, k);
     if (!j.contains("keys") || !j["keys"].is_object() || j["keys"].empty())
-        return fail(errc::invalid_argument, "{}: 'keys' must be an object of key ids to base64 keys", where);
+        return fail(errc::invalid_argument,
+                    "{}: 'keys' must be an object of key ids to base64 keys", where);
     if (!j.contains("current") || !j["current"].is_string())
-        return fail(errc::invalid_argument, "{}: 'current' must name the key id new files use", where);
+        return fail(errc::invalid_argument, "{}: 'current' must name the key id new files use",
+                    where);
     keyring out;
     out.current = j["current"].get<std::string>();
     for (auto& [id, v] : j["keys"].items()) {
@@ -54,26 +59,30 @@ result<keyring> parse_keyring(std::string_view text, std::string_view where) {
             return fail(errc::invalid_argument, "{}: key '{}' must be a base64 string", where, id);
         auto raw = base64_decode(v.get_ref<const std::string&>());
         if (!raw)
-            return fail(errc::invalid_argument, "{}: key '{}' is not valid base64 (standard alphabet, padded)",
-                        where, id);
+            return fail(errc::invalid_argument,
+                        "{}: key '{}' is not valid base64 (standard alphabet, padded)", where, id);
         secret_key key(std::move(*raw));
         if (key.size() != 16 && key.size() != 32)
-            return fail(errc::invalid_argument,
-                        "{}: key '{}' is {} bits; keys are 128 or 256 bits (16 or 32 bytes before base64)",
-                        where, id, key.bits());
+            return fail(
+                errc::invalid_argument,
+                "{}: key '{}' is {} bits; keys are 128 or 256 bits (16 or 32 bytes before base64)",
+                where, id, key.bits());
         out.keys.emplace(id, std::move(key));
     }
     if (!out.keys.contains(out.current))
-        return fail(errc::invalid_argument, "{}: current key '{}' is not among the keys", where, out.current);
+        return fail(errc::invalid_argument, "{}: current key '{}' is not among the keys", where,
+                    out.current);
     return out;
 }
 
 result<keyring> read_keyring_file(const std::string& path) {
-    if (path.empty()) return fail(errc::invalid_argument, "{} is not set (floe.encryption.provider=keyring)", setting);
+    if (path.empty())
+        return fail(errc::invalid_argument, "{} is not set (floe.encryption.provider=keyring)",
+                    setting);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(errno == ENOENT ? errc::not_found : errc::invalid_argument, "{} {}: {}", setting, path,
-                    std::strerror(errno));
+        return fail(errno == ENOENT ? errc::not_found : errc::invalid_argument, "{} {}: {}",
+                    setting, path, std::strerror(errno));
     struct stat st {};
     // Checked on the open descriptor: the file read is the file checked.
     if (::fstat(fd, &st) != 0) {
@@ -93,8 +102,8 @@ result<keyring> read_keyring_file(const std::string& path) {
                     setting, path, st.st_mode & 07777, path);
     }
     if (st.st_uid != ::geteuid())
-        spdlog::warn("{} {}: owned by uid {}, not by this process (uid {})", setting, path, st.st_uid,
-                     ::geteuid());
+        spdlog::warn("{} {}: owned by uid {}, not by this process (uid {})", setting, path,
+                     st.st_uid, ::geteuid());
     std::string text;
     char buf[4096];
     for (;;) {
@@ -140,21 +149,24 @@ result<data_key> keyring_provider::data_key_for_new_file(std::string_view) {
 result<secret_key> keyring_provider::key_for(bytes_view key_metadata) {
     auto info = FLOE_TRY(parse_key_metadata(key_metadata));
     if (info.provider != "keyring")
-        return fail(errc::corrupt,
-                    "key '{}' was made by the {} key provider, and floe.encryption.provider is keyring",
-                    info.key_id, info.provider);
+        return fail(
+            errc::corrupt,
+            "key '{}' was made by the {} key provider, and floe.encryption.provider is keyring",
+            info.key_id, info.provider);
     std::shared_lock g(_mu);
     auto it = _ring.keys.find(info.key_id);
     if (it == _ring.keys.end())
-        return fail(errc::not_found, "key '{}' is not in the keyring{}{} (its files cannot be read until it is added back)",
-                    info.key_id, _path.empty() ? "" : " ", _path);
+        return fail(
+            errc::not_found,
+            "key '{}' is not in the keyring{}{} (its files cannot be read until it is added back)",
+            info.key_id, _path.empty() ? "" : " ", _path);
     return it->second;
 }
 
 std::string keyring_provider::describe() const {
     std::shared_lock g(_mu);
-    return fmt::format("keyring {} (current key '{}', {} key(s))", _path.empty() ? "(in memory)" : _path,
-                       _ring.current, _ring.keys.size());
+    return fmt::format("keyring {} (current key '{}', {} key(s))",
+                       _path.empty() ? "(in memory)" : _path, _ring.current, _ring.keys.size());
 }
 
 std::string keyring_provider::current_id() const {
@@ -168,14 +180,17 @@ result<void> keyring_provider::reload() {
     std::unique_lock g(_mu);
     for (auto& [id, key] : _ring.keys)
         if (auto it = ring.keys.find(id); it != ring.keys.end() && !(it->second == key))
-            spdlog::warn("{} {}: key '{}' has new bytes; files written with its old value can no longer be "
-                         "read (rotate by adding an id instead)",
-                         setting, _path, id);
+            spdlog::warn(
+                "{} {}: key '{}' has new bytes; files written with its old value can no longer be "
+                "read (rotate by adding an id instead)",
+                setting, _path, id);
         else if (it == ring.keys.end())
-            spdlog::warn("{} {}: key '{}' was removed; files encrypted with it can no longer be read", setting,
-                         _path, id);
+            spdlog::warn(
+                "{} {}: key '{}' was removed; files encrypted with it can no longer be read",
+                setting, _path, id);
     if (ring.current != _ring.current)
-        spdlog::info("{} {}: current key is now '{}' (was '{}')", setting, _path, ring.current, _ring.current);
+        spdlog::info("{} {}: current key is now '{}' (was '{}')", setting, _path, ring.current,
+                     _ring.current);
     _ring = std::move(ring);
     return {};
 }

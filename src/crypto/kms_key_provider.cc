@@ -4,8 +4,8 @@
 
 namespace floe::crypto {
 
-kms_key_provider::kms_key_provider(aws::service_options service, std::string key_id, int data_key_bits,
-                                   size_t cache_entries)
+kms_key_provider::kms_key_provider(aws::service_options service, std::string key_id,
+                                   int data_key_bits, size_t cache_entries)
     : _kms(std::move(service)), _key_id(std::move(key_id)), _bits(data_key_bits),
       _cache(std::max<size_t>(cache_entries, 1)) {}
 
@@ -21,7 +21,8 @@ void kms_key_provider::mark_ok() {
 }
 
 result<data_key> kms_key_provider::data_key_for_new_file(std::string_view table) {
-    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits), "data key for a new file of table {}", table);
+    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits),
+                           "data key for a new file of table {}", table);
     data_key out;
     out.key = secret_key(std::move(dk.plaintext));
     out.key_id = dk.key_arn;
@@ -41,13 +42,15 @@ result<secret_key> kms_key_provider::key_for(bytes_view key_metadata) {
     }
     auto info = FLOE_TRY(parse_key_metadata(key_metadata));
     if (info.provider != "aws-kms")
-        return fail(errc::corrupt,
-                    "key '{}' was made by the {} key provider, and floe.encryption.provider is aws-kms",
-                    info.key_id, info.provider);
+        return fail(
+            errc::corrupt,
+            "key '{}' was made by the {} key provider, and floe.encryption.provider is aws-kms",
+            info.key_id, info.provider);
     auto raw = FLOE_TRY(_kms.decrypt(info.key_id, info.wrapped_key));
     secret_key key(std::move(raw));
     if (key.size() != 16 && key.size() != 32)
-        return fail(errc::corrupt, "KMS Decrypt with key '{}': a {}-byte data key (16 or 32 expected)",
+        return fail(errc::corrupt,
+                    "KMS Decrypt with key '{}': a {}-byte data key (16 or 32 expected)",
                     info.key_id, key.size());
     {
         std::lock_guard g(_mu);
@@ -58,8 +61,8 @@ result<secret_key> kms_key_provider::key_for(bytes_view key_metadata) {
 }
 
 std::string kms_key_provider::describe() const {
-    return fmt::format("aws-kms key '{}' ({} data keys) via {}", _key_id, _bits == 256 ? "AES_256" : "AES_128",
-                       _kms.describe());
+    return fmt::format("aws-kms key '{}' ({} data keys) via {}", _key_id,
+                       _bits == 256 ? "AES_256" : "AES_128", _kms.describe());
 }
 
 result<void> kms_key_provider::check() {

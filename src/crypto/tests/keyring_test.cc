@@ -79,18 +79,21 @@ TEST_F(KeyringFile, MissingFileOrDirectoryNamed) {
     EXPECT_NE(d.error().message().find("not a regular file"), std::string::npos) << d.error();
     auto unset = make_key_provider({.provider = "keyring"});
     ASSERT_FALSE(unset);
-    EXPECT_NE(unset.error().message().find("floe.encryption.keyring-file is not set"), std::string::npos);
+    EXPECT_NE(unset.error().message().find("floe.encryption.keyring-file is not set"),
+              std::string::npos);
 }
 
 TEST(Keyring, BadJsonNamesThePositionNotTheText) {
     auto secret = key_b64(32, 0x5A);
-    auto r = parse_keyring(fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}" oops}}}})", secret), "kr");
+    auto r = parse_keyring(
+        fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}" oops}}}})", secret), "kr");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::invalid_argument);
     EXPECT_NE(r.error().message().find("not valid JSON (at byte"), std::string::npos) << r.error();
     EXPECT_EQ(r.error().message().find(secret.substr(0, 10)), std::string::npos) << r.error();
-    for (auto* text : {"[]", R"({"keys": {}})", R"({"current": "a"})", R"({"current": 1, "keys": {"a": "x"}})",
-                       R"({"current": "a", "keys": {"a": "AAAAAAAAAAAAAAAAAAAAAA=="}, "extra": 1})"}) {
+    for (auto* text :
+         {"[]", R"({"keys": {}})", R"({"current": "a"})", R"({"current": 1, "keys": {"a": "x"}})",
+          R"({"current": "a", "keys": {"a": "AAAAAAAAAAAAAAAAAAAAAA=="}, "extra": 1})"}) {
         auto e = parse_keyring(text, "kr");
         EXPECT_FALSE(e) << text;
     }
@@ -99,21 +102,26 @@ TEST(Keyring, BadJsonNamesThePositionNotTheText) {
 TEST(Keyring, BadBase64AndWrongLengthsRefusedNamingTheId) {
     auto bad = parse_keyring(R"({"current": "k1", "keys": {"k1": "not base64!"}})", "kr");
     ASSERT_FALSE(bad);
-    EXPECT_NE(bad.error().message().find("key 'k1' is not valid base64"), std::string::npos) << bad.error();
-    auto unpadded = parse_keyring(R"({"current": "k1", "keys": {"k1": "AAAAAAAAAAAAAAAAAAAAAA"}})", "kr");
+    EXPECT_NE(bad.error().message().find("key 'k1' is not valid base64"), std::string::npos)
+        << bad.error();
+    auto unpadded =
+        parse_keyring(R"({"current": "k1", "keys": {"k1": "AAAAAAAAAAAAAAAAAAAAAA"}})", "kr");
     EXPECT_FALSE(unpadded);
     for (size_t n : {0, 8, 15, 17, 24, 31, 33, 64}) {
-        auto r = parse_keyring(fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}"}}}})", key_b64(n, 1)), "kr");
+        auto r = parse_keyring(
+            fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}"}}}})", key_b64(n, 1)), "kr");
         ASSERT_FALSE(r) << n;
-        EXPECT_NE(r.error().message().find(fmt::format("key 'k1' is {} bits", n * 8)), std::string::npos)
+        EXPECT_NE(r.error().message().find(fmt::format("key 'k1' is {} bits", n * 8)),
+                  std::string::npos)
             << r.error();
     }
     for (size_t n : {16, 32})
-        EXPECT_TRUE(parse_keyring(fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}"}}}})", key_b64(n, 1)),
-                                  "kr"));
+        EXPECT_TRUE(parse_keyring(
+            fmt::format(R"({{"current": "k1", "keys": {{"k1": "{}"}}}})", key_b64(n, 1)), "kr"));
     auto cur = parse_keyring(two_keys("k3"), "kr");
     ASSERT_FALSE(cur);
-    EXPECT_NE(cur.error().message().find("current key 'k3' is not among the keys"), std::string::npos);
+    EXPECT_NE(cur.error().message().find("current key 'k3' is not among the keys"),
+              std::string::npos);
 }
 
 TEST(Keyring, KeyMetadataNamesTheIdNeverTheKey) {
@@ -140,7 +148,8 @@ TEST(Keyring, UnknownIdIsNotFoundNamingIt) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::not_found);
     EXPECT_FALSE(r.error().retryable());
-    EXPECT_NE(r.error().message().find("key 'k9' is not in the keyring"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().message().find("key 'k9' is not in the keyring"), std::string::npos)
+        << r.error();
     auto kms = p.key_for(encode_key_metadata({1, "aws-kms", "arn:aws:kms:x", {1, 2, 3}}));
     ASSERT_FALSE(kms);
     EXPECT_EQ(kms.error().code(), errc::corrupt);

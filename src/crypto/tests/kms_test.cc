@@ -26,15 +26,16 @@ aws::service_options service(std::string endpoint = env("KMSTEST_ENDPOINT")) {
     aws::service_options o;
     o.region = env("KMSTEST_REGION");
     o.endpoint = std::move(endpoint);
-    o.credentials = std::make_shared<aws::static_credentials>(aws::credentials{"testing", "testing", ""});
+    o.credentials =
+        std::make_shared<aws::static_credentials>(aws::credentials{"testing", "testing", ""});
     o.max_attempts = 3;
     o.retry_base = std::chrono::milliseconds(10);
     o.request_timeout = std::chrono::milliseconds(5'000);
     return o;
 }
 
-std::shared_ptr<kms_key_provider> provider(std::string key_id = env("KMSTEST_KEY_ID"), int bits = 256,
-                                           size_t cache = 1000) {
+std::shared_ptr<kms_key_provider> provider(std::string key_id = env("KMSTEST_KEY_ID"),
+                                           int bits = 256, size_t cache = 1000) {
     return std::make_shared<kms_key_provider>(service(), std::move(key_id), bits, cache);
 }
 
@@ -88,7 +89,7 @@ TEST(KmsProvider, Aes128AndAliasRecordTheKeyArn) {
     ASSERT_TRUE(a && b);
     EXPECT_EQ(a->key.size(), 16u);
     EXPECT_EQ(a->key_id, env("KMSTEST_KEY_ARN")); // the alias resolved: files name the key
-    EXPECT_FALSE(a->key == b->key);              // a fresh data key per file
+    EXPECT_FALSE(a->key == b->key);               // a fresh data key per file
     EXPECT_NE(a->key_metadata, b->key_metadata);
     auto back = provider()->key_for(b->key_metadata);
     ASSERT_TRUE(back) << back.error();
@@ -105,7 +106,8 @@ TEST(KmsProvider, CacheCountsRequestsPerFiles) {
         keys.push_back(std::move(*dk));
     }
     // Reading back what this process wrote: no Decrypt at all.
-    for (auto& dk : keys) ASSERT_TRUE(writer->key_for(dk.key_metadata));
+    for (auto& dk : keys)
+        ASSERT_TRUE(writer->key_for(dk.key_metadata));
     EXPECT_EQ(writer->client().generate_calls(), uint64_t(files));
     EXPECT_EQ(writer->client().decrypt_calls(), 0u);
 
@@ -123,7 +125,8 @@ TEST(KmsProvider, CacheCountsRequestsPerFiles) {
     // A cache smaller than the working set stays bounded (and misses, in LRU order).
     auto small = provider(env("KMSTEST_KEY_ID"), 256, 10);
     for (int pass = 0; pass < 2; ++pass)
-        for (auto& dk : keys) ASSERT_TRUE(small->key_for(dk.key_metadata));
+        for (auto& dk : keys)
+            ASSERT_TRUE(small->key_for(dk.key_metadata));
     EXPECT_EQ(small->cached_keys(), 10u);
     EXPECT_EQ(small->client().decrypt_calls(), uint64_t(2 * files));
     std::printf("KMS requests for %d files: %llu GenerateDataKey + %llu Decrypt by the writer; "
@@ -134,7 +137,8 @@ TEST(KmsProvider, CacheCountsRequestsPerFiles) {
 }
 
 TEST(KmsProvider, UnknownKeyIdIsNotFoundNamingIt) {
-    std::string missing = "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000";
+    std::string missing =
+        "arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000";
     auto p = provider(missing);
     auto dk = p->data_key_for_new_file("orders");
     ASSERT_FALSE(dk);
