@@ -5,7 +5,9 @@
 #include "app/maintain.h"
 #include "app/offload_leases.h"
 #include "app/schema_store.h"
+#include "app/encryption.h"
 #include "app/storage.h"
+#include "crypto/keyring.h"
 
 #include "base/file_lock.h"
 #include "base/metrics.h"
@@ -204,6 +206,25 @@ int serve(const config::settings& s) {
                           ok.error().message());
             return 2;
         }
+    // The key provider of encrypted tables (floe.encryption.*): opened (and a keyring file
+    // checked: owner-only, valid keys) before anything starts; an error stops start-up naming
+    // the setting. Topics may ask for encryption only when it exists. The lake takes it next.
+    auto keys = open_key_provider(s);
+    if (!keys) {
+        spdlog::error("{}", keys.error().message());
+        return 2;
+    }
+    std::shared_ptr<crypto::key_provider> key_provider = std::move(*keys);
+    log::topic_capabilities topic_caps;
+    topic_caps.key_provider = key_provider != nullptr;
+    if (key_provider) {
+        spdlog::info("encryption keys: {}", key_provider->describe());
+        health.add("key-provider", [key_provider] {
+            auto ok = key_provider->check();
+            if (!ok) return http::component_health{http::health_status::down, ok.error().message()};
+            return http::component_health{http::health_status::up, key_provider->describe()};
+        });
+    }
     // The local tier: embedded (segment files) or Redis Streams. Redis settings are checked
     // here, before anything starts, and a bad one stops start-up naming the key.
     std::optional<redis_tier::options> redis_local;
@@ -230,6 +251,7 @@ int serve(const config::settings& s) {
         for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true)) to.topic_defaults[k] = v;
         to.default_partitions = static_cast<int32_t>(s.get_int("floe.default-partitions"));
         to.log_dir = data_dir / "log";
+        to.capabilities = topic_caps;
         redis_local = std::move(to);
     }
     auto catalog_type = s.get_string("floe.storage.remote.catalog.type");
@@ -290,6 +312,7 @@ int serve(const config::settings& s) {
     bo.auto_create_topics = s.get_bool("floe.auto-create-topics");
     bo.default_partitions = static_cast<int32_t>(s.get_int("floe.default-partitions"));
     bo.topic_defaults = s.topic_defaults(/*overridden_only=*/true);
+    bo.topic_capabilities = topic_caps;
     bo.io_threads = static_cast<size_t>(s.get_int("floe.kafka.io-threads"));
     bo.max_request_bytes = static_cast<size_t>(s.get_size("floe.kafka.socket-request-max-bytes"));
     bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
@@ -723,6 +746,11 @@ int serve(const config::settings& s) {
             if (auto r = schema_server->reload_tls(); !r)
                 spdlog::error("SIGHUP: schema registry TLS kept as before: {}", r.error());
         spdlog::info("SIGHUP: TLS certificates re-read");
+        // A rotated keyring (a new current key): new files use it, old ids stay readable.
+        if (auto* ring = dynamic_cast<crypto::keyring_provider*>(key_provider.get())) {
+            if (auto r = ring->reload(); !r) spdlog::error("SIGHUP: keyring kept as before: {}", r.error());
+            else spdlog::info("SIGHUP: {}", ring->describe());
+        }
     }
     spdlog::info("received {}, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
     for (auto it = running.rbegin(); it != running.rend(); ++it) {

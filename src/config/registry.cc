@@ -216,6 +216,36 @@ registry::registry() {
     d.push_back(optional(def("floe.aws.sts-endpoint", st::string, "",
                              "The STS endpoint for floe.aws.role-arn; default AWS_ENDPOINT_URL_STS, else "
                              "https://sts.<region>.amazonaws.com")));
+    // Parquet Modular Encryption: where keys come from (crypto/README.md). Never a key itself.
+    d.push_back(optional(choice("floe.encryption.provider", "", {"keyring", "aws-kms"},
+                                "Key provider for encrypted tables (topics with floe.iceberg.encryption other than "
+                                "none): keyring (a local key file) or aws-kms (envelope encryption); unset: no "
+                                "topic may ask for encryption")));
+    d.push_back(optional(def("floe.encryption.keyring-file", st::string, "",
+                             "Keyring provider: the JSON key file {\"current\": \"k2\", \"keys\": {\"k1\": \"<base64 "
+                             "128/256-bit key>\", ...}}; must be owner-only (mode 0600 or 0400)")));
+    d.push_back(optional(def("floe.encryption.kms.key-id", st::string, "",
+                             "aws-kms provider: the KMS key that wraps each file's data key (key id, key ARN, "
+                             "alias/<name> or alias ARN); files record the key ARN")));
+    d.push_back(optional(def("floe.encryption.kms.region", st::string, "",
+                             "aws-kms provider: the KMS region; default floe.storage.remote.s3.region, AWS_REGION, "
+                             "AWS_DEFAULT_REGION, else us-east-1")));
+    d.push_back(optional(def("floe.encryption.kms.endpoint", st::string, "",
+                             "aws-kms provider: the KMS endpoint URL (a VPC endpoint, a test server); default "
+                             "AWS_ENDPOINT_URL_KMS, else https://kms.<region>.amazonaws.com")));
+    d.push_back(choice("floe.encryption.kms.data-key-spec", "AES_256", {"AES_256", "AES_128"},
+                       "aws-kms provider: the size of each file's data key (GenerateDataKey KeySpec)"));
+    d.push_back(bounded(def("floe.encryption.kms.cache-size", st::integer, "10000",
+                            "aws-kms provider: unwrapped data keys kept in memory (LRU), so reading a file again "
+                            "costs no KMS Decrypt"),
+                        1, 10'000'000));
+    d.push_back(bounded(def("floe.encryption.kms.max-attempts", st::integer, "5",
+                            "aws-kms provider: attempts per KMS call on throttling, 5xx and transport errors, with "
+                            "exponential backoff and jitter"),
+                        1, 100));
+    d.push_back(bounded(def("floe.encryption.kms.request-timeout", st::duration, "10s",
+                            "aws-kms provider: deadline of one KMS request attempt"),
+                        100, 600'000));
     d.push_back(optional(def("floe.storage.remote.catalog.warehouse", st::string, "",
                              "REST catalog: the warehouse to ask /v1/config for (its overrides may set the "
                              "prefix)")));
@@ -373,6 +403,18 @@ registry::registry() {
                        "How the Iceberg table holds values: raw bytes only, or also typed columns decoded "
                        "with the schema registry (schema-id: Confluent wire format; latest-schema: the "
                        "subject's latest schema)"));
+    d.push_back(choice(p + "floe.iceberg.encryption", "none", {"none", "uniform", "columns"},
+                       "Parquet Modular Encryption of the topic's data files: none, uniform (every column and "
+                       "the footer) or columns (floe.iceberg.encryption.columns only); needs "
+                       "floe.encryption.provider"));
+    d.push_back(optional(def(p + "floe.iceberg.encryption.columns", st::string, "",
+                             "With floe.iceberg.encryption=columns: the columns encrypted (comma list, e.g. "
+                             "key,value,headers)")));
+    d.push_back(choice(p + "floe.iceberg.encryption.footer", "encrypted", {"encrypted", "plaintext"},
+                       "Encrypted tables: an encrypted footer, or a plaintext signed one (readers without the "
+                       "keys still read the columns left in clear)"));
+    d.push_back(choice(p + "floe.iceberg.encryption.algorithm", "AES_GCM_V1", {"AES_GCM_V1", "AES_GCM_CTR_V1"},
+                       "Encrypted tables: the Parquet encryption algorithm"));
     // Kafka topic configs Floe accepts and reports without acting on them (the log module
     // validates each again against Kafka's rules; see src/log/README.md).
     auto stored = [&](std::string n, setting_type t, std::string dflt, int64_t lo, int64_t hi) {

@@ -349,6 +349,27 @@ result<void> settings::resolve_derived() {
     if (auto ep = get_optional("floe.aws.sts-endpoint");
         ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
         return fail(errc::invalid_argument, "floe.aws.sts-endpoint '{}' must start with http:// or https://", *ep);
+    // Encryption: the chosen provider has what it needs; a topic default asking for encryption
+    // has a provider. (The keyring file itself is read and checked when the provider opens.)
+    auto provider = get_optional("floe.encryption.provider");
+    if (provider == "keyring" && !get_optional("floe.encryption.keyring-file"))
+        return fail(errc::invalid_argument,
+                    "floe.encryption.provider=keyring needs floe.encryption.keyring-file (the owner-only JSON "
+                    "key file)");
+    if (provider == "aws-kms" && !get_optional("floe.encryption.kms.key-id"))
+        return fail(errc::invalid_argument,
+                    "floe.encryption.provider=aws-kms needs floe.encryption.kms.key-id (a KMS key id, key ARN or "
+                    "alias/<name>)");
+    if (auto ep = get_optional("floe.encryption.kms.endpoint");
+        ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
+        return fail(errc::invalid_argument,
+                    "floe.encryption.kms.endpoint '{}' must start with http:// or https://", *ep);
+    if (auto enc = get_string(std::string(registry::topic_defaults_prefix) + "floe.iceberg.encryption");
+        enc != "none" && !provider)
+        return fail(errc::invalid_argument,
+                    "floe.topic-defaults.floe.iceberg.encryption={} needs a key provider: set "
+                    "floe.encryption.provider (keyring or aws-kms)",
+                    enc);
     if (get_bool("floe.storage.remote.catalog.rest.sigv4.enabled")
         && (get_optional("floe.storage.remote.catalog.token") || get_optional("floe.storage.remote.catalog.credential")))
         return fail(errc::invalid_argument,

@@ -623,6 +623,7 @@ result<void> broker::start() {
         lo.data_dir = m.opts.data_dir;
         for (auto& [k, v] : m.opts.topic_defaults) lo.topic_defaults[k] = v;
         lo.default_partitions = m.opts.default_partitions;
+        lo.capabilities = m.opts.topic_capabilities;
         lo.auto_create_topics = m.opts.auto_create_topics;
         lo.flush_interval_ms = m.opts.flush_interval_ms;
         lo.cleaner_interval_ms = m.opts.cleaner_interval_ms;

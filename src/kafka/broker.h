@@ -1,6 +1,7 @@
 #pragma once
 
 #include "base/result.h"
+#include "log/topic_config.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -86,6 +87,9 @@ struct broker_options {
     bool auto_create_topics = true;            ///< [floe.auto-create-topics]
     int32_t default_partitions = 1;            ///< [floe.default-partitions]
     std::map<std::string, std::string> topic_defaults; ///< [floe.topic-defaults.*], Kafka names
+    /// What the broker can do for topics' tables (a key provider: [floe.encryption.provider]);
+    /// CreateTopics/AlterConfigs asking for more are refused by the local log.
+    log::topic_capabilities topic_capabilities;
 
     size_t io_threads = 0;                     ///< 0 = hardware concurrency (at least 2)
     size_t max_request_bytes = 100u << 20;     ///< socket.request.max.bytes

@@ -259,6 +259,8 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
                 if (o.contains("mirror_of")) t.mirror_of = o.at("mirror_of").get<std::string>();
                 t.config = FLOE_TRY_CTX(resolve_topic_config(I->defaults(), t.overrides),
                                         "topic {}", t.name);
+                if (auto c = check_topic_capabilities(t.config, I->opts.capabilities); !c)
+                    spdlog::warn("topic {}: {}; its offload stops until it is fixed", t.name, c.error().message());
                 I->by_id[t.id] = t.name;
                 auto name = t.name; // (the move below would empty t.name before the lookup)
                 I->topics[name] = topic_entry{std::move(t), {}};
@@ -329,6 +331,7 @@ result<topic_info> log_manager::create_topic(std::string_view name, int32_t part
     t.mirror_of = std::string(mirror_of);
     std::unique_lock g(I.mu);
     t.config = FLOE_TRY(resolve_topic_config(I.defaults(), overrides));
+    FLOE_TRY(check_topic_capabilities(t.config, I.opts.capabilities));
     if (I.closed) return fail(errc::shutting_down, "log manager closed");
     if (I.topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
     // Checked under the same lock as the insert below, so two concurrent creates of colliding
@@ -425,6 +428,7 @@ result<topic_info> log_manager::alter_topic_config(std::string_view name,
     auto it = I.topics.find(name);
     if (it == I.topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
     auto cfg = FLOE_TRY(resolve_topic_config(I.defaults(), overrides));
+    FLOE_TRY(check_topic_capabilities(cfg, I.opts.capabilities));
     auto& e = it->second;
     topic_info next = e.info;
     next.overrides = overrides;
@@ -509,15 +513,21 @@ result<void> log_manager::set_dynamic_topic_defaults(const config_map& defaults,
     std::vector<std::pair<topic_entry*, topic_config>> next;
     for (auto& [n, t] : I.topics) {
         auto c = resolve_topic_config(I.defaults(), t.info.overrides);
+        // (A topic encrypted already, found so at open without a provider, was warned about then.)
+        if (c && !t.info.config.encrypted())
+            if (auto ok = check_topic_capabilities(*c, I.opts.capabilities); !ok) c = std::unexpected(ok.error());
         if (!c) {
             I.dynamic_defaults = old;
             return fail(c.error().code(), "{} (topic {})", c.error().message(), n);
         }
         next.push_back({&t, *c});
     }
-    if (auto c = resolve_topic_config(I.defaults(), {}); !c || validate_only) {
+    auto dflt = resolve_topic_config(I.defaults(), {});
+    if (dflt)
+        if (auto ok = check_topic_capabilities(*dflt, I.opts.capabilities); !ok) dflt = std::unexpected(ok.error());
+    if (!dflt || validate_only) {
         I.dynamic_defaults = old;
-        if (!c) return fail(std::move(c).error());
+        if (!dflt) return fail(std::move(dflt).error());
         return {};
     }
     if (auto s = I.save_store(); !s) {

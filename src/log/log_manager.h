@@ -37,6 +37,9 @@ struct log_manager_options {
     /// Cleaner I/O budget, bytes read + written per second (log.cleaner.io.max.bytes.per.second);
     /// 0 = unthrottled.
     uint64_t cleaner_io_max_bytes_per_second = 0;
+    /// What the broker can do for topics' tables (a key provider for encrypted ones): a create,
+    /// an alter or new dynamic defaults asking for more is refused (check_topic_capabilities).
+    topic_capabilities capabilities;
     clock_source* clock = nullptr;        ///< nullptr = system clock
     /// Start the flusher, housekeeping and cleaner threads. Tests may turn them off and call
     /// run_housekeeping() themselves; when_durable then fsyncs inline.

@@ -83,6 +83,16 @@ constexpr topic_config_key keys[] = {
     {"floe.iceberg.protobuf-message", config_type::string, "",
      "Protobuf message (full name) that values hold, for latest-schema; empty: the first."},
     {"floe.iceberg.key-mode", config_type::string, "raw", "How keys are decoded: raw only, for now."},
+    // Floe's own: Parquet Modular Encryption of the topic's data files.
+    {"floe.iceberg.encryption", config_type::string, "none",
+     "none, uniform (every column and the footer) or columns (floe.iceberg.encryption.columns); "
+     "needs floe.encryption.provider on the broker."},
+    {"floe.iceberg.encryption.columns", config_type::list, "",
+     "Columns encrypted with floe.iceberg.encryption=columns (comma list)."},
+    {"floe.iceberg.encryption.footer", config_type::string, "encrypted",
+     "encrypted, or plaintext (signed: readers without keys read the columns in clear)."},
+    {"floe.iceberg.encryption.algorithm", config_type::string, "AES_GCM_V1",
+     "AES_GCM_V1 or AES_GCM_CTR_V1."},
 };
 
 result<int64_t> parse_long(std::string_view key, std::string_view v) {
@@ -268,6 +278,38 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
                         "(raw); values are decoded with floe.iceberg.mode",
                         v);
         cfg.iceberg_key_mode = std::string(v);
+    } else if (key == "floe.iceberg.encryption") {
+        if (v != "none" && v != "uniform" && v != "columns")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.encryption: '{}' is not none, uniform or columns", v);
+        cfg.iceberg_encryption = std::string(v);
+    } else if (key == "floe.iceberg.encryption.columns") {
+        // A comma list of column names (top-level, or dotted paths of nested fields).
+        std::string norm;
+        size_t at = 0;
+        while (at <= v.size() && !v.empty()) {
+            size_t c = std::min(v.find(',', at), v.size());
+            auto item = v.substr(at, c - at);
+            while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+            while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+            if (item.empty())
+                return fail(errc::invalid_argument,
+                            "config floe.iceberg.encryption.columns: '{}' has an empty column name", v);
+            if (!norm.empty()) norm += ',';
+            norm += item;
+            at = c + 1;
+        }
+        cfg.iceberg_encryption_columns = std::move(norm);
+    } else if (key == "floe.iceberg.encryption.footer") {
+        if (v != "encrypted" && v != "plaintext")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.encryption.footer: '{}' is not encrypted or plaintext", v);
+        cfg.iceberg_encryption_footer = std::string(v);
+    } else if (key == "floe.iceberg.encryption.algorithm") {
+        if (v != "AES_GCM_V1" && v != "AES_GCM_CTR_V1")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.encryption.algorithm: '{}' is not AES_GCM_V1 or AES_GCM_CTR_V1", v);
+        cfg.iceberg_encryption_algorithm = std::string(v);
     } else if (auto* k = find_topic_config_key(key); k && !k->honoured) {
         auto norm = FLOE_TRY(check_stored(*k, v));
         if (norm == k->default_value) {
@@ -301,6 +343,26 @@ std::string topic_config::value_subject(std::string_view topic) const {
     return iceberg_value_subject.empty() ? std::string(topic) + "-value" : iceberg_value_subject;
 }
 
+std::vector<std::string> topic_config::encrypted_columns() const {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at < iceberg_encryption_columns.size()) {
+        size_t c = std::min(iceberg_encryption_columns.find(',', at), iceberg_encryption_columns.size());
+        out.push_back(iceberg_encryption_columns.substr(at, c - at));
+        at = c + 1;
+    }
+    return out;
+}
+
+result<void> check_topic_capabilities(const topic_config& cfg, const topic_capabilities& caps) {
+    if (cfg.encrypted() && !caps.key_provider)
+        return fail(errc::invalid_argument,
+                    "config floe.iceberg.encryption={}: this broker has no key provider; set "
+                    "floe.encryption.provider (keyring or aws-kms) on the broker first",
+                    cfg.iceberg_encryption);
+    return {};
+}
+
 int64_t topic_config::effective_roll_ms() const noexcept {
     return compacted() ? std::min(segment_ms, max_compaction_lag_ms) : segment_ms;
 }
@@ -322,6 +384,10 @@ result<topic_config> resolve_topic_config(const config_map& base, const config_m
     topic_config cfg;
     for (auto& [k, v] : base) FLOE_TRY(apply(cfg, k, v));
     for (auto& [k, v] : overrides) FLOE_TRY(apply(cfg, k, v));
+    if (cfg.iceberg_encryption == "columns" && cfg.iceberg_encryption_columns.empty())
+        return fail(errc::invalid_argument,
+                    "config floe.iceberg.encryption=columns needs floe.iceberg.encryption.columns (e.g. "
+                    "key,value,headers)");
     if (cfg.min_compaction_lag_ms > cfg.max_compaction_lag_ms)
         return fail(errc::invalid_argument,
                     "config min.compaction.lag.ms: {} is greater than max.compaction.lag.ms {}",
@@ -355,6 +421,11 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
     if (key == "floe.iceberg.value-subject") return c.iceberg_value_subject;
     if (key == "floe.iceberg.protobuf-message") return c.iceberg_protobuf_message;
     if (key == "floe.iceberg.key-mode") return c.iceberg_key_mode;
+    if (key == "floe.iceberg.encryption") return c.iceberg_encryption;
+    if (key == "floe.iceberg.encryption.columns") return c.iceberg_encryption_columns;
+    if (key == "floe.iceberg.encryption.footer") return c.iceberg_encryption_footer;
+    if (key == "floe.iceberg.encryption.algorithm") return c.iceberg_encryption_algorithm;
+
     if (key == "message.timestamp.type")
         return std::string(c.message_timestamp_type == timestamp_type::log_append_time
                                ? "LogAppendTime"

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace floe::log {
 
@@ -40,6 +41,12 @@ struct topic_config {
     std::string iceberg_value_subject;                  ///< floe.iceberg.value-subject ("": <topic>-value)
     std::string iceberg_protobuf_message;               ///< floe.iceberg.protobuf-message
     std::string iceberg_key_mode = "raw";               ///< floe.iceberg.key-mode (only raw is built)
+    // Parquet Modular Encryption of the topic's table (the lake encrypts; keys come from the
+    // broker's floe.encryption.provider):
+    std::string iceberg_encryption = "none";            ///< floe.iceberg.encryption: none, uniform, columns
+    std::string iceberg_encryption_columns;             ///< floe.iceberg.encryption.columns (normalised comma list)
+    std::string iceberg_encryption_footer = "encrypted"; ///< floe.iceberg.encryption.footer: encrypted, plaintext
+    std::string iceberg_encryption_algorithm = "AES_GCM_V1"; ///< floe.iceberg.encryption.algorithm (or AES_GCM_CTR_V1)
     /// Configs Floe accepts, validates and reports but does not act on (see the README's list),
     /// as their normalised text, keyed by name; a key absent here has its Kafka default.
     std::map<std::string, std::string, std::less<>> stored;
@@ -58,9 +65,25 @@ struct topic_config {
     int64_t effective_roll_ms() const noexcept;
     /// floe.iceberg.mode is not raw: offloaded values are decoded into typed columns.
     bool typed() const noexcept { return iceberg_mode != "raw"; }
+    /// floe.iceberg.encryption is not none: the table's data files are encrypted.
+    bool encrypted() const noexcept { return iceberg_encryption != "none"; }
+    /// floe.iceberg.encryption.columns as a list (empty unless set).
+    std::vector<std::string> encrypted_columns() const;
     /// The subject whose schemas decode values: floe.iceberg.value-subject or <topic>-value.
     std::string value_subject(std::string_view topic) const;
 };
+
+/// What this broker can do for a topic's table, beyond what the config itself says: checked by
+/// the local tier when a topic is created or its config (or the broker's dynamic topic
+/// defaults) altered, so CreateTopics/AlterConfigs refuse what the lake could not honour. Set
+/// by the app from the broker settings.
+struct topic_capabilities {
+    bool key_provider = false; ///< floe.encryption.provider is set
+};
+
+/// errc::invalid_argument when `cfg` asks for what `caps` lacks (floe.iceberg.encryption
+/// other than none without a key provider), naming the config and the setting to set.
+result<void> check_topic_capabilities(const topic_config& cfg, const topic_capabilities& caps);
 
 /// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).
 enum class config_type : uint8_t { boolean, string, int_, long_, list, double_ };

@@ -970,6 +970,7 @@ public:
         t.overrides = overrides;
         t.mirror_of = std::string(mirror_of);
         t.config = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), overrides));
+        FLOE_TRY(check_topic_capabilities(t.config, _st->opts.capabilities));
         if (_topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
         auto key = topic_collision_key(name);
         for (auto& [n, e] : _topics)
@@ -1036,6 +1037,7 @@ public:
         if (it == _topics.end()) return fail(errc::not_found, "topic {} does not exist", name);
         auto t = it->second.info;
         t.config = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), overrides));
+        FLOE_TRY(check_topic_capabilities(t.config, _st->opts.capabilities));
         t.overrides = overrides;
         if (validate_only) return t;
         FLOE_TRY(store_locked(t));
@@ -1092,8 +1094,12 @@ public:
         _dynamic = defaults;
         std::map<std::string, topic_config, std::less<>> resolved;
         auto check = [&]() -> result<void> {
-            FLOE_TRY(resolve_redis_topic_config(defaults_locked(), {}));
-            for (auto& [n, e] : _topics) resolved[n] = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), e.info.overrides));
+            FLOE_TRY(check_topic_capabilities(FLOE_TRY(resolve_redis_topic_config(defaults_locked(), {})),
+                                              _st->opts.capabilities));
+            for (auto& [n, e] : _topics) {
+                resolved[n] = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), e.info.overrides));
+                if (!e.info.config.encrypted()) FLOE_TRY(check_topic_capabilities(resolved[n], _st->opts.capabilities));
+            }
             return {};
         };
         if (auto c = check(); !c || validate_only) {

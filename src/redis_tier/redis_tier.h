@@ -31,6 +31,9 @@ struct options {
     /// How often the topics version other brokers bump is checked (topics they create, delete
     /// or alter show up within this; a lookup that misses re-reads at once).
     std::chrono::milliseconds topic_refresh_interval{500};
+    /// What the broker can do for topics' tables: creates and alters asking for more are
+    /// refused (log::check_topic_capabilities).
+    log::topic_capabilities capabilities;
 };
 
 /// "{<ns>:<topic>:<partition>}": the hash tag every key of a partition carries (one slot).

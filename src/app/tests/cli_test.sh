@@ -88,6 +88,35 @@ for l in lines:
     o=json.loads(l); assert {"ts","level","msg"} <= o.keys(), o
 '
 
+# --- encryption keys (issue 30): the keyring is checked before anything starts ---------------------
+keyring="$work/keys.json"
+printf '{"current": "k1", "keys": {"k1": "AAECAwQFBgcICQoLDA0ODw=="}}' > "$keyring"
+chmod 644 "$keyring"
+enc=(--set floe.data-dir="$work/enc" --set floe.kafka.listen=127.0.0.1:0 --set floe.http.listen=127.0.0.1:0
+     --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$keyring")
+expect_usage_error "world-readable keyring" "mode 0644" "$floe" serve "${enc[@]}"
+expect_usage_error "world-readable keyring names the setting" "floe.encryption.keyring-file" "$floe" serve "${enc[@]}"
+expect_usage_error "keyring provider without a file" "floe.encryption.keyring-file" \
+  "$floe" serve --set floe.encryption.provider=keyring
+expect_usage_error "encrypting topic default without a provider" "floe.encryption.provider" \
+  "$floe" serve --set floe.topic-defaults.floe.iceberg.encryption=uniform
+chmod 600 "$keyring"
+"$floe" serve "${enc[@]}" > serve.out 2> serve.log &
+pid=$!
+for _ in $(seq 1 100); do grep -q "floe is up" serve.log && break; sleep 0.1; done
+check "serve with an owner-only keyring starts" grep -q "floe is up" serve.log
+check "it logs the keyring and its current key" grep -q "current key 'k1'" serve.log
+check "the key is not logged" bash -c "! grep -q AAECAwQFBgcICQoLDA0ODw serve.log"
+# Rotation: k2 added and made current, SIGHUP re-reads the keyring.
+printf '{"current": "k2", "keys": {"k1": "AAECAwQFBgcICQoLDA0ODw==", "k2": "DwAODQwLCgkIBwYFBAMCAQ=="}}' > "$keyring"
+kill -HUP "$pid"
+for _ in $(seq 1 100); do grep -q "SIGHUP: keyring" serve.log && break; sleep 0.1; done
+check "SIGHUP re-reads the keyring (current k2, 2 keys)" grep -q "SIGHUP: keyring .*current key 'k2', 2 key(s)" serve.log
+kill -TERM "$pid"
+for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fi
+wait "$pid" 2>/dev/null
+
 # --- what a new user hit (issue 25) ------------------------------------------------------------------
 # A command's --help shows its own options and points to `floe --help` for the settings.
 out=$("$floe" serve --help)

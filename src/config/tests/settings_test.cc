@@ -283,6 +283,51 @@ TEST_F(SettingsTest, GlueNessieAndSigv4Settings) {
     expect_error(load_with(std::nullopt, {}, {"floe.aws.role-duration=100ms"}), {"floe.aws.role-duration"});
 }
 
+// Issue 30: the key provider settings are checked at start-up, naming the key.
+TEST_F(SettingsTest, EncryptionSettings) {
+    auto none = load_with(std::nullopt, {}, {});
+    ASSERT_TRUE(none) << none.error();
+    EXPECT_FALSE(none->get_optional("floe.encryption.provider"));
+    EXPECT_EQ(none->get_string("floe.encryption.kms.data-key-spec"), "AES_256");
+    EXPECT_EQ(none->get_int("floe.encryption.kms.cache-size"), 10000);
+    EXPECT_EQ(none->topic_defaults().at("floe.iceberg.encryption"), "none");
+    EXPECT_EQ(none->topic_defaults().at("floe.iceberg.encryption.footer"), "encrypted");
+    EXPECT_EQ(none->topic_defaults().at("floe.iceberg.encryption.algorithm"), "AES_GCM_V1");
+
+    auto kr = load_with(std::nullopt, {"FLOE_ENCRYPTION_PROVIDER=keyring"},
+                        {"floe.encryption.keyring-file=/etc/floe/keys.json",
+                         "floe.topic-defaults.floe.iceberg.encryption=uniform"});
+    ASSERT_TRUE(kr) << kr.error();
+    EXPECT_EQ(kr->get_optional("floe.encryption.provider"), "keyring");
+    EXPECT_EQ(kr->topic_defaults(true).at("floe.iceberg.encryption"), "uniform");
+    auto kms = load_with(std::nullopt, {},
+                         {"floe.encryption.provider=aws-kms", "floe.encryption.kms.key-id=alias/floe",
+                          "floe.encryption.kms.endpoint=http://127.0.0.1:4566",
+                          "floe.encryption.kms.data-key-spec=AES_128"});
+    ASSERT_TRUE(kms) << kms.error();
+
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.provider=vault"}),
+                 {"floe.encryption.provider", "not one of"});
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.provider=keyring"}),
+                 {"floe.encryption.keyring-file"});
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.provider=aws-kms"}),
+                 {"floe.encryption.kms.key-id"});
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.provider=aws-kms", "floe.encryption.kms.key-id=k",
+                                              "floe.encryption.kms.endpoint=kms.local"}),
+                 {"floe.encryption.kms.endpoint", "http://"});
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.kms.data-key-spec=AES_192"}),
+                 {"floe.encryption.kms.data-key-spec"});
+    expect_error(load_with(std::nullopt, {}, {"floe.encryption.kms.cache-size=0"}),
+                 {"floe.encryption.kms.cache-size"});
+    // A topic default asking for encryption without a provider stops start-up.
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.floe.iceberg.encryption=uniform"}),
+                 {"floe.topic-defaults.floe.iceberg.encryption", "floe.encryption.provider"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.floe.iceberg.encryption=all"}),
+                 {"floe.topic-defaults.floe.iceberg.encryption"});
+    expect_error(load_with(std::nullopt, {}, {"floe.topic-defaults.floe.iceberg.encryption.algorithm=AES_CBC"}),
+                 {"floe.iceberg.encryption.algorithm"});
+}
+
 TEST_F(SettingsTest, EnvNamesFollowTheRule) {
     EXPECT_EQ(registry::instance().find("floe.storage.remote.path")->env_name(),
               "FLOE_STORAGE_REMOTE_PATH");

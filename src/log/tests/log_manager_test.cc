@@ -95,6 +95,42 @@ TEST(log_manager, alter_and_incremental_alter_configs) {
     EXPECT_EQ(m->topic("t")->config.retention_bytes, 999);
 }
 
+TEST(log_manager, encrypted_topics_need_a_key_provider) {
+    temp_dir tmp;
+    {
+        auto m = open_mgr(tmp.path); // no key provider
+        auto c = m->create_topic("secret", 1, {{"floe.iceberg.encryption", "uniform"}});
+        ASSERT_FALSE(c);
+        EXPECT_EQ(c.error().code(), errc::invalid_argument);
+        EXPECT_NE(c.error().message().find("floe.encryption.provider"), std::string::npos) << c.error();
+        EXPECT_FALSE(m->topic("secret"));
+        ASSERT_TRUE(m->create_topic("plain", 1, {}));
+        EXPECT_FALSE(m->alter_topic_config("plain", {{"floe.iceberg.encryption", "uniform"}}));
+        std::vector<config_op> ops{{"floe.iceberg.encryption", config_op::kind::set, "uniform"}};
+        EXPECT_FALSE(m->incremental_alter_topic_config("plain", ops, /*validate_only=*/true));
+        EXPECT_FALSE(m->set_dynamic_topic_defaults({{"floe.iceberg.encryption", "uniform"}}));
+        EXPECT_FALSE(m->topic("plain")->config.encrypted());
+        m->close();
+    }
+    log_manager_options o;
+    o.data_dir = tmp.path;
+    o.background_threads = false;
+    o.capabilities.key_provider = true;
+    auto m = log_manager::open(o);
+    ASSERT_TRUE(m) << m.error();
+    auto c = (*m)->create_topic("secret", 1, {{"floe.iceberg.encryption", "columns"},
+                                              {"floe.iceberg.encryption.columns", "value"}});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_TRUE(c->config.encrypted());
+    ASSERT_TRUE((*m)->alter_topic_config("plain", {{"floe.iceberg.encryption", "uniform"}}));
+    (*m)->close();
+    // Reopened without a provider (it was removed from the settings): the topics still open.
+    auto again = open_mgr(tmp.path);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(again->topic("secret")->config.encrypted());
+    again->close();
+}
+
 TEST(log_manager, delete_topic_removes_data_and_name_can_be_reused) {
     temp_dir tmp;
     auto m = open_mgr(tmp.path);

@@ -61,6 +61,51 @@ TEST(topic_config, typed_table_configs) {
     EXPECT_EQ(d->value_subject("orders"), "shared-value");
 }
 
+TEST(topic_config, encryption_configs) {
+    auto d = resolve_topic_config({}, {});
+    ASSERT_TRUE(d);
+    EXPECT_FALSE(d->encrypted());
+    EXPECT_EQ(topic_config_value(*d, "floe.iceberg.encryption"), "none");
+    EXPECT_EQ(topic_config_value(*d, "floe.iceberg.encryption.footer"), "encrypted");
+    EXPECT_EQ(topic_config_value(*d, "floe.iceberg.encryption.algorithm"), "AES_GCM_V1");
+    EXPECT_EQ(topic_config_value(*d, "floe.iceberg.encryption.columns"), "");
+    EXPECT_TRUE(d->encrypted_columns().empty());
+
+    auto u = resolve_topic_config({{"floe.iceberg.encryption", "uniform"}}, {});
+    ASSERT_TRUE(u) << u.error();
+    EXPECT_TRUE(u->encrypted());
+    auto c = resolve_topic_config({}, {{"floe.iceberg.encryption", "columns"},
+                                       {"floe.iceberg.encryption.columns", " key , value,headers.header_value"}});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->iceberg_encryption_columns, "key,value,headers.header_value");
+    EXPECT_EQ(c->encrypted_columns(), (std::vector<std::string>{"key", "value", "headers.header_value"}));
+
+    // columns needs the list; values outside the choices are refused naming the config.
+    auto no_list = resolve_topic_config({}, {{"floe.iceberg.encryption", "columns"}});
+    ASSERT_FALSE(no_list);
+    EXPECT_NE(no_list.error().message().find("floe.iceberg.encryption.columns"), std::string::npos);
+    for (auto [k, v] : {std::pair{"floe.iceberg.encryption", "all"}, {"floe.iceberg.encryption", "UNIFORM"},
+                        {"floe.iceberg.encryption.footer", "signed"},
+                        {"floe.iceberg.encryption.algorithm", "AES_CTR"},
+                        {"floe.iceberg.encryption.columns", "key,,value"}}) {
+        auto r = validate_topic_config(k, v);
+        ASSERT_FALSE(r) << k << "=" << v;
+        EXPECT_NE(r.error().message().find(k), std::string::npos) << r.error();
+    }
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.algorithm", "AES_GCM_CTR_V1"));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.footer", "plaintext"));
+    auto* k = find_topic_config_key("floe.iceberg.encryption.columns");
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->type, config_type::list); // IncrementalAlterConfigs APPEND/SUBTRACT apply
+
+    // Without a key provider the broker refuses an encrypted table, naming what to set.
+    auto refused = check_topic_capabilities(*u, {});
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("floe.encryption.provider"), std::string::npos);
+    EXPECT_TRUE(check_topic_capabilities(*u, {.key_provider = true}));
+    EXPECT_TRUE(check_topic_capabilities(*d, {}));
+}
+
 TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
     // Kafka 3.7's topic configs, each with a valid non-default value.
     config_map all{{"cleanup.policy", "delete"},
@@ -98,7 +143,12 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                    {"floe.iceberg.mode", "schema-id"},
                    {"floe.iceberg.value-subject", "orders-v2"},
                    {"floe.iceberg.protobuf-message", "acme.Order"},
-                   {"floe.iceberg.key-mode", "raw"}};
+                   {"floe.iceberg.key-mode", "raw"},
+                   // Floe's own (encrypted tables).
+                   {"floe.iceberg.encryption", "columns"},
+                   {"floe.iceberg.encryption.columns", "key,value,headers"},
+                   {"floe.iceberg.encryption.footer", "plaintext"},
+                   {"floe.iceberg.encryption.algorithm", "AES_GCM_CTR_V1"}};
     EXPECT_EQ(topic_config_keys().size(), all.size());
     auto c = resolve_topic_config({}, all);
     ASSERT_TRUE(c) << c.error();

@@ -84,7 +84,11 @@ public:
         _ns = fmt::format("conf{}", n++);
     }
     result<std::unique_ptr<local_tier>> open(const config_map& topic_defaults) override {
+        return open_with(topic_defaults, {});
+    }
+    result<std::unique_ptr<local_tier>> open_with(const config_map& topic_defaults, topic_capabilities caps) {
         redis_tier::options o;
+        o.capabilities = caps;
         o.redis = FLOE_TRY(redis::parse_uris(_uris, "floe.local.redis.uri"));
         o.ns = _ns;
         o.topic_defaults = topic_defaults;
@@ -159,6 +163,38 @@ TEST(redis_tier_refusals, compacted_topics_are_refused_everywhere) {
     auto bad = store.open({{"cleanup.policy", "compact"}});
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message().find("floe.topic-defaults"), std::string::npos) << bad.error().message();
+}
+
+// Encrypted tables need a key provider on the broker: without one every way to ask for
+// floe.iceberg.encryption is refused naming floe.encryption.provider (issue 30).
+TEST(redis_tier_refusals, encrypted_topics_need_a_key_provider) {
+    auto& s = the_server();
+    ASSERT_TRUE(s.server) << s.error;
+    redis_store store(s.server->uri());
+    {
+        auto tier = store.open({});
+        ASSERT_TRUE(tier) << tier.error();
+        auto& t = **tier;
+        auto c = t.create_topic("secret", 1, {{"floe.iceberg.encryption", "uniform"}});
+        ASSERT_FALSE(c);
+        EXPECT_NE(c.error().message().find("floe.encryption.provider"), std::string::npos) << c.error().message();
+        EXPECT_FALSE(t.topic("secret"));
+        ASSERT_TRUE(t.create_topic("plain", 1, {}));
+        EXPECT_FALSE(t.alter_topic_config("plain", {{"floe.iceberg.encryption", "uniform"}}));
+        EXPECT_FALSE(t.set_dynamic_topic_defaults({{"floe.iceberg.encryption", "uniform"}}));
+        EXPECT_FALSE(t.topic("plain")->config.encrypted());
+        ASSERT_TRUE(t.close());
+    }
+    auto tier = store.open_with({}, {.key_provider = true});
+    ASSERT_TRUE(tier) << tier.error();
+    auto c = (*tier)->create_topic("secret", 1, {{"floe.iceberg.encryption", "uniform"}});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_TRUE(c->config.encrypted());
+    auto a = (*tier)->alter_topic_config("plain", {{"floe.iceberg.encryption", "columns"},
+                                                   {"floe.iceberg.encryption.columns", "value"}});
+    ASSERT_TRUE(a) << a.error();
+    EXPECT_EQ(a->config.encrypted_columns(), std::vector<std::string>{"value"});
+    ASSERT_TRUE((*tier)->close());
 }
 
 // The storage worker's partition lease and the tier's fencing (log::offload_fence): the lease

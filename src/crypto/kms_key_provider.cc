@@ -1,0 +1,91 @@
+#include "crypto/kms_key_provider.h"
+
+#include <spdlog/spdlog.h>
+
+namespace floe::crypto {
+
+kms_key_provider::kms_key_provider(aws::service_options service, std::string key_id,
+                                   int data_key_bits, size_t cache_entries)
+    : _kms(std::move(service)), _key_id(std::move(key_id)), _bits(data_key_bits),
+      _cache(std::max<size_t>(cache_entries, 1)) {}
+
+void kms_key_provider::remember(const std::vector<uint8_t>& key_metadata, const secret_key& key) {
+    std::lock_guard g(_mu);
+    _cache.put(std::string(as_chars(key_metadata)), key);
+    _last_ok = std::chrono::steady_clock::now();
+}
+
+void kms_key_provider::mark_ok() {
+    std::lock_guard g(_mu);
+    _last_ok = std::chrono::steady_clock::now();
+}
+
+result<data_key> kms_key_provider::data_key_for_new_file(std::string_view table) {
+    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits),
+                           "data key for a new file of table {}", table);
+    data_key out;
+    out.key = secret_key(std::move(dk.plaintext));
+    out.key_id = dk.key_arn;
+    out.key_metadata = encode_key_metadata({1, "aws-kms", dk.key_arn, std::move(dk.wrapped)});
+    remember(out.key_metadata, out.key);
+    return out;
+}
+
+result<secret_key> kms_key_provider::key_for(bytes_view key_metadata) {
+    std::string cache_key(as_chars(key_metadata));
+    {
+        std::lock_guard g(_mu);
+        if (auto* k = _cache.get(cache_key)) {
+            ++_hits;
+            return *k;
+        }
+    }
+    auto info = FLOE_TRY(parse_key_metadata(key_metadata));
+    if (info.provider != "aws-kms")
+        return fail(
+            errc::corrupt,
+            "key '{}' was made by the {} key provider, and floe.encryption.provider is aws-kms",
+            info.key_id, info.provider);
+    auto raw = FLOE_TRY(_kms.decrypt(info.key_id, info.wrapped_key));
+    secret_key key(std::move(raw));
+    if (key.size() != 16 && key.size() != 32)
+        return fail(errc::corrupt,
+                    "KMS Decrypt with key '{}': a {}-byte data key (16 or 32 expected)",
+                    info.key_id, key.size());
+    {
+        std::lock_guard g(_mu);
+        _cache.put(cache_key, key);
+        _last_ok = std::chrono::steady_clock::now();
+    }
+    return key;
+}
+
+std::string kms_key_provider::describe() const {
+    return fmt::format("aws-kms key '{}' ({} data keys) via {}", _key_id,
+                       _bits == 256 ? "AES_256" : "AES_128", _kms.describe());
+}
+
+result<void> kms_key_provider::check() {
+    {
+        std::lock_guard g(_mu);
+        if (_last_ok != std::chrono::steady_clock::time_point{}
+            && std::chrono::steady_clock::now() - _last_ok < std::chrono::minutes(1))
+            return {};
+    }
+    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits), "key provider check");
+    secret_key dropped(std::move(dk.plaintext)); // wiped on the way out
+    mark_ok();
+    return {};
+}
+
+uint64_t kms_key_provider::cache_hits() const {
+    std::lock_guard g(_mu);
+    return _hits;
+}
+
+size_t kms_key_provider::cached_keys() const {
+    std::lock_guard g(_mu);
+    return _cache.size();
+}
+
+} // namespace floe::crypto

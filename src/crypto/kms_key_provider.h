@@ -1,0 +1,52 @@
+#pragma once
+
+// The aws-kms key provider: envelope encryption. Each new file gets a fresh data key from KMS
+// GenerateDataKey under floe.encryption.kms.key-id; the wrapped key (CiphertextBlob) and the
+// KMS key ARN go into the file's key_metadata; a reader unwraps it with KMS Decrypt. Unwrapped
+// keys are cached by key_metadata (bounded LRU), and a new file's key is cached when made, so
+// reading back what this process wrote costs no Decrypt.
+
+#include "aws/kms.h"
+#include "base/lru_cache.h"
+#include "crypto/key_provider.h"
+
+#include <mutex>
+
+namespace floe::crypto {
+
+/// Thread-safe: the cache is under a mutex, KMS calls are made outside it (two readers missing
+/// the same key at once may both call Decrypt; the cache keeps one answer).
+class kms_key_provider final : public key_provider {
+public:
+    /// `key_id`: what GenerateDataKey is asked for (key id, key ARN, alias/<name>, alias ARN);
+    /// files record the key ARN KMS answers, so moving an alias to a new key is a rotation and
+    /// old files keep decrypting with their own key.
+    kms_key_provider(aws::service_options service, std::string key_id, int data_key_bits,
+                     size_t cache_entries);
+
+    result<data_key> data_key_for_new_file(std::string_view table) override;
+    result<secret_key> key_for(bytes_view key_metadata) override;
+    std::string_view kind() const noexcept override { return "aws-kms"; }
+    std::string describe() const override;
+    /// OK when a KMS call succeeded in the last minute; else one GenerateDataKey (key dropped).
+    result<void> check() override;
+
+    /// Calls made to KMS (tests and figures) and cache hits.
+    const aws::kms_client& client() const noexcept { return _kms; }
+    uint64_t cache_hits() const;
+    size_t cached_keys() const;
+
+private:
+    void remember(const std::vector<uint8_t>& key_metadata, const secret_key& key);
+    void mark_ok();
+
+    aws::kms_client _kms;
+    std::string _key_id;
+    int _bits;
+    mutable std::mutex _mu;
+    lru_cache<std::string, secret_key> _cache; ///< key_metadata bytes -> unwrapped key
+    uint64_t _hits = 0;
+    std::chrono::steady_clock::time_point _last_ok{};
+};
+
+} // namespace floe::crypto
