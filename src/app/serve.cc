@@ -217,6 +217,16 @@ int serve(const config::settings& s) {
     std::shared_ptr<crypto::key_provider> key_provider = std::move(*keys);
     log::topic_capabilities topic_caps;
     topic_caps.key_provider = key_provider != nullptr;
+    // The offload is not wired to Parquet encryption yet (issue 30): no topic may ask for it, so
+    // nothing asked to be encrypted is ever offloaded in plaintext.
+    topic_caps.lake_encrypts = false;
+    if (auto enc = s.topic_defaults().at("floe.iceberg.encryption"); enc != "none" && !topic_caps.lake_encrypts) {
+        spdlog::error("floe.topic-defaults.floe.iceberg.encryption={}: this version of Floe does not encrypt the "
+                      "lake's data files yet (the Parquet encryption and the key providers are built, the offload "
+                      "is not wired to them); leave it at none",
+                      enc);
+        return 2;
+    }
     if (key_provider) {
         spdlog::info("encryption keys: {}", key_provider->describe());
         health.add("key-provider", [key_provider] {

@@ -360,6 +360,12 @@ result<void> check_topic_capabilities(const topic_config& cfg, const topic_capab
                     "config floe.iceberg.encryption={}: this broker has no key provider; set "
                     "floe.encryption.provider (keyring or aws-kms) on the broker first",
                     cfg.iceberg_encryption);
+    if (cfg.encrypted() && !caps.lake_encrypts)
+        return fail(errc::invalid_argument,
+                    "config floe.iceberg.encryption={}: this version of Floe does not encrypt the lake's data files "
+                    "yet (the Parquet encryption and the key providers are built, the offload is not wired to "
+                    "them); refused rather than offloaded in plaintext",
+                    cfg.iceberg_encryption);
     return {};
 }
 

@@ -79,10 +79,15 @@ struct topic_config {
 /// by the app from the broker settings.
 struct topic_capabilities {
     bool key_provider = false; ///< floe.encryption.provider is set
+    /// The lake writes encrypted data files. False in this version: Parquet Modular Encryption
+    /// (format/parquet) and the key providers (crypto) exist, the offload is not wired to them
+    /// yet, so a topic asking for encryption is refused rather than offloaded in plaintext.
+    bool lake_encrypts = false;
 };
 
 /// errc::invalid_argument when `cfg` asks for what `caps` lacks (floe.iceberg.encryption
-/// other than none without a key provider), naming the config and the setting to set.
+/// other than none without a key provider, or while the lake cannot encrypt), naming the config
+/// and what is missing.
 result<void> check_topic_capabilities(const topic_config& cfg, const topic_capabilities& caps);
 
 /// How a config value is typed, for DescribeConfigs (Kafka's ConfigType).

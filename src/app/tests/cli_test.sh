@@ -101,6 +101,8 @@ expect_usage_error "keyring provider without a file" "floe.encryption.keyring-fi
 expect_usage_error "encrypting topic default without a provider" "floe.encryption.provider" \
   "$floe" serve --set floe.topic-defaults.floe.iceberg.encryption=uniform
 chmod 600 "$keyring"
+expect_usage_error "encrypting topic default while the lake cannot encrypt" "does not encrypt the lake's data files yet" \
+  "$floe" serve "${enc[@]}" --set floe.topic-defaults.floe.iceberg.encryption=uniform
 "$floe" serve "${enc[@]}" > serve.out 2> serve.log &
 pid=$!
 for _ in $(seq 1 100); do grep -q "floe is up" serve.log && break; sleep 0.1; done

@@ -116,6 +116,7 @@ TEST(log_manager, encrypted_topics_need_a_key_provider) {
     o.data_dir = tmp.path;
     o.background_threads = false;
     o.capabilities.key_provider = true;
+    o.capabilities.lake_encrypts = true; // what a lake that encrypts will set
     auto m = log_manager::open(o);
     ASSERT_TRUE(m) << m.error();
     auto c = (*m)->create_topic("secret", 1, {{"floe.iceberg.encryption", "columns"},

@@ -102,7 +102,11 @@ TEST(topic_config, encryption_configs) {
     auto refused = check_topic_capabilities(*u, {});
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message().find("floe.encryption.provider"), std::string::npos);
-    EXPECT_TRUE(check_topic_capabilities(*u, {.key_provider = true}));
+    // With a provider, still refused while the lake cannot encrypt (never offloaded in plaintext).
+    auto unwired = check_topic_capabilities(*u, {.key_provider = true});
+    ASSERT_FALSE(unwired);
+    EXPECT_NE(unwired.error().message().find("does not encrypt the lake's data files yet"), std::string::npos);
+    EXPECT_TRUE(check_topic_capabilities(*u, {.key_provider = true, .lake_encrypts = true}));
     EXPECT_TRUE(check_topic_capabilities(*d, {}));
 }
 

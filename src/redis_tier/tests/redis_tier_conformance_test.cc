@@ -185,7 +185,7 @@ TEST(redis_tier_refusals, encrypted_topics_need_a_key_provider) {
         EXPECT_FALSE(t.topic("plain")->config.encrypted());
         ASSERT_TRUE(t.close());
     }
-    auto tier = store.open_with({}, {.key_provider = true});
+    auto tier = store.open_with({}, {.key_provider = true, .lake_encrypts = true});
     ASSERT_TRUE(tier) << tier.error();
     auto c = (*tier)->create_topic("secret", 1, {{"floe.iceberg.encryption", "uniform"}});
     ASSERT_TRUE(c) << c.error();
