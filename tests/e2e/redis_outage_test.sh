@@ -51,7 +51,7 @@ check "DeleteRecords below $floor (got '$got')" test "$got" = "0 $floor"
 FLOE_BROKER=$broker FLOE_TOPIC=acked FLOE_ACKED="$work/acked.txt" FLOE_SECONDS=6 \
   node "$here/../js/kafka/crash_producer.mjs" > "$work/producer.out" 2>&1 &
 NODE_PID=$!
-sleep 1.5
+sleep 3 # its first 100+ acknowledgements before the outage (1.5 s was too short once on a loaded machine)
 
 stop_redis
 # (a) Produce: a retriable error, and floe lives on.
