@@ -1,5 +1,6 @@
 #include "lake/typed_rows.h"
 
+#include "lake/plan_support.h"
 #include "lake/text_checks.h"
 #include "schema/iceberg_mapping.h"
 
@@ -167,10 +168,7 @@ namespace {
 
 using op = avro_row_plan::op;
 
-struct plan_error {
-    std::string_view reason;
-    std::string detail;
-};
+using detail::plan_error;
 
 struct builder {
     uint32_t base; // file column of table leaf 0

@@ -1,5 +1,6 @@
 #include "lake/typed_rows_json.h"
 
+#include "lake/plan_support.h"
 #include "lake/text_checks.h"
 #include "schema/iceberg_mapping.h"
 #include "schema/json_mapping.h"
@@ -41,20 +42,8 @@ namespace {
 
 using op = json_row_plan::op;
 
-struct plan_error {
-    std::string_view reason;
-    std::string detail;
-};
-
-const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name,
-                               uint32_t& off) {
-    off = 0;
-    for (auto& f : fields) {
-        if (f.name == name) return &f;
-        off += static_cast<uint32_t>(leaf_count(*f.field_type));
-    }
-    return nullptr;
-}
+using detail::find_field;
+using detail::plan_error;
 
 struct builder {
     uint32_t base;

@@ -1,5 +1,6 @@
 #include "lake/typed_rows_protobuf.h"
 
+#include "lake/plan_support.h"
 #include "lake/text_checks.h"
 #include "schema/iceberg_mapping.h"
 #include "schema/protobuf_mapping.h"
@@ -143,10 +144,8 @@ namespace {
 using op = protobuf_row_plan::op;
 using T = gp::FieldDescriptor;
 
-struct plan_error {
-    std::string_view reason;
-    std::string detail;
-};
+using detail::find_field;
+using detail::plan_error;
 
 uint8_t wire_of(const gp::FieldDescriptor& f) {
     switch (f.type()) {
@@ -204,16 +203,6 @@ pk leaf_kind(const gp::FieldDescriptor& f) {
     default:
         return pk::l_bytes;
     }
-}
-
-const nested_field* find_field(const std::vector<nested_field>& fields, std::string_view name,
-                               uint32_t& off) {
-    off = 0;
-    for (auto& f : fields) {
-        if (f.name == name) return &f;
-        off += static_cast<uint32_t>(leaf_count(*f.field_type));
-    }
-    return nullptr;
 }
 
 struct builder {
