@@ -23,10 +23,7 @@ cleanup() {
   [ -n "${KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
-NATS_PORT=$(free_port); URL="nats://127.0.0.1:$NATS_PORT"
-nats-server -js -sd "$work/nats" -a 127.0.0.1 -p "$NATS_PORT" >>"$work/nats.log" 2>&1 &
-NATS_PID=$!
-wait_for 10 bash -c "echo > /dev/tcp/127.0.0.1/$NATS_PORT" 2>/dev/null
+start_nats "$work/nats" "$work/nats.log"; URL="nats://127.0.0.1:$NATS_PORT"
 # node -e resolves 'nats' from the working directory: run it from tests/js.
 (cd "$here/../js" && timeout 20 node --input-type=module -e "
 import { connect } from 'nats';

@@ -126,6 +126,14 @@ start_pg_again() {
     -o "-p $PG_PORT -k $PG_WORK -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
 }
 stop_pg() { [ -n "${PG_WORK:-}" ] && "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_WORK/data" -m immediate stop >/dev/null 2>&1; return 0; }
+# start_nats STORE_DIR LOG: nats-server with JetStream (a file store in STORE_DIR) on a free
+# loopback port, in the background; sets NATS_PORT and NATS_PID and waits (bounded) until it listens.
+start_nats() {
+  NATS_PORT=$(free_port)
+  nats-server -js -sd "$1" -a 127.0.0.1 -p "$NATS_PORT" >>"$2" 2>&1 &
+  NATS_PID=$!
+  wait_for 10 bash -c "echo > /dev/tcp/127.0.0.1/$NATS_PORT" 2>/dev/null
+}
 # wait_for SECONDS COMMAND...: polls every 0.2 s until the command succeeds (bounded).
 wait_for() {
   local secs="$1"; shift
