@@ -375,22 +375,23 @@ class Faults:
     def now(self):
         return time.time() - self.t0
 
+    def _skip(self, rec, why):
+        """Records a fault of the schedule that was not applied, and why."""
+        rec["note"] = f"skipped: {why}"
+        rec["end"] = rec["start"]
+        self.applied.append(rec)
+        return None
+
     def apply(self, f):
         target, kind = f["target"], f["kind"]
         rec = {"kind": kind, "target": target, "start": round(self.now(), 3), "end": None,
                "planned_at": f["at"], "planned_duration": f["duration"]}
         if target in self.active:
-            rec["note"] = f"skipped: {target} already under {self.active[target]['kind']}"
-            rec["end"] = rec["start"]
-            self.applied.append(rec)
-            return None
+            return self._skip(rec, f"{target} already under {self.active[target]['kind']}")
         if kind in ("kill", "pause"):
             b = int(target.split("-")[1])
             if self.c.brokers[b]["state"] not in ("up", "starting"):
-                rec["note"] = "skipped: broker not running"
-                rec["end"] = rec["start"]
-                self.applied.append(rec)
-                return None
+                return self._skip(rec, "broker not running")
             if kind == "kill":
                 self.c.kill_broker(b)
             else:
@@ -400,37 +401,25 @@ class Faults:
             self.c.kill_redis()
         elif kind == "disk":
             if self.c.disk is None:
-                rec["note"] = "skipped: no tmpfs (--disk-mb)"
-                rec["end"] = rec["start"]
-                self.applied.append(rec)
-                return None
+                return self._skip(rec, "no tmpfs (--disk-mb)")
             try:
                 rec["note"] = f"{self.c.fill_disk() >> 20} MiB taken: the disk is full"
             except OSError as e:
                 rec["note"] = f"filled up to {e.strerror}"
         elif kind == "pg":
             if self.c.lake != "s3pg":
-                rec["note"] = "skipped: the catalog is not PostgreSQL (--lake s3pg)"
-                rec["end"] = rec["start"]
-                self.applied.append(rec)
-                return None
+                return self._skip(rec, "the catalog is not PostgreSQL (--lake s3pg)")
             self.c.kill_pg()
         elif kind == "partition":
             if self.c.topo is None:
-                rec["note"] = "skipped: no network namespaces (--netns)"
-                rec["end"] = rec["start"]
-                self.applied.append(rec)
-                return None
+                return self._skip(rec, "no network namespaces (--netns)")
             rec["pairs"] = partition_pairs(int(target.split("-")[1]), f["variant"])
             for a, b in rec["pairs"]:
                 self.c.topo.cut(a, b)
             rec["note"] = f"{f['variant']}: cut " + ", ".join(f"{a}|{b}" for a, b in rec["pairs"])
         elif kind == "netem":
             if not self.use_netem:
-                rec["note"] = "skipped: tc netem unavailable"
-                rec["end"] = rec["start"]
-                self.applied.append(rec)
-                return None
+                return self._skip(rec, "tc netem unavailable")
             ok, err = netem(True, f["delay_ms"], f["loss_pct"])
             rec["note"] = f"delay {f['delay_ms']}ms loss {f['loss_pct']}%" + ("" if ok else f" (failed: {err})")
         self.active[target] = rec
