@@ -91,7 +91,8 @@ positions() {
     && /usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["positions"]; print(p.get(sys.argv[2],0))' \
        "$work/files.json" "$1"
 }
-wait_for 60 test "$(positions "$topic-2")" = 10
+new_key_committed() { test "$(positions "$topic-2")" = 10; }   # asked again on every poll
+wait_for 60 new_key_committed
 is "committed position of the new stream key" 10 "$(positions "$topic-2")"
 is "committed position of an old one" 10 "$(positions "$topic-0")"
 is "DuckDB reads the new partition's rows under stream key $topic-2" "10 0 9 1 2" \
@@ -118,7 +119,8 @@ for t in json.load(sys.stdin)["topics"]:
 }
 # A later segment rolls and local retention drops the offloaded one.
 for i in $(seq 10 14); do echo "k2-$i:v2-$i"; done | kcat -b "$(b)" -P -t "$topic" -p 2 -K: 2>/dev/null
-wait_for 60 test "$(local_start)" -gt 3
+offloaded_segment_dropped() { test "$(local_start)" -gt 3; }
+wait_for 60 offloaded_segment_dropped
 ls_=$(local_start)
 check "offsets 0..3 of partition 2 are only in the table (local start $ls_)" test "$ls_" -gt 3
 earliest() { kcat -b "$(b)" -Q -t "$topic:2:-2" 2>/dev/null | awk '{print $NF}'; }
