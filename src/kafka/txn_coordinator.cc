@@ -234,7 +234,7 @@ void txn_coordinator::watch(txn_markers& f) {
 void txn_coordinator::recover_markers(txn_metadata& m) {
     bool appended = false;
     for (auto& f : m.markers) {
-        if (f.undurable) continue; // watched: written by this process
+        if (f.undurable || f.appended) continue; // watched or to be: written by this process
         bool ok = true;
         for (auto& [tp, off] : f.offsets) {
             auto p = _logs.partition(tp);
@@ -294,7 +294,7 @@ result<void> txn_coordinator::complete(txn_metadata& m) {
         }
     std::erase_if(m.markers, [](const txn_markers& e) { return e.durable(); });
     if (!f.offsets.empty()) {
-        watch(f);
+        f.appended = true; // watched by the next tick, off the path of the next transaction
         m.markers.push_back(std::move(f));
     }
     m.status = commit ? txn_status::complete_commit : txn_status::complete_abort;
@@ -594,6 +594,8 @@ void txn_coordinator::tick(int64_t now_ms) {
     for (auto& [id, m] : _txns) {
         if (_preparing.contains(id)) continue;
         std::erase_if(m.markers, [](const txn_markers& e) { return e.durable(); });
+        for (auto& f : m.markers)
+            if (f.appended && !f.undurable) watch(f);
         if (std::ranges::any_of(m.markers, [](const txn_markers& e) { return !e.undurable; }))
             recover_markers(m); // a marker the open could not append again
         result<void> r;

@@ -42,8 +42,12 @@ struct txn_markers {
     int16_t producer_epoch = -1;
     std::map<log::topic_partition, int64_t> offsets; ///< the marker's offset in each partition
     /// Markers not yet reported durable by their partition (when_durable); not persisted. Null
-    /// until watched (a state read back at open).
+    /// until watched.
     std::shared_ptr<std::atomic<int>> undurable;
+    /// Appended by this process, not watched yet (not persisted): tick watches it, by when the
+    /// next records' acks=all fsync has usually covered the marker already, so the marker costs
+    /// no fsync of its own. False for an entry read back at open (checked, then watched).
+    bool appended = false;
     bool durable() const noexcept { return undurable && undurable->load(std::memory_order_acquire) == 0; }
 };
 
