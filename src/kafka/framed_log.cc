@@ -158,6 +158,7 @@ result<void> framed_log::sync(uint64_t end) {
     const int err = errno;
     lk.lock();
     _syncing = false;
+    ++_syncs;
     if (rc != 0) {
         // The page cache may have dropped the dirty pages: what reached the disk is unknown.
         // Nothing written since the last good sync may be acknowledged, and nothing may follow it.

@@ -51,6 +51,11 @@ public:
     /// then refuses every later write and sync until a restart (the next open keeps what reached
     /// the disk).
     result<void> sync(uint64_t end);
+    /// fdatasyncs sync() ran so far (tests, metrics).
+    uint64_t syncs() const {
+        std::lock_guard lk(_sync_mu);
+        return _syncs;
+    }
 
 private:
     framed_log(std::string what, int fd, uint64_t size)
@@ -59,11 +64,12 @@ private:
     std::string _what;
     int _fd = -1;
     uint64_t _size = 0;                 ///< bytes of whole records in the file (write(): owner's lock)
-    std::mutex _sync_mu;                ///< guards what follows
+    mutable std::mutex _sync_mu;        ///< guards what follows
     std::condition_variable _sync_cv;   ///< a sync finished
     uint64_t _written = 0;              ///< _size as sync() sees it
     uint64_t _synced = 0;               ///< bytes known durable
     bool _syncing = false;              ///< an fdatasync is running (outside the lock)
+    uint64_t _syncs = 0;
     std::optional<std::string> _broken; ///< why writes and syncs are refused
 };
 

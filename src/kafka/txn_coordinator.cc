@@ -223,10 +223,12 @@ void txn_coordinator::watch(txn_markers& f) {
             f.undurable->fetch_sub(1, std::memory_order_acq_rel);
             continue;
         }
-        // Called from the partition's flusher: only counts down (a failed fsync leaves the entry
-        // in the state, and the next start checks the marker again).
+        // Called from the partition's flusher: only counts down. A failed fsync makes the count
+        // negative for good: tick watches the entry again (the marker stays in the state until
+        // a flush succeeds, and a restart checks it).
         p->when_durable(kafka_offset{off}, [n = f.undurable](result<void> r) {
             if (r) n->fetch_sub(1, std::memory_order_acq_rel);
+            else n->store(-1'000'000, std::memory_order_release);
         });
     }
 }
@@ -595,7 +597,8 @@ void txn_coordinator::tick(int64_t now_ms) {
         if (_preparing.contains(id)) continue;
         std::erase_if(m.markers, [](const txn_markers& e) { return e.durable(); });
         for (auto& f : m.markers)
-            if (f.appended && !f.undurable) watch(f);
+            if ((f.appended && !f.undurable) || (f.undurable && f.undurable->load(std::memory_order_acquire) < 0))
+                watch(f);
         if (std::ranges::any_of(m.markers, [](const txn_markers& e) { return !e.undurable; }))
             recover_markers(m); // a marker the open could not append again
         result<void> r;
