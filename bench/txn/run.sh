@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Transactional vs idempotent produce throughput (librdkafka, acks=all, 100-byte records, one
-# partition each, same run). Usage: RECORDS=200000 bash bench/txn/run.sh
+# partition each, same run; transactions of 100, 1,000 and 10,000 records). Usage: RECORDS=200000 bash bench/txn/run.sh
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD:-$here/build}"

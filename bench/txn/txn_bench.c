@@ -1,5 +1,5 @@
 /* Produce throughput of a librdkafka producer: idempotent (the peer) against transactional with
- * a commit every 1,000 and every 10,000 records; the same N records of 100 bytes to one
+ * a commit every 100, 1,000 and 10,000 records; the same N records of 100 bytes to one
  * partition in each run, acks=all. Usage: floe-bench-txn BROKER N */
 #include <librdkafka/rdkafka.h>
 
@@ -83,9 +83,11 @@ int main(int argc, char** argv) {
     double idem = run(argv[1], "bench-idempotent", n, 0);
     double t1k = run(argv[1], "bench-txn-1000", n, 1000);
     double t10k = run(argv[1], "bench-txn-10000", n, 10000);
+    double t100 = run(argv[1], "bench-txn-100", n, 100);
     printf("| producer | records/s | vs idempotent |\n|---|---|---|\n");
     printf("| idempotent (peer) | %.0f | 1.00 |\n", idem);
     printf("| transactional, commit every 1,000 | %.0f | %.2f |\n", t1k, t1k / idem);
     printf("| transactional, commit every 10,000 | %.0f | %.2f |\n", t10k, t10k / idem);
+    printf("| transactional, commit every 100 | %.0f | %.2f |\n", t100, t100 / idem);
     return 0;
 }

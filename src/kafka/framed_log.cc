@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -106,26 +107,68 @@ framed_log::~framed_log() {
     if (_fd >= 0) ::close(_fd);
 }
 
+result<void> framed_log::refused() const {
+    return fail(errc::io_error, "{} refuses appends: {}; restart Floe once the disk has room", _what,
+                *_broken);
+}
+
 result<void> framed_log::append(bytes_view payload) {
-    if (_broken)
-        return fail(errc::io_error, "{} refuses appends: a failed append could not be cut from its end ({}); "
-                                    "restart Floe once the disk has room",
-                    _what, *_broken);
-    // A write cut short (disk full) or a failed fdatasync leaves a partial or doubtful record at
-    // the end. It is cut at once: the next record must never follow a torn one, or the next open
-    // stops at the torn one and drops every record appended after it.
+    auto end = FLOE_TRY(write(payload));
+    return sync(end);
+}
+
+result<uint64_t> framed_log::write(bytes_view payload) {
+    {
+        std::lock_guard lk(_sync_mu);
+        if (_broken) return fail(refused().error());
+    }
+    // A write cut short (disk full) leaves a partial record at the end. It is cut at once: the
+    // next record must never follow a torn one, or the next open stops at the torn one and drops
+    // every record appended after it.
     auto r = write_all(_fd, frame(payload), _what);
-    if (r && ::fdatasync(_fd) != 0) r = fail(errc::io_error, "fsync {}: {}", _what, std::strerror(errno));
     if (!r) {
         if (::ftruncate(_fd, off_t(_size)) != 0 || ::fdatasync(_fd) != 0) {
-            _broken = std::strerror(errno);
+            std::lock_guard lk(_sync_mu);
+            _broken = fmt::format("a failed append could not be cut from its end ({})", std::strerror(errno));
             spdlog::error("{}: {}; cutting the partial record failed: {}; further appends are refused until "
                           "a restart",
                           _what, r.error().message(), *_broken);
         }
-        return r;
+        return fail(std::move(r).error());
     }
     _size += 8 + payload.size();
+    std::lock_guard lk(_sync_mu);
+    _written = _size;
+    return _size;
+}
+
+result<void> framed_log::sync(uint64_t end) {
+    std::unique_lock lk(_sync_mu);
+    for (;;) {
+        if (_broken) return refused();
+        if (_synced >= end) return {};
+        if (!_syncing) break;
+        _sync_cv.wait(lk);
+    }
+    // This thread syncs for everyone: what was written so far is covered by this fdatasync.
+    _syncing = true;
+    const uint64_t target = _written;
+    lk.unlock();
+    const int rc = ::fdatasync(_fd);
+    const int err = errno;
+    lk.lock();
+    _syncing = false;
+    ++_syncs;
+    if (rc != 0) {
+        // The page cache may have dropped the dirty pages: what reached the disk is unknown.
+        // Nothing written since the last good sync may be acknowledged, and nothing may follow it.
+        _broken = fmt::format("fsync failed ({})", std::strerror(err));
+        spdlog::error("{}: {}; further appends are refused until a restart", _what, *_broken);
+    } else {
+        _synced = std::max(_synced, target);
+    }
+    _sync_cv.notify_all();
+    if (_broken) return refused();
     return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace floe::kafka {
@@ -50,6 +51,23 @@ byte_buffer encode_txn(const txn_metadata& m) {
         }
     }
     w.i16(m.last_producer_epoch);
+    // Since the markers were left to the partitions' group commit: entries not known durable.
+    // A record without this trailer (older files) has none.
+    int32_t n = 0;
+    for (auto& f : m.markers) n += f.durable() ? 0 : 1;
+    w.i32(n);
+    for (auto& f : m.markers) {
+        if (f.durable()) continue;
+        w.i8(f.commit ? 1 : 0);
+        w.i64(f.producer_id);
+        w.i16(f.producer_epoch);
+        w.i32(int32_t(f.offsets.size()));
+        for (auto& [tp, off] : f.offsets) {
+            w.str(tp.topic);
+            w.i32(tp.partition);
+            w.i64(off);
+        }
+    }
     return b;
 }
 
@@ -95,6 +113,24 @@ result<txn_metadata> decode_txn(bytes_view payload) {
         }
     }
     m.last_producer_epoch = FLOE_TRY(r.i16());
+    if (r.remaining() != 0) {
+        n = FLOE_TRY(r.i32());
+        if (n < 0 || size_t(n) > r.remaining() / 15) return fail(errc::corrupt, "markers");
+        for (int32_t i = 0; i < n; ++i) {
+            auto& f = m.markers.emplace_back();
+            f.commit = FLOE_TRY(r.i8()) != 0;
+            f.producer_id = FLOE_TRY(r.i64());
+            f.producer_epoch = FLOE_TRY(r.i16());
+            int32_t k = FLOE_TRY(r.i32());
+            if (k < 0 || size_t(k) > r.remaining() / 14) return fail(errc::corrupt, "marker offsets");
+            for (int32_t j = 0; j < k; ++j) {
+                log::topic_partition tp;
+                tp.topic = std::string(FLOE_TRY(r.str()));
+                tp.partition = FLOE_TRY(r.i32());
+                f.offsets[std::move(tp)] = FLOE_TRY(r.i64());
+            }
+        }
+    }
     if (r.remaining() != 0) return fail(errc::corrupt, "trailing bytes");
     return m;
 }
@@ -143,6 +179,14 @@ result<std::unique_ptr<txn_coordinator>> txn_coordinator::open(options opts, log
     };
     size_t records = 0;
     c->_log = FLOE_TRY(framed_log::open(path, "transactions log", replay, compacted, &records));
+    // Before any request: a marker the crash lost is appended again while the producer's
+    // transaction is still the open one on its partition (the next one cannot have begun there).
+    size_t in_flight = 0;
+    for (auto& [id, m] : c->_txns) {
+        in_flight += m.markers.size();
+        c->recover_markers(m);
+    }
+    if (in_flight > 0) spdlog::info("transactions log: {} ended transactions' markers checked", in_flight);
     size_t open_txns = 0;
     for (auto& [id, m] : c->_txns)
         if (m.status != txn_status::empty && m.status != txn_status::complete_commit
@@ -159,6 +203,68 @@ result<void> txn_coordinator::persist(const txn_metadata& m) {
     return _log->append(encode_txn(m));
 }
 
+result<uint64_t> txn_coordinator::write(const txn_metadata& m) {
+    return _log->write(encode_txn(m));
+}
+
+bool txn_coordinator::sync_unlocked(std::unique_lock<std::mutex>& lk, uint64_t end, std::string_view txn_id) {
+    lk.unlock();
+    auto r = _log->sync(end);
+    lk.lock();
+    if (!r) spdlog::error("transactional id {}: {}", txn_id, r.error());
+    return bool(r);
+}
+
+void txn_coordinator::watch(txn_markers& f) {
+    f.undurable = std::make_shared<std::atomic<int>>(int(f.offsets.size()));
+    for (auto& [tp, off] : f.offsets) {
+        auto p = _logs.partition(tp);
+        if (!p) { // deleted topic: nothing left to wait for
+            f.undurable->fetch_sub(1, std::memory_order_acq_rel);
+            continue;
+        }
+        // Called from the partition's flusher: only counts down. A failed fsync makes the count
+        // negative for good: tick watches the entry again (the marker stays in the state until
+        // a flush succeeds, and a restart checks it).
+        p->when_durable(kafka_offset{off}, [n = f.undurable](result<void> r) {
+            if (r) n->fetch_sub(1, std::memory_order_acq_rel);
+            else n->store(-1'000'000, std::memory_order_release);
+        });
+    }
+}
+
+void txn_coordinator::recover_markers(txn_metadata& m) {
+    bool appended = false;
+    for (auto& f : m.markers) {
+        if (f.undurable || f.appended) continue; // watched or to be: written by this process
+        bool ok = true;
+        for (auto& [tp, off] : f.offsets) {
+            auto p = _logs.partition(tp);
+            if (!p) continue;
+            auto open = p->open_transactions();
+            auto it = open.find(f.producer_id);
+            // Open from an offset past the marker's: the producer's next transaction (whose
+            // AddPartitionsToTxn record followed this entry's), so the marker is there.
+            if (it == open.end() || it->second > off) continue;
+            auto r = p->append_txn_marker(f.producer_id, f.producer_epoch,
+                                          f.commit ? log::txn_marker::commit : log::txn_marker::abort, 0);
+            if (!r || r->status != log::append_status::ok) {
+                spdlog::warn("transactional id {}: appending again the {} marker on {}-{} lost by a crash: {}",
+                             m.transactional_id, f.commit ? "commit" : "abort", tp.topic, tp.partition,
+                             r ? r->message : r.error().message());
+                ok = false;
+                break;
+            }
+            spdlog::info("transactional id {}: appended again the {} marker on {}-{} (lost by a crash)",
+                         m.transactional_id, f.commit ? "commit" : "abort", tp.topic, tp.partition);
+            off = r->last_offset();
+            appended = true;
+        }
+        if (ok) watch(f);
+    }
+    if (appended) (void)write(m); // the new offsets; the next durable record carries them anyway
+}
+
 int16_t txn_coordinator::check_producer(const txn_metadata* m, int64_t producer_id,
                                         int16_t producer_epoch) {
     if (!m || m->producer_id != producer_id) return int16_t(kerr::invalid_producer_id_mapping);
@@ -169,31 +275,43 @@ int16_t txn_coordinator::check_producer(const txn_metadata* m, int64_t producer_
 result<void> txn_coordinator::complete(txn_metadata& m) {
     bool commit = m.status == txn_status::prepare_commit;
     auto marker = commit ? log::txn_marker::commit : log::txn_marker::abort;
-    std::vector<std::shared_ptr<log::local_partition>> written;
+    txn_markers f{.commit = commit, .producer_id = m.producer_id, .producer_epoch = m.producer_epoch};
     for (auto& tp : m.partitions) {
         auto p = _logs.partition(tp);
         if (!p) continue; // deleted topic: nothing left to mark
+        // A retry after a failure here appends a second marker where the first went: it changes
+        // nothing (the transaction is closed there, and the next cannot begin while prepared).
         auto r = p->append_txn_marker(m.producer_id, m.producer_epoch, marker, 0);
         if (!r) return fail(std::move(r).error().with_context("marker on {}-{}", tp.topic, tp.partition));
         if (r->status != log::append_status::ok)
             return fail(errc::internal, "marker on {}-{} refused: {}", tp.topic, tp.partition,
                         r->message);
-        written.push_back(std::move(p));
+        f.offsets[tp] = r->last_offset();
     }
-    for (auto& p : written) FLOE_TRY(p->flush());
     if (commit)
         for (auto& [g, entries] : m.pending_offsets) {
             std::vector<std::pair<offset_store::key, offset_store::committed>> v(entries.begin(),
                                                                                   entries.end());
             FLOE_TRY(_offsets.commit(g, v));
         }
+    std::erase_if(m.markers, [](const txn_markers& e) { return e.durable(); });
+    if (!f.offsets.empty()) {
+        f.appended = true; // watched by the next tick, off the path of the next transaction
+        m.markers.push_back(std::move(f));
+    }
     m.status = commit ? txn_status::complete_commit : txn_status::complete_abort;
     m.partitions.clear();
     m.groups.clear();
     m.pending_offsets.clear();
     m.start_ms = -1;
     m.update_ms = wall_ms();
-    return persist(m);
+    // Not synced: if this record is lost, the prepare state before it is (the next transaction's
+    // first record is synced and carries the markers' offsets), and every marker is appended
+    // again. A failed write (disk full) is the same.
+    if (auto w = write(m); !w)
+        spdlog::warn("transactional id {}: recording the {} state: {}", m.transactional_id,
+                     to_string(m.status), w.error());
+    return {};
 }
 
 result<void> txn_coordinator::abort_fencing(txn_metadata& m, int64_t now_ms) {
@@ -258,6 +376,10 @@ txn_coordinator::init_answer txn_coordinator::init_producer(std::string_view txn
         a.error = int16_t(kerr::producer_fenced);
         return a;
     }
+    if (_preparing.contains(txn_id)) {
+        a.error = int16_t(kerr::concurrent_transactions);
+        return a;
+    }
     result<void> done;
     if (m.status == txn_status::prepare_commit || m.status == txn_status::prepare_abort)
         done = complete(m);
@@ -305,7 +427,7 @@ std::vector<int16_t> txn_coordinator::add_partitions(std::string_view txn_id, in
         std::fill(errs.begin(), errs.end(), e);
         return errs;
     };
-    std::lock_guard lk(_mu);
+    std::unique_lock lk(_mu);
     auto it = _txns.find(txn_id);
     auto* m = it == _txns.end() ? nullptr : &it->second;
     if (auto e = check_producer(m, producer_id, producer_epoch)) return all(e);
@@ -342,17 +464,21 @@ std::vector<int16_t> txn_coordinator::add_partitions(std::string_view txn_id, in
     }
     m->partitions.insert(parts.begin(), parts.end());
     m->update_ms = wall_ms();
-    if (auto p = persist(*m); !p) {
-        spdlog::error("transactional id {}: {}", txn_id, p.error());
+    auto w = write(*m);
+    if (!w) {
+        spdlog::error("transactional id {}: {}", txn_id, w.error());
         *m = std::move(before);
         return all(int16_t(kerr::coordinator_not_available));
     }
+    // A failed sync stops the log (nothing later is acknowledged; a restart reads what is on
+    // disk), so the state is not put back.
+    if (!sync_unlocked(lk, *w, txn_id)) return all(int16_t(kerr::coordinator_not_available));
     return errs;
 }
 
 int16_t txn_coordinator::add_offsets(std::string_view txn_id, int64_t producer_id, int16_t producer_epoch,
                                      std::string_view group) {
-    std::lock_guard lk(_mu);
+    std::unique_lock lk(_mu);
     auto it = _txns.find(txn_id);
     auto* m = it == _txns.end() ? nullptr : &it->second;
     if (auto e = check_producer(m, producer_id, producer_epoch)) return e;
@@ -366,18 +492,19 @@ int16_t txn_coordinator::add_offsets(std::string_view txn_id, int64_t producer_i
     }
     m->groups.insert(std::string(group));
     m->update_ms = wall_ms();
-    if (auto p = persist(*m); !p) {
-        spdlog::error("transactional id {}: {}", txn_id, p.error());
+    auto w = write(*m);
+    if (!w) {
+        spdlog::error("transactional id {}: {}", txn_id, w.error());
         *m = std::move(before);
         return int16_t(kerr::coordinator_not_available);
     }
-    return 0;
+    return sync_unlocked(lk, *w, txn_id) ? 0 : int16_t(kerr::coordinator_not_available);
 }
 
 int16_t txn_coordinator::txn_offset_commit(
     std::string_view txn_id, std::string_view group, int64_t producer_id, int16_t producer_epoch,
     const std::vector<std::pair<offset_store::key, offset_store::committed>>& entries) {
-    std::lock_guard lk(_mu);
+    std::unique_lock lk(_mu);
     auto it = _txns.find(txn_id);
     auto* m = it == _txns.end() ? nullptr : &it->second;
     if (auto e = check_producer(m, producer_id, producer_epoch)) return e;
@@ -388,17 +515,18 @@ int16_t txn_coordinator::txn_offset_commit(
     auto& g = m->pending_offsets[std::string(group)];
     for (auto& [k, c] : entries) g[k] = c;
     m->update_ms = wall_ms();
-    if (auto p = persist(*m); !p) {
-        spdlog::error("transactional id {}: {}", txn_id, p.error());
+    auto w = write(*m);
+    if (!w) {
+        spdlog::error("transactional id {}: {}", txn_id, w.error());
         *m = std::move(before);
         return int16_t(kerr::coordinator_not_available);
     }
-    return 0;
+    return sync_unlocked(lk, *w, txn_id) ? 0 : int16_t(kerr::coordinator_not_available);
 }
 
 int16_t txn_coordinator::end_txn(std::string_view txn_id, int64_t producer_id, int16_t producer_epoch,
                                  bool commit) {
-    std::lock_guard lk(_mu);
+    std::unique_lock lk(_mu);
     auto it = _txns.find(txn_id);
     auto* m = it == _txns.end() ? nullptr : &it->second;
     if (auto e = check_producer(m, producer_id, producer_epoch)) return e;
@@ -412,17 +540,27 @@ int16_t txn_coordinator::end_txn(std::string_view txn_id, int64_t producer_id, i
     }
     m->status = commit ? txn_status::prepare_commit : txn_status::prepare_abort;
     m->update_ms = wall_ms();
-    if (auto p = persist(*m); !p) {
-        spdlog::error("transactional id {}: {}", txn_id, p.error());
+    auto w = write(*m);
+    if (!w) {
+        spdlog::error("transactional id {}: {}", txn_id, w.error());
         m->status = txn_status::ongoing;
         return int16_t(kerr::coordinator_not_available);
     }
-    // Prepared: from here the outcome is decided; a failure below is finished by tick().
-    if (auto c = complete(*m); !c) {
-        spdlog::error("transactional id {}: completing {}: {}", txn_id, commit ? "commit" : "abort",
-                      c.error());
-        return int16_t(kerr::concurrent_transactions);
+    // The sync runs without the lock (other ids' records share it); meanwhile the id is left
+    // alone by tick and InitProducerId. The map never erases, so `m` stays valid.
+    _preparing.insert(it->first);
+    if (!sync_unlocked(lk, *w, txn_id)) {
+        // The log refuses everything from now on: the id stays as it is until a restart, which
+        // finds the prepare state on disk or not.
+        return int16_t(kerr::coordinator_not_available);
     }
+    _preparing.erase(it->first);
+    // Prepared and durable: the outcome is decided and EndTxn is answered. The markers are
+    // appended now, durable with their partitions' next group commit; a failure here (disk
+    // full) leaves the prepare state, which tick() finishes.
+    if (auto c = complete(*m); !c)
+        spdlog::error("transactional id {}: completing {} (tick retries): {}", txn_id,
+                      commit ? "commit" : "abort", c.error());
     return 0;
 }
 
@@ -456,6 +594,13 @@ std::vector<txn_metadata> txn_coordinator::list() const {
 void txn_coordinator::tick(int64_t now_ms) {
     std::lock_guard lk(_mu);
     for (auto& [id, m] : _txns) {
+        if (_preparing.contains(id)) continue;
+        std::erase_if(m.markers, [](const txn_markers& e) { return e.durable(); });
+        for (auto& f : m.markers)
+            if ((f.appended && !f.undurable) || (f.undurable && f.undurable->load(std::memory_order_acquire) < 0))
+                watch(f);
+        if (std::ranges::any_of(m.markers, [](const txn_markers& e) { return !e.undurable; }))
+            recover_markers(m); // a marker the open could not append again
         result<void> r;
         if (m.status == txn_status::prepare_commit || m.status == txn_status::prepare_abort) {
             r = complete(m);

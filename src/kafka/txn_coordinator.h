@@ -7,6 +7,7 @@
 #include "kafka/groups.h"
 #include "log/local_tier.h"
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -32,6 +33,24 @@ enum class txn_status : uint8_t {
 std::string_view to_string(txn_status s) noexcept;
 std::optional<txn_status> txn_status_from(std::string_view name) noexcept;
 
+/// The markers of a transaction that ended: appended to its partitions, not known durable yet.
+/// Kept (and persisted with the id's state) until every one is, so that a restart appends again
+/// a marker the crash lost.
+struct txn_markers {
+    bool commit = false;
+    int64_t producer_id = -1;
+    int16_t producer_epoch = -1;
+    std::map<log::topic_partition, int64_t> offsets; ///< the marker's offset in each partition
+    /// Markers not yet reported durable by their partition (when_durable); not persisted. Null
+    /// until watched.
+    std::shared_ptr<std::atomic<int>> undurable;
+    /// Appended by this process, not watched yet (not persisted): tick watches it, by when the
+    /// next records' acks=all fsync has usually covered the marker already, so the marker costs
+    /// no fsync of its own. False for an entry read back at open (checked, then watched).
+    bool appended = false;
+    bool durable() const noexcept { return undurable && undurable->load(std::memory_order_acquire) == 0; }
+};
+
 /// One transactional id's state, as persisted (every change is one record of the whole value).
 struct txn_metadata {
     std::string transactional_id;
@@ -48,21 +67,33 @@ struct txn_metadata {
     int64_t update_ms = 0;
     /// TxnOffsetCommit offsets, applied to the group's committed offsets on commit only.
     std::map<std::string, std::map<offset_store::key, offset_store::committed>> pending_offsets;
+    /// Ended transactions whose markers are not known durable (oldest first).
+    std::vector<txn_markers> markers;
 };
 
-/// Thread-safe (one mutex; marker writes and fsyncs happen under it, so the operations of all
-/// transactional ids are serialised: simple, and a single broker's coordinator is not the
-/// bottleneck of a transaction's records). Durable: `<dir>/transactions.log` holds framed,
-/// CRC'd records, each the whole state of one transactional id, fsynced before any answer
-/// depends on it; compacted (last record per id) and cut at a torn tail on open.
+/// Thread-safe: one mutex guards the state; the fsyncs of the hot path (AddPartitionsToTxn,
+/// AddOffsetsToTxn, TxnOffsetCommit, EndTxn) run outside it, so the records of every
+/// transactional id written meanwhile share one fdatasync (group commit, `framed_log::sync`).
+/// Durable: `<dir>/transactions.log` holds framed, CRC'd records, each the whole state of one
+/// transactional id, durable before any answer depends on it; compacted (last record per id) and
+/// cut at a torn tail on open.
 ///
-/// Ending a transaction: the prepare state is made durable, then a marker is appended to every
-/// partition of the transaction and fsynced, then (commit) the pending offsets go to the
-/// offset store, then the complete state is made durable. A crash in between leaves the
-/// prepare state, which `tick` completes after a restart (markers are idempotent for readers:
-/// a second marker of a closed transaction changes nothing). An open transaction older than its
-/// timeout is aborted by `tick` with the epoch bumped, which fences its producer; after a
-/// restart the start time (wall clock, persisted) still counts.
+/// Ending a transaction (as Kafka does): the prepare state (PrepareCommit/PrepareAbort) is made
+/// durable and EndTxn is answered; the markers are appended to the transaction's partitions on
+/// the way (no fsync: each partition's group commit makes them durable with the next records),
+/// the staged offsets go to the offset store (commit), and the id moves to CompleteCommit/
+/// CompleteAbort with a `txn_markers` entry naming each marker's offset, persisted with the
+/// id's state (without an fsync of its own: the next durable record carries it). The entry goes
+/// once every partition reports its marker durable. The next transaction of the id may start at
+/// once; its AddPartitionsToTxn record is durable before any of its records are written, so a
+/// restart always finds either the prepare state (the next transaction cannot have begun:
+/// every marker is appended again) or the entries with their offsets. At open, a marker of an
+/// entry is appended again where the partition still has the producer's transaction open from
+/// an offset at or below the marker's (the crash lost it); a later open transaction of the
+/// producer is the next one, whose marker is not due. A prepare state whose markers could not
+/// be written (disk full) is finished by `tick`. An open transaction older than its timeout is
+/// aborted by `tick` with the epoch bumped, which fences its producer; after a restart the start
+/// time (wall clock, persisted) still counts.
 ///
 /// Error codes are Kafka's, returned as int16; PRODUCER_FENCED is returned whatever the
 /// request version (the handlers turn it into INVALID_PRODUCER_EPOCH for old versions).
@@ -115,9 +146,19 @@ public:
 private:
     txn_coordinator(options o, log::local_tier& logs, offset_store& offsets, producer_id_allocator& pids)
         : _opts(std::move(o)), _logs(logs), _offsets(offsets), _pids(pids) {}
-    result<void> persist(const txn_metadata& m);       // requires _mu
-    /// Writes the markers and completes `m` (in a prepare state). Requires _mu.
+    result<void> persist(const txn_metadata& m);       // write + sync; requires _mu
+    result<uint64_t> write(const txn_metadata& m);     // no sync; requires _mu
+    /// Sync of a record `m`'s caller wrote under _mu, with _mu released (the caller holds `lk`):
+    /// the group commit. Logs a failure.
+    bool sync_unlocked(std::unique_lock<std::mutex>& lk, uint64_t end, std::string_view txn_id);
+    /// Appends the markers of `m` (in a prepare state, durable), applies its staged offsets
+    /// (commit) and completes it, the markers left to their partitions' group commit. Requires _mu.
     result<void> complete(txn_metadata& m);
+    /// Appends again the markers of `m.markers` entries read back at open that a crash lost, then
+    /// watches them. Requires _mu.
+    void recover_markers(txn_metadata& m);
+    /// Asks each marker's partition to report it durable (`f.undurable` counts down).
+    void watch(txn_markers& f);
     /// Aborts an open transaction with the epoch bumped. Requires _mu.
     result<void> abort_fencing(txn_metadata& m, int64_t now_ms);
     /// 0, or the error of a request naming `m` with this producer id and epoch.
@@ -131,6 +172,9 @@ private:
     std::unique_ptr<framed_log> _log;
     std::map<std::string, txn_metadata, std::less<>> _txns;
     std::map<std::string, int64_t, std::less<>> _last_warned; ///< tick's failures, by id (wall ms)
+    /// Ids whose prepare record is being synced (_mu released): tick and InitProducerId leave
+    /// them alone.
+    std::set<std::string, std::less<>> _preparing;
 };
 
 } // namespace floe::kafka

@@ -1,19 +1,175 @@
 // The transaction coordinator against a real log and offset store: markers in every partition
 // of a transaction, staged TxnOffsetCommit offsets applied on commit only, fencing by epoch,
 // and the state durable across a reopen (an open transaction aborted by tick after its timeout).
+// EndTxn is answered once the prepare state is durable, before the markers are (they ride the
+// partitions' group commit); a restart appends again the markers a crash lost, and only those.
 #include "kafka/handlers.h"
 #include "kafka/txn_coordinator.h"
 #include "log/log_manager.h"
+#include "log/record_batch_header.h"
+#include "log/testing/batch_builder.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 using namespace floe;
 using namespace floe::kafka;
 
 namespace {
+
+namespace fs = std::filesystem;
+
+/// What the test does to the partitions of `durability_tier`.
+struct durability_hooks {
+    bool hold_durable = false; ///< when_durable callbacks are kept in `held`, not forwarded
+    bool lose_markers = false; ///< append_txn_marker answers an offset but appends nothing
+    std::vector<std::function<void(result<void>)>> held;
+    int flushes = 0;
+    int durable_asks = 0;
+};
+
+/// A partition of the embedded log whose fsync reports and marker appends the test controls.
+class durability_partition final : public log::local_partition {
+public:
+    durability_partition(std::shared_ptr<log::local_partition> inner, durability_hooks& d)
+        : _in(std::move(inner)), _d(d) {}
+    result<log::read_result> read(kafka_offset offset, const log::read_options& opts) const override {
+        return _in->read(offset, opts);
+    }
+    result<log::append_result> append(std::span<uint8_t> records, const log::append_options& opts) override {
+        return _in->append(records, opts);
+    }
+    result<log::append_result> mirror_append(bytes_view records) override { return _in->mirror_append(records); }
+    bool is_mirror() const noexcept override { return _in->is_mirror(); }
+    result<std::optional<log::timestamp_lookup>> offset_for_timestamp(int64_t ts) const override {
+        return _in->offset_for_timestamp(ts);
+    }
+    result<std::optional<log::record_batch_header>> batch_header_at(kafka_offset offset) const override {
+        return _in->batch_header_at(offset);
+    }
+    std::optional<log::timestamp_lookup> max_timestamp() const override { return _in->max_timestamp(); }
+    log::partition_offsets offsets() const override { return _in->offsets(); }
+    result<log::partition_offsets> current_offsets() const override { return _in->current_offsets(); }
+    log::partition_offsets known_offsets() const override { return _in->known_offsets(); }
+    kafka_offset log_start_offset() const override { return _in->log_start_offset(); }
+    result<kafka_offset> delete_records_before(kafka_offset offset) override {
+        return _in->delete_records_before(offset);
+    }
+    kafka_offset records_start() const override { return _in->records_start(); }
+    kafka_offset log_end_offset() const override { return _in->log_end_offset(); }
+    result<void> flush() override {
+        ++_d.flushes;
+        return _in->flush();
+    }
+    void when_durable(kafka_offset last_offset, std::function<void(result<void>)> done) override {
+        ++_d.durable_asks;
+        if (_d.hold_durable) _d.held.push_back(std::move(done));
+        else _in->when_durable(last_offset, std::move(done));
+    }
+    result<void> roll() override { return _in->roll(); }
+    result<bool> maybe_roll_by_time() override { return _in->maybe_roll_by_time(); }
+    std::vector<log::segment_info> segments() const override { return _in->segments(); }
+    std::vector<log::segment_info> sealed_segments() const override { return _in->sealed_segments(); }
+    result<void> set_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
+        return _in->set_offloaded_up_to(next, fence);
+    }
+    kafka_offset offloaded_up_to() const override { return _in->offloaded_up_to(); }
+    result<void> rewind_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
+        return _in->rewind_offloaded_up_to(next, fence);
+    }
+    result<std::vector<log::segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
+                                                           log::offload_fence fence) override {
+        return _in->apply_retention(remote_covers, fence);
+    }
+    bool supports_transactions() const noexcept override { return _in->supports_transactions(); }
+    result<log::append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch, log::txn_marker m,
+                                                 int32_t coordinator_epoch) override {
+        if (_d.lose_markers) { // appended, then lost by a crash before its fsync
+            log::append_result r;
+            r.base_offset = r.last_offset = _in->log_end_offset();
+            return r;
+        }
+        return _in->append_txn_marker(producer_id, producer_epoch, m, coordinator_epoch);
+    }
+    kafka_offset last_stable_offset() const override { return _in->last_stable_offset(); }
+    std::vector<log::aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const override {
+        return _in->aborted_transactions(from, to);
+    }
+    std::map<int64_t, int64_t> open_transactions() const override { return _in->open_transactions(); }
+    std::optional<log::producer_state> producer(int64_t producer_id) const override {
+        return _in->producer(producer_id);
+    }
+    std::vector<log::producer_state> producers() const override { return _in->producers(); }
+    log::topic_config config() const override { return _in->config(); }
+    const log::topic_partition& tp() const noexcept override { return _in->tp(); }
+    const uuid& topic_id() const noexcept override { return _in->topic_id(); }
+
+private:
+    std::shared_ptr<log::local_partition> _in;
+    durability_hooks& _d;
+};
+
+/// The embedded log, each partition wrapped in durability_partition.
+class durability_tier final : public log::local_tier {
+public:
+    explicit durability_tier(log::local_tier& inner) : _in(inner) {}
+    mutable durability_hooks hooks;
+
+    result<log::topic_info> create_topic(std::string_view name, int32_t partitions, const log::config_map& overrides,
+                                         bool validate_only, std::string_view mirror_of) override {
+        return _in.create_topic(name, partitions, overrides, validate_only, mirror_of);
+    }
+    result<void> delete_topic(std::string_view name) override { return _in.delete_topic(name); }
+    result<log::topic_info> create_partitions(std::string_view name, int32_t total) override {
+        return _in.create_partitions(name, total);
+    }
+    result<log::topic_info> alter_topic_config(std::string_view name, const log::config_map& overrides,
+                                               bool validate_only) override {
+        return _in.alter_topic_config(name, overrides, validate_only);
+    }
+    result<log::topic_info> incremental_alter_topic_config(std::string_view name, std::span<const log::config_op> ops,
+                                                           bool validate_only) override {
+        return _in.incremental_alter_topic_config(name, ops, validate_only);
+    }
+    std::optional<log::topic_info> topic(std::string_view name) const override { return _in.topic(name); }
+    std::optional<log::topic_info> topic(const uuid& id) const override { return _in.topic(id); }
+    std::vector<log::topic_info> topics() const override { return _in.topics(); }
+    const log::config_map& topic_defaults() const noexcept override { return _in.topic_defaults(); }
+    log::config_map dynamic_topic_defaults() const override { return _in.dynamic_topic_defaults(); }
+    result<void> set_dynamic_topic_defaults(const log::config_map& defaults, bool validate_only) override {
+        return _in.set_dynamic_topic_defaults(defaults, validate_only);
+    }
+    fs::path log_dir() const override { return _in.log_dir(); }
+    result<void> flush_all() override { return _in.flush_all(); }
+    result<void> close() override { return _in.close(); }
+
+protected:
+    std::shared_ptr<log::local_partition> find_partition(std::string_view topic, int32_t partition) const override {
+        return wrap(_in.partition(topic, partition));
+    }
+    std::shared_ptr<log::local_partition> find_partition(const uuid& topic_id, int32_t partition) const override {
+        return wrap(_in.partition(topic_id, partition));
+    }
+
+private:
+    std::shared_ptr<log::local_partition> wrap(std::shared_ptr<log::local_partition> p) const {
+        if (!p) return p;
+        return std::make_shared<durability_partition>(std::move(p), hooks);
+    }
+    log::local_tier& _in;
+};
+
+/// A client's transactional batch of `n` records (make_batch with the transactional attribute).
+byte_buffer txn_batch(size_t n, int64_t pid, int16_t epoch, int32_t seq) {
+    auto b = log::testing::make_batch(n, 20, 1000, {.producer_id = pid, .producer_epoch = epoch, .base_sequence = seq});
+    b[log::batch_layout::attributes + 1] |= uint8_t(log::batch_attr::transactional);
+    uint32_t crc = log::compute_batch_crc(b);
+    for (int i = 0; i < 4; ++i) b[log::batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+    return b;
+}
 
 struct txn_coordinator_test : ::testing::Test {
     std::filesystem::path dir;
@@ -39,13 +195,24 @@ struct txn_coordinator_test : ::testing::Test {
         (void)logs->close();
         std::filesystem::remove_all(dir);
     }
-    void reopen() {
+    /// A new coordinator over `over` (the log itself unless given), reading the state file back
+    /// as a restarted broker does.
+    void reopen(log::local_tier* over = nullptr) {
         txns.reset();
-        auto t = txn_coordinator::open({.dir = dir / "kafka"}, *logs, *offsets, *pids);
+        auto t = txn_coordinator::open({.dir = dir / "kafka"}, over ? *over : *logs, *offsets, *pids);
         ASSERT_TRUE(t) << t.error();
         txns = std::move(*t);
     }
     int64_t end(int32_t p) { return logs->partition("t", p)->log_end_offset()(); }
+    int64_t lso(int32_t p) { return logs->partition("t", p)->last_stable_offset()(); }
+    /// A transactional Produce's batch of `n` records, appended as the Produce handler does.
+    int64_t produce(int32_t p, size_t n, int64_t pid, int16_t epoch, int32_t seq) {
+        auto b = txn_batch(n, pid, epoch, seq);
+        auto r = logs->partition("t", p)->append(b);
+        EXPECT_TRUE(r) << r.error();
+        EXPECT_EQ(r->status, log::append_status::ok) << r->message;
+        return r->base_offset();
+    }
     static int64_t now_ms() {
         return std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
@@ -127,3 +294,90 @@ TEST_F(txn_coordinator_test, open_transaction_survives_reopen_and_times_out) {
 }
 
 } // namespace
+
+TEST_F(txn_coordinator_test, end_txn_is_answered_before_the_markers_are_durable) {
+    durability_tier tier(*logs);
+    tier.hooks.hold_durable = true;
+    reopen(&tier);
+    auto a = txns->init_producer("tx", 60000, -1, -1);
+    ASSERT_EQ(txns->add_partitions("tx", a.producer_id, 0, both), (std::vector<int16_t>{0, 0}));
+    EXPECT_EQ(produce(0, 3, a.producer_id, 0, 0), 0);
+    EXPECT_EQ(produce(1, 2, a.producer_id, 0, 0), 0);
+    EXPECT_EQ(lso(0), 0);
+    ASSERT_EQ(txns->end_txn("tx", a.producer_id, 0, true), 0);
+    // Answered with the markers appended (read_committed readers see the records) but nothing
+    // asked of the partitions' fsync: their group commit makes the markers durable later.
+    EXPECT_EQ(end(0), 4);
+    EXPECT_EQ(end(1), 3);
+    EXPECT_EQ(lso(0), 4);
+    EXPECT_EQ(tier.hooks.flushes, 0);
+    EXPECT_EQ(tier.hooks.durable_asks, 0);
+    auto d = txns->describe("tx");
+    EXPECT_EQ(d->status, txn_status::complete_commit);
+    ASSERT_EQ(d->markers.size(), 1u);
+    EXPECT_EQ(d->markers[0].offsets, (std::map<log::topic_partition, int64_t>{{{"t", 0}, 3}, {{"t", 1}, 2}}));
+    // The next transaction starts at once (no CONCURRENT_TRANSACTIONS while markers settle).
+    EXPECT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 0}}), (std::vector<int16_t>{0}));
+    EXPECT_EQ(produce(0, 1, a.producer_id, 0, 3), 4);
+    // tick watches the markers; the entry stays until both partitions report them durable.
+    txns->tick(now_ms());
+    EXPECT_EQ(tier.hooks.durable_asks, 2);
+    ASSERT_EQ(tier.hooks.held.size(), 2u);
+    tier.hooks.held[0](result<void>{});
+    txns->tick(now_ms());
+    EXPECT_EQ(txns->describe("tx")->markers.size(), 1u) << "one marker is not durable yet";
+    tier.hooks.held[1](result<void>{});
+    txns->tick(now_ms());
+    EXPECT_TRUE(txns->describe("tx")->markers.empty());
+    EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, false), 0);
+    EXPECT_EQ(end(0), 6);
+    EXPECT_EQ(lso(0), 6);
+    txns.reset(); // before the tier it reads through
+}
+
+TEST_F(txn_coordinator_test, a_restart_appends_again_the_markers_a_crash_lost) {
+    durability_tier tier(*logs);
+    tier.hooks.lose_markers = true; // the crash takes the markers (appended, never fsynced)
+    reopen(&tier);
+    auto a = txns->init_producer("tx", 60000, -1, -1);
+    ASSERT_EQ(txns->add_partitions("tx", a.producer_id, 0, both), (std::vector<int16_t>{0, 0}));
+    EXPECT_EQ(produce(0, 3, a.producer_id, 0, 0), 0);
+    EXPECT_EQ(produce(1, 2, a.producer_id, 0, 0), 0);
+    ASSERT_EQ(txns->end_txn("tx", a.producer_id, 0, true), 0);
+    EXPECT_EQ(end(0), 3) << "the marker is lost";
+    EXPECT_EQ(lso(0), 0) << "the last stable offset stays before the unfinished transaction";
+    EXPECT_EQ(lso(1), 0);
+    reopen(); // as after kill -9: the state file and the partitions are all there is
+    EXPECT_EQ(end(0), 4) << "the commit marker is appended again at open";
+    EXPECT_EQ(end(1), 3);
+    EXPECT_EQ(lso(0), 4);
+    EXPECT_EQ(lso(1), 3);
+    EXPECT_EQ(txns->describe("tx")->status, txn_status::complete_commit);
+    EXPECT_TRUE(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{4}).empty())
+        << "committed, not aborted";
+    reopen(); // nothing left to append
+    EXPECT_EQ(end(0), 4);
+    EXPECT_EQ(end(1), 3);
+}
+
+TEST_F(txn_coordinator_test, a_restart_leaves_the_next_transaction_open) {
+    auto a = txns->init_producer("tx", 60000, -1, -1);
+    ASSERT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 0}}), (std::vector<int16_t>{0}));
+    EXPECT_EQ(produce(0, 3, a.producer_id, 0, 0), 0);
+    ASSERT_EQ(txns->end_txn("tx", a.producer_id, 0, true), 0); // marker at 3, still in the state
+    ASSERT_EQ(txns->describe("tx")->markers.size(), 1u);
+    ASSERT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 0}}), (std::vector<int16_t>{0}));
+    EXPECT_EQ(produce(0, 2, a.producer_id, 0, 3), 4); // the next transaction: 4..5, open
+    EXPECT_EQ(lso(0), 4);
+    reopen();
+    // The producer's open transaction began after the recorded marker: it is the next one, and a
+    // marker appended now would end it. Nothing is appended.
+    EXPECT_EQ(end(0), 6);
+    EXPECT_EQ(lso(0), 4);
+    EXPECT_EQ(txns->describe("tx")->status, txn_status::ongoing);
+    EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, false), 0);
+    EXPECT_EQ(end(0), 7);
+    EXPECT_EQ(lso(0), 7);
+    ASSERT_EQ(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{7}).size(), 1u);
+    EXPECT_EQ(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{7})[0].first_offset, 4);
+}
