@@ -233,6 +233,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
                     "lease)");
     maintain_cmd->add_option("--table", maintain_table, "A topic or <namespace>.<table> (default: every table)");
     maintain_cmd->add_flag("--dry-run", maintain_req.dry_run, "Print the plan, change nothing");
+    bool maintain_reencrypt = false;
+    maintain_cmd->add_flag("--reencrypt", maintain_reencrypt,
+                           "Rewrite data files not encrypted with the table's current key (after a key rotation, or "
+                           "encryption turned on or off); alone, or after the actions given");
     maintain_cmd->add_option("--older-than", maintain_older,
                              "Snapshot age for expire and safety margin for orphans (e.g. 1h, 3d)");
     maintain_cmd
@@ -307,6 +311,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
     out.force = lake_force;
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
+    if (maintain_reencrypt) maintain_req.actions.push_back("reencrypt");
     out.maintain = std::move(maintain_req);
     users.settle();
     out.users = std::move(users);
