@@ -989,11 +989,15 @@ parquet::reader_options iceberg_lake::reader_options_for(const std::string& uri)
     auto keys = key_provider();
     if (!keys) return ro; // an encrypted file then fails naming what it lacks (open_file adds the key)
     parquet::decryption_config dc;
-    dc.retriever = [keys, uri](std::string_view key_metadata) -> result<std::string> {
+    dc.retriever = [keys](std::string_view key_metadata) -> result<std::string> {
         auto k = keys->key_for(as_bytes(key_metadata));
-        if (!k)
-            return fail(k.error().code(), "data file {}: {} is not available: {}", uri, key_label(key_metadata),
-                        k.error().message());
+        if (!k) {
+            // A key the provider does not have is "unavailable" to a reader, not "not found":
+            // the rows exist and read again once the key is back (readers take not_found for a
+            // file that compaction removed, and plan again).
+            auto code = k.error().code() == errc::not_found ? errc::unavailable : k.error().code();
+            return fail(code, "{} is not available: {}", key_label(key_metadata), k.error().message());
+        }
         auto b = k->bytes();
         return std::string(reinterpret_cast<const char*>(b.data()), b.size());
     };

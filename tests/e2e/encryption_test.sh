@@ -21,9 +21,10 @@ key_hex=$(/usr/bin/python3 -c 'import base64,sys; print(base64.b64decode(sys.arg
 printf '{"current": "k1", "keys": {"k1": "%s"}}' "$key_b64" >"$work/keys.json"
 chmod 600 "$work/keys.json"
 
+tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000
+        --set floe.topic-defaults.local.retention.ms=1000 --set floe.storage.worker.tick-interval=300ms)
 start_floe "$work" --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$work/keys.json" \
-  --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000 \
-  --set floe.topic-defaults.local.retention.ms=1000 --set floe.storage.worker.tick-interval=300ms || exit 1
+  "${tiered[@]}" || exit 1
 broker=127.0.0.1:$KAFKA_PORT
 api="http://127.0.0.1:$HTTP_PORT/v1"
 
@@ -134,13 +135,18 @@ check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
 printf '{"current": "k2", "keys": {"k2": "%s"}}' "$(head -c 32 /dev/zero | tr '\0' '\7' | base64)" >"$work/keys2.json"
 chmod 600 "$work/keys2.json"
 start_floe "$work" --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$work/keys2.json" \
-  --set floe.storage.worker.tick-interval=300ms || exit 1
-r=$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/topics/enc-u/partitions/0/records?offset=10&limit=3")
-check "lookup without the key fails naming the key id and the file ($r)" \
-  bash -c "grep -q \"key 'k1'\" <<<'$r' && grep -q 'enc_u/data/' <<<'$r' && ! grep -q value-10 <<<'$r'"
-got=$(timeout 5 kcat -C -b 127.0.0.1:$KAFKA_PORT -t enc-u -o beginning -c 1 -e -q -f '%s\n' 2>&1 | grep -c '^value-')
+  "${tiered[@]}" || exit 1
+code=$(curl -s -o "$work/lookup.json" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/v1/topics/enc-u/partitions/0/records?offset=10&limit=3")
+cat "$work/lookup.json"; echo
+check "lookup without the key answers 503 (got $code)" test "$code" = 503
+check "... naming the key id" grep -qF "key 'k1' of the keyring is not available" "$work/lookup.json"
+check "... and the data file" grep -qF "enc_u/data/stream_key=enc-u-0/segment-" "$work/lookup.json"
+check "... and no record" bash -c "! grep -q value-10 '$work/lookup.json'"
+timeout 5 kcat -C -b 127.0.0.1:$KAFKA_PORT -t enc-u -o 0 -c 1 -e -f '%s\n' >"$work/nokey.out" 2>&1
+got=$(grep -c '^value-' "$work/nokey.out")
 check "Kafka Fetch without the key returns no records (got $got)" test "$got" -eq 0
-check "the broker logged which file and key it could not read" grep -q "key 'k1' of the keyring" "$work/floe.log"
+for _ in $(seq 1 50); do grep -q "tiered fetch of enc-u-0 .*key 'k1' of the keyring" "$work/floe.log" && break; sleep 0.1; done
+check "the broker logged which file and key it could not read" grep -q "tiered fetch of enc-u-0 .*key 'k1' of the keyring" "$work/floe.log"
 check "floe is still running" kill -0 "$FLOE_PID"
 stop_floe; rc=$?
 check "floe stops cleanly without the key (rc=$rc)" test "$rc" -eq 0
