@@ -433,16 +433,7 @@ private:
         f->stream_key = key;
         f->uri = fmt::format("{}/data/{}/segment-{}-{}.parquet", _table.location(), data_dir_name(key),
                              segment_id, uuid::random().to_string());
-        std::unique_ptr<parquet::output_sink> sink;
-        if (f->uri.starts_with("file://")) {
-            auto path = FLOE_TRY(iceberg::local_path(f->uri));
-            std::error_code ec;
-            std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-            if (ec) return fail(errc::io_error, "cannot create directory for {}: {}", path, ec.message());
-            sink = FLOE_TRY(parquet::open_file_sink(path, true));
-        } else {
-            sink = std::make_unique<object_sink>(FLOE_TRY(_table.lake().io().open_writer(f->uri)), f->uri);
-        }
+        // The key first: a provider that is down fails the append before any file exists.
         const auto* layout = _layout ? _layout.get() : &parquet::message_schema();
         auto opts = _table.lake().options().parquet;
         std::shared_ptr<const parquet::schema> plain_layout; // the DuckDB profile's copy, no blooms
@@ -488,6 +479,16 @@ private:
                             _table.table_name(), fmt::join(_enc.columns, ","));
             f->key_metadata = ec.footer_key_metadata;
             opts.encryption = std::move(ec);
+        }
+        std::unique_ptr<parquet::output_sink> sink;
+        if (f->uri.starts_with("file://")) {
+            auto path = FLOE_TRY(iceberg::local_path(f->uri));
+            std::error_code ec;
+            std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+            if (ec) return fail(errc::io_error, "cannot create directory for {}: {}", path, ec.message());
+            sink = FLOE_TRY(parquet::open_file_sink(path, true));
+        } else {
+            sink = std::make_unique<object_sink>(FLOE_TRY(_table.lake().io().open_writer(f->uri)), f->uri);
         }
         f->writer = FLOE_TRY(parquet::file_writer::open(std::move(sink), *layout, opts));
         for (size_t i = 0; i < f->cols.size(); ++i)
