@@ -7,7 +7,9 @@
 # files: DuckDB reads the uniform table's files with the key (same rows) and refuses them
 # without it; the independent Python decryptor (tests/parquet/pme_verify.py, `cryptography`)
 # checks every module of a columns-mode file, and finds the payload unreadable without the key.
-# Then floe restarts with a keyring that lacks the key: reads fail naming the file and key id.
+# Then a rotation: `floe maintain --reencrypt` moves the uniform table to the new key, and floe
+# restarts with a keyring without the old one: the uniform table still reads, the columns
+# table's reads fail naming the file and the key id.
 FLOE_BIN="$(realpath "$1")"
 ADMIN="$(realpath "$2")"   # librdkafka's Admin API client (src/kafka/tests/rdkafka_admin.c)
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -71,11 +73,11 @@ assert fs and all(f["key_metadata"] for f in fs) and all(open(f["path"],"rb").re
 
 # Kafka Fetch of offloaded offsets (tiered reads decrypt), for both modes.
 for t in enc-u enc-c; do
-  kcat -C -b $broker -t $t -o beginning -e -q -f '%k|%s\n' >"$work/got-$t" 2>"$work/kcat-$t.err"
+  timeout 30 kcat -C -b $broker -t $t -o beginning -e -q -f '%k|%s\n' >"$work/got-$t" 2>"$work/kcat-$t.err"
   check "$t: kcat reads back every record, exactly, through the remote tier ($(wc -l <"$work/got-$t") lines)" \
     cmp -s "$work/expected" "$work/got-$t"
 done
-hdr=$(kcat -C -b $broker -t enc-c -o 5 -c 1 -e -q -f '%h')
+hdr=$(timeout 30 kcat -C -b $broker -t enc-c -o 5 -c 1 -e -q -f '%h')
 check "headers come back decrypted (got '$hdr')" test "$hdr" = "src=e2e"
 
 # HTTP lookups of offloaded records.
@@ -130,23 +132,42 @@ check "floe never logs the key" bash -c "! grep -q '$key_b64' '$work/floe.log'"
 stop_floe; rc=$?
 check "floe stops cleanly (rc=$rc)" test "$rc" -eq 0
 
-# A keyring without k1: the offloaded files cannot be read, and every reader says which file
-# and which key, without crashing and without answering wrong data.
-printf '{"current": "k2", "keys": {"k2": "%s"}}' "$(head -c 32 /dev/zero | tr '\0' '\7' | base64)" >"$work/keys2.json"
+# Rotation: k2 joins the keyring as current; `floe maintain --reencrypt` rewrites enc-u's files
+# to it (enc-c keeps k1).
+k2_b64=$(head -c 32 /dev/zero | tr '\0' '\7' | base64)
+printf '{"current": "k2", "keys": {"k1": "%s", "k2": "%s"}}' "$key_b64" "$k2_b64" >"$work/keys-rot.json"
+chmod 600 "$work/keys-rot.json"
+out=$("$FLOE_BIN" maintain --set floe.data-dir="$work/data" --set floe.encryption.provider=keyring \
+  --set floe.encryption.keyring-file="$work/keys-rot.json" --table enc-u --reencrypt 2>&1); rc=$?
+echo "$out" | tail -3
+check "floe maintain --reencrypt succeeds (rc=$rc)" test "$rc" -eq 0
+check "... and reports the current key" contains "$out" "current key 'k2'"
+files_of enc_u >"$work/enc_u.json"
+check "every live enc_u file is now encrypted with k2, every row still there" /usr/bin/python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1])); fs=d["files"]
+assert fs and all(bytes.fromhex(f["key_metadata"])==b"\x01K\x00\x02k2" for f in fs), fs
+assert sum(f["records"] for f in fs)==int(sys.argv[2]), fs' "$work/enc_u.json" "$n"
+
+# A keyring without k1: enc-u (re-encrypted) reads; enc-c's files cannot be read, and every
+# reader says which file and which key, without crashing and without answering wrong data.
+printf '{"current": "k2", "keys": {"k2": "%s"}}' "$k2_b64" >"$work/keys2.json"
 chmod 600 "$work/keys2.json"
 start_floe "$work" --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$work/keys2.json" \
   "${tiered[@]}" || exit 1
-code=$(curl -s -o "$work/lookup.json" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/v1/topics/enc-u/partitions/0/records?offset=10&limit=3")
+timeout 20 kcat -C -b 127.0.0.1:$KAFKA_PORT -t enc-u -o beginning -e -q -f '%k|%s\n' >"$work/got-rot" 2>/dev/null
+check "enc-u reads back exactly with k2 alone after re-encryption" cmp -s "$work/expected" "$work/got-rot"
+code=$(curl -s -o "$work/lookup.json" -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/v1/topics/enc-c/partitions/0/records?offset=10&limit=3")
 cat "$work/lookup.json"; echo
 check "lookup without the key answers 503 (got $code)" test "$code" = 503
 check "... naming the key id" grep -qF "key 'k1' of the keyring is not available" "$work/lookup.json"
-check "... and the data file" grep -qF "enc_u/data/stream_key=enc-u-0/segment-" "$work/lookup.json"
+check "... and the data file" grep -qF "enc_c/data/stream_key=enc-c-0/segment-" "$work/lookup.json"
 check "... and no record" bash -c "! grep -q value-10 '$work/lookup.json'"
-timeout 5 kcat -C -b 127.0.0.1:$KAFKA_PORT -t enc-u -o 0 -c 1 -e -f '%s\n' >"$work/nokey.out" 2>&1
+timeout 5 kcat -C -b 127.0.0.1:$KAFKA_PORT -t enc-c -o 0 -c 1 -e -f '%s\n' >"$work/nokey.out" 2>&1
 got=$(grep -c '^value-' "$work/nokey.out")
 check "Kafka Fetch without the key returns no records (got $got)" test "$got" -eq 0
-for _ in $(seq 1 50); do grep -q "tiered fetch of enc-u-0 .*key 'k1' of the keyring" "$work/floe.log" && break; sleep 0.1; done
-check "the broker logged which file and key it could not read" grep -q "tiered fetch of enc-u-0 .*key 'k1' of the keyring" "$work/floe.log"
+for _ in $(seq 1 50); do grep -q "tiered fetch of enc-c-0 .*key 'k1' of the keyring" "$work/floe.log" && break; sleep 0.1; done
+check "the broker logged which file and key it could not read" grep -q "tiered fetch of enc-c-0 .*key 'k1' of the keyring" "$work/floe.log"
 check "floe is still running" kill -0 "$FLOE_PID"
 stop_floe; rc=$?
 check "floe stops cleanly without the key (rc=$rc)" test "$rc" -eq 0
