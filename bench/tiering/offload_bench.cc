@@ -12,9 +12,10 @@
 // With --encryption uniform|columns the topic's table is encrypted (Parquet Modular Encryption,
 // a 256-bit keyring key): uniform is every column and the footer (AES_GCM_V1, DuckDB's profile:
 // one page per chunk, no bloom filter); columns is key, value and headers with a plaintext
-// signed footer (AES_GCM_V1). Run once per mode for the encrypted/plaintext ratio.
+// signed footer (AES_GCM_V1); uniform-ctr is uniform with AES_GCM_CTR_V1 (not DuckDB's profile:
+// pages, page index and bloom filter as plaintext files have). Run once per mode.
 //   floe-bench-offload [--records 1000000] [--value-size 100] [--segment-records 1000000]
-//                      [--compact] [--dir /tmp/x] [--s3] [--encryption none|uniform|columns]
+//                      [--compact] [--dir /tmp/x] [--s3] [--encryption none|uniform|uniform-ctr|columns]
 #include "base/metrics.h"
 #include "crypto/keyring.h"
 #include "iceberg/s3_file_io.h"
@@ -93,12 +94,15 @@ int main(int argc, char** argv) {
     // retention.ms=-1: the generated timestamps start in January 2026 and must not expire.
     log::config_map topic_configs{{"remote.storage.enable", "true"}, {"segment.bytes", "1073741824"}, {"retention.ms", "-1"}};
     if (encryption == "uniform") topic_configs["floe.iceberg.encryption"] = "uniform";
-    else if (encryption == "columns") {
+    else if (encryption == "uniform-ctr") { // not DuckDB's profile: pages, page index and bloom filter kept
+        topic_configs["floe.iceberg.encryption"] = "uniform";
+        topic_configs["floe.iceberg.encryption.algorithm"] = "AES_GCM_CTR_V1";
+    } else if (encryption == "columns") {
         topic_configs["floe.iceberg.encryption"] = "columns";
         topic_configs["floe.iceberg.encryption.columns"] = "key,value,headers";
         topic_configs["floe.iceberg.encryption.footer"] = "plaintext";
     } else if (encryption != "none") {
-        std::fprintf(stderr, "--encryption: none, uniform or columns\n");
+        std::fprintf(stderr, "--encryption: none, uniform, uniform-ctr or columns\n");
         return 2;
     }
     if (auto ct = (*logs)->create_topic("bench", 1, topic_configs); !ct) {
