@@ -196,6 +196,11 @@ command_line parse_command_line(int argc, const char* const* argv) {
     files_cmd->add_flag("--sql", files_sql,
                         "Print one DuckDB expression instead: read_parquet(['<path>', ...], union_by_name=true), as in "
                         "SELECT count(*) FROM $(floe tables files orders --sql)");
+    bool files_keys = false;
+    files_cmd->add_flag("--keys", files_keys,
+                        "Encrypted tables: print the DuckDB statements that register the keys of the table's files "
+                        "(PRAGMA add_parquet_key('<key id>', '<base64 key>'), from the keyring of "
+                        "floe.encryption.*), for whoever may read the table");
     add_settings_options(files_cmd, tables_opts);
     // floe dlq replay --topic T: the dead letters of a typed topic decoded again.
     settings_options dlq_opts;
@@ -306,6 +311,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
     if (files_cmd->parsed()) {
         out.args = {files_name};
         out.sql = files_sql;
+        out.keys = files_keys;
     }
     if (dlq_replay_cmd->parsed()) out.args = {dlq_topic, dlq_url, dlq_token_file};
     out.force = lake_force;
@@ -341,7 +347,7 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
-    if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql);
+    if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql, cl.keys);
     if (cl.command == "dlq replay") return run_dlq_replay(*s, cl.args.at(0), cl.args.at(1), cl.args.at(2));
     if (cl.command == "cluster lake show") return run_cluster_lake_command(*s, "show", false);
     if (cl.command == "cluster lake set") return run_cluster_lake_command(*s, "set", cl.force);

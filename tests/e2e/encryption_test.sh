@@ -99,6 +99,14 @@ sql="SELECT count(*), count(DISTINCT \"offset\"), sum(CASE WHEN value = ('value-
 out=$(node "$js/duckdb_sql.mjs" "PRAGMA add_parquet_key('k1', '$key_b64')" "$sql" 2>&1)
 check "DuckDB reads the whole uniform table with the key: $n rows, each once, every value right (got '$out')" \
   test "$out" = "$n	$n	$n"
+# What an outside reader needs, printed by floe: the keys' PRAGMA statements and the expression.
+tables=(--set floe.data-dir="$work/data" --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$work/keys.json")
+pragma=$("$FLOE_BIN" tables files enc-u --keys "${tables[@]}" 2>"$work/keys.err")
+check "floe tables files --keys prints the key's PRAGMA ($(cat "$work/keys.err"))" test "$pragma" = "PRAGMA add_parquet_key('k1', '$key_b64');"
+expr=$("$FLOE_BIN" tables files enc-u --sql "${tables[@]}" 2>/dev/null)
+check "floe tables files --sql names the key ($expr)" contains "$expr" "encryption_config = {footer_key: 'k1'}"
+out=$(node "$js/duckdb_sql.mjs" "$pragma" "SELECT count(*) FROM $expr" 2>&1)
+check "DuckDB reads the table with what floe printed ($out rows)" test "$out" = "$n"
 out=$(node "$js/duckdb_sql.mjs" "SELECT count(*) FROM read_parquet('$f')" 2>&1); rc=$?
 check "DuckDB refuses the file without the key (rc=$rc)" test "$rc" -ne 0
 out=$(node "$js/duckdb_sql.mjs" "PRAGMA add_parquet_key('x', '$(head -c 32 /dev/zero | base64)')" \
