@@ -9,9 +9,15 @@
 // With --s3 the warehouse is s3://$S3TEST_BUCKET/bench-<pid> on the S3 server that
 // tests/s3/moto_env.py started (run.sh runs both); it then also prints this process's CPU per
 // record (the S3 server's own time is not ours) and the S3 requests by API per million records.
+// With --encryption uniform|columns the topic's table is encrypted (Parquet Modular Encryption,
+// a 256-bit keyring key): uniform is every column and the footer (AES_GCM_V1, DuckDB's profile:
+// one page per chunk, no bloom filter); columns is key, value and headers with a plaintext
+// signed footer (AES_GCM_V1); uniform-ctr is uniform with AES_GCM_CTR_V1 (not DuckDB's profile:
+// pages, page index and bloom filter as plaintext files have). Run once per mode.
 //   floe-bench-offload [--records 1000000] [--value-size 100] [--segment-records 1000000]
-//                      [--compact] [--dir /tmp/x] [--s3]
+//                      [--compact] [--dir /tmp/x] [--s3] [--encryption none|uniform|uniform-ctr|columns]
 #include "base/metrics.h"
+#include "crypto/keyring.h"
 #include "iceberg/s3_file_io.h"
 #include "lake/iceberg_lake.h"
 #include "log/batch_builder.h"
@@ -55,6 +61,7 @@ int main(int argc, char** argv) {
     uint64_t row_group_rows = 131072;
     size_t segment_records = 1'000'000;
     bool compact = false;
+    std::string encryption = "none";
     fs::path dir = fs::temp_directory_path() / fmt::format("floe-bench-offload-{}", ::getpid());
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--s3") s3 = true;
@@ -68,6 +75,7 @@ int main(int argc, char** argv) {
         else if (a == "--value-size") value_size = std::stoul(argv[i + 1]);
         else if (a == "--row-group-rows") row_group_rows = std::stoull(argv[i + 1]);
         else if (a == "--dir") dir = argv[i + 1];
+        else if (a == "--encryption") encryption = argv[i + 1];
         else if (a == "--segment-records") segment_records = std::max<size_t>(500, std::stoul(argv[i + 1]) / 500 * 500);
     }
     for (int i = 1; i < argc; ++i)
@@ -77,13 +85,30 @@ int main(int argc, char** argv) {
     log::log_manager_options lo;
     lo.data_dir = dir;
     lo.background_threads = false;
+    lo.capabilities = {.key_provider = true, .lake_encrypts = true};
     auto logs = log::log_manager::open(lo);
     if (!logs) {
         std::fprintf(stderr, "%s\n", logs.error().to_string().c_str());
         return 1;
     }
     // retention.ms=-1: the generated timestamps start in January 2026 and must not expire.
-    (void)(*logs)->create_topic("bench", 1, {{"remote.storage.enable", "true"}, {"segment.bytes", "1073741824"}, {"retention.ms", "-1"}});
+    log::config_map topic_configs{{"remote.storage.enable", "true"}, {"segment.bytes", "1073741824"}, {"retention.ms", "-1"}};
+    if (encryption == "uniform") topic_configs["floe.iceberg.encryption"] = "uniform";
+    else if (encryption == "uniform-ctr") { // not DuckDB's profile: pages, page index and bloom filter kept
+        topic_configs["floe.iceberg.encryption"] = "uniform";
+        topic_configs["floe.iceberg.encryption.algorithm"] = "AES_GCM_CTR_V1";
+    } else if (encryption == "columns") {
+        topic_configs["floe.iceberg.encryption"] = "columns";
+        topic_configs["floe.iceberg.encryption.columns"] = "key,value,headers";
+        topic_configs["floe.iceberg.encryption.footer"] = "plaintext";
+    } else if (encryption != "none") {
+        std::fprintf(stderr, "--encryption: none, uniform, uniform-ctr or columns\n");
+        return 2;
+    }
+    if (auto ct = (*logs)->create_topic("bench", 1, topic_configs); !ct) {
+        std::fprintf(stderr, "%s\n", ct.error().to_string().c_str());
+        return 1;
+    }
     auto p = (*logs)->partition("bench", 0);
     testkit::datagen gen({.seed = 5, .value_size = value_size});
     log::batch_builder b;
@@ -131,6 +156,12 @@ int main(int argc, char** argv) {
         opts.warehouse = fmt::format("s3://{}/bench-{}", env_or_empty("S3TEST_BUCKET"), ::getpid());
     }
     lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)), io, opts);
+    if (encryption != "none") {
+        crypto::keyring ring;
+        ring.current = "bench";
+        ring.keys.emplace("bench", crypto::secret_key(std::vector<uint8_t>(32, 0x5a)));
+        lake.set_key_provider(std::make_shared<crypto::keyring_provider>(std::move(ring)));
+    }
     tiering::worker_options wo;
     wo.parallelism = 1;
     tiering::storage_worker w(**logs, lake,
@@ -156,9 +187,9 @@ int main(int argc, char** argv) {
         if (at != std::string::npos)
             parquet_bytes = std::stoull(s3_requests.substr(s3_requests.find(' ', at) + 1));
     }
-    std::printf("offload  1 partition to %s, %zu records of %zuB values: %.0f records/s, %.1f MB/s of payload, "
-                "%zu segment(s), Parquet %.1f MB (zstd); this process's CPU %.0f ns/record\n",
-                s3 ? "s3:// (local S3 server)" : "file://", records, value_size, double(records) / secs,
+    std::printf("offload  1 partition to %s, encryption %s, %zu records of %zuB values: %.0f records/s, %.1f MB/s of "
+                "payload, %zu segment(s), Parquet %.1f MB (zstd); this process's CPU %.0f ns/record\n",
+                s3 ? "s3:// (local S3 server)" : "file://", encryption.c_str(), records, value_size, double(records) / secs,
                 double(payload) / secs / 1e6, rep.segments_offloaded, double(parquet_bytes) / 1e6,
                 cpu / double(records) * 1e9);
     // S3 requests by API from a /metrics rendering.

@@ -196,6 +196,11 @@ command_line parse_command_line(int argc, const char* const* argv) {
     files_cmd->add_flag("--sql", files_sql,
                         "Print one DuckDB expression instead: read_parquet(['<path>', ...], union_by_name=true), as in "
                         "SELECT count(*) FROM $(floe tables files orders --sql)");
+    bool files_keys = false;
+    files_cmd->add_flag("--keys", files_keys,
+                        "Encrypted tables: print the DuckDB statements that register the keys of the table's files "
+                        "(PRAGMA add_parquet_key('<key id>', '<base64 key>'), from the keyring of "
+                        "floe.encryption.*), for whoever may read the table");
     add_settings_options(files_cmd, tables_opts);
     // floe dlq replay --topic T: the dead letters of a typed topic decoded again.
     settings_options dlq_opts;
@@ -233,6 +238,10 @@ command_line parse_command_line(int argc, const char* const* argv) {
                     "lease)");
     maintain_cmd->add_option("--table", maintain_table, "A topic or <namespace>.<table> (default: every table)");
     maintain_cmd->add_flag("--dry-run", maintain_req.dry_run, "Print the plan, change nothing");
+    bool maintain_reencrypt = false;
+    maintain_cmd->add_flag("--reencrypt", maintain_reencrypt,
+                           "Rewrite data files not encrypted with the table's current key (after a key rotation, or "
+                           "encryption turned on or off); alone, or after the actions given");
     maintain_cmd->add_option("--older-than", maintain_older,
                              "Snapshot age for expire and safety margin for orphans (e.g. 1h, 3d)");
     maintain_cmd
@@ -302,11 +311,13 @@ command_line parse_command_line(int argc, const char* const* argv) {
     if (files_cmd->parsed()) {
         out.args = {files_name};
         out.sql = files_sql;
+        out.keys = files_keys;
     }
     if (dlq_replay_cmd->parsed()) out.args = {dlq_topic, dlq_url, dlq_token_file};
     out.force = lake_force;
     if (!maintain_table.empty()) maintain_req.table = maintain_table;
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
+    if (maintain_reencrypt) maintain_req.actions.push_back("reencrypt");
     out.maintain = std::move(maintain_req);
     users.settle();
     out.users = std::move(users);
@@ -336,7 +347,7 @@ int run_cli(int argc, char** argv) {
         return 0;
     }
     if (cl.command == "tables adopt") return adopt_tables(*s, cl.args);
-    if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql);
+    if (cl.command == "tables files") return list_table_files(*s, cl.args.at(0), cl.sql, cl.keys);
     if (cl.command == "dlq replay") return run_dlq_replay(*s, cl.args.at(0), cl.args.at(1), cl.args.at(2));
     if (cl.command == "cluster lake show") return run_cluster_lake_command(*s, "show", false);
     if (cl.command == "cluster lake set") return run_cluster_lake_command(*s, "set", cl.force);

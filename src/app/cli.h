@@ -20,6 +20,7 @@ struct command_line {
     std::string command;     ///< "serve", "config", "tables adopt", "tables files", "cluster lake show", "cluster lake set", "dlq replay", "maintain", "users", "acls" or "version"
     std::vector<std::string> args; ///< the subcommand's positional arguments (table names)
     bool sql = false;              ///< `floe tables files --sql`
+    bool keys = false;             ///< `floe tables files --keys`
     bool force = false;            ///< `floe cluster lake set --force`
     maintain_request maintain;     ///< `floe maintain`'s options
     users_command users;           ///< `floe users`'s subcommand and options

@@ -1,4 +1,5 @@
 #include "app/maintain.h"
+#include "app/encryption.h"
 #include "app/storage.h"
 
 #include "base/clock.h"
@@ -13,6 +14,7 @@
 #include "maintenance/expire.h"
 #include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
+#include "maintenance/reencrypt.h"
 #include "maintenance/runner.h"
 #include "tiering/lease.h"
 
@@ -226,6 +228,13 @@ int maintain(const config::settings& s, const maintain_request& req) {
     FLOE_ASSERT(codec.has_value(), "a validated compression setting names a known codec");
     lo.parquet.codec = *codec;
     lake::iceberg_lake lake(catalog, io, lo);
+    // Encrypted tables: compaction reads their files and writes new ones with these keys.
+    auto keys = open_key_provider(s);
+    if (!keys) {
+        std::fprintf(stderr, "floe maintain: %s\n", keys.error().message().c_str());
+        return 2;
+    }
+    lake.set_key_provider(*keys);
     std::vector<iceberg::table_ident> tables;
     if (req.table) {
         auto& name = *req.table;
@@ -291,6 +300,22 @@ int maintain(const config::settings& s, const maintain_request& req) {
                                              r->small_files, r->data_files_before, r->groups, r->files_rewritten,
                                              human_bytes(r->bytes_read), written, human_bytes(r->bytes_written),
                                              r->rows, skipped);
+                }
+            } else if (action == "reencrypt") {
+                auto topic = loaded->metadata.properties.find("floe.topic");
+                if (topic == loaded->metadata.properties.end()) {
+                    row.ok = false;
+                    row.detail = "the table has no floe.topic property (not written by floe)";
+                } else if (auto r = maintenance::reencrypt(lake, topic->second, {.dry_run = req.dry_run}); !r) {
+                    row.ok = false;
+                    row.detail = r.error().message();
+                } else {
+                    row.rows = r->rows;
+                    row.detail = fmt::format("{}{}: {} of {} data files {}{}", r->encryption,
+                                             r->current_key.empty() ? "" : fmt::format(", current key '{}'", r->current_key),
+                                             req.dry_run ? r->to_rewrite : r->rewritten, r->data_files,
+                                             req.dry_run ? "to rewrite" : "rewritten",
+                                             r->conflicts ? fmt::format(", {} skipped (concurrent change)", r->conflicts) : "");
                 }
             } else if (action == "manifests") {
                 maintenance::manifest_rewrite_options o;

@@ -16,7 +16,9 @@ struct maintain_request {
     std::optional<std::string> table;       ///< a topic or <namespace>.<table>; all tables when unset
     bool dry_run = false;
     std::optional<std::string> older_than;  ///< duration text: snapshot age (expire), margin (orphans)
-    std::vector<std::string> actions;       ///< compact, manifests, expire, orphans; empty: all, in that order
+    /// compact, manifests, expire, orphans; empty: all four, in that order. "reencrypt"
+    /// (--reencrypt) only when asked.
+    std::vector<std::string> actions;
 };
 
 /// `floe maintain`: runs table maintenance on demand against the configured catalog and

@@ -208,7 +208,7 @@ int serve(const config::settings& s) {
         }
     // The key provider of encrypted tables (floe.encryption.*): opened (and a keyring file
     // checked: owner-only, valid keys) before anything starts; an error stops start-up naming
-    // the setting. Topics may ask for encryption only when it exists. The lake takes it next.
+    // the setting. Topics may ask for encryption only when it exists; the lake takes it.
     auto keys = open_key_provider(s);
     if (!keys) {
         spdlog::error("{}", keys.error().message());
@@ -217,16 +217,9 @@ int serve(const config::settings& s) {
     std::shared_ptr<crypto::key_provider> key_provider = std::move(*keys);
     log::topic_capabilities topic_caps;
     topic_caps.key_provider = key_provider != nullptr;
-    // The offload is not wired to Parquet encryption yet (issue 30): no topic may ask for it, so
-    // nothing asked to be encrypted is ever offloaded in plaintext.
-    topic_caps.lake_encrypts = false;
-    if (auto enc = s.topic_defaults().at("floe.iceberg.encryption"); enc != "none" && !topic_caps.lake_encrypts) {
-        spdlog::error("floe.topic-defaults.floe.iceberg.encryption={}: this version of Floe does not encrypt the "
-                      "lake's data files yet (the Parquet encryption and the key providers are built, the offload "
-                      "is not wired to them); leave it at none",
-                      enc);
-        return 2;
-    }
+    // The lake writes encrypted data files (Parquet Modular Encryption) with the provider's
+    // keys, and every reader (Fetch, lookups, compaction) decrypts with them.
+    topic_caps.lake_encrypts = true;
     if (key_provider) {
         spdlog::info("encryption keys: {}", key_provider->describe());
         health.add("key-provider", [key_provider] {
@@ -305,6 +298,7 @@ int serve(const config::settings& s) {
     FLOE_ASSERT(codec.has_value(), "a validated compression setting names a known codec");
     lo.parquet.codec = *codec;
     lake::iceberg_lake lake(catalog, io, lo);
+    lake.set_key_provider(key_provider);
     health.add("catalog", [catalog, lo, catalog_type] {
         auto ok = catalog->namespace_exists(lo.ns);
         if (!ok)

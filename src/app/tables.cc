@@ -1,6 +1,8 @@
 #include "app/tables.h"
 
+#include "app/encryption.h"
 #include "app/storage.h"
+#include "base/base64.h"
 
 #include "base/file_lock.h"
 
@@ -14,6 +16,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -61,7 +64,7 @@ std::string sql_string(std::string_view text) {
 
 } // namespace
 
-int list_table_files(const config::settings& s, const std::string& name, bool sql) {
+int list_table_files(const config::settings& s, const std::string& name, bool sql, bool keys) {
     auto ns = s.get_string("floe.namespace");
     auto storage = make_file_io(s);
     if (!storage) {
@@ -86,13 +89,62 @@ int list_table_files(const config::settings& s, const std::string& name, bool sq
                          current.error().message().c_str());
         return 1;
     }
+    // Encrypted files by the id of their key ("" for plaintext files), with one key_metadata each.
+    std::map<std::string, std::vector<std::string>> by_key;
+    std::map<std::string, std::string> metadata_of;
+    for (auto& f : current->files) {
+        std::string id;
+        if (f.key_metadata) {
+            auto info = crypto::parse_key_metadata(as_bytes(*f.key_metadata));
+            id = info ? info->key_id : "?";
+            metadata_of.emplace(id, *f.key_metadata);
+        }
+        by_key[id].push_back(lake::readable_path(f.file_path));
+    }
+    if (keys) {
+        if (metadata_of.empty()) {
+            std::fprintf(stderr, "floe tables files: %s.%s has no encrypted data files\n", t.ns.c_str(), t.name.c_str());
+            return 0;
+        }
+        auto provider = open_key_provider(s);
+        if (!provider || !*provider) {
+            std::fprintf(stderr, "floe tables files --keys: %s\n",
+                         provider ? "no key provider: set floe.encryption.provider and its settings"
+                                  : provider.error().message().c_str());
+            return 2;
+        }
+        if ((*provider)->kind() != "keyring") {
+            std::fprintf(stderr, "floe tables files --keys: %s tables have a data key per file (readers decrypt through "
+                                 "KMS); only keyring keys can be handed to DuckDB\n",
+                         std::string((*provider)->kind()).c_str());
+            return 2;
+        }
+        for (auto& [id, meta] : metadata_of) {
+            auto k = (*provider)->key_for(as_bytes(meta));
+            if (!k) {
+                std::fprintf(stderr, "floe tables files --keys: %s\n", k.error().message().c_str());
+                return 1;
+            }
+            std::printf("PRAGMA add_parquet_key(%s, '%s');\n", sql_string(id).c_str(), base64_encode(k->bytes()).c_str());
+        }
+        return 0;
+    }
     if (sql) {
-        // One expression for DuckDB: SELECT ... FROM $(floe tables files T --sql)
-        std::string list;
-        for (auto& f : current->files)
-            list += (list.empty() ? "" : ", ") + sql_string(lake::readable_path(f.file_path));
-        // By name: a typed table's files hold the schema of their time (evolution adds fields).
-        std::printf("read_parquet([%s], union_by_name=true)\n", list.c_str());
+        // One expression for DuckDB: SELECT ... FROM $(floe tables files T --sql); one
+        // read_parquet per key (DuckDB takes one footer key per call).
+        std::vector<std::string> parts;
+        for (auto& [id, paths] : by_key) {
+            std::string list;
+            for (auto& p : paths) list += (list.empty() ? "" : ", ") + sql_string(p);
+            // By name: a typed table's files hold the schema of their time (evolution adds fields).
+            parts.push_back(fmt::format("read_parquet([{}], union_by_name=true{})", list,
+                                        id.empty() ? "" : fmt::format(", encryption_config = {{footer_key: {}}}", sql_string(id))));
+        }
+        if (parts.size() <= 1) std::printf("%s\n", parts.empty() ? "read_parquet([], union_by_name=true)" : parts[0].c_str());
+        else std::printf("(SELECT * FROM %s)\n", fmt::format("{}", fmt::join(parts, " UNION ALL BY NAME SELECT * FROM ")).c_str());
+        if (!metadata_of.empty())
+            std::fprintf(stderr, "floe tables files: encrypted files: register their keys first "
+                                 "(floe tables files %s --keys prints the PRAGMA statements)\n", name.c_str());
     } else {
         for (auto& f : current->files) std::printf("%s\n", lake::readable_path(f.file_path).c_str());
     }

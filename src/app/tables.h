@@ -20,6 +20,10 @@ int adopt_tables(const config::settings& s, const std::vector<std::string>& name
 /// with `sql` one DuckDB expression `read_parquet(['...', ...])`. Unlike a glob over data/, it
 /// never lists a file that compaction replaced or an orphan. Reads only: works beside a running
 /// server. Exit 1 when there is no such table.
-int list_table_files(const config::settings& s, const std::string& name, bool sql);
+/// Encrypted files: `sql` adds `encryption_config = {footer_key: '<key id>'}` (one read_parquet
+/// per key id, UNION ALL BY NAME), and `keys` prints instead the DuckDB statements registering
+/// those keys (`PRAGMA add_parquet_key(...)`, read from the keyring: what an outside reader who
+/// may have the keys needs). aws-kms tables have a data key per file: `keys` refuses them.
+int list_table_files(const config::settings& s, const std::string& name, bool sql, bool keys = false);
 
 } // namespace floe::app

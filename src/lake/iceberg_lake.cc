@@ -78,7 +78,94 @@ std::string positions_to_json(const position_map& p) {
     return j.dump();
 }
 
+result<table_encryption> encryption_from_properties(const std::map<std::string, std::string>& props) {
+    table_encryption e;
+    auto get = [&](const char* k) -> std::optional<std::string> {
+        auto it = props.find(k);
+        if (it == props.end()) return std::nullopt;
+        return it->second;
+    };
+    auto mode = get(encryption_property).value_or("none");
+    if (mode == "none") return e;
+    if (mode == "uniform") e.how = table_encryption::mode::uniform;
+    else if (mode == "columns") e.how = table_encryption::mode::columns;
+    else return fail(errc::corrupt, "table property {}='{}' is not none, uniform or columns", encryption_property, mode);
+    if (auto cols = get(encryption_columns_property)) {
+        size_t at = 0;
+        while (at <= cols->size() && !cols->empty()) {
+            size_t c = std::min(cols->find(',', at), cols->size());
+            if (c > at) e.columns.push_back(cols->substr(at, c - at));
+            at = c + 1;
+        }
+    }
+    if (e.how == table_encryption::mode::columns && e.columns.empty())
+        return fail(errc::corrupt, "table property {}=columns without {}", encryption_property,
+                    encryption_columns_property);
+    auto footer = get(encryption_footer_property).value_or("encrypted");
+    if (footer != "encrypted" && footer != "plaintext")
+        return fail(errc::corrupt, "table property {}='{}' is not encrypted or plaintext", encryption_footer_property,
+                    footer);
+    e.encrypted_footer = footer == "encrypted";
+    auto algo = get(encryption_algorithm_property).value_or("AES_GCM_V1");
+    if (algo != "AES_GCM_V1" && algo != "AES_GCM_CTR_V1")
+        return fail(errc::corrupt, "table property {}='{}' is not AES_GCM_V1 or AES_GCM_CTR_V1",
+                    encryption_algorithm_property, algo);
+    e.ctr = algo == "AES_GCM_CTR_V1";
+    return e;
+}
+
+bool encryption_to_properties(const table_encryption& e, std::map<std::string, std::string>& props) {
+    auto before = props;
+    for (auto* k : {encryption_property, encryption_columns_property, encryption_footer_property,
+                    encryption_algorithm_property})
+        props.erase(k);
+    if (e.enabled()) {
+        props[encryption_property] = e.how == table_encryption::mode::uniform ? "uniform" : "columns";
+        if (e.how == table_encryption::mode::columns)
+            props[encryption_columns_property] = fmt::format("{}", fmt::join(e.columns, ","));
+        props[encryption_footer_property] = e.encrypted_footer ? "encrypted" : "plaintext";
+        props[encryption_algorithm_property] = e.ctr ? "AES_GCM_CTR_V1" : "AES_GCM_V1";
+    }
+    return props != before;
+}
+
+std::string describe(const table_encryption& e) {
+    if (!e.enabled()) return "none";
+    return fmt::format("{}{} ({}, {} footer)", e.how == table_encryption::mode::uniform ? "uniform" : "columns ",
+                       e.how == table_encryption::mode::columns ? fmt::format("{}", fmt::join(e.columns, ",")) : "",
+                       e.ctr ? "AES_GCM_CTR_V1" : "AES_GCM_V1", e.encrypted_footer ? "encrypted" : "plaintext");
+}
+
+std::string key_label(std::string_view key_metadata) {
+    auto info = crypto::parse_key_metadata(as_bytes(key_metadata));
+    if (!info) return "an unreadable key_metadata";
+    if (info->provider == "keyring") return fmt::format("key '{}' of the keyring", info->key_id);
+    return fmt::format("{} key '{}'", info->provider == "aws-kms" ? "KMS" : info->provider, info->key_id);
+}
+
 namespace {
+
+/// `layout` with no bloom filter on any leaf (DuckDB 1.5 fails the tag of an encrypted column
+/// that has one).
+std::shared_ptr<const parquet::schema> without_blooms(const parquet::schema& layout) {
+    auto root = layout.root();
+    auto clear = [](auto& self, parquet::schema_node& n) -> void {
+        n.bloom_filter = false;
+        for (auto& c : n.children) self(self, c);
+    };
+    clear(clear, root);
+    auto s = parquet::schema::make(std::move(root));
+    FLOE_ASSERT(s.has_value(), "a valid schema stays valid without bloom filters");
+    return std::make_shared<const parquet::schema>(std::move(*s));
+}
+
+/// True when leaf `d` is at or below one of `names` (dotted paths).
+bool listed(const parquet::column_descriptor& d, const std::vector<std::string>& names) {
+    auto path = d.dotted_path();
+    for (auto& n : names)
+        if (path == n || (path.size() > n.size() && path.starts_with(n) && path[n.size()] == '.')) return true;
+    return false;
+}
 
 /// The Parquet writer's sink on an object store: bytes go to a file_io object_writer (S3:
 /// parts uploaded as they fill) and close() publishes the object. Destroyed unclosed (a failed
@@ -114,6 +201,10 @@ struct open_file {
     std::unique_ptr<parquet::file_writer> writer;
     /// The writer's first eleven column writers (Floe's message columns), one load each per row.
     std::array<parquet::column_writer*, parquet::message_col::count> cols{};
+    /// Encrypted files: the key_metadata of the file's key (also the data file entry's), and
+    /// which leaves are encrypted (their bounds stay out of the plaintext manifest).
+    std::optional<std::string> key_metadata;
+    std::vector<bool> secret;
 };
 
 class iceberg_table final : public table_writer {
@@ -132,6 +223,7 @@ public:
     result<std::unique_ptr<append>> begin_append(const value_decoding& d) override;
     result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) override;
     result<size_t> expire_before(int64_t cutoff_ms) override;
+    result<void> set_encryption(const table_encryption& e) override;
     const std::string& table_name() const override { return _ident.name; }
     std::string location() const override { return _location; }
 
@@ -144,6 +236,8 @@ private:
     std::string _topic;
     iceberg::table_ident _ident;
     std::string _location;
+    std::mutex _enc_mu;
+    std::optional<table_encryption> _enc_set; // what set_encryption last made the table's (cache)
 };
 
 class iceberg_append final : public append {
@@ -232,6 +326,8 @@ public:
     }
     int64_t rows() const noexcept { return _rows; }
     const position_map& base() const noexcept { return _base; }
+    /// Files opened from now on are encrypted as `e` says (the table's properties).
+    void set_encryption(table_encryption e) { _enc = std::move(e); }
 
     result<commit_result> commit(const position_map& advance) override {
         for (auto& [k, f] : _open)
@@ -337,6 +433,53 @@ private:
         f->stream_key = key;
         f->uri = fmt::format("{}/data/{}/segment-{}-{}.parquet", _table.location(), data_dir_name(key),
                              segment_id, uuid::random().to_string());
+        // The key first: a provider that is down fails the append before any file exists.
+        const auto* layout = _layout ? _layout.get() : &parquet::message_schema();
+        auto opts = _table.lake().options().parquet;
+        std::shared_ptr<const parquet::schema> plain_layout; // the DuckDB profile's copy, no blooms
+        if (_enc.enabled()) {
+            auto keys = _table.lake().key_provider();
+            if (!keys)
+                return fail(errc::invalid_argument,
+                            "table {} is encrypted ({}) but this process has no key provider "
+                            "(floe.encryption.provider)",
+                            _table.table_name(), describe(_enc));
+            auto dk = FLOE_TRY_CTX(keys->data_key_for_new_file(_table.table_name()),
+                                   "a data key for a new file of {}", _table.table_name());
+            if (_enc.duckdb_profile()) {
+                plain_layout = without_blooms(*layout);
+                layout = plain_layout.get();
+                opts.single_page_chunks = true;
+            }
+            parquet::encryption_config ec;
+            ec.algorithm = _enc.ctr ? parquet::cipher_algorithm::aes_gcm_ctr_v1 : parquet::cipher_algorithm::aes_gcm_v1;
+            auto kb = dk.key.bytes();
+            ec.footer_key.assign(reinterpret_cast<const char*>(kb.data()), kb.size());
+            ec.footer_key_metadata.assign(reinterpret_cast<const char*>(dk.key_metadata.data()), dk.key_metadata.size());
+            ec.encrypted_footer = _enc.encrypted_footer;
+            const auto& leaves = layout->columns();
+            f->secret.assign(leaves.size(), false);
+            for (size_t i = 0; i < leaves.size(); ++i) {
+                if (_enc.how == table_encryption::mode::columns) {
+                    if (!listed(leaves[i], _enc.columns)) continue;
+                    ec.column_keys[leaves[i].dotted_path()] = {ec.footer_key, ec.footer_key_metadata};
+                    f->secret[i] = true;
+                } else {
+                    // Uniform: every column is encrypted; the manifest keeps the bounds scan
+                    // planning needs (offsets, timestamps, ids), not those of the payload.
+                    namespace mc = parquet::message_col;
+                    f->secret[i] = i == mc::key || i == mc::value || i == mc::header_key || i == mc::header_value
+                                   || i >= mc::count;
+                }
+            }
+            if (_enc.how == table_encryption::mode::columns && ec.column_keys.empty())
+                return fail(errc::invalid_argument,
+                            "table {}: no column of its files is among floe.iceberg.encryption.columns={} (a file "
+                            "would be written with nothing encrypted)",
+                            _table.table_name(), fmt::join(_enc.columns, ","));
+            f->key_metadata = ec.footer_key_metadata;
+            opts.encryption = std::move(ec);
+        }
         std::unique_ptr<parquet::output_sink> sink;
         if (f->uri.starts_with("file://")) {
             auto path = FLOE_TRY(iceberg::local_path(f->uri));
@@ -347,8 +490,7 @@ private:
         } else {
             sink = std::make_unique<object_sink>(FLOE_TRY(_table.lake().io().open_writer(f->uri)), f->uri);
         }
-        const auto& layout = _layout ? *_layout : parquet::message_schema();
-        f->writer = FLOE_TRY(parquet::file_writer::open(std::move(sink), layout, _table.lake().options().parquet));
+        f->writer = FLOE_TRY(parquet::file_writer::open(std::move(sink), *layout, opts));
         for (size_t i = 0; i < f->cols.size(); ++i)
             f->cols[i] = &f->writer->column(i);
         _written.push_back(f->uri);
@@ -366,6 +508,7 @@ private:
         df.file_size_in_bytes = static_cast<int64_t>(summary.file_size);
         df.split_offsets = summary.split_offsets;
         df.sort_order_id = 1;
+        df.key_metadata = f.key_metadata;
         const auto& leaves = (_layout ? *_layout : parquet::message_schema()).columns();
         for (size_t i = 0; i < summary.columns.size(); ++i) {
             auto& c = summary.columns[i];
@@ -379,6 +522,7 @@ private:
             // unscaled bytes; Parquet: little-endian int32/int64 or fixed) and int96: no bounds
             // for those.
             if (c.repeated) continue;
+            if (i < f.secret.size() && f.secret[i]) continue; // encrypted: no plaintext bounds
             if (i < leaves.size() && (leaves[i].logical == parquet::logical_type::decimal
                                       || leaves[i].type == parquet::physical_type::int96))
                 continue;
@@ -399,6 +543,7 @@ private:
     bool _check_unchanged = false;
     std::string _replay_op;
     int64_t _replay_since = 0;
+    table_encryption _enc;
     std::map<std::string, std::unique_ptr<open_file>> _open;
     std::map<std::string, int64_t> _last_offset, _rows_by_stream, _first_offset;
     std::vector<iceberg::data_file> _files;
@@ -473,10 +618,11 @@ private:
 class typed_append final : public append {
 public:
     typed_append(iceberg_table& table, std::unique_ptr<iceberg_append> rows, std::unique_ptr<value_codec> codec,
-                 position_map dlq_base, std::map<std::string, std::set<int64_t>> in_dlq, int32_t started_schema_id)
+                 position_map dlq_base, std::map<std::string, std::set<int64_t>> in_dlq, int32_t started_schema_id,
+                 table_encryption enc)
         : _table(table), _rows(std::move(rows)), _codec(std::move(codec)), _dlq_base(std::move(dlq_base)),
           _in_dlq(std::move(in_dlq)), _started_schema_id(started_schema_id),
-          _layout_version(_codec->layout_version()) {}
+          _layout_version(_codec->layout_version()), _enc(std::move(enc)) {}
 
     result<void> add(const parquet::message_row& row) override {
         if (_rows->below_base(row)) {
@@ -567,6 +713,7 @@ private:
         _dlq_table = std::make_unique<iceberg_table>(lake, _table.topic(), ident, t.metadata.location);
         _dlq = std::make_unique<iceberg_append>(*_dlq_table, _dlq_base, dlq_layout());
         _dlq->check_unchanged_positions();
+        _dlq->set_encryption(_enc); // the dead letters hold the same keys and values
         return {};
     }
 
@@ -580,12 +727,19 @@ private:
     std::unique_ptr<iceberg_table> _dlq_table;
     std::unique_ptr<iceberg_append> _dlq;
     std::set<std::string> _logged_reasons;
+    table_encryption _enc;
 };
 
 result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding& d) {
     if (!d.typed()) {
-        auto base = FLOE_TRY(committed_positions());
-        return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(base)));
+        auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
+        position_map base;
+        if (auto* snap = t.metadata.current_snapshot())
+            base = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", _ident.ns, _ident.name,
+                                t.metadata_location);
+        auto app = std::make_unique<iceberg_append>(*this, std::move(base));
+        app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name));
+        return std::unique_ptr<append>(std::move(app));
     }
     auto registry = _lake.registry();
     if (!registry)
@@ -626,10 +780,12 @@ result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding
         }
     }
     auto layout = codec->layout();
+    auto enc = FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name);
     auto rows = std::make_unique<iceberg_append>(*this, std::move(base), layout);
+    rows->set_encryption(enc);
     return std::unique_ptr<append>(std::make_unique<typed_append>(*this, std::move(rows), std::move(codec),
                                                                   std::move(dlq_base), std::move(in_dlq),
-                                                                  current->schema_id));
+                                                                  current->schema_id, std::move(enc)));
 }
 
 /// A dead-letter row read back, and its fate in a replay.
@@ -694,8 +850,10 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
 
     // Decode again; what decodes now goes to the main table (below its positions, which stay).
     auto codec = FLOE_TRY(value_codec::make(*registry, d, *current, main_meta.metadata.last_column_id));
+    auto enc = FLOE_TRY_CTX(encryption_from_properties(main_meta.metadata.properties), "table {}", table.table_name());
     auto moved = std::make_unique<iceberg_append>(table, std::vector<std::string>{}, codec->layout());
     moved->as_replay("append", main_seq);
+    moved->set_encryption(enc);
     uint64_t layout_version = codec->layout_version();
     std::vector<parquet::message_header_view> headers;
     for (auto& [key, list] : rows)
@@ -727,6 +885,7 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
     iceberg_table dlq_table(lake, topic, dlq, dlq_meta.metadata.location);
     auto rest = std::make_unique<iceberg_append>(dlq_table, taken, dlq_layout());
     rest->as_replay("overwrite", dlq_seq);
+    rest->set_encryption(enc);
     for (auto& [key, list] : rows)
         for (auto& r : list) {
             if (in_main[key].contains(r.rec.offset)) continue;
@@ -747,7 +906,25 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
 namespace {
 
 result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::string> replaced) {
-    return std::unique_ptr<append>(std::make_unique<iceberg_append>(*this, std::move(replaced)));
+    // The new files are encrypted as the table's properties say now (compaction of an
+    // encrypted table writes encrypted files; of a table whose encryption changed, the new way).
+    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
+    auto app = std::make_unique<iceberg_append>(*this, std::move(replaced));
+    app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name));
+    return std::unique_ptr<append>(std::move(app));
+}
+
+result<void> iceberg_table::set_encryption(const table_encryption& e) {
+    std::lock_guard g(_enc_mu);
+    if (_enc_set && *_enc_set == e) return {};
+    auto r = iceberg::commit_metadata(
+        _lake.catalog(), _lake.io(), _ident,
+        [&](iceberg::table_metadata& m) -> result<bool> { return encryption_to_properties(e, m.properties); },
+        _lake.options().commit);
+    auto done = FLOE_TRY_CTX(std::move(r), "setting the encryption of {} to {}", _ident.name, describe(e));
+    if (done) spdlog::info("table {}: data files from now on encrypted: {}", _ident.name, describe(e));
+    _enc_set = e;
+    return {};
 }
 
 result<size_t> iceberg_table::expire_before(int64_t cutoff_ms) {
@@ -796,6 +973,37 @@ void iceberg_lake::set_registry(std::shared_ptr<schema::registry_client> r) {
 std::shared_ptr<schema::registry_client> iceberg_lake::registry() const {
     std::lock_guard g(_mu);
     return _registry;
+}
+
+void iceberg_lake::set_key_provider(std::shared_ptr<crypto::key_provider> p) {
+    std::lock_guard g(_mu);
+    _keys = std::move(p);
+}
+
+std::shared_ptr<crypto::key_provider> iceberg_lake::key_provider() const {
+    std::lock_guard g(_mu);
+    return _keys;
+}
+
+parquet::reader_options iceberg_lake::reader_options_for(const std::string& uri) const {
+    parquet::reader_options ro;
+    auto keys = key_provider();
+    if (!keys) return ro; // an encrypted file then fails naming what it lacks (open_file adds the key)
+    parquet::decryption_config dc;
+    dc.retriever = [keys](std::string_view key_metadata) -> result<std::string> {
+        auto k = keys->key_for(as_bytes(key_metadata));
+        if (!k) {
+            // A key the provider does not have is "unavailable" to a reader, not "not found":
+            // the rows exist and read again once the key is back (readers take not_found for a
+            // file that compaction removed, and plan again).
+            auto code = k.error().code() == errc::not_found ? errc::unavailable : k.error().code();
+            return fail(code, "{} is not available: {}", key_label(key_metadata), k.error().message());
+        }
+        auto b = k->bytes();
+        return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    };
+    ro.decryption = std::move(dc);
+    return ro;
 }
 
 result<std::shared_ptr<table_writer>> iceberg_lake::table_for_topic(const std::string& topic) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "crypto/key_provider.h"
+#include "format/parquet/reader.h"
 #include "iceberg/catalog.h"
 #include "iceberg/file_io.h"
 #include "iceberg/table.h"
@@ -38,6 +40,14 @@ public:
     void set_registry(std::shared_ptr<schema::registry_client> r);
     std::shared_ptr<schema::registry_client> registry() const;
 
+    /// Where the keys of encrypted tables come from (nullptr: none; an encrypted table's
+    /// appends then fail, and its files cannot be read). Set before the lake is used.
+    void set_key_provider(std::shared_ptr<crypto::key_provider> p);
+    std::shared_ptr<crypto::key_provider> key_provider() const;
+    /// Reader options for the data file `uri`: decrypting with the key provider's keys (a key
+    /// the provider cannot give fails naming the file and the key id), none without provider.
+    parquet::reader_options reader_options_for(const std::string& uri) const;
+
     iceberg::catalog& catalog() noexcept { return *_cat; }
     iceberg::file_io& io() noexcept { return *_io; }
     const lake_options& options() const noexcept { return _opts; }
@@ -49,7 +59,12 @@ private:
     mutable std::mutex _mu;
     std::map<std::string, std::shared_ptr<table_writer>> _tables;
     std::shared_ptr<schema::registry_client> _registry; // guarded by _mu
+    std::shared_ptr<crypto::key_provider> _keys;          // guarded by _mu
 };
+
+/// "key 'k1' of the keyring" / "KMS key 'arn:...'" for a file's key_metadata (what error
+/// messages name); "an unreadable key_metadata" when it is not Floe's.
+std::string key_label(std::string_view key_metadata);
 
 /// Reads the committed positions from a snapshot summary (empty when absent).
 result<position_map> positions_from_summary(const std::map<std::string, std::string>& summary);

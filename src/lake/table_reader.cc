@@ -99,6 +99,7 @@ result<std::vector<planned_file>> table_reader::plan_files(const iceberg::loaded
             f.max_key = k->second;
         f.min_ts = bound(e.file.lower_bounds, iceberg::field_ids::message_ts, INT64_MIN);
         f.max_ts = bound(e.file.upper_bounds, iceberg::field_ids::message_ts, INT64_MAX);
+        f.key_metadata = e.file.key_metadata;
         files.push_back(std::move(f));
     }
     return files;
@@ -199,7 +200,15 @@ result<parquet::message_reader> table_reader::open_file(const planned_file& f, b
         storage.clear();
         src = std::make_unique<file_io_source>(_lake.io(), f.uri, f.file_size);
     }
-    return FLOE_TRY_CTX(parquet::message_reader::open(std::move(src)), "reading data file {}", f.uri);
+    auto r = parquet::message_reader::open(std::move(src), {}, _lake.reader_options_for(f.uri));
+    if (!r) return std::unexpected(std::move(r).error().with_context("reading data file {}{}", f.uri, key_note(f)));
+    return std::move(*r);
+}
+
+std::string table_reader::key_note(const planned_file& f) const {
+    if (!f.key_metadata) return {};
+    return fmt::format(" (encrypted with {}{})", key_label(*f.key_metadata),
+                       _lake.key_provider() ? "" : "; this process has no key provider: set floe.encryption.provider");
 }
 
 result<std::vector<parquet::message_record>> table_reader::read_file(const planned_file& f) {
@@ -207,7 +216,7 @@ result<std::vector<parquet::message_record>> table_reader::read_file(const plann
     auto reader = FLOE_TRY(open_file(f, remote));
     std::vector<parquet::message_record> rows;
     rows.reserve(static_cast<size_t>(std::max<int64_t>(0, f.record_count)));
-    while (FLOE_TRY_CTX(reader.next_row_group(rows), "reading data file {}", f.uri)) {}
+    while (FLOE_TRY_CTX(reader.next_row_group(rows), "reading data file {}{}", f.uri, key_note(f))) {}
     return rows;
 }
 

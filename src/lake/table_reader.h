@@ -21,6 +21,8 @@ struct planned_file {
     int64_t min_offset = 0, max_offset = -1;    ///< from the manifest's column bounds
     int64_t min_ts = INT64_MIN, max_ts = INT64_MAX;
     std::optional<std::string> min_key, max_key; ///< key column bounds (max may be truncated up)
+    /// The data file entry's key_metadata: set when the file is encrypted (names its key).
+    std::optional<std::string> key_metadata;
     /// False when the manifest bounds prove no row of the file has this key.
     bool may_contain_key(std::string_view key) const;
 };
@@ -52,10 +54,14 @@ public:
     result<std::optional<int64_t>> start_offset(const std::string& stream_key);
     /// Opens one data file for reading: in place for file://, else by ranged reads through the
     /// lake's file_io (`storage` is kept for callers and left empty)
-    /// (which must outlive the reader).
+    /// (which must outlive the reader). An encrypted file is decrypted with the lake's key
+    /// provider; a key it cannot give (or a wrong one) fails naming the file and the key id.
     result<parquet::message_reader> open_file(const planned_file& f, byte_buffer& storage);
     /// Every row of one file, in file order.
     result<std::vector<parquet::message_record>> read_file(const planned_file& f);
+
+    /// " (encrypted with key 'k1' of the keyring)" for an encrypted file's errors, else "".
+    std::string key_note(const planned_file& f) const;
 
 private:
     result<std::vector<planned_file>> all_files();

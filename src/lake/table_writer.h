@@ -56,6 +56,37 @@ struct value_decoding {
     bool typed() const noexcept { return how != mode::raw; }
 };
 
+/// How a table's data files are encrypted (Parquet Modular Encryption): the topic's
+/// floe.iceberg.encryption* configs. Kept as table properties (`floe.encryption*`), so every
+/// writer of the table (offload, compaction, dead-letter replay, re-encryption) writes files
+/// the same way without knowing the topic's configs.
+struct table_encryption {
+    enum class mode : uint8_t { none, uniform, columns };
+    mode how = mode::none;
+    /// columns mode: column names (dotted Iceberg/Parquet paths: "key", "value", "headers",
+    /// "data.ssn"); a name encrypts every leaf at or below it.
+    std::vector<std::string> columns;
+    bool encrypted_footer = true; ///< false: plaintext footer signed with the file's key
+    bool ctr = false;             ///< AES_GCM_CTR_V1 (CTR pages) instead of AES_GCM_V1
+    bool enabled() const noexcept { return how != mode::none; }
+    /// The profile DuckDB 1.5 decrypts: uniform, AES_GCM_V1, encrypted footer. Files of such a
+    /// table have one data page per column chunk and no bloom filter (see DESIGN.md).
+    bool duckdb_profile() const noexcept { return how == mode::uniform && !ctr && encrypted_footer; }
+    bool operator==(const table_encryption&) const = default;
+};
+
+/// Table properties holding a table_encryption (absent: none).
+inline constexpr const char* encryption_property = "floe.encryption";
+inline constexpr const char* encryption_columns_property = "floe.encryption.columns";
+inline constexpr const char* encryption_footer_property = "floe.encryption.footer";
+inline constexpr const char* encryption_algorithm_property = "floe.encryption.algorithm";
+/// Reads the properties (unknown values: errc::corrupt naming the property).
+result<table_encryption> encryption_from_properties(const std::map<std::string, std::string>& props);
+/// Sets (or, for none, removes) the properties; true when they changed.
+bool encryption_to_properties(const table_encryption& e, std::map<std::string, std::string>& props);
+/// "uniform (AES_GCM_V1, encrypted footer)": for logs and errors.
+std::string describe(const table_encryption& e);
+
 /// The Iceberg table of one topic. Thread-safe; appends to one table are serialised by the
 /// catalog's compare-and-swap (concurrent writers retry on conflict and never lose commits).
 class table_writer {
@@ -80,6 +111,16 @@ public:
     /// Deletes whole data files whose newest message_ts is older than `cutoff_ms` (remote
     /// retention), in one delete commit that carries the positions forward. Returns files removed.
     virtual result<size_t> expire_before(int64_t cutoff_ms) = 0;
+    /// Makes the table's encryption `e` (its properties; one metadata commit when they
+    /// change): files written from then on (appends, rewrites) are encrypted so; files already
+    /// there keep their keys and stay readable (`floe maintain --reencrypt` rewrites them).
+    /// The default refuses any encryption (a writer that cannot encrypt never writes plaintext
+    /// for a table that asks for it).
+    virtual result<void> set_encryption(const table_encryption& e) {
+        if (e.enabled())
+            return fail(errc::invalid_argument, "table {}: this writer does not encrypt data files", table_name());
+        return {};
+    }
     virtual const std::string& table_name() const = 0;
     virtual std::string location() const = 0;
 };

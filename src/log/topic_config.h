@@ -79,9 +79,9 @@ struct topic_config {
 /// by the app from the broker settings.
 struct topic_capabilities {
     bool key_provider = false; ///< floe.encryption.provider is set
-    /// The lake writes encrypted data files. False in this version: Parquet Modular Encryption
-    /// (format/parquet) and the key providers (crypto) exist, the offload is not wired to them
-    /// yet, so a topic asking for encryption is refused rather than offloaded in plaintext.
+    /// The lake writes encrypted data files (`floe serve` sets it: the lake encrypts with the
+    /// key provider's keys). False refuses a topic asking for encryption rather than let it be
+    /// offloaded in plaintext.
     bool lake_encrypts = false;
 };
 

@@ -19,6 +19,7 @@ struct candidate {
     int64_t records = 0;
     int64_t min_offset = 0;
     bool small = false;
+    std::optional<std::string> key_metadata; ///< encrypted files: names the key (errors)
 };
 
 int64_t lower_offset(const iceberg::data_file& f) {
@@ -57,7 +58,7 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
         const bool is_small = f.file_size_in_bytes < small;
         report.small_files += is_small;
         by_stream[std::string(stream)].push_back(
-            {f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f), is_small});
+            {f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f), is_small, f.key_metadata});
     }
     // Bin-packing in offset order: runs of consecutive small files until the target is reached.
     // A file that is not small ends a run, so a new file never spans another file's offsets
@@ -115,6 +116,7 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             pf.uri = f.uri;
             pf.stream_key = g.stream;
             pf.record_count = f.records;
+            pf.key_metadata = f.key_metadata;
             auto rows = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
             bytes_in += f.size;
             for (auto& r : rows) {

@@ -461,6 +461,18 @@ lake::value_decoding value_decoding_of(const log::topic_info& topic) {
     return d;
 }
 
+lake::table_encryption table_encryption_of(const log::topic_info& topic) {
+    lake::table_encryption e;
+    const auto& c = topic.config;
+    if (c.iceberg_encryption == "uniform") e.how = lake::table_encryption::mode::uniform;
+    else if (c.iceberg_encryption == "columns") e.how = lake::table_encryption::mode::columns;
+    else return e;
+    if (e.how == lake::table_encryption::mode::columns) e.columns = c.encrypted_columns();
+    e.encrypted_footer = c.iceberg_encryption_footer != "plaintext";
+    e.ctr = c.iceberg_encryption_algorithm == "AES_GCM_CTR_V1";
+    return e;
+}
+
 result<storage_worker::partition_result> storage_worker::offload_partition_once(const log::topic_info& topic,
                                                                                 log::local_partition& p,
                                                                                 lease_keeper& keeper) {
@@ -535,6 +547,9 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         if (seg.next_offset() > p.last_stable_offset()()) break;
         FLOE_TRY(keeper.keep());
         auto t0 = std::chrono::steady_clock::now();
+        // The table's encryption follows the topic's configs (a table property, so compaction
+        // and every other writer of the table encrypts the same way).
+        FLOE_TRY(table->set_encryption(table_encryption_of(topic)));
         auto app = FLOE_TRY_CTX(table->begin_append(value_decoding_of(topic)), "starting an append for segment {} of {}",
                                 seg.id(), key);
         std::vector<parquet::message_header_view> headers;

@@ -158,5 +158,7 @@ std::string stream_key_for(std::string_view topic, int32_t partition);
 
 /// The topic's floe.iceberg.* configs as the lake's append takes them.
 lake::value_decoding value_decoding_of(const log::topic_info& topic);
+/// How the topic's table is encrypted: its floe.iceberg.encryption* configs.
+lake::table_encryption table_encryption_of(const log::topic_info& topic);
 
 } // namespace floe::tiering

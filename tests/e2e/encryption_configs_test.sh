@@ -2,8 +2,8 @@
 # Issue 30: the encryption topic configs from a Kafka client. Without a key provider a topic
 # asking for encryption is refused (CreateTopics and AlterConfigs answer INVALID_CONFIG naming
 # floe.encryption.provider) and DescribeConfigs reports the defaults; with a keyring provider
-# (an owner-only key file) they are still refused, naming why: this version's offload does not
-# encrypt yet, and a topic that asks for encryption must never be offloaded in plaintext.
+# (an owner-only key file) they are accepted (the lake encrypts: tests/e2e/encryption_test.sh)
+# and DescribeConfigs reports them; bad values are still refused naming the config.
 FLOE_BIN="$(realpath "$1")"
 ADMIN="$(realpath "$2")"   # librdkafka's Admin API client (src/kafka/tests/rdkafka_admin.c)
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -41,16 +41,21 @@ chmod 600 "$work/keys.json"
 start_floe "$work" --set floe.encryption.provider=keyring --set floe.encryption.keyring-file="$work/keys.json" || exit 1
 node "$js/encryption_configs.mjs" 127.0.0.1:$KAFKA_PORT kr >"$work/out" 2>&1
 cat "$work/out"
-check "keyring: CreateTopics uniform is refused while the lake cannot encrypt" contains "$(line 'create kr-uniform')" "create kr-uniform 40"
+check "keyring: CreateTopics uniform is accepted (the lake encrypts)" contains "$(line 'create kr-uniform')" "create kr-uniform 0"
 out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT create-topic kr-rd 1 floe.iceberg.encryption=uniform 2>&1); rc=$?
 echo "$out"
-check "librdkafka CreateTopics refused with a keyring (rc=$rc)" test "$rc" -eq 1
-check "the refusal says the lake does not encrypt yet" contains "$out" "does not encrypt the lake's data files yet"
+check "librdkafka CreateTopics with encryption accepted with a keyring (rc=$rc)" test "$rc" -eq 0
+out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT describe-config topic kr-rd floe.iceberg.encryption 2>&1)
+check "DescribeConfigs reports the topic's encryption ($out)" contains "$out" "uniform"
+out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT create-topic kr-cols 1 floe.iceberg.encryption=columns 2>&1); rc=$?
+check "columns mode without floe.iceberg.encryption.columns is refused (rc=$rc)" test "$rc" -eq 1
+check "... naming the missing config" contains "$out" "floe.iceberg.encryption.columns"
 check "keyring: an unknown mode is still INVALID_CONFIG" contains "$(line 'create kr-bad')" "create kr-bad 40"
-check "keyring: AlterConfigs to columns is refused too" contains "$(line 'alter kr-plain')" "alter kr-plain 40"
-check "the topic stays unencrypted" test "$(grep -c 'describe kr-plain floe.iceberg.encryption=none' "$work/out")" -eq 2
+check "keyring: AlterConfigs to columns is accepted" contains "$(line 'alter kr-plain')" "alter kr-plain 0"
+check "DescribeConfigs reports the columns mode after AlterConfigs" contains "$(cat "$work/out")" "describe kr-plain floe.iceberg.encryption=columns"
+check "... and its columns" contains "$(cat "$work/out")" "describe kr-plain floe.iceberg.encryption.columns=key,value"
 out=$("$ADMIN" 127.0.0.1:$KAFKA_PORT alter-config topic kr-plain floe.iceberg.encryption.algorithm=AES_GCM_CTR_V1 2>&1); rc=$?
-check "the other encryption configs are accepted while the mode is none (rc=$rc: $out)" test "$rc" -eq 0
+check "the other encryption configs can be altered (rc=$rc: $out)" test "$rc" -eq 0
 check "/readyz shows the key provider" contains "$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")" "key-provider"
 check "floe logs the keyring, not the key" bash -c "grep -q \"current key 'k1'\" '$work/floe.log' && ! grep -q AAECAwQF '$work/floe.log'"
 stop_floe

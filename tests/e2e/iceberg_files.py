@@ -101,8 +101,11 @@ def main():
             if e["status"] == 2:  # deleted
                 continue
             df = e["data_file"]
-            files.append({"path": local(df["file_path"]), "records": df["record_count"],
-                          "size": df["file_size_in_bytes"], "stream_key": df["partition"].get("stream_key")})
+            entry = {"path": local(df["file_path"]), "records": df["record_count"],
+                     "size": df["file_size_in_bytes"], "stream_key": df["partition"].get("stream_key")}
+            if df.get("key_metadata") is not None:  # encrypted data files name their key
+                entry["key_metadata"] = bytes(df["key_metadata"]).hex()
+            files.append(entry)
     print(json.dumps({"metadata": meta_path, "files": files, "positions": positions,
                       "snapshots": len(snaps)}))
 

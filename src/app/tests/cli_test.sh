@@ -101,12 +101,11 @@ expect_usage_error "keyring provider without a file" "floe.encryption.keyring-fi
 expect_usage_error "encrypting topic default without a provider" "floe.encryption.provider" \
   "$floe" serve --set floe.topic-defaults.floe.iceberg.encryption=uniform
 chmod 600 "$keyring"
-expect_usage_error "encrypting topic default while the lake cannot encrypt" "does not encrypt the lake's data files yet" \
-  "$floe" serve "${enc[@]}" --set floe.topic-defaults.floe.iceberg.encryption=uniform
-"$floe" serve "${enc[@]}" > serve.out 2> serve.log &
+# With a provider the lake encrypts: an encrypting topic default is accepted.
+"$floe" serve "${enc[@]}" --set floe.topic-defaults.floe.iceberg.encryption=uniform > serve.out 2> serve.log &
 pid=$!
 for _ in $(seq 1 100); do grep -q "floe is up" serve.log && break; sleep 0.1; done
-check "serve with an owner-only keyring starts" grep -q "floe is up" serve.log
+check "serve with an owner-only keyring and an encrypting topic default starts" grep -q "floe is up" serve.log
 check "it logs the keyring and its current key" grep -q "current key 'k1'" serve.log
 check "the key is not logged" bash -c "! grep -q AAECAwQFBgcICQoLDA0ODw serve.log"
 # Rotation: k2 added and made current, SIGHUP re-reads the keyring.

@@ -2,7 +2,11 @@
 #include "maintenance/expire.h"
 #include "maintenance/manifests.h"
 #include "maintenance/orphans.h"
+#include "maintenance/reencrypt.h"
 #include "maintenance/table_files.h"
+
+#include "crypto/keyring.h"
+#include "lake/table_reader.h"
 
 #include "base/clock.h"
 #include "format/parquet/reader.h"
@@ -664,6 +668,104 @@ TEST_F(maintenance_test, expiry_intent_of_a_run_killed_before_its_commit_deletes
     before.erase(uri);
     EXPECT_EQ(files_on_disk(), before) << "the stale intent (old) is removed, nothing else";
     EXPECT_EQ(rows(), before_rows);
+}
+
+std::shared_ptr<crypto::key_provider> keyring_of(std::string current, std::vector<std::pair<std::string, uint8_t>> keys) {
+    crypto::keyring k;
+    k.current = std::move(current);
+    for (auto& [id, fill] : keys) k.keys.emplace(id, crypto::secret_key(std::vector<uint8_t>(32, fill)));
+    return std::make_shared<crypto::keyring_provider>(std::move(k));
+}
+
+/// Key id of each live data file ("" for plaintext), and the rows read back through the lake.
+struct encrypted_view {
+    std::multiset<std::string> keys;
+    std::vector<std::pair<int64_t, std::string>> rows; // (offset, value), sorted
+};
+
+encrypted_view read_encrypted(lake::iceberg_lake& l) {
+    encrypted_view v;
+    auto files = lake::current_data_files(l.catalog(), l.io(), ident);
+    EXPECT_TRUE(files) << files.error();
+    for (auto& f : files->files) {
+        std::string id;
+        if (f.key_metadata) id = crypto::parse_key_metadata(as_bytes(*f.key_metadata)).value().key_id;
+        v.keys.insert(id);
+    }
+    lake::table_reader reader(l, "orders");
+    auto planned = reader.files();
+    EXPECT_TRUE(planned) << planned.error();
+    for (auto& f : *planned) {
+        auto rows = reader.read_file(f);
+        EXPECT_TRUE(rows) << rows.error();
+        if (!rows) continue;
+        for (auto& r : *rows) v.rows.emplace_back(r.offset, r.value.value_or(""));
+    }
+    std::sort(v.rows.begin(), v.rows.end());
+    return v;
+}
+
+TEST_F(maintenance_test, compaction_of_an_encrypted_table_writes_encrypted_files) {
+    _lake->set_key_provider(keyring_of("k1", {{"k1", 1}}));
+    lake::table_encryption e;
+    e.how = lake::table_encryption::mode::uniform;
+    ASSERT_TRUE(_lake->table_for_topic("orders").value()->set_encryption(e));
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(append_range("orders-0", i * 40, i * 40 + 40));
+    auto before = read_encrypted(*_lake);
+    ASSERT_EQ(before.keys, (std::multiset<std::string>{"k1", "k1", "k1", "k1", "k1", "k1"}));
+    compact_options o;
+    o.target_file_size = 1 << 20;
+    o.small_file_size = 1 << 20;
+    auto r = compact(*_lake, "orders", o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->files_rewritten, 6u);
+    auto after = read_encrypted(*_lake);
+    EXPECT_EQ(after.keys, (std::multiset<std::string>{"k1"}));
+    EXPECT_EQ(after.rows, before.rows);
+    ASSERT_EQ(after.rows.size(), 240u);
+    EXPECT_EQ(after.rows[7].second, "value-7");
+    // Compaction without the key fails naming the file's key; it never writes plaintext.
+    auto blind = std::make_unique<lake::iceberg_lake>(_cat, _io, _lake->options());
+    for (int i = 6; i < 9; ++i) ASSERT_TRUE(append_range("orders-0", i * 40, i * 40 + 40));
+    auto fail = compact(*blind, "orders", o);
+    ASSERT_FALSE(fail);
+    EXPECT_NE(fail.error().message().find("key 'k1'"), std::string::npos) << fail.error();
+    EXPECT_EQ(read_encrypted(*_lake).rows.size(), 360u);
+}
+
+TEST_F(maintenance_test, reencrypt_rewrites_files_of_old_keys_and_plaintext_files) {
+    // Plaintext files first, then encryption turned on with k1, then k2 made current.
+    ASSERT_TRUE(append_range("orders-0", 0, 50));
+    _lake->set_key_provider(keyring_of("k1", {{"k1", 1}}));
+    lake::table_encryption e;
+    e.how = lake::table_encryption::mode::uniform;
+    ASSERT_TRUE(_lake->table_for_topic("orders").value()->set_encryption(e));
+    ASSERT_TRUE(append_range("orders-0", 50, 100));
+    _lake->set_key_provider(keyring_of("k2", {{"k1", 1}, {"k2", 2}}));
+    ASSERT_TRUE(append_range("orders-0", 100, 150));
+    auto before = read_encrypted(*_lake);
+    EXPECT_EQ(before.keys, (std::multiset<std::string>{"", "k1", "k2"}));
+
+    auto plan = reencrypt(*_lake, "orders", {.dry_run = true});
+    ASSERT_TRUE(plan) << plan.error();
+    EXPECT_EQ(plan->to_rewrite, 2u);
+    EXPECT_EQ(plan->current_key, "k2");
+    EXPECT_EQ(read_encrypted(*_lake).keys, before.keys);
+
+    auto r = reencrypt(*_lake, "orders");
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->rewritten, 2u);
+    EXPECT_EQ(r->rows, 100);
+    auto after = read_encrypted(*_lake);
+    EXPECT_EQ(after.keys, (std::multiset<std::string>{"k2", "k2", "k2"}));
+    EXPECT_EQ(after.rows, before.rows);
+    // k1 can go now: everything reads with k2 alone.
+    _lake->set_key_provider(keyring_of("k2", {{"k2", 2}}));
+    EXPECT_EQ(read_encrypted(*_lake).rows.size(), 150u);
+    // Nothing left to do.
+    auto again = reencrypt(*_lake, "orders");
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ(again->to_rewrite, 0u);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The storage worker against a real local log and a real Iceberg table whose FileIO and
 // catalog fail a share of calls: offload still completes, every record lands exactly once,
 // and the local marker never runs ahead of the table.
+#include "crypto/keyring.h"
 #include "log/batch_builder.h"
 #include "log/log_manager.h"
 #include "lake/iceberg_lake.h"
@@ -162,6 +163,109 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     ASSERT_TRUE(files) << files.error();
     std::vector<int64_t> offsets;
     for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        for (auto& r : *rows) {
+            EXPECT_EQ(*r.value, fmt::format("value-{}", r.offset));
+            offsets.push_back(r.offset);
+        }
+    }
+    std::sort(offsets.begin(), offsets.end());
+    ASSERT_EQ(offsets.size(), size_t(next));
+    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    (void)(*logs)->close();
+    fs::remove_all(dir);
+}
+
+/// A real keyring whose new-file keys can be cut off, as a KMS outage would
+/// (errc::unavailable): reads of existing files keep working.
+class outage_provider final : public crypto::key_provider {
+public:
+    explicit outage_provider(std::shared_ptr<crypto::key_provider> in) : _in(std::move(in)) {}
+    result<crypto::data_key> data_key_for_new_file(std::string_view table) override {
+        if (down) return fail(errc::unavailable, "KMS GenerateDataKey for {}: injected outage", table);
+        return _in->data_key_for_new_file(table);
+    }
+    result<crypto::secret_key> key_for(bytes_view m) override { return _in->key_for(m); }
+    std::string_view kind() const noexcept override { return _in->kind(); }
+    std::string describe() const override { return _in->describe(); }
+    result<void> check() override {
+        if (down) return fail(errc::unavailable, "injected outage");
+        return {};
+    }
+    std::atomic<bool> down{false};
+
+private:
+    std::shared_ptr<crypto::key_provider> _in;
+};
+
+// An encrypted topic while its key provider is down: the offload fails before writing any
+// file, retries, shows it in health(); once keys come back every record lands, encrypted,
+// exactly once.
+TEST(WorkerFaults, EncryptedOffloadWaitsOutAKeyProviderOutage) {
+    auto dir = fs::temp_directory_path() / fmt::format("floe-worker-keys-{}", ::getpid());
+    fs::remove_all(dir);
+    log::log_manager_options lo;
+    lo.data_dir = dir;
+    lo.background_threads = false;
+    lo.capabilities.key_provider = true;
+    lo.capabilities.lake_encrypts = true;
+    auto logs = log::log_manager::open(lo);
+    ASSERT_TRUE(logs) << logs.error();
+    ASSERT_TRUE((*logs)->create_topic("e", 1, {{"remote.storage.enable", "true"}, {"floe.iceberg.encryption", "uniform"}}));
+    auto p = (*logs)->partition("e", 0);
+    int64_t next = 0;
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 3, 2, [](int64_t offset) { return 1000 + offset; }, next));
+
+    crypto::keyring ring;
+    ring.current = "k1";
+    ring.keys.emplace("k1", crypto::secret_key(std::vector<uint8_t>(32, 5)));
+    auto keys = std::make_shared<outage_provider>(std::make_shared<crypto::keyring_provider>(std::move(ring)));
+    keys->down = true;
+    auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
+    ASSERT_TRUE(cat);
+    lake::lake_options opts;
+    opts.warehouse = "file://" + (dir / "warehouse").string();
+    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)), std::make_shared<iceberg::local_file_io>(),
+                            opts);
+    lake.set_key_provider(keys);
+    worker_options wo;
+    wo.max_backoff = std::chrono::milliseconds(1);
+    storage_worker w(**logs, lake, std::make_unique<file_lease>(dir / "lease", "test", std::chrono::minutes(1),
+                                                                 system_clock_source::instance()),
+                     wo);
+    size_t failures = 0;
+    for (int tick = 0; tick < 5; ++tick) {
+        failures += w.tick().failures;
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    EXPECT_GT(failures, 0u);
+    EXPECT_EQ(p->offloaded_up_to()(), 0);
+    auto h = w.health();
+    EXPECT_FALSE(h.ok);
+    EXPECT_NE(h.message.find("injected outage"), std::string::npos) << h.message;
+    // Nothing written while down: no data file, not even an empty one.
+    size_t parquet_files = 0;
+    if (fs::exists(dir / "warehouse"))
+        for (auto& e : fs::recursive_directory_iterator(dir / "warehouse")) parquet_files += e.path().extension() == ".parquet";
+    EXPECT_EQ(parquet_files, 0u);
+
+    keys->down = false;
+    for (int tick = 0; tick < 200 && p->offloaded_up_to()() < next; ++tick) {
+        w.tick();
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    ASSERT_EQ(p->offloaded_up_to()(), next);
+    EXPECT_TRUE(w.health().ok) << w.health().message;
+    auto files = lake::current_data_files(lake.catalog(), lake.io(), {"floe", "e"});
+    ASSERT_TRUE(files) << files.error();
+    ASSERT_FALSE(files->files.empty());
+    for (auto& f : files->files) EXPECT_TRUE(f.key_metadata.has_value()) << f.file_path;
+    lake::table_reader tr(lake, "e");
+    auto planned = tr.files_for_offsets("e-0", 0, INT64_MAX);
+    ASSERT_TRUE(planned) << planned.error();
+    std::vector<int64_t> offsets;
+    for (auto& f : *planned) {
         auto rows = tr.read_file(f);
         ASSERT_TRUE(rows) << rows.error();
         for (auto& r : *rows) {

@@ -1,0 +1,77 @@
+#include "maintenance/reencrypt.h"
+
+#include "lake/table_reader.h"
+
+#include <spdlog/spdlog.h>
+
+namespace floe::maintenance {
+
+result<reencrypt_report> reencrypt(lake::iceberg_lake& lake, const std::string& topic,
+                                   const reencrypt_options& opts) {
+    reencrypt_report report;
+    iceberg::table_ident ident{lake.options().ns, lake::table_name_for_topic(topic)};
+    auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), ident));
+    auto enc = FLOE_TRY_CTX(lake::encryption_from_properties(loaded.metadata.properties), "table {}", ident.name);
+    report.encryption = lake::describe(enc);
+    if (enc.enabled()) {
+        auto keys = lake.key_provider();
+        if (!keys)
+            return fail(errc::invalid_argument, "table {} is encrypted ({}): re-encrypting needs a key provider "
+                        "(floe.encryption.provider)", ident.name, report.encryption);
+        // The id new files get (KMS: one GenerateDataKey whose key is thrown away).
+        auto probe = FLOE_TRY_CTX(keys->data_key_for_new_file(ident.name), "the current key of {}", ident.name);
+        report.current_key = probe.key_id;
+    }
+    auto current = FLOE_TRY(lake::current_data_files(lake.catalog(), lake.io(), ident));
+    std::vector<lake::planned_file> stale;
+    for (auto& df : current.files) {
+        if (df.partition.empty() || df.partition[0].type() != avro::datum::kind::string) continue;
+        auto stream = std::string(df.partition[0].as_string());
+        if (!lake::is_stream_key_of(topic, stream)) continue; // another topic's rows in a shared table
+        ++report.data_files;
+        std::string key_id;
+        if (df.key_metadata)
+            if (auto info = crypto::parse_key_metadata(as_bytes(*df.key_metadata))) key_id = info->key_id;
+        bool keep = enc.enabled() ? df.key_metadata && key_id == report.current_key : !df.key_metadata;
+        if (keep) continue;
+        lake::planned_file pf;
+        pf.uri = df.file_path;
+        pf.stream_key = stream;
+        pf.record_count = df.record_count;
+        pf.file_size = df.file_size_in_bytes;
+        pf.key_metadata = df.key_metadata;
+        stale.push_back(std::move(pf));
+    }
+    report.to_rewrite = stale.size();
+    if (opts.dry_run || stale.empty()) return report;
+    auto table = FLOE_TRY(lake.table_for_topic(topic));
+    lake::table_reader reader(lake, topic);
+    std::vector<parquet::message_header_view> headers;
+    for (auto& f : stale) {
+        auto rows = FLOE_TRY_CTX(reader.read_file(f), "re-encrypting {}", f.uri);
+        auto rewrite = FLOE_TRY(table->begin_rewrite({f.uri}));
+        for (auto& r : rows) {
+            if (auto added = rewrite->add(lake::row_of(r, headers)); !added) {
+                for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+                return std::unexpected(std::move(added).error().with_context("re-encrypting {}", f.uri));
+            }
+        }
+        auto committed = rewrite->commit({});
+        if (!committed) {
+            for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+            if (committed.error().code() == errc::not_found) { // compaction or retention took it meanwhile
+                ++report.conflicts;
+                continue;
+            }
+            return std::unexpected(std::move(committed).error().with_context("re-encrypting {}", f.uri));
+        }
+        ++report.rewritten;
+        report.rows += committed->added_rows;
+    }
+    spdlog::info("re-encryption of {}: {} of {} data files rewritten ({} rows) to {}{}", ident.name,
+                 report.rewritten, report.data_files, report.rows, report.encryption,
+                 report.current_key.empty() ? "" : fmt::format(" with key '{}'", report.current_key));
+    return report;
+}
+
+} // namespace floe::maintenance
