@@ -375,6 +375,10 @@ public:
         rd_kafka_conf_set(conf, "enable.partition.eof", "true", err, sizeof err);
         rd_kafka_conf_set(conf, "isolation.level", "read_uncommitted", err, sizeof err);
         rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+        // Partitions are assigned, not subscribed: the group only lets librdkafka poll (nothing
+        // is committed).
+        rd_kafka_conf_set(conf, "group.id", "floe-restore", err, sizeof err);
+        rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
         auto* c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
         if (!c) return fail(errc::invalid_argument, "librdkafka consumer: {}", err);
         std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> hold(c, rd_kafka_destroy);

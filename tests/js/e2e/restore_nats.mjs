@@ -1,0 +1,150 @@
+// What e2e.restore needs from the official clients (npm "nats", kafkajs), so that no Floe code
+// judges Floe's restore:
+//   fill URL N            ORDERS (orders.>) with N messages (varied subjects, headers of one and
+//                         several values, none, empty and binary payloads) and KV bucket cfg
+//                         (puts, deletes, a purge)
+//   prepare URL           on an empty server: stream ORDERS (orders.>) and KV bucket cfg, as the
+//                         disaster drill recreates them
+//   dump URL STREAM OUT   every message of STREAM as JSON lines {seq, subject, headers, data, time}
+//   count URL STREAM      prints the stream's message count
+//   compare ORIG RESTORED checks RESTORED (a dump) against ORIG (a dump): same messages in order
+//                         (subject, headers, payload), Floe-Original-Timestamp = the original's
+//                         time, every Nats-Msg-Id once
+//   kafka BROKER TOPIC ORIG   reads TOPIC from the start with kafkajs and checks it against ORIG:
+//                         key = subject, value = payload, headers = the original's plus
+//                         Floe-Restore-Id (each once), timestamp = the original's time
+// Exit 0 when the check holds; problems are printed (at most 10).
+import { connect, headers as natsHeaders } from 'nats';
+import { Kafka, logLevel } from 'kafkajs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+
+const [cmd, ...args] = process.argv.slice(2);
+const enc = new TextEncoder();
+
+const problems = [];
+const problem = (m) => { if (problems.length < 10) console.log(`  ${m}`); problems.push(m); };
+
+async function nats(url) {
+  const nc = await connect({ servers: url, timeout: 5000 });
+  return { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager() };
+}
+
+// Headers as sorted [key, value] pairs, without the ones a restore adds.
+const ours = new Set(['Nats-Msg-Id', 'Floe-Original-Timestamp', 'Floe-Restore-Id']);
+function pairs(list) {
+  return list.filter(([k]) => !ours.has(k)).sort((a, b) => (a[0] + '\0' + a[1] < b[0] + '\0' + b[1] ? -1 : 1));
+}
+const readDump = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+if (cmd === 'fill') {
+  const [url, n] = [args[0], Number(args[1])];
+  const { nc, js, jsm } = await nats(url);
+  await jsm.streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
+  const pending = [];
+  for (let i = 0; i < n; i++) {
+    const subject = `orders.${i % 5}.${i % 2 ? 'created' : 'paid'}`;
+    let data = enc.encode(`order ${i}`);
+    if (i % 11 === 0) data = new Uint8Array(0);
+    else if (i % 7 === 0) data = new Uint8Array(randomBytes(1 + (i % 2000)));
+    let h;
+    if (i % 4 !== 0) {
+      h = natsHeaders();
+      h.append('X-Order', String(i));
+      if (i % 3 === 0) { h.append('X-Multi', 'a'); h.append('X-Multi', `b${i}`); }
+    }
+    pending.push(js.publish(subject, data, h ? { headers: h } : undefined));
+    if (pending.length >= 256) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  const kv = await js.views.kv('cfg', { history: 64 });
+  await kv.put('a', enc.encode('a1'));
+  await kv.put('b', enc.encode('b1'));
+  await kv.put('a', enc.encode('a2'));
+  await kv.delete('b');
+  await kv.put('dir.x', enc.encode('x1'));
+  await kv.put('c', enc.encode('c1'));
+  await kv.put('c', enc.encode('c2'));
+  await kv.purge('c'); // a rollup: NATS drops c's history, the table keeps it
+  await kv.put('b', enc.encode('b2'));
+  await nc.close();
+} else if (cmd === 'prepare') {
+  const { nc, js, jsm } = await nats(args[0]);
+  await jsm.streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
+  await js.views.kv('cfg', { history: 64 });
+  await nc.close();
+} else if (cmd === 'dump') {
+  const [url, stream, out] = args;
+  const { nc, jsm } = await nats(url);
+  const info = await jsm.streams.info(stream);
+  const lines = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
+    let m;
+    try { m = await jsm.streams.getMessage(stream, { seq }); } catch { continue; } // deleted
+    const hs = [];
+    if (m.header) for (const k of m.header.keys()) for (const v of m.header.values(k)) hs.push([k, v]);
+    lines.push(JSON.stringify({ seq, subject: m.subject, headers: hs, data: Buffer.from(m.data).toString('base64'),
+                                time: m.time.getTime() }));
+  }
+  writeFileSync(out, lines.join('\n') + '\n');
+  console.log(`  ${stream}: ${lines.length} messages dumped`);
+  await nc.close();
+} else if (cmd === 'count') {
+  const { nc, jsm } = await nats(args[0]);
+  console.log((await jsm.streams.info(args[1])).state.messages);
+  await nc.close();
+} else if (cmd === 'compare') {
+  const [a, b] = [readDump(args[0]), readDump(args[1])];
+  if (a.length !== b.length) problem(`${args[1]}: ${b.length} messages, the original ${a.length}`);
+  const ids = new Set();
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const [o, r] = [a[i], b[i]];
+    if (o.subject !== r.subject) problem(`#${i}: subject ${r.subject}, the original ${o.subject}`);
+    if (o.data !== r.data) problem(`#${i} (${o.subject}): payload differs`);
+    const [ho, hr] = [JSON.stringify(pairs(o.headers)), JSON.stringify(pairs(r.headers))];
+    if (ho !== hr) problem(`#${i}: headers ${hr}, the original ${ho}`);
+    const ts = r.headers.filter(([k]) => k === 'Floe-Original-Timestamp').map(([, v]) => Number(v));
+    if (ts.length !== 1 || ts[0] !== o.time) problem(`#${i}: Floe-Original-Timestamp ${ts}, the original time ${o.time}`);
+    const id = r.headers.filter(([k]) => k === 'Nats-Msg-Id').map(([, v]) => v);
+    if (id.length !== 1 || ids.has(id[0])) problem(`#${i}: Nats-Msg-Id ${id} (missing, several or seen before)`);
+    ids.add(id[0]);
+  }
+  console.log(`  ${b.length} restored messages checked against ${a.length} originals: ${problems.length} problem(s)`);
+} else if (cmd === 'kafka') {
+  const [broker, topic, origFile] = args;
+  const orig = readDump(origFile);
+  const kafka = new Kafka({ brokers: [broker], clientId: 'floe-e2e-restore', logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `restore-check-${Date.now()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const got = [];
+  let idle;
+  const done = new Promise((resolve) => {
+    const arm = () => { clearTimeout(idle); idle = setTimeout(resolve, 3000); };
+    arm();
+    consumer.run({ eachMessage: async ({ message }) => { got.push(message); arm(); } });
+  });
+  await Promise.race([done, new Promise((r) => setTimeout(r, 30000))]);
+  await consumer.disconnect();
+  if (got.length !== orig.length) problem(`${topic}: ${got.length} records, the original ${orig.length}`);
+  const ids = new Set();
+  for (let i = 0; i < Math.min(got.length, orig.length); i++) {
+    const [o, r] = [orig[i], got[i]];
+    if (r.key?.toString() !== o.subject) problem(`#${i}: key ${r.key}, the original subject ${o.subject}`);
+    if ((r.value ?? Buffer.alloc(0)).toString('base64') !== o.data) problem(`#${i}: value differs`);
+    if (Number(r.timestamp) !== o.time) problem(`#${i}: timestamp ${r.timestamp}, the original ${o.time}`);
+    const hs = [];
+    for (const [k, v] of Object.entries(r.headers ?? {}))
+      for (const x of Array.isArray(v) ? v : [v]) hs.push([k, x.toString()]);
+    const [ho, hr] = [JSON.stringify(pairs(o.headers)), JSON.stringify(pairs(hs))];
+    if (ho !== hr) problem(`#${i}: headers ${hr}, the original ${ho}`);
+    const id = hs.filter(([k]) => k === 'Floe-Restore-Id').map(([, v]) => v);
+    if (id.length !== 1 || ids.has(id[0])) problem(`#${i}: Floe-Restore-Id ${id} (missing, several or seen before)`);
+    ids.add(id[0]);
+  }
+  console.log(`  ${got.length} records of ${topic} checked against ${orig.length} originals: ${problems.length} problem(s)`);
+} else {
+  console.error(`unknown command ${cmd}`);
+  process.exit(2);
+}
+process.exit(problems.length ? 1 : 0);
