@@ -2,7 +2,7 @@
 // judges Floe's restore:
 //   fill URL N            ORDERS (orders.>) with N messages (varied subjects, headers of one and
 //                         several values, none, empty and binary payloads) and KV bucket cfg
-//                         (puts, deletes, a purge)
+//                         (puts and deletes); purge URL: then a purge and a put
 //   prepare URL           on an empty server: stream ORDERS (orders.>) and KV bucket cfg, as the
 //                         disaster drill recreates them
 //   dump URL STREAM OUT   every message of STREAM as JSON lines {seq, subject, headers, data, time}
@@ -65,7 +65,12 @@ if (cmd === 'fill') {
   await kv.put('dir.x', enc.encode('x1'));
   await kv.put('c', enc.encode('c1'));
   await kv.put('c', enc.encode('c2'));
-  await kv.purge('c'); // a rollup: NATS drops c's history, the table keeps it
+  await nc.close();
+} else if (cmd === 'purge') {
+  // Once the table holds c1 and c2: a purge is a rollup, NATS drops c's history, the table keeps it.
+  const { nc, js } = await nats(args[0]);
+  const kv = await js.views.kv('cfg', { history: 64 });
+  await kv.purge('c');
   await kv.put('b', enc.encode('b2'));
   await nc.close();
 } else if (cmd === 'prepare') {
