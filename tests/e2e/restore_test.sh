@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # floe restore, the backup half of issue 32, as the disaster drill runs it: a JetStream source
-# lands stream ORDERS and KV bucket cfg in Iceberg; a second, empty nats-server (the first one's
-# storage is lost) gets both back from the tables, and a Kafka topic on the same floe gets ORDERS.
+# lands stream ORDERS, KV bucket cfg and object store files in Iceberg; a second, empty nats-server
+# (the first one's storage is lost) gets them back from the tables, and a Kafka topic on the same floe gets ORDERS.
 # Judged by the official clients (npm nats, kafkajs) against a dump of the original streams:
 # every message's subject/key, headers, payload and time, in order, each once. Each restore is
 # killed with -9 mid-way and run again: nothing twice. Then the errors and their exit codes.
@@ -25,21 +25,22 @@ start_nats "$work/nats2" "$work/nats2.log"; DST="nats://127.0.0.1:$NATS_PORT"; P
 
 check "the original: ORDERS with $N messages, KV bucket cfg" timeout 30 node "$tool" fill "$SRC" "$N"
 start_floe "$work/f" --set floe.ingest.sources.nats.type=jetstream --set floe.ingest.sources.nats.url="$SRC" \
-  --set floe.ingest.sources.nats.streams=ORDERS,KV_cfg --set floe.ingest.sources.nats.topic-prefix=nats. \
+  --set floe.ingest.sources.nats.streams=ORDERS,KV_cfg,OBJ_files --set floe.ingest.sources.nats.topic-prefix=nats. \
   --set floe.ingest.sources.nats.max-age=300ms --set floe.storage.worker.tick-interval=300ms \
   --set floe.auto-create-topics=false || exit 1
 caught_up() {
   curl -s "http://127.0.0.1:$HTTP_PORT/v1/ingest" | /usr/bin/python3 -c "
 import json, sys
 ps = [p for s in json.load(sys.stdin)['sources'] for p in s['partitions']]
-sys.exit(0 if len(ps) == 2 and all(p['source_position'] is not None and p['committed_position'] == p['source_position'] for p in ps) else 1)"
+sys.exit(0 if len(ps) == 3 and all(p['source_position'] is not None and p['committed_position'] == p['source_position'] for p in ps) else 1)"
 }
-check "ORDERS and KV_cfg are in Iceberg" wait_for 20 caught_up
+check "ORDERS, KV_cfg and OBJ_files are in Iceberg" wait_for 20 caught_up
 check "then a KV purge (NATS drops c1, c2; the table has them)" timeout 20 node "$tool" purge "$SRC"
 check "the purge is in Iceberg" wait_for 20 caught_up
 kv_rows=$(/usr/bin/python3 "$here/iceberg_files.py" "$work/f/data/catalog.db" floe nats_KV_cfg | /usr/bin/python3 -c "import json,sys; print(sum(f['records'] for f in json.load(sys.stdin)['files']))" 2>/dev/null)
-node "$tool" dump "$SRC" ORDERS "$work/orders.jsonl" && node "$tool" dump "$SRC" KV_cfg "$work/kv.jsonl"
-check "the originals dumped" test -s "$work/orders.jsonl" -a -s "$work/kv.jsonl"
+node "$tool" dump "$SRC" ORDERS "$work/orders.jsonl" && node "$tool" dump "$SRC" KV_cfg "$work/kv.jsonl" &&
+  node "$tool" dump "$SRC" OBJ_files "$work/obj.jsonl"
+check "the originals dumped" test -s "$work/orders.jsonl" -a -s "$work/kv.jsonl" -a -s "$work/obj.jsonl"
 
 restore() { "$FLOE_BIN" restore --set floe.data-dir="$work/f/data" "$@"; }
 check "the drill's empty server: stream ORDERS and bucket cfg created" timeout 20 node "$tool" prepare "$DST"
@@ -70,6 +71,13 @@ check "KV restore (rc $rc): the table's $kv_rows rows replayed" grep -q "^restor
 node "$tool" dump "$DST" KV_cfg "$work/kv_r.jsonl" >/dev/null
 check "KV: the bucket's stream is the original's (the purge rolled c's history up again)" \
   node "$tool" compare "$work/kv.jsonl" "$work/kv_r.jsonl"
+
+# The object store: chunks and metadata back under their subjects; the client reads every object.
+restore --table nats.OBJ_files --to "$DST" --stream OBJ_files >"$work/obj.out" 2>"$work/obj.err"; rc=$?
+check "object store restore (rc $rc)" test "$rc" -eq 0
+node "$tool" dump "$DST" OBJ_files "$work/obj_r.jsonl" >/dev/null
+check "object store: the stream is the original's" node "$tool" compare "$work/obj.jsonl" "$work/obj_r.jsonl"
+check "object store: every object read back byte-for-byte by the client" timeout 20 node "$tool" objects "$DST"
 
 # Kafka (floe itself as the target): killed mid-way, run again, read back by kafkajs.
 check "topic restored created" grep -q "^restored 0 " <(node "$here/../js/e2e/create_topics.mjs" "127.0.0.1:$KAFKA_PORT" restored)

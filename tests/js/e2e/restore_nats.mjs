@@ -2,8 +2,9 @@
 // judges Floe's restore:
 //   fill URL N            ORDERS (orders.>) with N messages (varied subjects, headers of one and
 //                         several values, none, empty and binary payloads) and KV bucket cfg
-//                         (puts and deletes); purge URL: then a purge and a put
-//   prepare URL           on an empty server: stream ORDERS (orders.>) and KV bucket cfg, as the
+//                         (puts and deletes), object store files; purge URL: then a KV purge and a put
+//   objects URL           object store bucket files read back, byte for byte
+//   prepare URL           on an empty server: stream ORDERS (orders.>), KV bucket cfg, object store files, as the
 //                         disaster drill recreates them
 //   dump URL STREAM OUT   every message of STREAM as JSON lines {seq, subject, headers, data, time}
 //   count URL STREAM      prints the stream's message count
@@ -35,6 +36,15 @@ const ours = new Set(['Nats-Msg-Id', 'Floe-Original-Timestamp', 'Floe-Restore-Id
 function pairs(list) {
   return list.filter(([k]) => !ours.has(k)).sort((a, b) => (a[0] + '\0' + a[1] < b[0] + '\0' + b[1] ? -1 : 1));
 }
+// Object store bucket files: several chunks (128 KiB each), one, none, a name with spaces.
+const objects = [['big.bin', 300 * 1024 + 17], ['small.txt', 10], ['empty', 0], ['dir/name with spaces', 1000]];
+function objectBytes(name, size) { // deterministic, so a later process can check them
+  const out = new Uint8Array(size);
+  let x = 7;
+  for (const c of name) x = (x * 31 + c.charCodeAt(0)) >>> 0;
+  for (let i = 0; i < size; i++) { x = (x * 1103515245 + 12345) >>> 0; out[i] = x >>> 24; }
+  return out;
+}
 const readDump = (f) => readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
 if (cmd === 'fill') {
@@ -65,6 +75,8 @@ if (cmd === 'fill') {
   await kv.put('dir.x', enc.encode('x1'));
   await kv.put('c', enc.encode('c1'));
   await kv.put('c', enc.encode('c2'));
+  const os = await js.views.os('files');
+  for (const [name, size] of objects) await os.putBlob({ name }, objectBytes(name, size));
   await nc.close();
 } else if (cmd === 'purge') {
   // Once the table holds c1 and c2: a purge is a rollup, NATS drops c's history, the table keeps it.
@@ -77,6 +89,19 @@ if (cmd === 'fill') {
   const { nc, js, jsm } = await nats(args[0]);
   await jsm.streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
   await js.views.kv('cfg', { history: 64 });
+  await js.views.os('files');
+  await nc.close();
+} else if (cmd === 'objects') {
+  // Every object of bucket files read back by the client, byte for byte.
+  const { nc, js } = await nats(args[0]);
+  const os = await js.views.os('files');
+  for (const [name, size] of objects) {
+    const got = await os.getBlob(name);
+    const want = objectBytes(name, size);
+    if (!got) problem(`object ${name}: missing`);
+    else if (Buffer.compare(Buffer.from(got), Buffer.from(want)) !== 0) problem(`object ${name}: ${got.length} bytes differ`);
+  }
+  console.log(`  ${objects.length} objects read back: ${problems.length} problem(s)`);
   await nc.close();
 } else if (cmd === 'dump') {
   const [url, stream, out] = args;
