@@ -3,6 +3,7 @@
 //   fill URL N            ORDERS (orders.>) with N messages (varied subjects, headers of one and
 //                         several values, none, empty and binary payloads) and KV bucket cfg
 //                         (puts and deletes), object store files; purge URL: then a KV purge and a put
+//   more URL FROM TO      publishes orders.after.<i> for i in [FROM, TO) (producers after the drill)
 //   objects URL           object store bucket files read back, byte for byte
 //   prepare URL           on an empty server: stream ORDERS (orders.>), KV bucket cfg, object store files, as the
 //                         disaster drill recreates them
@@ -84,6 +85,12 @@ if (cmd === 'fill') {
   const kv = await js.views.kv('cfg', { history: 64 });
   await kv.purge('c');
   await kv.put('b', enc.encode('b2'));
+  await nc.close();
+} else if (cmd === 'more') {
+  // After the drill: producers carry on.
+  const [url, from, to] = [args[0], Number(args[1]), Number(args[2])];
+  const { nc, js } = await nats(url);
+  for (let i = from; i < to; i++) await js.publish(`orders.after.${i}`, enc.encode(`after ${i}`));
   await nc.close();
 } else if (cmd === 'prepare') {
   const { nc, js, jsm } = await nats(args[0]);
