@@ -15,6 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -678,7 +681,10 @@ int run_restore(const config::settings& s, const restore_request& req) {
         return {};
     };
 
-    auto run = [&]() -> result<void> {
+    // Rows are read (Parquet decode) on a second thread while this one publishes: a queue of
+    // at most two batches (row groups) between them.
+    using batch = std::vector<parquet::message_record>;
+    auto read_all = [&](const std::function<bool(batch&&)>& sink) -> result<void> {
         for (auto& [k, fs] : streams) {
             auto p = partition_of(k.second);
             std::vector<lake::planned_file> wanted;
@@ -697,27 +703,71 @@ int run_restore(const config::settings& s, const restore_request& req) {
                 if (j == i + 1) {
                     byte_buffer buf;
                     auto rd = FLOE_TRY(reader.open_file(wanted[i], buf));
-                    std::vector<parquet::message_record> rows;
                     for (;;) {
-                        rows.clear();
+                        batch rows;
                         if (!FLOE_TRY(rd.next_row_group(rows))) break;
-                        for (auto& r : rows) FLOE_TRY(emit(r));
+                        if (!sink(std::move(rows))) return {};
                     }
                 } else {
-                    std::vector<parquet::message_record> rows;
+                    batch rows;
                     for (size_t f = i; f < j; ++f) {
                         auto more = FLOE_TRY(reader.read_file(wanted[f]));
                         std::move(more.begin(), more.end(), std::back_inserter(rows));
                     }
                     std::stable_sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
-                    for (auto& r : rows) FLOE_TRY(emit(r));
+                    if (!sink(std::move(rows))) return {};
                 }
                 i = j;
             }
         }
+        return {};
+    };
+    struct {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::deque<batch> q;
+        bool done = false, stop = false;
+        std::optional<error> err;
+    } feed;
+    std::thread read_thread([&] {
+        auto r = read_all([&](batch&& b) {
+            std::unique_lock g(feed.mu);
+            feed.cv.wait(g, [&] { return feed.q.size() < 2 || feed.stop; });
+            if (feed.stop) return false;
+            feed.q.push_back(std::move(b));
+            feed.cv.notify_all();
+            return true;
+        });
+        std::lock_guard g(feed.mu);
+        if (!r) feed.err = std::move(r).error();
+        feed.done = true;
+        feed.cv.notify_all();
+    });
+    auto run = [&]() -> result<void> {
+        for (;;) {
+            batch b;
+            {
+                std::unique_lock g(feed.mu);
+                feed.cv.wait(g, [&] { return !feed.q.empty() || feed.done; });
+                if (feed.q.empty()) {
+                    if (feed.err) return fail(*feed.err);
+                    break;
+                }
+                b = std::move(feed.q.front());
+                feed.q.pop_front();
+                feed.cv.notify_all();
+            }
+            for (auto& r : b) FLOE_TRY(emit(r));
+        }
         return target->finish();
     };
     auto r = run();
+    {
+        std::lock_guard g(feed.mu);
+        feed.stop = true;
+        feed.cv.notify_all();
+    }
+    read_thread.join();
     prog.tick(*target, true);
     double secs = std::chrono::duration<double>(steady::now() - started).count();
     if (!r) {
