@@ -94,6 +94,21 @@ check "Kafka: the rerun resumed after what the killed run delivered" grep -q "re
 check "Kafka: every record once, in order, key/headers/value/timestamp kept" \
   timeout 60 node "$tool" kafka "127.0.0.1:$KAFKA_PORT" restored "$work/orders.jsonl"
 
+# Part of the history: offsets, then times (epoch ms and ISO-8601), both ends inclusive; read by kcat.
+check "topics part and window created" test "$(node "$here/../js/e2e/create_topics.mjs" "127.0.0.1:$KAFKA_PORT" part window | grep -c ' 0 created')" -eq 2
+restore --table nats.ORDERS --to "$KTO" --topic part --from-offset 100 --to-offset 199 >"$work/p.out" 2>"$work/p.err"
+offs=$(kcat -C -b "127.0.0.1:$KAFKA_PORT" -t part -e -q -f '%h\n' 2>/dev/null | sed -n 's/.*Floe-Restore-Id=floe:floe.nats_ORDERS:0:\([0-9]*\).*/\1/p' | tr '\n' ' ')
+check "--from-offset 100 --to-offset 199: offsets 100..199 once each ($(wc -w <<<"$offs") records)" test "$offs" = "$(seq -s ' ' 100 199) "
+read -r t_from t_to t_iso want <<<"$(/usr/bin/python3 -c "
+import json, datetime
+ts = [json.loads(l)['time'] for l in open('$work/orders.jsonl')]
+a, b = ts[500], ts[999]
+iso = datetime.datetime.fromtimestamp(b / 1000, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3] + 'Z'
+print(a, b, iso, sum(1 for t in ts if a <= t <= b))")"
+restore --table nats.ORDERS --to "$KTO" --topic window --from-ts "$t_from" --to-ts "$t_iso" >"$work/w.out" 2>"$work/w.err"
+got=$(kcat -C -b "127.0.0.1:$KAFKA_PORT" -t window -e -q -f '%T\n' 2>/dev/null | awk -v a="$t_from" -v b="$t_to" '$1 >= a && $1 <= b { n++ } END { print n + 0 " " NR }')
+check "--from-ts $t_from --to-ts $t_iso: the $want messages of that window, nothing else ($got)" test "$got" = "$want $want"
+
 # Errors: exit codes and messages.
 restore --table nats.NOPE --to "$DST" --stream ORDERS 2>"$work/e1.err"; rc=$?
 check "an unknown table: exit 3 ($rc), named" test "$rc" -eq 3 -a -n "$(grep 'no table floe.nats_NOPE' "$work/e1.err")"
