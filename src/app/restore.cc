@@ -250,6 +250,17 @@ public:
             break;
         }
         }
+        // What NATS cannot carry (a Kafka table's keys and headers may hold anything): refused
+        // by name rather than sent to break the connection's protocol stream.
+        if (subject.empty() || subject.find_first_of(" \t\r\n") != std::string::npos || subject.starts_with(".")
+            || subject.ends_with(".") || subject.find("..") != std::string::npos)
+            return fail(errc::invalid_argument, "offset {}: '{}' is not a NATS subject", r.offset, subject);
+        if (r.headers)
+            for (auto& h : *r.headers)
+                if (h.key.find_first_of(" :\r\n") != std::string::npos
+                    || (h.value && h.value->find_first_of("\r\n") != std::string::npos))
+                    return fail(errc::invalid_argument, "offset {}: header '{}' cannot be a NATS header (line break, "
+                                "or a space or colon in its name)", r.offset, h.key);
         natsMsg* m = nullptr;
         const std::string& data = r.value ? *r.value : _empty;
         if (auto st = natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), int(data.size())); st != NATS_OK)

@@ -25,7 +25,7 @@ struct restore_request {
 enum restore_exit : int {
     restore_done = 0,
     restore_failed = 1,      ///< the target failed or cannot be reached, or a data file cannot be read: run it again
-    restore_usage = 2,       ///< bad options
+    restore_usage = 2,       ///< bad options, or a row the target cannot take (no subject, a header NATS cannot carry)
     restore_not_found = 3,   ///< no such table, stream or topic
 };
 
