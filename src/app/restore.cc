@@ -356,14 +356,15 @@ public:
         FLOE_TRY(set("linger.ms", "5"));
         FLOE_TRY(set("client.id", "floe-restore"));
         FLOE_TRY(set("allow.auto.create.topics", "false"));
-        FLOE_TRY(set("log_level", "3")); // errors only: the restore reports its own
+        FLOE_TRY(set("log_level", "3")); // errors only, under the restore's own prefix
+        rd_kafka_conf_set_log_cb(conf, &kafka_target::on_log);
         rd_kafka_conf_set_opaque(conf, this);
         rd_kafka_conf_set_dr_msg_cb(conf, &kafka_target::on_delivery);
         _rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
         if (!_rk) return fail(errc::invalid_argument, "librdkafka producer: {}", err);
         _rkt = rd_kafka_topic_new(_rk, _topic.c_str(), nullptr);
         const rd_kafka_metadata_t* md = nullptr;
-        auto e = rd_kafka_metadata(_rk, 0, _rkt, &md, 10000);
+        auto e = rd_kafka_metadata(_rk, 0, _rkt, &md, 5000);
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
             return fail(errc::unavailable, "cannot reach Kafka at {}: {}", _bootstrap, rd_kafka_err2str(e));
         std::unique_ptr<const rd_kafka_metadata_t, void (*)(const rd_kafka_metadata_t*)> hold(md, rd_kafka_metadata_destroy);
@@ -389,6 +390,7 @@ public:
         rd_kafka_conf_set(conf, "enable.partition.eof", "true", err, sizeof err);
         rd_kafka_conf_set(conf, "isolation.level", "read_uncommitted", err, sizeof err);
         rd_kafka_conf_set(conf, "log_level", "3", err, sizeof err);
+        rd_kafka_conf_set_log_cb(conf, &kafka_target::on_log);
         // Partitions are assigned, not subscribed: the group only lets librdkafka poll (nothing
         // is committed).
         rd_kafka_conf_set(conf, "group.id", "floe-restore", err, sizeof err);
@@ -486,6 +488,10 @@ public:
 
 private:
     static constexpr int64_t scan_window = 1000;
+
+    static void on_log(const rd_kafka_t*, int level, const char* fac, const char* buf) {
+        std::fprintf(stderr, "floe restore: librdkafka %s: %s\n", fac, buf);
+    }
 
     static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
         auto* self = static_cast<kafka_target*>(opaque);
