@@ -110,6 +110,8 @@ public:
     /// Waits until every queued message is acknowledged.
     virtual result<void> finish() = 0;
     virtual std::string describe() const = 0;
+    /// Refuses a table with partitions the target has not (before anything is sent).
+    virtual result<void> accepts_partitions(int32_t highest) { return {}; }
     /// Whether restoring partition p after partition p-1 is how resume points are read
     /// (JetStream: one stream, so partitions go one after another).
     virtual bool sequential_partitions() const = 0;
@@ -377,7 +379,14 @@ public:
         return {};
     }
 
-    int32_t partitions() const { return _partitions; }
+    result<void> accepts_partitions(int32_t highest) override {
+        if (highest >= _partitions)
+            return fail(errc::invalid_argument,
+                        "the table has partitions up to {} and topic {} has {}: give the topic at least {} (each "
+                        "record goes to the partition of the same number)",
+                        highest, _topic, _partitions, highest + 1);
+        return {};
+    }
 
     result<std::map<int32_t, int64_t>> resume_points(const std::string& table_id) override {
         // The idempotent producer keeps a partition's records in order without duplicates
@@ -652,6 +661,13 @@ int run_restore(const config::settings& s, const restore_request& req) {
     for (auto& f : *files) {
         auto p = partition_of(f.stream_key);
         streams[{p ? *p : INT32_MAX, f.stream_key}].push_back(f);
+    }
+    int32_t highest = -1;
+    for (auto& [k, fs] : streams)
+        if (auto p = partition_of(k.second)) highest = std::max(highest, *p);
+    if (auto ok = target->accepts_partitions(highest); !ok) {
+        std::fprintf(stderr, "floe restore: %s\n", ok.error().message().c_str());
+        return restore_usage;
     }
     progress prog;
     auto first_needed = [&](std::optional<int32_t> p) -> int64_t {

@@ -4,7 +4,9 @@
 # (the first one's storage is lost) gets them back from the tables, and a Kafka topic on the same floe gets ORDERS.
 # Judged by the official clients (npm nats, kafkajs) against a dump of the original streams:
 # every message's subject/key, headers, payload and time, in order, each once. Each restore is
-# killed with -9 mid-way and run again: nothing twice. Then the errors and their exit codes.
+# killed with -9 mid-way and run again: nothing twice. A Kafka table of 3 partitions (null keys
+# and values) goes to a 3-partition topic (kcat: same records at the same offsets); offset and
+# time ranges; the drill on the server that lost its storage; errors and their exit codes.
 # usage: restore_test.sh FLOE_BIN
 FLOE_BIN="$(realpath "$1")"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -108,6 +110,42 @@ print(a, b, iso, sum(1 for t in ts if a <= t <= b))")"
 restore --table nats.ORDERS --to "$KTO" --topic window --from-ts "$t_from" --to-ts "$t_iso" >"$work/w.out" 2>"$work/w.err"
 got=$(kcat -C -b "127.0.0.1:$KAFKA_PORT" -t window -e -q -f '%T\n' 2>/dev/null | awk -v a="$t_from" -v b="$t_to" '$1 >= a && $1 <= b { n++ } END { print n + 0 " " NR }')
 check "--from-ts $t_from --to-ts $t_iso: the $want messages of that window, nothing else ($got)" test "$got" = "$want $want"
+
+# A Kafka table of 3 partitions (null keys and values, repeated headers) into a 3-partition
+# topic: each record to its partition; killed mid-way, resumed partition by partition.
+check "topic src3: 3 partitions, 1,500 records" timeout 30 node "$tool" kafka-fill "127.0.0.1:$KAFKA_PORT" src3 3 1500
+src3_rows() {
+  /usr/bin/python3 "$here/iceberg_files.py" "$work/f/data/catalog.db" floe src3 2>/dev/null |
+    /usr/bin/python3 -c "import json,sys; sys.exit(0 if sum(f['records'] for f in json.load(sys.stdin)['files']) == 1500 else 1)" 2>/dev/null
+}
+check "src3 in Iceberg" wait_for 20 src3_rows
+check "topics copy1 (1 partition) and copy3 (3)" node "$tool" kafka-topic "127.0.0.1:$KAFKA_PORT" copy1 1
+node "$tool" kafka-topic "127.0.0.1:$KAFKA_PORT" copy3 3
+restore --table src3 --to "$KTO" --topic copy1 2>"$work/c0.err"; rc=$?
+check "a topic with fewer partitions than the table: exit 2 ($rc), nothing sent" \
+  test "$rc" -eq 2 -a -n "$(grep 'give the topic at least 3' "$work/c0.err")" -a \
+  -z "$(kcat -C -b "127.0.0.1:$KAFKA_PORT" -t copy1 -e -q 2>/dev/null)"
+"$FLOE_BIN" restore --set floe.data-dir="$work/f/data" --table src3 --to "$KTO" --topic copy3 --max-rate 1500 \
+  >"$work/c1.out" 2>"$work/c1.err" &
+RPID=$!
+sleep 0.7
+kill -9 "$RPID"; wait "$RPID" 2>/dev/null
+restore --table src3 --to "$KTO" --topic copy3 >"$work/c2.out" 2>"$work/c2.err"; rc=$?
+sed 's/^/  /' "$work/c2.out"
+check "3 partitions: the rerun finishes (rc $rc) and resumes" grep -q "resuming after it" "$work/c2.err"
+# kcat: partition, offset, timestamp, key and value with their lengths (-1: null), headers; by
+# partition then offset. The copy's offsets are the original's (both topics start empty at 0).
+kdump() {
+  kcat -C -b "127.0.0.1:$KAFKA_PORT" -t "$1" -e -q -f '%p\t%o\t%T\t%K\t%k\t%S\t%s\t%h\n' 2>/dev/null |
+    sort -t$'\t' -k1,1n -k2,2n
+}
+kdump src3 >"$work/src3.txt"; kdump copy3 >"$work/copy3.txt"
+check "3 partitions: each copy record names its own partition and offset in Floe-Restore-Id" test "$(awk -F'\t' \
+  '{ n = gsub("Floe-Restore-Id=floe:floe.src3:" $1 ":" $2 "(,|$)", "&", $8) } n == 1 { ok++ } END { print ok + 0 }' \
+  "$work/copy3.txt")" -eq 1500
+sed -E 's/,?Floe-Restore-Id=[^,]*$//' "$work/copy3.txt" >"$work/copy3_plain.txt"
+check "3 partitions: every record once at its offset, key/value (nulls too)/headers/timestamp kept ($(wc -l <"$work/src3.txt") records)" \
+  diff -q "$work/src3.txt" "$work/copy3_plain.txt"
 
 # Errors: exit codes and messages.
 restore --table nats.NOPE --to "$DST" --stream ORDERS 2>"$work/e1.err"; rc=$?

@@ -15,6 +15,8 @@
 //   kafka BROKER TOPIC ORIG   reads TOPIC from the start with kafkajs and checks it against ORIG:
 //                         key = subject, value = payload, headers = the original's plus
 //                         Floe-Restore-Id (each once), timestamp = the original's time
+//   kafka-fill BROKER TOPIC P N   a tiered topic of P partitions, N records (null keys and values too)
+//   kafka-topic BROKER TOPIC P    creates TOPIC with P partitions
 // Exit 0 when the check holds; problems are printed (at most 10).
 import { connect, headers as natsHeaders } from 'nats';
 import { Kafka, logLevel } from 'kafkajs';
@@ -180,6 +182,35 @@ if (cmd === 'fill') {
     ids.add(id[0]);
   }
   console.log(`  ${got.length} records of ${topic} checked against ${orig.length} originals: ${problems.length} problem(s)`);
+} else if (cmd === 'kafka-fill') {
+  // A tiered topic of P partitions with N records: keys (some null), values (some null: tombstones,
+  // some empty), headers (some repeated), explicit timestamps.
+  const [broker, topic, parts, n] = [args[0], args[1], Number(args[2]), Number(args[3])];
+  const kafka = new Kafka({ brokers: [broker], clientId: 'floe-e2e-restore', logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: parts, configEntries: [
+    { name: 'remote.storage.enable', value: 'true' }, { name: 'segment.ms', value: '500' }] }] });
+  await admin.disconnect();
+  const producer = kafka.producer();
+  await producer.connect();
+  const t0 = 1796270400000;
+  for (let i = 0; i < n; i += 100) {
+    const messages = [];
+    for (let j = i; j < Math.min(n, i + 100); j++)
+      messages.push({ partition: j % parts, key: j % 9 === 0 ? null : `k${j % 37}`,
+                      value: j % 13 === 0 ? null : j % 17 === 0 ? '' : `value ${j}`,
+                      timestamp: String(t0 + j * 3),
+                      headers: j % 2 ? { h: [`x${j}`, 'y'], other: String(j) } : undefined });
+    await producer.send({ topic, messages });
+  }
+  await producer.disconnect();
+} else if (cmd === 'kafka-topic') {
+  const [broker, topic, parts] = [args[0], args[1], Number(args[2])];
+  const admin = new Kafka({ brokers: [broker], clientId: 'floe-e2e-restore', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  if (!(await admin.createTopics({ topics: [{ topic, numPartitions: parts }] }))) problem(`${topic} exists`);
+  await admin.disconnect();
 } else {
   console.error(`unknown command ${cmd}`);
   process.exit(2);
