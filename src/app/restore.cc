@@ -112,9 +112,6 @@ public:
     virtual std::string describe() const = 0;
     /// Refuses a table with partitions the target has not (before anything is sent).
     virtual result<void> accepts_partitions(int32_t highest) { return {}; }
-    /// Whether restoring partition p after partition p-1 is how resume points are read
-    /// (JetStream: one stream, so partitions go one after another).
-    virtual bool sequential_partitions() const = 0;
 
     std::atomic<int64_t> acked{0}, duplicates{0}, failed{0};
 
@@ -155,7 +152,6 @@ public:
     }
 
     std::string describe() const override { return fmt::format("JetStream stream {} at {}", _stream, _url); }
-    bool sequential_partitions() const override { return true; }
 
     result<void> open() override {
         natsOptions_Create(&_opts);
@@ -342,7 +338,6 @@ public:
         if (_rk) rd_kafka_destroy(_rk);
     }
     std::string describe() const override { return fmt::format("Kafka topic {} at {}", _topic, _bootstrap); }
-    bool sequential_partitions() const override { return false; }
 
     result<void> open() override {
         char err[512];
