@@ -108,7 +108,7 @@ void print_config(const config::settings& s) {
     }
 }
 
-constexpr std::string_view commands[] = {"serve", "config", "tables", "cluster", "maintain", "users", "acls", "schemas", "dlq", "version"};
+constexpr std::string_view commands[] = {"serve", "config", "tables", "cluster", "maintain", "users", "acls", "schemas", "dlq", "restore", "version"};
 
 /// The first word that is neither an option nor an option's value: what CLI11 takes as the
 /// subcommand. Empty when there is none.
@@ -249,6 +249,33 @@ command_line parse_command_line(int argc, const char* const* argv) {
         ->check(CLI::IsMember({"compact", "manifests", "expire", "orphans"}));
     add_settings_options(maintain_cmd, maintain_opts);
 
+    // floe restore --table T --to nats://...|kafka://...: the backup half (src/app/restore.h).
+    settings_options restore_opts;
+    restore_request restore_req;
+    int64_t restore_from_off = -1, restore_to_off = -1;
+    std::string restore_from_ts, restore_to_ts;
+    auto* restore_cmd = app.add_subcommand(
+        "restore", "Replay a table's rows in order into a JetStream stream or a Kafka topic (subjects, keys, headers, "
+                   "timestamps kept); idempotent: a run cut short and run again adds nothing twice");
+    restore_cmd->add_option("--table", restore_req.table, "A topic, or <namespace>.<table>")->required();
+    auto* rfo = restore_cmd->add_option("--from-offset", restore_from_off, "First offset replayed (inclusive)")
+                    ->check(CLI::NonNegativeNumber);
+    auto* rfts = restore_cmd->add_option("--from-ts", restore_from_ts,
+                                         "First message time replayed (inclusive): epoch ms or ISO-8601 UTC");
+    rfo->excludes(rfts);
+    auto* rto = restore_cmd->add_option("--to-offset", restore_to_off, "Last offset replayed (inclusive)")
+                    ->check(CLI::NonNegativeNumber);
+    auto* rtts = restore_cmd->add_option("--to-ts", restore_to_ts,
+                                         "Last message time replayed (inclusive): epoch ms or ISO-8601 UTC");
+    rto->excludes(rtts);
+    restore_cmd->add_option("--to", restore_req.to, "nats://host:port (with --stream) or kafka://host:port (with --topic)")
+        ->required();
+    restore_cmd->add_option("--stream", restore_req.stream, "The JetStream stream to publish to (it must exist)");
+    restore_cmd->add_option("--topic", restore_req.topic, "The Kafka topic to produce to (it must exist)");
+    restore_cmd->add_option("--max-rate", restore_req.max_rate, "Messages per second at most (default: no limit)")
+        ->check(CLI::PositiveNumber);
+    add_settings_options(restore_cmd, restore_opts);
+
     settings_options users_opts;
     users_command users;
     add_users_command(app, users, [&](CLI::App* c) { add_settings_options(c, users_opts); });
@@ -283,6 +310,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                  : lake_show_cmd->parsed() || lake_set_cmd->parsed() ? cluster_opts
                  : dlq_replay_cmd->parsed() ? dlq_opts
                  : maintain_cmd->parsed() ? maintain_opts
+                 : restore_cmd->parsed()  ? restore_opts
                  : users.parsed()         ? users_opts
                  : acls.parsed()          ? acls_opts
                  : schemas.parsed()       ? schemas_opts
@@ -302,6 +330,7 @@ command_line parse_command_line(int argc, const char* const* argv) {
                   : lake_set_cmd->parsed()  ? "cluster lake set"
                   : dlq_replay_cmd->parsed() ? "dlq replay"
                   : maintain_cmd->parsed() ? "maintain"
+                  : restore_cmd->parsed()  ? "restore"
                   : users.parsed()       ? "users"
                   : acls.parsed()        ? "acls"
                   : schemas.parsed()     ? "schemas"
@@ -319,6 +348,11 @@ command_line parse_command_line(int argc, const char* const* argv) {
     if (!maintain_older.empty()) maintain_req.older_than = maintain_older;
     if (maintain_reencrypt) maintain_req.actions.push_back("reencrypt");
     out.maintain = std::move(maintain_req);
+    if (restore_from_off >= 0) restore_req.from_offset = restore_from_off;
+    if (restore_to_off >= 0) restore_req.to_offset = restore_to_off;
+    if (!restore_from_ts.empty()) restore_req.from_ts = restore_from_ts;
+    if (!restore_to_ts.empty()) restore_req.to_ts = restore_to_ts;
+    out.restore = std::move(restore_req);
     users.settle();
     out.users = std::move(users);
     acls.settle();
@@ -357,6 +391,7 @@ int run_cli(int argc, char** argv) {
         init_logging(*fmt_, *lvl);
         return maintain(*s, cl.maintain);
     }
+    if (cl.command == "restore") return run_restore(*s, cl.restore);
     if (cl.command == "users") return run_users_command(cl.users, *s);
     if (cl.command == "acls") return run_acls_command(cl.acls, *s);
     if (cl.command == "schemas") return run_schemas_command(cl.schemas, *s);

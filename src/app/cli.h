@@ -2,6 +2,7 @@
 
 #include "app/acls.h"
 #include "app/maintain.h"
+#include "app/restore.h"
 #include "app/schemas.h"
 #include "app/users.h"
 
@@ -17,7 +18,7 @@ namespace floe::app {
 /// accepted both before and after the subcommand name (`floe --set k=v serve` and
 /// `floe serve --set k=v`); those before it apply first, so the later ones win.
 struct command_line {
-    std::string command;     ///< "serve", "config", "tables adopt", "tables files", "cluster lake show", "cluster lake set", "dlq replay", "maintain", "users", "acls" or "version"
+    std::string command;     ///< "serve", "config", "tables adopt", "tables files", "cluster lake show", "cluster lake set", "dlq replay", "maintain", "restore", "users", "acls" or "version"
     std::vector<std::string> args; ///< the subcommand's positional arguments (table names)
     bool sql = false;              ///< `floe tables files --sql`
     bool keys = false;             ///< `floe tables files --keys`
@@ -26,6 +27,7 @@ struct command_line {
     users_command users;           ///< `floe users`'s subcommand and options
     acls_command acls;             ///< `floe acls`'s subcommand and options
     schemas_command schemas;       ///< `floe schemas`'s subcommand and options
+    restore_request restore;       ///< `floe restore`'s options
     std::string config_path; ///< --config; empty: ./floe.yaml when it exists
     std::vector<std::string>
         sets; ///< "key=value" from --set (and --log-format/--log-level), in order
