@@ -13,6 +13,7 @@
 #include "lake/iceberg_lake.h"
 #include "log/log_manager.h"
 #include "log/testing/batch_builder.h"
+#include "log/testing/forwarding_tier.h"
 #include "log/txn_state.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
@@ -32,135 +33,43 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 /// A partition of the embedded log whose next read() first runs `before_read` (once).
-class trim_on_read_partition final : public log::local_partition {
+class trim_on_read_partition final : public log::testing::forwarding_partition {
 public:
-    trim_on_read_partition(std::shared_ptr<log::local_partition> inner, std::function<void()>& before_read)
-        : _in(std::move(inner)), _before_read(before_read) {}
+    trim_on_read_partition(std::shared_ptr<log::local_partition> inner,
+                           std::function<void()>& before_read)
+        : forwarding_partition(std::move(inner)), _before_read(before_read) {}
 
-    result<log::read_result> read(kafka_offset offset, const log::read_options& opts) const override {
+    result<log::read_result> read(kafka_offset offset,
+                                  const log::read_options& opts) const override {
         if (_before_read) std::exchange(_before_read, {})();
         return _in->read(offset, opts);
     }
 
-    result<log::append_result> append(std::span<uint8_t> records, const log::append_options& opts) override {
-        return _in->append(records, opts);
-    }
-    result<log::append_result> mirror_append(bytes_view records) override { return _in->mirror_append(records); }
-    bool is_mirror() const noexcept override { return _in->is_mirror(); }
-    result<std::optional<log::timestamp_lookup>> offset_for_timestamp(int64_t ts) const override {
-        return _in->offset_for_timestamp(ts);
-    }
-    result<std::optional<log::record_batch_header>> batch_header_at(kafka_offset offset) const override {
-        return _in->batch_header_at(offset);
-    }
-    std::optional<log::timestamp_lookup> max_timestamp() const override { return _in->max_timestamp(); }
-    log::partition_offsets offsets() const override { return _in->offsets(); }
-    result<log::partition_offsets> current_offsets() const override { return _in->current_offsets(); }
-    log::partition_offsets known_offsets() const override { return _in->known_offsets(); }
-    kafka_offset log_start_offset() const override { return _in->log_start_offset(); }
-    result<kafka_offset> delete_records_before(kafka_offset offset) override {
-        return _in->delete_records_before(offset);
-    }
-    kafka_offset records_start() const override { return _in->records_start(); }
-    kafka_offset log_end_offset() const override { return _in->log_end_offset(); }
-    result<void> flush() override { return _in->flush(); }
-    void when_durable(kafka_offset last_offset, std::function<void(result<void>)> done) override {
-        _in->when_durable(last_offset, std::move(done));
-    }
-    result<void> roll() override { return _in->roll(); }
-    result<bool> maybe_roll_by_time() override { return _in->maybe_roll_by_time(); }
-    std::vector<log::segment_info> segments() const override { return _in->segments(); }
-    std::vector<log::segment_info> sealed_segments() const override { return _in->sealed_segments(); }
-    result<void> set_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
-        return _in->set_offloaded_up_to(next, fence);
-    }
-    kafka_offset offloaded_up_to() const override { return _in->offloaded_up_to(); }
-    result<void> rewind_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
-        return _in->rewind_offloaded_up_to(next, fence);
-    }
-    result<std::vector<log::segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
-                                                           log::offload_fence fence) override {
-        return _in->apply_retention(remote_covers, fence);
-    }
-    bool supports_transactions() const noexcept override { return _in->supports_transactions(); }
-    result<log::append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch, log::txn_marker m,
-                                                 int32_t coordinator_epoch) override {
-        return _in->append_txn_marker(producer_id, producer_epoch, m, coordinator_epoch);
-    }
-    kafka_offset last_stable_offset() const override { return _in->last_stable_offset(); }
-    std::vector<log::aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const override {
-        return _in->aborted_transactions(from, to);
-    }
-    std::map<int64_t, int64_t> open_transactions() const override { return _in->open_transactions(); }
-    std::optional<log::producer_state> producer(int64_t producer_id) const override {
-        return _in->producer(producer_id);
-    }
-    std::vector<log::producer_state> producers() const override { return _in->producers(); }
-    log::topic_config config() const override { return _in->config(); }
-    const log::topic_partition& tp() const noexcept override { return _in->tp(); }
-    const uuid& topic_id() const noexcept override { return _in->topic_id(); }
-
 private:
-    std::shared_ptr<log::local_partition> _in;
     std::function<void()>& _before_read; ///< the tier's hook, shared by its partitions
 };
 
 /// The embedded log as the Fetch handler sees it, with a hook run before the next partition
 /// read. Everything else is forwarded.
-class trim_on_read_tier final : public log::local_tier {
+class trim_on_read_tier final : public log::testing::forwarding_tier {
 public:
-    explicit trim_on_read_tier(log::local_tier& inner) : _in(inner) {}
-    mutable std::function<void()> before_read; ///< run (and cleared) by the next read() of any partition
-
-    result<log::topic_info> create_topic(std::string_view name, int32_t partitions, const log::config_map& overrides,
-                                         bool validate_only, std::string_view mirror_of) override {
-        return _in.create_topic(name, partitions, overrides, validate_only, mirror_of);
-    }
-    result<void> delete_topic(std::string_view name) override { return _in.delete_topic(name); }
-    result<log::topic_info> create_partitions(std::string_view name, int32_t total) override {
-        return _in.create_partitions(name, total);
-    }
-    result<log::topic_info> alter_topic_config(std::string_view name, const log::config_map& overrides,
-                                               bool validate_only) override {
-        return _in.alter_topic_config(name, overrides, validate_only);
-    }
-    result<log::topic_info> incremental_alter_topic_config(std::string_view name, std::span<const log::config_op> ops,
-                                                           bool validate_only) override {
-        return _in.incremental_alter_topic_config(name, ops, validate_only);
-    }
-    std::optional<log::topic_info> topic(std::string_view name) const override { return _in.topic(name); }
-    std::optional<log::topic_info> topic(const uuid& id) const override { return _in.topic(id); }
-    std::vector<log::topic_info> topics() const override { return _in.topics(); }
-    const log::config_map& topic_defaults() const noexcept override { return _in.topic_defaults(); }
-    log::config_map dynamic_topic_defaults() const override { return _in.dynamic_topic_defaults(); }
-    result<void> set_dynamic_topic_defaults(const log::config_map& defaults, bool validate_only) override {
-        return _in.set_dynamic_topic_defaults(defaults, validate_only);
-    }
-    fs::path log_dir() const override { return _in.log_dir(); }
-    result<void> flush_all() override { return _in.flush_all(); }
-    result<void> close() override { return _in.close(); }
+    using forwarding_tier::forwarding_tier;
+    mutable std::function<void()>
+        before_read; ///< run (and cleared) by the next read() of any partition
 
 protected:
-    std::shared_ptr<log::local_partition> find_partition(std::string_view topic, int32_t partition) const override {
-        return wrap(_in.partition(topic, partition));
-    }
-    std::shared_ptr<log::local_partition> find_partition(const uuid& topic_id, int32_t partition) const override {
-        return wrap(_in.partition(topic_id, partition));
-    }
-
-private:
-    std::shared_ptr<log::local_partition> wrap(std::shared_ptr<log::local_partition> p) const {
-        if (!p) return p;
+    std::shared_ptr<log::local_partition>
+    wrap(std::shared_ptr<log::local_partition> p) const override {
         return std::make_shared<trim_on_read_partition>(std::move(p), before_read);
     }
-    log::local_tier& _in;
 };
 
 /// One partition of a decoded Fetch v11 answer, with the records it carries.
 struct fetched {
     int16_t error = -1;
     int64_t high_watermark = -1, log_start = -1;
-    std::vector<std::pair<int64_t, std::string>> records; ///< (offset, value), control batches skipped
+    std::vector<std::pair<int64_t, std::string>>
+        records; ///< (offset, value), control batches skipped
 };
 
 /// A tiered topic "t" of one partition on the embedded log, its storage worker and remote
@@ -172,8 +81,9 @@ protected:
     static constexpr int64_t t0 = 1'700'000'000'000;
 
     void SetUp() override {
-        _dir = fs::temp_directory_path() / fmt::format("floe-tiered-fetch-{}-{}", ::getpid(),
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        _dir = fs::temp_directory_path()
+               / fmt::format("floe-tiered-fetch-{}-{}", ::getpid(),
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(_dir);
         fs::create_directories(_dir);
         log::log_manager_options lo;
@@ -183,7 +93,8 @@ protected:
         auto logs = log::log_manager::open(lo);
         ASSERT_TRUE(logs) << logs.error();
         _logs = std::move(*logs);
-        ASSERT_TRUE(_logs->create_topic("t", 1, {{"remote.storage.enable", "true"}, {"local.retention.ms", "60000"}}));
+        ASSERT_TRUE(_logs->create_topic(
+            "t", 1, {{"remote.storage.enable", "true"}, {"local.retention.ms", "60000"}}));
         _p = _logs->partition("t", 0);
         ASSERT_TRUE(_p);
 
@@ -191,8 +102,9 @@ protected:
         ASSERT_TRUE(cat) << cat.error();
         lake::lake_options o;
         o.warehouse = "file://" + (_dir / "warehouse").string();
-        _lake = std::make_unique<lake::iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                                     std::make_shared<iceberg::local_file_io>(), o);
+        _lake =
+            std::make_unique<lake::iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
+                                                 std::make_shared<iceberg::local_file_io>(), o);
         tiering::worker_options wo;
         wo.clock = &_clock;
         wo.max_backoff = 1ms;
@@ -213,7 +125,8 @@ protected:
         _opts.data_dir = _dir;
         _opts.remote = _remote.get();
         _tier = std::make_unique<trim_on_read_tier>(*_logs);
-        _handler = std::make_unique<request_handler>(_opts, "127.0.0.1", 9092, *_tier, *_groups, *_pids);
+        _handler =
+            std::make_unique<request_handler>(_opts, "127.0.0.1", 9092, *_tier, *_groups, *_pids);
     }
     void TearDown() override {
         _handler.reset();
@@ -246,10 +159,12 @@ protected:
             r.timestamp_ms = _clock.now_ms();
         }
         byte_buffer b;
-        log::testing::append_batch(b, rs, {.producer_id = 7, .producer_epoch = 0, .base_sequence = 0});
+        log::testing::append_batch(b, rs,
+                                   {.producer_id = 7, .producer_epoch = 0, .base_sequence = 0});
         b[log::batch_layout::attributes + 1] |= uint8_t(log::batch_attr::transactional);
         uint32_t crc = log::compute_batch_crc(b);
-        for (int i = 0; i < 4; ++i) b[log::batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+        for (int i = 0; i < 4; ++i)
+            b[log::batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
         auto r = _p->append(b);
         ASSERT_TRUE(r) << r.error();
         ASSERT_EQ(r->status, log::append_status::ok) << r->message;
@@ -262,7 +177,8 @@ protected:
         auto sealed = _p->sealed_segments();
         ASSERT_FALSE(sealed.empty());
         int64_t want = sealed.back().next_offset();
-        for (int i = 0; i < 50 && _p->offloaded_up_to()() < want; ++i) (void)_worker->tick();
+        for (int i = 0; i < 50 && _p->offloaded_up_to()() < want; ++i)
+            (void)_worker->tick();
         ASSERT_EQ(_p->offloaded_up_to()(), want);
     }
     /// The trim as the storage worker does it: local retention falls due (the clock moves past
@@ -305,7 +221,9 @@ protected:
         byte_buffer out;
         asio::io_context io;
         bool ok = false;
-        asio::co_spawn(io, _handler->handle(connection_info{}, h, std::span<uint8_t>(body.data(), body.size()), out),
+        asio::co_spawn(io,
+                       _handler->handle(connection_info{}, h,
+                                        std::span<uint8_t>(body.data(), body.size()), out),
                        [&](std::exception_ptr e, bool r) {
                            EXPECT_FALSE(e);
                            ok = r;
@@ -343,10 +261,11 @@ protected:
         EXPECT_LE(size_t(std::max(n, 0)), r.remaining());
         bytes_view recs(out.data() + (out.size() - r.remaining()), size_t(std::max(n, 0)));
         byte_buffer scratch;
-        auto walked = tiering::for_each_record_in(recs, true, scratch, 64 << 20, [&](const log::record_view& v) -> result<bool> {
-            f.records.emplace_back(v.offset, v.value ? std::string(*v.value) : std::string());
-            return true;
-        });
+        auto walked = tiering::for_each_record_in(
+            recs, true, scratch, 64 << 20, [&](const log::record_view& v) -> result<bool> {
+                f.records.emplace_back(v.offset, v.value ? std::string(*v.value) : std::string());
+                return true;
+            });
         EXPECT_TRUE(walked) << walked.error();
         return f;
     }
@@ -427,7 +346,7 @@ TEST_F(TieredFetchTest, KafkaTrimBeforeTheLocalReadOfAGapServesTheRemoteTier) {
     ASSERT_TRUE(_p->roll());
     ASSERT_NO_FATAL_FAILURE(put_aborted(50)); // 100..149, ABORT marker at 150
     ASSERT_TRUE(_p->roll());
-    _clock.advance(2min); // 0..150 are past local retention, what follows is not
+    _clock.advance(2min);              // 0..150 are past local retention, what follows is not
     ASSERT_NO_FATAL_FAILURE(put(100)); // 151..250
     ASSERT_TRUE(_p->roll());
     ASSERT_NO_FATAL_FAILURE(put(10)); // the active segment: 251..260

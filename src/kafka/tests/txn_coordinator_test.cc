@@ -8,6 +8,7 @@
 #include "log/log_manager.h"
 #include "log/record_batch_header.h"
 #include "log/testing/batch_builder.h"
+#include "log/testing/forwarding_tier.h"
 
 #include <gtest/gtest.h>
 
@@ -32,60 +33,23 @@ struct durability_hooks {
 };
 
 /// A partition of the embedded log whose fsync reports and marker appends the test controls.
-class durability_partition final : public log::local_partition {
+class durability_partition final : public log::testing::forwarding_partition {
 public:
     durability_partition(std::shared_ptr<log::local_partition> inner, durability_hooks& d)
-        : _in(std::move(inner)), _d(d) {}
-    result<log::read_result> read(kafka_offset offset, const log::read_options& opts) const override {
-        return _in->read(offset, opts);
-    }
-    result<log::append_result> append(std::span<uint8_t> records, const log::append_options& opts) override {
-        return _in->append(records, opts);
-    }
-    result<log::append_result> mirror_append(bytes_view records) override { return _in->mirror_append(records); }
-    bool is_mirror() const noexcept override { return _in->is_mirror(); }
-    result<std::optional<log::timestamp_lookup>> offset_for_timestamp(int64_t ts) const override {
-        return _in->offset_for_timestamp(ts);
-    }
-    result<std::optional<log::record_batch_header>> batch_header_at(kafka_offset offset) const override {
-        return _in->batch_header_at(offset);
-    }
-    std::optional<log::timestamp_lookup> max_timestamp() const override { return _in->max_timestamp(); }
-    log::partition_offsets offsets() const override { return _in->offsets(); }
-    result<log::partition_offsets> current_offsets() const override { return _in->current_offsets(); }
-    log::partition_offsets known_offsets() const override { return _in->known_offsets(); }
-    kafka_offset log_start_offset() const override { return _in->log_start_offset(); }
-    result<kafka_offset> delete_records_before(kafka_offset offset) override {
-        return _in->delete_records_before(offset);
-    }
-    kafka_offset records_start() const override { return _in->records_start(); }
-    kafka_offset log_end_offset() const override { return _in->log_end_offset(); }
+        : forwarding_partition(std::move(inner)), _d(d) {}
     result<void> flush() override {
         ++_d.flushes;
         return _in->flush();
     }
     void when_durable(kafka_offset last_offset, std::function<void(result<void>)> done) override {
         ++_d.durable_asks;
-        if (_d.hold_durable) _d.held.push_back(std::move(done));
-        else _in->when_durable(last_offset, std::move(done));
+        if (_d.hold_durable)
+            _d.held.push_back(std::move(done));
+        else
+            _in->when_durable(last_offset, std::move(done));
     }
-    result<void> roll() override { return _in->roll(); }
-    result<bool> maybe_roll_by_time() override { return _in->maybe_roll_by_time(); }
-    std::vector<log::segment_info> segments() const override { return _in->segments(); }
-    std::vector<log::segment_info> sealed_segments() const override { return _in->sealed_segments(); }
-    result<void> set_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
-        return _in->set_offloaded_up_to(next, fence);
-    }
-    kafka_offset offloaded_up_to() const override { return _in->offloaded_up_to(); }
-    result<void> rewind_offloaded_up_to(kafka_offset next, log::offload_fence fence) override {
-        return _in->rewind_offloaded_up_to(next, fence);
-    }
-    result<std::vector<log::segment_info>> apply_retention(std::optional<kafka_offset> remote_covers,
-                                                           log::offload_fence fence) override {
-        return _in->apply_retention(remote_covers, fence);
-    }
-    bool supports_transactions() const noexcept override { return _in->supports_transactions(); }
-    result<log::append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch, log::txn_marker m,
+    result<log::append_result> append_txn_marker(int64_t producer_id, int16_t producer_epoch,
+                                                 log::txn_marker m,
                                                  int32_t coordinator_epoch) override {
         if (_d.lose_markers) { // appended, then lost by a crash before its fsync
             log::append_result r;
@@ -94,80 +58,32 @@ public:
         }
         return _in->append_txn_marker(producer_id, producer_epoch, m, coordinator_epoch);
     }
-    kafka_offset last_stable_offset() const override { return _in->last_stable_offset(); }
-    std::vector<log::aborted_txn> aborted_transactions(kafka_offset from, kafka_offset to) const override {
-        return _in->aborted_transactions(from, to);
-    }
-    std::map<int64_t, int64_t> open_transactions() const override { return _in->open_transactions(); }
-    std::optional<log::producer_state> producer(int64_t producer_id) const override {
-        return _in->producer(producer_id);
-    }
-    std::vector<log::producer_state> producers() const override { return _in->producers(); }
-    log::topic_config config() const override { return _in->config(); }
-    const log::topic_partition& tp() const noexcept override { return _in->tp(); }
-    const uuid& topic_id() const noexcept override { return _in->topic_id(); }
 
 private:
-    std::shared_ptr<log::local_partition> _in;
     durability_hooks& _d;
 };
 
 /// The embedded log, each partition wrapped in durability_partition.
-class durability_tier final : public log::local_tier {
+class durability_tier final : public log::testing::forwarding_tier {
 public:
-    explicit durability_tier(log::local_tier& inner) : _in(inner) {}
+    using forwarding_tier::forwarding_tier;
     mutable durability_hooks hooks;
 
-    result<log::topic_info> create_topic(std::string_view name, int32_t partitions, const log::config_map& overrides,
-                                         bool validate_only, std::string_view mirror_of) override {
-        return _in.create_topic(name, partitions, overrides, validate_only, mirror_of);
-    }
-    result<void> delete_topic(std::string_view name) override { return _in.delete_topic(name); }
-    result<log::topic_info> create_partitions(std::string_view name, int32_t total) override {
-        return _in.create_partitions(name, total);
-    }
-    result<log::topic_info> alter_topic_config(std::string_view name, const log::config_map& overrides,
-                                               bool validate_only) override {
-        return _in.alter_topic_config(name, overrides, validate_only);
-    }
-    result<log::topic_info> incremental_alter_topic_config(std::string_view name, std::span<const log::config_op> ops,
-                                                           bool validate_only) override {
-        return _in.incremental_alter_topic_config(name, ops, validate_only);
-    }
-    std::optional<log::topic_info> topic(std::string_view name) const override { return _in.topic(name); }
-    std::optional<log::topic_info> topic(const uuid& id) const override { return _in.topic(id); }
-    std::vector<log::topic_info> topics() const override { return _in.topics(); }
-    const log::config_map& topic_defaults() const noexcept override { return _in.topic_defaults(); }
-    log::config_map dynamic_topic_defaults() const override { return _in.dynamic_topic_defaults(); }
-    result<void> set_dynamic_topic_defaults(const log::config_map& defaults, bool validate_only) override {
-        return _in.set_dynamic_topic_defaults(defaults, validate_only);
-    }
-    fs::path log_dir() const override { return _in.log_dir(); }
-    result<void> flush_all() override { return _in.flush_all(); }
-    result<void> close() override { return _in.close(); }
-
 protected:
-    std::shared_ptr<log::local_partition> find_partition(std::string_view topic, int32_t partition) const override {
-        return wrap(_in.partition(topic, partition));
-    }
-    std::shared_ptr<log::local_partition> find_partition(const uuid& topic_id, int32_t partition) const override {
-        return wrap(_in.partition(topic_id, partition));
-    }
-
-private:
-    std::shared_ptr<log::local_partition> wrap(std::shared_ptr<log::local_partition> p) const {
-        if (!p) return p;
+    std::shared_ptr<log::local_partition>
+    wrap(std::shared_ptr<log::local_partition> p) const override {
         return std::make_shared<durability_partition>(std::move(p), hooks);
     }
-    log::local_tier& _in;
 };
 
 /// A client's transactional batch of `n` records (make_batch with the transactional attribute).
 byte_buffer txn_batch(size_t n, int64_t pid, int16_t epoch, int32_t seq) {
-    auto b = log::testing::make_batch(n, 20, 1000, {.producer_id = pid, .producer_epoch = epoch, .base_sequence = seq});
+    auto b = log::testing::make_batch(
+        n, 20, 1000, {.producer_id = pid, .producer_epoch = epoch, .base_sequence = seq});
     b[log::batch_layout::attributes + 1] |= uint8_t(log::batch_attr::transactional);
     uint32_t crc = log::compute_batch_crc(b);
-    for (int i = 0; i < 4; ++i) b[log::batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+    for (int i = 0; i < 4; ++i)
+        b[log::batch_layout::crc + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
     return b;
 }
 
@@ -180,7 +96,8 @@ struct txn_coordinator_test : ::testing::Test {
 
     void SetUp() override {
         dir = std::filesystem::temp_directory_path()
-              / fmt::format("floe-txn-coord-{}-{}", ::getpid(), ::testing::UnitTest::GetInstance()->random_seed());
+              / fmt::format("floe-txn-coord-{}-{}", ::getpid(),
+                            ::testing::UnitTest::GetInstance()->random_seed());
         std::filesystem::remove_all(dir);
         log::log_manager_options lo;
         lo.data_dir = dir;
@@ -199,7 +116,8 @@ struct txn_coordinator_test : ::testing::Test {
     /// as a restarted broker does.
     void reopen(log::local_tier* over = nullptr) {
         txns.reset();
-        auto t = txn_coordinator::open({.dir = dir / "kafka"}, over ? *over : *logs, *offsets, *pids);
+        auto t =
+            txn_coordinator::open({.dir = dir / "kafka"}, over ? *over : *logs, *offsets, *pids);
         ASSERT_TRUE(t) << t.error();
         txns = std::move(*t);
     }
@@ -228,11 +146,15 @@ TEST_F(txn_coordinator_test, commit_writes_markers_and_applies_staged_offsets) {
     EXPECT_EQ(a.producer_epoch, 0);
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id, 0, both), (std::vector<int16_t>{0, 0}));
     EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 1}), 0);
-    EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 5}), int16_t(kerr::invalid_txn_state));
-    EXPECT_EQ(txns->txn_offset_commit("tx", "g", a.producer_id, 0, {{{"t", 0}, {17, -1, std::nullopt}}}),
-              int16_t(kerr::invalid_txn_state)); // AddOffsetsToTxn first
+    EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 5}),
+              int16_t(kerr::invalid_txn_state));
+    EXPECT_EQ(
+        txns->txn_offset_commit("tx", "g", a.producer_id, 0, {{{"t", 0}, {17, -1, std::nullopt}}}),
+        int16_t(kerr::invalid_txn_state)); // AddOffsetsToTxn first
     EXPECT_EQ(txns->add_offsets("tx", a.producer_id, 0, "g"), 0);
-    EXPECT_EQ(txns->txn_offset_commit("tx", "g", a.producer_id, 0, {{{"t", 0}, {17, -1, std::nullopt}}}), 0);
+    EXPECT_EQ(
+        txns->txn_offset_commit("tx", "g", a.producer_id, 0, {{{"t", 0}, {17, -1, std::nullopt}}}),
+        0);
     EXPECT_FALSE(offsets->get("g", {"t", 0})) << "staged offsets are invisible before the commit";
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, true), 0);
     EXPECT_EQ(end(0), 1); // one COMMIT marker each
@@ -242,8 +164,10 @@ TEST_F(txn_coordinator_test, commit_writes_markers_and_applies_staged_offsets) {
     EXPECT_EQ(txns->describe("tx")->status, txn_status::complete_commit);
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, true), 0) << "a retried commit";
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, false), int16_t(kerr::invalid_txn_state));
-    EXPECT_EQ(txns->init_producer("tx", 0, -1, -1).error, int16_t(kerr::invalid_transaction_timeout));
-    EXPECT_EQ(txns->init_producer("tx", 900001, -1, -1).error, int16_t(kerr::invalid_transaction_timeout));
+    EXPECT_EQ(txns->init_producer("tx", 0, -1, -1).error,
+              int16_t(kerr::invalid_transaction_timeout));
+    EXPECT_EQ(txns->init_producer("tx", 900001, -1, -1).error,
+              int16_t(kerr::invalid_transaction_timeout));
 }
 
 TEST_F(txn_coordinator_test, new_producer_fences_the_old_one_and_aborts_its_transaction) {
@@ -257,8 +181,10 @@ TEST_F(txn_coordinator_test, new_producer_fences_the_old_one_and_aborts_its_tran
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, true), int16_t(kerr::producer_fenced));
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 1}}),
               (std::vector<int16_t>{int16_t(kerr::producer_fenced)}));
-    EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 0}), int16_t(kerr::invalid_producer_epoch));
-    EXPECT_EQ(txns->init_producer("tx", 60000, a.producer_id, 0).error, int16_t(kerr::producer_fenced))
+    EXPECT_EQ(txns->check_produce("tx", a.producer_id, 0, {"t", 0}),
+              int16_t(kerr::invalid_producer_epoch));
+    EXPECT_EQ(txns->init_producer("tx", 60000, a.producer_id, 0).error,
+              int16_t(kerr::producer_fenced))
         << "a fenced instance cannot re-initialise with its old epoch";
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id + 1, b.producer_epoch, {{"t", 1}}),
               (std::vector<int16_t>{int16_t(kerr::invalid_producer_id_mapping)}));
@@ -290,7 +216,8 @@ TEST_F(txn_coordinator_test, open_transaction_survives_reopen_and_times_out) {
     auto again = txns->init_producer("tx", 1000, a.producer_id, 0);
     EXPECT_EQ(again.error, 0);
     EXPECT_EQ(again.producer_epoch, 2);
-    EXPECT_EQ(txns->init_producer("tx", 1000, a.producer_id, 0).error, int16_t(kerr::producer_fenced));
+    EXPECT_EQ(txns->init_producer("tx", 1000, a.producer_id, 0).error,
+              int16_t(kerr::producer_fenced));
 }
 
 } // namespace
@@ -315,7 +242,8 @@ TEST_F(txn_coordinator_test, end_txn_is_answered_before_the_markers_are_durable)
     auto d = txns->describe("tx");
     EXPECT_EQ(d->status, txn_status::complete_commit);
     ASSERT_EQ(d->markers.size(), 1u);
-    EXPECT_EQ(d->markers[0].offsets, (std::map<log::topic_partition, int64_t>{{{"t", 0}, 3}, {{"t", 1}, 2}}));
+    EXPECT_EQ(d->markers[0].offsets,
+              (std::map<log::topic_partition, int64_t>{{{"t", 0}, 3}, {{"t", 1}, 2}}));
     // The next transaction starts at once (no CONCURRENT_TRANSACTIONS while markers settle).
     EXPECT_EQ(txns->add_partitions("tx", a.producer_id, 0, {{"t", 0}}), (std::vector<int16_t>{0}));
     EXPECT_EQ(produce(0, 1, a.producer_id, 0, 3), 4);
@@ -353,7 +281,8 @@ TEST_F(txn_coordinator_test, a_restart_appends_again_the_markers_a_crash_lost) {
     EXPECT_EQ(lso(0), 4);
     EXPECT_EQ(lso(1), 3);
     EXPECT_EQ(txns->describe("tx")->status, txn_status::complete_commit);
-    EXPECT_TRUE(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{4}).empty())
+    EXPECT_TRUE(
+        logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{4}).empty())
         << "committed, not aborted";
     reopen(); // nothing left to append
     EXPECT_EQ(end(0), 4);
@@ -378,6 +307,10 @@ TEST_F(txn_coordinator_test, a_restart_leaves_the_next_transaction_open) {
     EXPECT_EQ(txns->end_txn("tx", a.producer_id, 0, false), 0);
     EXPECT_EQ(end(0), 7);
     EXPECT_EQ(lso(0), 7);
-    ASSERT_EQ(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{7}).size(), 1u);
-    EXPECT_EQ(logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{7})[0].first_offset, 4);
+    ASSERT_EQ(
+        logs->partition("t", 0)->aborted_transactions(kafka_offset{0}, kafka_offset{7}).size(), 1u);
+    EXPECT_EQ(logs->partition("t", 0)
+                  ->aborted_transactions(kafka_offset{0}, kafka_offset{7})[0]
+                  .first_offset,
+              4);
 }
