@@ -2,10 +2,10 @@
 // catalog fail a share of calls: offload still completes, every record lands exactly once,
 // and the local marker never runs ahead of the table.
 #include "crypto/keyring.h"
-#include "log/batch_builder.h"
-#include "log/log_manager.h"
 #include "lake/iceberg_lake.h"
 #include "lake/table_reader.h"
+#include "log/batch_builder.h"
+#include "log/log_manager.h"
 #include "tiering/storage_worker.h"
 
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
-#include <thread>
 #include <random>
+#include <thread>
 
 namespace floe::tiering {
 namespace {
@@ -66,9 +66,14 @@ private:
 
 class flaky_catalog final : public iceberg::catalog {
 public:
-    flaky_catalog(std::unique_ptr<iceberg::catalog> inner, flaky& f) : _in(std::move(inner)), _f(f) {}
-    result<void> create_namespace_if_missing(const std::string& ns) override { return _in->create_namespace_if_missing(ns); }
-    result<bool> namespace_exists(const std::string& ns) override { return _in->namespace_exists(ns); }
+    flaky_catalog(std::unique_ptr<iceberg::catalog> inner, flaky& f)
+        : _in(std::move(inner)), _f(f) {}
+    result<void> create_namespace_if_missing(const std::string& ns) override {
+        return _in->create_namespace_if_missing(ns);
+    }
+    result<bool> namespace_exists(const std::string& ns) override {
+        return _in->namespace_exists(ns);
+    }
     result<std::optional<std::string>> metadata_location(const iceberg::table_ident& t) override {
         if (_f.trip()) return fail(errc::unavailable, "injected catalog outage");
         return _in->metadata_location(t);
@@ -76,11 +81,14 @@ public:
     result<void> create_table(const iceberg::table_ident& t, const std::string& l) override {
         return _in->create_table(t, l);
     }
-    result<void> swap(const iceberg::table_ident& t, const std::string& e, const std::string& n) override {
+    result<void> swap(const iceberg::table_ident& t, const std::string& e,
+                      const std::string& n) override {
         if (_f.trip()) return fail(errc::unavailable, "injected catalog outage during swap");
         return _in->swap(t, e, n);
     }
-    result<std::vector<std::string>> list_tables(const std::string& ns) override { return _in->list_tables(ns); }
+    result<std::vector<std::string>> list_tables(const std::string& ns) override {
+        return _in->list_tables(ns);
+    }
 
 private:
     std::unique_ptr<iceberg::catalog> _in;
@@ -89,8 +97,9 @@ private:
 
 /// Appends `segments` sealed segments of `batches` batches of 100 records each to `p`: key "k",
 /// value "value-<offset>", timestamp ts(offset); `next` ends at the log end.
-template <class Partition>
-void fill_sealed(Partition& p, int segments, int batches, const std::function<int64_t(int64_t)>& ts, int64_t& next) {
+template<class Partition>
+void fill_sealed(Partition& p, int segments, int batches, const std::function<int64_t(int64_t)>& ts,
+                 int64_t& next) {
     log::batch_builder b;
     for (int seg = 0; seg < segments; ++seg) {
         for (int batch = 0; batch < batches; ++batch) {
@@ -108,6 +117,26 @@ void fill_sealed(Partition& p, int segments, int batches, const std::function<in
     }
 }
 
+/// The table holds offsets 0..next-1 of `stream_key` exactly once, each with value
+/// "value-<offset>".
+void expect_each_offset_once(lake::table_reader& tr, const std::string& stream_key, int64_t next) {
+    auto files = tr.files_for_offsets(stream_key, 0, INT64_MAX);
+    ASSERT_TRUE(files) << files.error();
+    std::vector<int64_t> offsets;
+    for (auto& f : *files) {
+        auto rows = tr.read_file(f);
+        ASSERT_TRUE(rows) << rows.error();
+        for (auto& r : *rows) {
+            EXPECT_EQ(*r.value, fmt::format("value-{}", r.offset));
+            offsets.push_back(r.offset);
+        }
+    }
+    std::sort(offsets.begin(), offsets.end());
+    ASSERT_EQ(offsets.size(), size_t(next));
+    for (int64_t i = 0; i < next; ++i)
+        ASSERT_EQ(offsets[size_t(i)], i);
+}
+
 TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     auto dir = fs::temp_directory_path() / fmt::format("floe-worker-faults-{}", ::getpid());
     fs::remove_all(dir);
@@ -120,7 +149,8 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     auto p = (*logs)->partition("f", 0);
     // 20 segments of 500 records.
     int64_t next = 0;
-    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 20, 5, [](int64_t offset) { return 1000 + offset; }, next));
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(
+        *p, 20, 5, [](int64_t offset) { return 1000 + offset; }, next));
 
     flaky faults(0.15, 7);
     auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
@@ -159,20 +189,7 @@ TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     lake::iceberg_lake reader_lake(std::shared_ptr<iceberg::catalog>(std::move(*cat2)),
                                    std::make_shared<iceberg::local_file_io>(), clean);
     lake::table_reader tr(reader_lake, "f");
-    auto files = tr.files_for_offsets("f-0", 0, INT64_MAX);
-    ASSERT_TRUE(files) << files.error();
-    std::vector<int64_t> offsets;
-    for (auto& f : *files) {
-        auto rows = tr.read_file(f);
-        ASSERT_TRUE(rows) << rows.error();
-        for (auto& r : *rows) {
-            EXPECT_EQ(*r.value, fmt::format("value-{}", r.offset));
-            offsets.push_back(r.offset);
-        }
-    }
-    std::sort(offsets.begin(), offsets.end());
-    ASSERT_EQ(offsets.size(), size_t(next));
-    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    expect_each_offset_once(tr, "f-0", next);
     (void)(*logs)->close();
     fs::remove_all(dir);
 }
@@ -183,7 +200,8 @@ class outage_provider final : public crypto::key_provider {
 public:
     explicit outage_provider(std::shared_ptr<crypto::key_provider> in) : _in(std::move(in)) {}
     result<crypto::data_key> data_key_for_new_file(std::string_view table) override {
-        if (down) return fail(errc::unavailable, "KMS GenerateDataKey for {}: injected outage", table);
+        if (down)
+            return fail(errc::unavailable, "KMS GenerateDataKey for {}: injected outage", table);
         return _in->data_key_for_new_file(table);
     }
     result<crypto::secret_key> key_for(bytes_view m) override { return _in->key_for(m); }
@@ -212,27 +230,31 @@ TEST(WorkerFaults, EncryptedOffloadWaitsOutAKeyProviderOutage) {
     lo.capabilities.lake_encrypts = true;
     auto logs = log::log_manager::open(lo);
     ASSERT_TRUE(logs) << logs.error();
-    ASSERT_TRUE((*logs)->create_topic("e", 1, {{"remote.storage.enable", "true"}, {"floe.iceberg.encryption", "uniform"}}));
+    ASSERT_TRUE((*logs)->create_topic(
+        "e", 1, {{"remote.storage.enable", "true"}, {"floe.iceberg.encryption", "uniform"}}));
     auto p = (*logs)->partition("e", 0);
     int64_t next = 0;
-    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 3, 2, [](int64_t offset) { return 1000 + offset; }, next));
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(
+        *p, 3, 2, [](int64_t offset) { return 1000 + offset; }, next));
 
     crypto::keyring ring;
     ring.current = "k1";
     ring.keys.emplace("k1", crypto::secret_key(std::vector<uint8_t>(32, 5)));
-    auto keys = std::make_shared<outage_provider>(std::make_shared<crypto::keyring_provider>(std::move(ring)));
+    auto keys = std::make_shared<outage_provider>(
+        std::make_shared<crypto::keyring_provider>(std::move(ring)));
     keys->down = true;
     auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
     ASSERT_TRUE(cat);
     lake::lake_options opts;
     opts.warehouse = "file://" + (dir / "warehouse").string();
-    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)), std::make_shared<iceberg::local_file_io>(),
-                            opts);
+    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
+                            std::make_shared<iceberg::local_file_io>(), opts);
     lake.set_key_provider(keys);
     worker_options wo;
     wo.max_backoff = std::chrono::milliseconds(1);
-    storage_worker w(**logs, lake, std::make_unique<file_lease>(dir / "lease", "test", std::chrono::minutes(1),
-                                                                 system_clock_source::instance()),
+    storage_worker w(**logs, lake,
+                     std::make_unique<file_lease>(dir / "lease", "test", std::chrono::minutes(1),
+                                                  system_clock_source::instance()),
                      wo);
     size_t failures = 0;
     for (int tick = 0; tick < 5; ++tick) {
@@ -247,7 +269,8 @@ TEST(WorkerFaults, EncryptedOffloadWaitsOutAKeyProviderOutage) {
     // Nothing written while down: no data file, not even an empty one.
     size_t parquet_files = 0;
     if (fs::exists(dir / "warehouse"))
-        for (auto& e : fs::recursive_directory_iterator(dir / "warehouse")) parquet_files += e.path().extension() == ".parquet";
+        for (auto& e : fs::recursive_directory_iterator(dir / "warehouse"))
+            parquet_files += e.path().extension() == ".parquet";
     EXPECT_EQ(parquet_files, 0u);
 
     keys->down = false;
@@ -260,22 +283,10 @@ TEST(WorkerFaults, EncryptedOffloadWaitsOutAKeyProviderOutage) {
     auto files = lake::current_data_files(lake.catalog(), lake.io(), {"floe", "e"});
     ASSERT_TRUE(files) << files.error();
     ASSERT_FALSE(files->files.empty());
-    for (auto& f : files->files) EXPECT_TRUE(f.key_metadata.has_value()) << f.file_path;
+    for (auto& f : files->files)
+        EXPECT_TRUE(f.key_metadata.has_value()) << f.file_path;
     lake::table_reader tr(lake, "e");
-    auto planned = tr.files_for_offsets("e-0", 0, INT64_MAX);
-    ASSERT_TRUE(planned) << planned.error();
-    std::vector<int64_t> offsets;
-    for (auto& f : *planned) {
-        auto rows = tr.read_file(f);
-        ASSERT_TRUE(rows) << rows.error();
-        for (auto& r : *rows) {
-            EXPECT_EQ(*r.value, fmt::format("value-{}", r.offset));
-            offsets.push_back(r.offset);
-        }
-    }
-    std::sort(offsets.begin(), offsets.end());
-    ASSERT_EQ(offsets.size(), size_t(next));
-    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    expect_each_offset_once(tr, "e-0", next);
     (void)(*logs)->close();
     fs::remove_all(dir);
 }
@@ -297,15 +308,16 @@ TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     auto p = (*logs)->partition("s", 0);
     // Current timestamps: remote retention (retention.ms, 7 days) must not take rows.
     int64_t next = 0;
-    ASSERT_NO_FATAL_FAILURE(
-        fill_sealed(*p, 12, 3, [](int64_t) { return system_clock_source::instance().now_ms(); }, next));
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(
+        *p, 12, 3, [](int64_t) { return system_clock_source::instance().now_ms(); }, next));
     lake::lake_options opts;
     opts.warehouse = "file://" + (dir / "warehouse").string();
     auto open_lake = [&] {
         auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
         EXPECT_TRUE(cat);
-        return std::make_unique<lake::iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                                    std::make_shared<iceberg::local_file_io>(), opts);
+        return std::make_unique<lake::iceberg_lake>(
+            std::shared_ptr<iceberg::catalog>(std::move(*cat)),
+            std::make_shared<iceberg::local_file_io>(), opts);
     };
     auto lake1 = open_lake(), lake2 = open_lake();
     worker_options wo;
@@ -314,10 +326,12 @@ TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     // Two lease files: each worker holds "its" lease, as after a split brain.
     storage_worker w1(**logs, *lake1,
                       std::make_unique<file_lease>(dir / "lease1", "one", std::chrono::minutes(1),
-                                                   system_clock_source::instance()), wo);
+                                                   system_clock_source::instance()),
+                      wo);
     storage_worker w2(**logs, *lake2,
                       std::make_unique<file_lease>(dir / "lease2", "two", std::chrono::minutes(1),
-                                                   system_clock_source::instance()), wo);
+                                                   system_clock_source::instance()),
+                      wo);
     std::atomic<int64_t> segs1{0}, segs2{0};
     auto drive = [&](storage_worker& w, std::atomic<int64_t>& segs) {
         for (int tick = 0; tick < 400 && p->offloaded_up_to()() < next; ++tick) {
@@ -339,11 +353,13 @@ TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     for (auto& f : *files) {
         auto rows = tr.read_file(f);
         ASSERT_TRUE(rows) << rows.error();
-        for (auto& r : *rows) offsets.push_back(r.offset);
+        for (auto& r : *rows)
+            offsets.push_back(r.offset);
     }
     std::sort(offsets.begin(), offsets.end());
     ASSERT_EQ(offsets.size(), size_t(next)) << "segments committed: " << segs1 << " + " << segs2;
-    for (int64_t i = 0; i < next; ++i) ASSERT_EQ(offsets[size_t(i)], i);
+    for (int64_t i = 0; i < next; ++i)
+        ASSERT_EQ(offsets[size_t(i)], i);
     (void)(*logs)->close();
     fs::remove_all(dir);
 }
