@@ -751,8 +751,22 @@ bool request_handler::metadata(const connection_info& conn, const request_header
         rt.topic_id = t.id;
         if (req.include_topic_authorized_operations)
             rt.authorized_operations = authorized_operations(conn, acl_resource::topic, t.name, k_topic_all_ops);
-        for (int32_t i = 0; i < t.partitions; ++i)
-            rt.partitions.push_back({0, i, partition_leader(t.name, i), 0});
+        for (int32_t i = 0; i < t.partitions; ++i) {
+            auto& p = rt.partitions.emplace_back(metadata_response::partition{0, i, partition_leader(t.name, i), 0, {}});
+            // Replicas: the leader, then the next live brokers by id, as many as the topic's
+            // factor (at most the live ones). Each holds nothing of its own: all serve the
+            // shared tier, so all are in sync.
+            if (t.replication_factor > 1 && resp.brokers.size() > 1) {
+                std::vector<int32_t> ids;
+                for (auto& b : resp.brokers) ids.push_back(b.node_id);
+                std::ranges::sort(ids);
+                auto at = std::ranges::find(ids, p.leader);
+                size_t start = at == ids.end() ? 0 : size_t(at - ids.begin());
+                if (at == ids.end()) p.replicas.push_back(p.leader);
+                for (size_t k = 0; k < ids.size() && p.replicas.size() < size_t(t.replication_factor); ++k)
+                    p.replicas.push_back(ids[(start + k) % ids.size()]);
+            }
+        }
     };
     if (req.all_topics) {
         // Kafka lists only the topics the principal may describe.
@@ -918,12 +932,18 @@ bool request_handler::create_topics(const connection_info& c, const request_head
             error(kerr::invalid_topic_exception, ok.error().message());
             continue;
         }
-        if (t.replication_factor != -1 && t.replication_factor != 1 && !t.has_assignments) {
+        // The data lives in the local tier, which every broker sharing it serves: a factor up to
+        // the live brokers is accepted (Metadata names that many as replicas), more is refused,
+        // as Kafka refuses more replicas than brokers. Alone, a broker takes 1 (or -1, the default).
+        const int32_t live = int32_t(cluster_brokers(c).size());
+        if (!t.has_assignments && (t.replication_factor == 0 || t.replication_factor < -1 || t.replication_factor > live)) {
             error(kerr::invalid_replication_factor,
-                  fmt::format("replication factor {} larger than the 1 available broker",
-                              t.replication_factor));
+                  t.replication_factor > live
+                      ? fmt::format("Replication factor: {} larger than available brokers: {}.", t.replication_factor, live)
+                      : fmt::format("Replication factor must be larger than 0, or -1 to use the default value."));
             continue;
         }
+        const int16_t factor = t.has_assignments || t.replication_factor == -1 ? int16_t(1) : t.replication_factor;
         int32_t parts = t.has_assignments ? t.assignment_count : t.num_partitions;
         if (parts == 0 || parts < -1) {
             error(kerr::invalid_partitions, fmt::format("{} partitions", parts));
@@ -941,7 +961,7 @@ bool request_handler::create_topics(const connection_info& c, const request_head
             overrides[std::string(c.name)] = std::string(*c.value);
         }
         if (bad) continue;
-        auto created = _logs.create_topic(t.name, parts, overrides, req.validate_only);
+        auto created = _logs.create_topic(t.name, parts, overrides, req.validate_only, {}, factor);
         if (!created) {
             // already_exists without a topic of this name: the name collides with another
             // topic's (Kafka's InvalidTopicException for '.'/'_' collisions).
@@ -956,7 +976,7 @@ bool request_handler::create_topics(const connection_info& c, const request_head
         if (!req.validate_only) spdlog::info("created topic {} ({} partitions)", created->name, created->partitions);
         rt.topic_id = created->id;
         rt.num_partitions = created->partitions;
-        rt.replication_factor = 1;
+        rt.replication_factor = created->replication_factor;
         rt.configs = describe_topic_configs(*created, nullptr, false);
     }
     respond(out, h, resp);

@@ -67,7 +67,8 @@ legacy_answer answer_legacy_request(const request_header& h, bytes_view body, by
         }));
         return std::pair{std::move(t), true};
     }();
-    if (!parsed || !parsed->second) return legacy_answer::close;
+    if (!parsed) return legacy_answer::not_legacy; // unreadable: the bare error code, as for any version
+    if (!parsed->second) return legacy_answer::close;
     const auto& topics = parsed->first;
     const int16_t err = int16_t(kerr::unsupported_version);
     size_t start = begin_response(out, h);

@@ -12,9 +12,10 @@
 namespace floe::kafka {
 
 enum class legacy_answer {
-    not_legacy, ///< not one of these requests: answer with the bare UNSUPPORTED_VERSION
+    not_legacy, ///< not one of these requests, or its body did not parse: answer with the bare
+                ///< UNSUPPORTED_VERSION
     answered,   ///< a full answer in the request's version was written to `out`
-    close,      ///< no answer may be sent (Produce with acks=0) or the body did not parse
+    close,      ///< no answer may be sent (Produce with acks=0): close the connection
 };
 
 /// For Produce v0-v2, Fetch v0-v3 and ListOffsets v0: decodes the request's topics and partitions

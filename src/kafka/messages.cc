@@ -102,7 +102,9 @@ void encode(kwriter& w, int16_t v, const metadata_response& r) {
             w.i32(p.index);
             w.i32(p.leader);
             if (v >= 7) w.i32(p.leader_epoch);
-            int32_t replicas[1] = {p.leader};
+            int32_t leader_only[1] = {p.leader};
+            std::span<const int32_t> replicas = p.replicas.empty() ? std::span<const int32_t>(leader_only)
+                                                                   : std::span<const int32_t>(p.replicas);
             write_int32_array(w, replicas);
             write_int32_array(w, replicas);
             if (v >= 5) w.array_len(0);

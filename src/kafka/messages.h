@@ -66,6 +66,8 @@ struct metadata_response {
         int32_t index = 0;
         int32_t leader = 0;
         int32_t leader_epoch = 0;
+        /// Replicas and in-sync replicas listed (the leader first); empty: the leader alone.
+        std::vector<int32_t> replicas;
     };
     struct topic {
         int16_t error_code = 0;

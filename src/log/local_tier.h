@@ -197,6 +197,10 @@ struct topic_info {
     /// partitions are opened as mirrors: written only by local_partition::mirror_append, Produce
     /// refused. Persisted in topics.json ("mirror_of").
     std::string mirror_of;
+    /// The replication factor asked at creation (1 unless CreateTopics asked more). The data is
+    /// in the local tier, which every broker sharing it reads: on a shared tier (Redis) with N
+    /// brokers, Metadata names that many of the live ones as replicas. Persisted by the Redis tier.
+    int16_t replication_factor = 1;
 };
 
 /// IncrementalAlterConfigs operation (Kafka's OpType: 0 set, 1 delete, 2 append, 3 subtract).
@@ -341,9 +345,11 @@ public:
     /// errc::already_exists when the name, or a live topic's collision key equals this one's
     /// (the message names that topic), errc::invalid_argument (name, partitions, config).
     /// With `validate_only` nothing is written. A non-empty `mirror_of` creates a mirror topic.
+    /// `replication_factor` is recorded as given (topic_info::replication_factor); the caller
+    /// checks it against the live brokers.
     virtual result<topic_info> create_topic(std::string_view name, int32_t partitions,
                                             const config_map& overrides = {}, bool validate_only = false,
-                                            std::string_view mirror_of = {}) = 0;
+                                            std::string_view mirror_of = {}, int16_t replication_factor = 1) = 0;
     /// Removes the topic from the store (durably) and then its data. errc::not_found.
     virtual result<void> delete_topic(std::string_view name) = 0;
     /// Grows a topic to `total` partitions. errc::invalid_argument if not larger.

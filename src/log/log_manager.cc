@@ -318,9 +318,13 @@ result<std::unique_ptr<log_manager>> log_manager::open(log_manager_options opts)
 
 result<topic_info> log_manager::create_topic(std::string_view name, int32_t partitions,
                                              const config_map& overrides, bool validate_only,
-                                             std::string_view mirror_of) {
+                                             std::string_view mirror_of, int16_t replication_factor) {
     auto& I = *_impl;
     FLOE_TRY(validate_topic_name(name));
+    // One broker owns an embedded log: nothing but 1 is reported (topics.json keeps no factor).
+    if (replication_factor != 1)
+        return fail(errc::invalid_argument, "replication factor {} on the embedded log of one broker",
+                    replication_factor);
     if (partitions <= 0) partitions = I.opts.default_partitions;
     if (partitions > 100000)
         return fail(errc::invalid_argument, "{} partitions is more than Floe allows", partitions);

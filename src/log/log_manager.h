@@ -82,7 +82,8 @@ public:
     /// A non-empty `mirror_of` creates a mirror topic (see topic_info::mirror_of).
     result<topic_info> create_topic(std::string_view name, int32_t partitions,
                                     const config_map& overrides = {},
-                                    bool validate_only = false, std::string_view mirror_of = {});
+                                    bool validate_only = false, std::string_view mirror_of = {},
+                                    int16_t replication_factor = 1);
     /// Removes the topic from the store (durably) and then its data. errc::not_found.
     result<void> delete_topic(std::string_view name);
     /// Grows a topic to `total` partitions. errc::invalid_argument if not larger.

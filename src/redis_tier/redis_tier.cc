@@ -959,8 +959,11 @@ public:
     }
 
     result<topic_info> create_topic(std::string_view name, int32_t partitions, const config_map& overrides,
-                                    bool validate_only, std::string_view mirror_of) override {
+                                    bool validate_only, std::string_view mirror_of,
+                                    int16_t replication_factor) override {
         FLOE_TRY(validate_topic_name(name));
+        if (replication_factor < 1)
+            return fail(errc::invalid_argument, "replication factor {}", replication_factor);
         if (partitions <= 0) partitions = _st->opts.default_partitions;
         if (partitions > 100000) return fail(errc::invalid_argument, "{} partitions is more than Floe allows", partitions);
         std::unique_lock g(_mu);
@@ -969,6 +972,7 @@ public:
         t.partitions = partitions;
         t.overrides = overrides;
         t.mirror_of = std::string(mirror_of);
+        t.replication_factor = replication_factor;
         t.config = FLOE_TRY(resolve_redis_topic_config(defaults_locked(), overrides));
         FLOE_TRY(check_topic_capabilities(t.config, _st->opts.capabilities));
         if (_topics.contains(name)) return fail(errc::already_exists, "topic {} exists", name);
@@ -1195,6 +1199,7 @@ private:
             t.id = *id;
             t.partitions = j.value("partitions", 0);
             t.mirror_of = j.value("mirror_of", "");
+            t.replication_factor = j.value("replication_factor", int16_t(1));
             if (j.contains("overrides"))
                 for (auto& [k, v] : j["overrides"].items()) t.overrides[k] = v.get<std::string>();
             t.config = FLOE_TRY_CTX(resolve_redis_topic_config(defaults, t.overrides), "topic {}", t.name);
@@ -1273,6 +1278,7 @@ private:
         j["overrides"] = nlohmann::json::object();
         for (auto& [k, v] : t.overrides) j["overrides"][k] = v;
         if (!t.mirror_of.empty()) j["mirror_of"] = t.mirror_of;
+        if (t.replication_factor != 1) j["replication_factor"] = t.replication_factor;
         return j.dump();
     }
     result<void> store_locked(const topic_info& t) {

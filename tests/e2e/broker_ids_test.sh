@@ -80,6 +80,23 @@ metadata_lists_three() {
   test "$(kcat -b 127.0.0.1:${KPORT[a]} -L -m 5 2>&1 | grep -c 'broker [0-9]* at')" -eq 3
 }
 check "Metadata lists three brokers" wait_for 10 metadata_lists_three
+# Replication factors (issue 33): the data is in Redis, which every broker serves; a factor up to
+# the live brokers is accepted and Metadata names that many as replicas (all in sync); more is
+# refused as Kafka refuses it.
+rf() { timeout 60 /usr/bin/python3 "$here/create_topic_rf.py" 127.0.0.1:${KPORT[a]} "$@" 2>/dev/null; }
+replicas_ok() { # TOPIC N: every partition lists N distinct replicas, its leader first, all in sync
+  rf "$1" | awk -v n="$2" '{ k = split($2, r, ","); if (k != n || r[1] != $1 || $2 != $3) bad = 1
+                             delete seen; for (i = 1; i <= k; i++) { if (r[i] in seen) bad = 1; seen[r[i]] = 1 }; c++ }
+                           END { exit (bad || c == 0) }'
+}
+out=$(rf rf3 4 3)
+check "CreateTopics with replication factor 3 on three brokers is accepted ($out)" test "$out" = ok
+check "Metadata names 3 replicas for every partition, the leader first, all in sync ($(rf rf3 | tr '\n' ';'))" replicas_ok rf3 3
+out=$(rf rf2 2 2)
+check "replication factor 2 is accepted ($out)" test "$out" = ok
+check "... with 2 replicas listed ($(rf rf2 | tr '\n' ';'))" replicas_ok rf2 2
+out=$(rf rf4 1 4)
+check "replication factor 4 on three brokers is refused ($out)" contains "$out" "ERR INVALID_REPLICATION_FACTOR"
 curl -s "http://127.0.0.1:${HPORT[c]}/readyz" >"$work/ready.c"
 check "readyz of c names its id: $(grep -o '"cluster":{[^}]*}' "$work/ready.c")" grep -q "\"cluster\":{\"status\":\"up\",\"message\":\"broker $(id_of c):" "$work/ready.c"
 
@@ -98,6 +115,7 @@ check "b takes its old id $old_b back (got $(id_of b))" test "$(id_of b)" = "$ol
 check "... at once: its previous life's entry is not watched nor waited out (${join_ms} ms < $((ttl_ms / 2)) ms)" \
   test "$join_ms" -lt $((ttl_ms / 2))
 check "still three live brokers ($(live_ids))" test "$(live_ids)" = "0 1 2 "
+check "the replication factor survives b's restart ($(rf rf3 | tr '\n' ';'))" replicas_ok rf3 3
 
 # 3. An explicit id a live broker has: refused within about a second, exit 2, cause and way out only.
 taken=$(id_of a)

@@ -92,6 +92,11 @@ is "... and topics without an override follow it" "86400000 source=DYNAMIC_DEFAU
 matches "a static broker config is refused" "^ERR INVALID_CONFIG .*listeners" \
   "$(admin alter-config broker 0 listeners=PLAINTEXT://0.0.0.0:1)"
 
+# ---- replication factor on one broker: 1 (or the default) only, as Kafka refuses more replicas than brokers ----
+out=$(timeout 60 /usr/bin/python3 "$here/create_topic_rf.py" "$(b)" rf-two 1 2 2>/dev/null)
+matches "replication factor 2 on one broker is refused" "^ERR INVALID_REPLICATION_FACTOR .*larger than available brokers: 1" "$out"
+is "replication factor 1 is accepted" ok "$(timeout 60 /usr/bin/python3 "$here/create_topic_rf.py" "$(b)" rf-one 1 1 2>/dev/null)"
+
 # ---- CreatePartitions on a tiered topic ----
 for p in 0 1; do seq 1 10 | sed "s/^/k$p-/" | kcat -b "$(b)" -P -t "$topic" -p $p -K- 2>/dev/null; done
 nparts() { kcat -b "$(b)" -L -t "$topic" 2>/dev/null | grep -c "partition [0-9]*, leader"; }

@@ -105,8 +105,8 @@ public:
 
     result<log::topic_info> create_topic(std::string_view name, int32_t partitions,
                                          const log::config_map& overrides, bool validate_only,
-                                         std::string_view mirror_of) override {
-        return _in.create_topic(name, partitions, overrides, validate_only, mirror_of);
+                                         std::string_view mirror_of, int16_t replication_factor) override {
+        return _in.create_topic(name, partitions, overrides, validate_only, mirror_of, replication_factor);
     }
     result<void> delete_topic(std::string_view name) override { return _in.delete_topic(name); }
     result<log::topic_info> create_partitions(std::string_view name, int32_t total) override {
