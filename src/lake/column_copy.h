@@ -34,7 +34,8 @@ public:
     /// Plans the copy of leaves first_leaf.. of `from` (a file's schema) into leaves
     /// first_leaf.. of `to` (the layout written). The first `first_leaf` leaves of both are
     /// Floe's message columns, copied by the caller.
-    static result<column_copy> make(const parquet::schema& from, const parquet::schema& to, size_t first_leaf);
+    static result<column_copy> make(const parquet::schema& from, const parquet::schema& to,
+                                    size_t first_leaf);
 
     /// Reads row group `rg`'s chunks of the copied leaves (the rows written next are its rows).
     result<void> load(parquet::file_reader& r, size_t rg);
@@ -47,21 +48,34 @@ public:
     size_t source_leaves() const noexcept { return _sources.size(); }
 
 private:
-    enum class conv : uint8_t { i32, i64, i32_to_i64, f32, f64, f32_to_f64, boolean, bytes, fixed, i32_to_fixed,
-                                i64_to_fixed, fixed_widen };
+    enum class conv : uint8_t {
+        i32,
+        i64,
+        i32_to_i64,
+        f32,
+        f64,
+        f32_to_f64,
+        boolean,
+        bytes,
+        fixed,
+        i32_to_fixed,
+        i64_to_fixed,
+        fixed_widen
+    };
     struct plan {
-        size_t dest = 0;               ///< leaf of `to`
-        int src = -1;                  ///< index into _sources; -1: one null per row
-        bool fill = false;             ///< nulls following src's levels (a field the file lacks)
-        std::vector<int16_t> def_map;  ///< src definition level -> dest definition level
-        int16_t max_rep_kept = 0;      ///< fill: entries repeating deeper than the shared ancestor are skipped
+        size_t dest = 0;              ///< leaf of `to`
+        int src = -1;                 ///< index into _sources; -1: one null per row
+        bool fill = false;            ///< nulls following src's levels (a field the file lacks)
+        std::vector<int16_t> def_map; ///< src definition level -> dest definition level
+        int16_t max_rep_kept =
+            0; ///< fill: entries repeating deeper than the shared ancestor are skipped
         int16_t src_max_def = 0;
         conv how = conv::bytes;
-        int32_t width = 0;             ///< fixed outputs: bytes
-        size_t entry = 0, value = 0;   ///< cursors into the source chunk
+        int32_t width = 0;           ///< fixed outputs: bytes
+        size_t entry = 0, value = 0; ///< cursors into the source chunk
     };
-    std::vector<size_t> _sources;               ///< leaves of `from` read
-    std::vector<parquet::column_data> _chunks;  ///< per source, the loaded row group
+    std::vector<size_t> _sources;              ///< leaves of `from` read
+    std::vector<parquet::column_data> _chunks; ///< per source, the loaded row group
     std::vector<plan> _plans;
 };
 
