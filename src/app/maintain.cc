@@ -120,7 +120,8 @@ public:
         out.snapshots = st.health.snapshots;
         out.metadata_bytes = st.health.metadata_bytes;
         out.measured_at_ms = st.measured_at_ms;
-        for (auto* kind : {"compact", "manifests", "expire", "orphans"})
+        for (auto* kind : {"compact", "manifests", "expire", "orphans", "dlq-compact", "dlq-manifests", "dlq-expire",
+                           "dlq-orphans"})
             if (auto it = st.last_runs.find(kind); it != st.last_runs.end()) {
                 auto& s = it->second;
                 out.last_runs.push_back({s.kind, s.at_ms, s.seconds, s.ok, s.detail});
@@ -241,6 +242,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
         // "<namespace>.<table>" names the table; anything else is a topic.
         tables.push_back(
             {ns, name.starts_with(ns + ".") ? name.substr(ns.size() + 1) : lake::table_name_for_topic(name)});
+        // A typed topic's dead letters are maintained with it.
+        iceberg::table_ident dlq{ns, lake::dlq_table_name(tables.back().name)};
+        if (auto loc = catalog->metadata_location(dlq); loc && *loc) tables.push_back(dlq);
     } else {
         auto names = catalog->list_tables(ns);
         if (!names) {
@@ -274,7 +278,11 @@ int maintain(const config::settings& s, const maintain_request& req) {
             auto start = std::chrono::steady_clock::now();
             const int64_t now_ms = system_clock_source::instance().now_ms();
             if (action == "compact") {
+                // A dead-letter table is compacted as its topic's (it has floe.dead-letter-of).
                 auto topic = loaded->metadata.properties.find("floe.topic");
+                const bool dead_letters = topic == loaded->metadata.properties.end()
+                                          && loaded->metadata.properties.contains("floe.dead-letter-of");
+                if (dead_letters) topic = loaded->metadata.properties.find("floe.dead-letter-of");
                 maintenance::compact_options o;
                 o.target_file_size = static_cast<int64_t>(lo.parquet.target_file_size);
                 o.dry_run = req.dry_run;
@@ -287,7 +295,9 @@ int maintain(const config::settings& s, const maintain_request& req) {
                 if (topic == loaded->metadata.properties.end()) {
                     row.ok = false;
                     row.detail = "the table has no floe.topic property (not written by floe)";
-                } else if (auto r = maintenance::compact(lake, topic->second, o); !r) {
+                } else if (auto r = dead_letters ? maintenance::compact_dead_letters(lake, topic->second, o)
+                                                 : maintenance::compact(lake, topic->second, o);
+                           !r) {
                     row.ok = false;
                     row.detail = r.error().message();
                 } else {
@@ -303,10 +313,14 @@ int maintain(const config::settings& s, const maintain_request& req) {
                 }
             } else if (action == "reencrypt") {
                 auto topic = loaded->metadata.properties.find("floe.topic");
+                const bool dead_letters = topic == loaded->metadata.properties.end()
+                                          && loaded->metadata.properties.contains("floe.dead-letter-of");
+                if (dead_letters) topic = loaded->metadata.properties.find("floe.dead-letter-of");
                 if (topic == loaded->metadata.properties.end()) {
                     row.ok = false;
                     row.detail = "the table has no floe.topic property (not written by floe)";
-                } else if (auto r = maintenance::reencrypt(lake, topic->second, {.dry_run = req.dry_run}); !r) {
+                } else if (auto r = maintenance::reencrypt(lake, topic->second,
+                                                                  {.dry_run = req.dry_run, .dead_letters = dead_letters}); !r) {
                     row.ok = false;
                     row.detail = r.error().message();
                 } else {

@@ -5,6 +5,7 @@
 #include "base/uuid.h"
 #include "iceberg/bounds.h"
 #include "iceberg/schema.h"
+#include "lake/column_copy.h"
 #include "lake/table_reader.h"
 #include "lake/value_codec.h"
 
@@ -190,7 +191,7 @@ constexpr const char* replay_summary_key = "floe.dlq-replay";
 class extra_columns {
 public:
     virtual ~extra_columns() = default;
-    virtual void write(parquet::file_writer& w) = 0;
+    virtual result<void> write(parquet::file_writer& w) = 0;
 };
 
 /// A Parquet file being written for one stream key: a local file for file:// warehouses
@@ -222,6 +223,7 @@ public:
 
     result<std::unique_ptr<append>> begin_append(const value_decoding& d) override;
     result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) override;
+    result<std::unique_ptr<file_rewrite>> begin_file_rewrite(std::vector<std::string> replaced) override;
     result<size_t> expire_before(int64_t cutoff_ms) override;
     result<void> set_encryption(const table_encryption& e) override;
     const std::string& table_name() const override { return _ident.name; }
@@ -300,7 +302,7 @@ public:
         ++_rows_by_stream[key];
         ++_rows;
         parquet::add_message_columns(f->cols, row);
-        if (extra) extra->write(*f->writer);
+        if (extra) FLOE_TRY(extra->write(*f->writer));
         return f->writer->end_row();
     }
 
@@ -583,13 +585,14 @@ result<void> commit_evolved_schema(iceberg_table& table, const value_codec& code
 class dead_letter_columns final : public extra_columns {
 public:
     explicit dead_letter_columns(const dead_letter& d) : _d(d) {}
-    void write(parquet::file_writer& w) override {
+    result<void> write(parquet::file_writer& w) override {
         constexpr size_t first = parquet::message_col::count;
         w.column(first).add_bytes(_d.reason);
         if (_d.detail.empty()) w.column(first + 1).add_null(0);
         else w.column(first + 1).add_bytes(_d.detail);
         if (_d.schema_id) w.column(first + 2).add_i32(*_d.schema_id);
         else w.column(first + 2).add_null(0);
+        return {};
     }
 
 private:
@@ -600,7 +603,10 @@ private:
 class typed_columns final : public extra_columns {
 public:
     explicit typed_columns(value_codec& c) : _c(c) {}
-    void write(parquet::file_writer& w) override { _c.write(w); }
+    result<void> write(parquet::file_writer& w) override {
+        _c.write(w);
+        return {};
+    }
 
 private:
     value_codec& _c;
@@ -636,7 +642,7 @@ public:
                 return {}; // the dead-letter table committed it before the main table's commit was lost
             }
         }
-        auto dead = FLOE_TRY(_codec->decode(row.value));
+        auto dead = FLOE_TRY(_codec->decode(row.value, row.key));
         if (dead) return add_dead(row, *dead);
         if (_codec->layout_version() != _layout_version) {
             FLOE_TRY(_rows->set_layout(_codec->layout()));
@@ -862,7 +868,10 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
                 ++out.already_in_main;
                 continue;
             }
-            auto dead = FLOE_TRY(codec->decode(r.rec.value ? std::optional<std::string_view>(*r.rec.value) : std::nullopt));
+            auto as_view = [](const std::optional<std::string>& s) {
+                return s ? std::optional<std::string_view>(*s) : std::nullopt;
+            };
+            auto dead = FLOE_TRY(codec->decode(as_view(r.rec.value), as_view(r.rec.key)));
             if (dead) {
                 r.still = std::move(*dead);
                 continue;
@@ -912,6 +921,68 @@ result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::st
     auto app = std::make_unique<iceberg_append>(*this, std::move(replaced));
     app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name));
     return std::unique_ptr<append>(std::move(app));
+}
+
+/// The columns after Floe's of one file, copied row by row (column_copy).
+class copied_columns final : public extra_columns {
+public:
+    explicit copied_columns(column_copy& c) : _c(c) {}
+    result<void> write(parquet::file_writer& w) override { return _c.write_row(w); }
+
+private:
+    column_copy& _c;
+};
+
+/// Compaction's and re-encryption's rewrite: files read whole (Floe's columns as records, the
+/// others leaf by leaf) and written into files of the table's current layout.
+class copying_rewrite final : public file_rewrite {
+public:
+    copying_rewrite(iceberg_table& table, std::unique_ptr<iceberg_append> out,
+                    std::shared_ptr<const parquet::schema> layout)
+        : _out(std::move(out)), _layout(std::move(layout)),
+          _reader(table.lake(), table.topic(), table.table_name()) {}
+
+    result<void> add_file(const planned_file& f) override {
+        byte_buffer storage;
+        auto in = FLOE_TRY(_reader.open_file(f, storage));
+        auto copy = FLOE_TRY_CTX(column_copy::make(in.file().file_schema(), *_layout, parquet::message_col::count),
+                                 "copying data file {} into the table's current schema", f.uri);
+        copied_columns extra(copy);
+        std::vector<parquet::message_record> rows;
+        std::vector<parquet::message_header_view> headers;
+        for (size_t rg = 0;; ++rg) {
+            rows.clear();
+            if (!FLOE_TRY_CTX(in.next_row_group(rows), "reading data file {}{}", f.uri, _reader.key_note(f))) break;
+            FLOE_TRY_CTX(copy.load(in.file(), rg), "reading data file {}{}", f.uri, _reader.key_note(f));
+            for (auto& r : rows) FLOE_TRY_CTX(_out->add_row(row_of(r, headers), &extra), "copying {}", f.uri);
+        }
+        return {};
+    }
+    result<commit_result> commit() override { return _out->commit({}); }
+    std::vector<std::string> written_files() const override { return _out->written_files(); }
+
+private:
+    std::unique_ptr<iceberg_append> _out;
+    std::shared_ptr<const parquet::schema> _layout;
+    table_reader _reader;
+};
+
+result<std::unique_ptr<file_rewrite>> iceberg_table::begin_file_rewrite(std::vector<std::string> replaced) {
+    auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
+    const auto* current = t.metadata.current_schema();
+    if (!current) return fail(errc::corrupt, "table {}.{} has no current schema", _ident.ns, _ident.name);
+    auto layout = FLOE_TRY_CTX(table_layout(*current), "table {}", _ident.name);
+    auto app = std::make_unique<iceberg_append>(*this, std::move(replaced), layout);
+    // Dead letters are encrypted as their main table says (they hold the same keys and values).
+    auto props = t.metadata.properties;
+    if (props.contains("floe.dead-letter-of")) {
+        iceberg::table_ident main{_ident.ns, table_name_for_topic(_topic)};
+        props = FLOE_TRY_CTX(iceberg::load_table(_lake.catalog(), _lake.io(), main), "the table whose dead letters {} holds",
+                             _ident.name)
+                    .metadata.properties;
+    }
+    app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(props), "table {}", _ident.name));
+    return std::unique_ptr<file_rewrite>(std::make_unique<copying_rewrite>(*this, std::move(app), std::move(layout)));
 }
 
 result<void> iceberg_table::set_encryption(const table_encryption& e) {
@@ -1017,6 +1088,18 @@ result<std::shared_ptr<table_writer>> iceberg_lake::table_for_topic(const std::s
     auto w = std::make_shared<iceberg_table>(*this, topic, ident, t.metadata.location);
     _tables.emplace(topic, w);
     return std::shared_ptr<table_writer>(w);
+}
+
+result<std::shared_ptr<table_writer>> iceberg_lake::dead_letter_table(const std::string& topic) {
+    iceberg::table_ident ident{_opts.ns, dlq_table_name(table_name_for_topic(topic))};
+    auto loc = FLOE_TRY(_cat->metadata_location(ident));
+    if (!loc) return std::shared_ptr<table_writer>();
+    auto t = FLOE_TRY_CTX(iceberg::load_table(*_cat, *_io, ident), "opening the dead-letter table of {}", topic);
+    auto owner = t.metadata.properties.find("floe.dead-letter-of");
+    if (owner == t.metadata.properties.end() || owner->second != topic)
+        return fail(errc::already_exists, "table {}.{} is not the dead-letter table of topic {} (no floe.dead-letter-of={})",
+                    ident.ns, ident.name, topic, topic);
+    return std::shared_ptr<table_writer>(std::make_shared<iceberg_table>(*this, topic, ident, t.metadata.location));
 }
 
 result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t) {

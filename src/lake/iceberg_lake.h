@@ -35,6 +35,10 @@ public:
     iceberg_lake(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,
                  lake_options opts);
     result<std::shared_ptr<table_writer>> table_for_topic(const std::string& topic) override;
+    /// The dead-letter table `<table>_dlq` of a typed topic, as a table_writer (maintenance
+    /// compacts, and re-encrypts, it as it does the main table); nullptr when the topic has
+    /// none. errc::already_exists when a table of that name is not the topic's dead letters.
+    result<std::shared_ptr<table_writer>> dead_letter_table(const std::string& topic);
 
     /// The schema registry typed tables decode with (nullptr: none; typed appends fail).
     void set_registry(std::shared_ptr<schema::registry_client> r);

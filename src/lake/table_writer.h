@@ -47,13 +47,38 @@ public:
     virtual std::vector<std::string> written_files() const = 0;
 };
 
+struct planned_file; // table_reader.h
+
+/// A rewrite that copies whole data files into new ones (compaction, re-encryption): every
+/// column the table's current schema has, Floe's byte for byte and the rest (a typed table's
+/// `data`, a dead-letter table's error columns) read by field id, with nulls where a field did
+/// not exist when the file was written and Iceberg's promotions applied (lake/column_copy.h).
+/// Files go out in the current schema's layout, encrypted as the table's properties say now.
+/// One thread drives it; dropping it without commit() leaves orphan files (reported).
+class file_rewrite {
+public:
+    virtual ~file_rewrite() = default;
+    /// Every row of `f` (a live data file of the table), in file order. Files of one stream
+    /// must come in offset order (the writer refuses a row below the last one).
+    virtual result<void> add_file(const planned_file& f) = 0;
+    /// Replaces the files given to begin_file_rewrite by the new ones, in one "replace"
+    /// snapshot carrying the positions forward (errc::not_found: one is no longer live).
+    virtual result<commit_result> commit() = 0;
+    virtual std::vector<std::string> written_files() const = 0;
+};
+
 /// How an append turns values into typed columns: the topic's floe.iceberg.* configs.
 struct value_decoding {
     enum class mode : uint8_t { raw, schema_id, latest_schema };
     mode how = mode::raw;
     std::string subject;          ///< latest-schema: whose latest version decodes the values
     std::string protobuf_message; ///< latest-schema, Protobuf: the message the values hold
-    bool typed() const noexcept { return how != mode::raw; }
+    /// floe.iceberg.key-mode: keys decoded the same way into the column `key_data`.
+    mode key_how = mode::raw;
+    std::string key_subject;          ///< latest-schema: whose latest version decodes the keys
+    std::string key_protobuf_message; ///< latest-schema, Protobuf: the message the keys hold
+    /// Values or keys (or both) become typed columns.
+    bool typed() const noexcept { return how != mode::raw || key_how != mode::raw; }
 };
 
 /// How a table's data files are encrypted (Parquet Modular Encryption): the topic's
@@ -108,6 +133,13 @@ public:
     /// The commit fails with errc::not_found when a file of `replaced` is no longer live (a
     /// concurrent retention or rewrite took it): the only change it conflicts with.
     virtual result<std::unique_ptr<append>> begin_rewrite(std::vector<std::string> replaced) = 0;
+    /// Starts a rewrite of live data files that copies them whole, typed columns included
+    /// (file_rewrite); what compaction and re-encryption use. The default refuses (a writer
+    /// that cannot read its own files back).
+    virtual result<std::unique_ptr<file_rewrite>> begin_file_rewrite(std::vector<std::string> replaced) {
+        (void)replaced;
+        return fail(errc::unsupported, "table {}: this writer cannot copy data files", table_name());
+    }
     /// Deletes whole data files whose newest message_ts is older than `cutoff_ms` (remote
     /// retention), in one delete commit that carries the positions forward. Returns files removed.
     virtual result<size_t> expire_before(int64_t cutoff_ms) = 0;

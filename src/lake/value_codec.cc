@@ -36,32 +36,55 @@ const std::shared_ptr<const parquet::schema>& dlq_layout() {
     return s;
 }
 
+result<std::shared_ptr<const parquet::schema>> table_layout(const iceberg::schema& s) {
+    if (s.find("error_reason")) return dlq_layout();
+    const auto& floe = iceberg::floe_table_schema();
+    auto root = parquet::message_schema_node();
+    for (auto& f : s.fields)
+        if (!floe.find(f.name)) root.children.push_back(parquet_node(f));
+    auto made = FLOE_TRY_CTX(parquet::schema::make(std::move(root)), "the Parquet layout of table schema {}", s.schema_id);
+    return std::make_shared<const parquet::schema>(std::move(made));
+}
+
 } // namespace floe::lake
 
 namespace floe::lake {
 
 namespace {
 
-/// The schema root seen as one field `data` of a wrapper record: the mapping, the evolution and
-/// the decode plan then put the value's fields inside the `data` struct column (the bytes of a
-/// record are its fields' bytes: the wrapper reads the same payload).
+/// The schema root seen as one field `data` (or `key_data`) of a wrapper record: the mapping,
+/// the evolution and the decode plan then put the record's fields inside that struct column
+/// (the bytes of a record are its fields' bytes: the wrapper reads the same payload).
 struct wrapped_root {
     schema::avro_node node;
-    explicit wrapped_root(const schema::avro_node& root) {
+    wrapped_root(const schema::avro_node& root, std::string_view column) {
         node.kind = schema::avro_kind::record;
         node.name = node.full_name = "floe_value";
         schema::avro_field f;
-        f.name = std::string(data_column);
+        f.name = std::string(column);
         f.type = &root;
         node.fields.push_back(std::move(f));
     }
 };
 
-/// The `data` field of a table schema, as the one typed column a plan writes (empty: none yet).
-std::vector<iceberg::nested_field> typed_columns_of(const iceberg::schema& table) {
+/// The field `column` of a table schema, as the one typed column a plan writes (empty: none yet).
+std::vector<iceberg::nested_field> typed_columns_of(const iceberg::schema& table, std::string_view column) {
     for (auto& f : table.fields)
-        if (f.name == data_column) return {f};
+        if (f.name == column) return {f};
     return {};
+}
+
+/// The leaf index where `column` starts in table_layout(table) (Floe's leaves, then each further
+/// top-level field's in schema order); nullopt when the table has no such column.
+std::optional<size_t> first_leaf_of(const iceberg::schema& table, std::string_view column) {
+    const auto& floe = iceberg::floe_table_schema();
+    size_t at = parquet::message_col::count;
+    for (auto& f : table.fields) {
+        if (floe.find(f.name)) continue;
+        if (f.name == column) return at;
+        at += leaf_count(*f.field_type);
+    }
+    return std::nullopt;
 }
 
 /// A schema id's state in this append (for Protobuf, one message of it): decodable against the
@@ -74,80 +97,148 @@ struct schema_state {
     std::shared_ptr<const row_plan> plan;
 };
 
-/// The value's columns, as the one field `data` (a struct of the value's fields).
-result<std::vector<iceberg::nested_field>> data_fields(const schema_state& st) {
+/// The record's columns, as the one field `column` (a struct of the record's fields).
+result<std::vector<iceberg::nested_field>> column_fields(const schema_state& st, std::string_view column) {
     if (st.root) return schema::avro_to_iceberg(st.root->node);
     std::vector<iceberg::nested_field> inner;
     if (st.message)
         inner = FLOE_TRY(schema::protobuf_to_iceberg(*st.message));
     else
         inner = FLOE_TRY(schema::json_to_iceberg(*st.parsed->json()));
-    if (inner.empty()) return fail(errc::invalid_argument, "the value has no field with data to make a column of");
+    if (inner.empty()) return fail(errc::invalid_argument, "the record has no field with data to make a column of");
     auto t = std::make_shared<iceberg::type>();
     t->id = iceberg::type_id::struct_;
     t->fields = std::move(inner);
     return std::vector<iceberg::nested_field>{
-        iceberg::nested_field{.id = 0, .name = std::string(data_column), .required = false, .field_type = t}};
+        iceberg::nested_field{.id = 0, .name = std::string(column), .required = false, .field_type = t}};
 }
 
-/// The decode plan of `st` against the table's `data` column.
+/// The decode plan of `st` against the table's column `column`.
 std::expected<std::shared_ptr<const row_plan>, decode_failure> plan_for(const schema_state& st,
-                                                                        const iceberg::schema& table) {
-    auto cols = typed_columns_of(table);
+                                                                        const iceberg::schema& table,
+                                                                        std::string_view column) {
+    auto cols = typed_columns_of(table, column);
+    auto first = first_leaf_of(table, column);
+    if (cols.empty() || !first)
+        return std::unexpected(decode_failure{decode_reason::incompatible_schema,
+                                              fmt::format("the table has no `{}` column", column), std::nullopt});
     if (st.root) {
-        auto p = avro_row_plan::make(st.root->node, cols, parquet::message_col::count);
+        auto p = avro_row_plan::make(st.root->node, cols, *first);
         if (!p) return std::unexpected(std::move(p.error()));
         return std::shared_ptr<const row_plan>(*p);
     }
-    if (cols.empty())
-        return std::unexpected(decode_failure{decode_reason::incompatible_schema, "the table has no `data` column", std::nullopt});
     if (st.message) {
-        auto p = protobuf_row_plan::make_in_column(*st.message, cols[0], parquet::message_col::count);
+        auto p = protobuf_row_plan::make_in_column(*st.message, cols[0], *first);
         if (!p) return std::unexpected(std::move(p.error()));
         return std::shared_ptr<const row_plan>(*p);
     }
-    auto p = json_row_plan::make_in_column(*st.parsed->json(), cols[0], parquet::message_col::count);
+    auto p = json_row_plan::make_in_column(*st.parsed->json(), cols[0], *first);
     if (!p) return std::unexpected(std::move(p.error()));
     return std::shared_ptr<const row_plan>(*p);
 }
 
+/// What a record's value (or key) decodes through: its mode, subject, column, and the states
+/// of the schema ids met.
+struct codec_side {
+    std::string column;
+    value_decoding::mode how = value_decoding::mode::raw;
+    std::string subject;
+    std::string protobuf_message;
+    std::string what; ///< "value" or "key": error details say which
+    std::map<std::pair<int32_t, std::string>, std::unique_ptr<schema_state>> states;
+    std::optional<int32_t> latest;
+    std::string latest_missing;
+    schema_state* pending = nullptr; ///< the accepted record's plan (nullptr: a null record)
+    std::string_view payload;
+    bool active() const noexcept { return how != value_decoding::mode::raw; }
+};
+
 class registry_codec final : public value_codec {
 public:
-    registry_codec(schema::registry_client& registry, value_decoding how, const iceberg::schema& table,
+    registry_codec(schema::registry_client& registry, const value_decoding& how, const iceberg::schema& table,
                    int32_t last_column_id)
-        : _registry(registry), _how(std::move(how)), _table(table), _last_id(last_column_id) {}
+        : _registry(registry), _table(table), _last_id(last_column_id) {
+        _value.column = std::string(data_column);
+        _value.how = how.how;
+        _value.subject = how.subject;
+        _value.protobuf_message = how.protobuf_message;
+        _value.what = "value";
+        _key.column = std::string(key_data_column);
+        _key.how = how.key_how;
+        _key.subject = how.key_subject;
+        _key.protobuf_message = how.key_protobuf_message;
+        _key.what = "key";
+    }
 
     result<void> init() { return rebuild_layout(); }
 
-    result<std::optional<dead_letter>> decode(std::optional<std::string_view> value) override {
-        _pending = nullptr;
+    result<std::optional<dead_letter>> decode(std::optional<std::string_view> value,
+                                              std::optional<std::string_view> key) override {
+        _value.pending = _key.pending = nullptr;
+        if (_value.active())
+            if (auto dead = FLOE_TRY(decode_side(_value, value))) return dead;
+        if (_key.active())
+            if (auto dead = FLOE_TRY(decode_side(_key, key))) {
+                // Keys fail with the same reasons as values; the detail says it was the key.
+                dead->detail = "key: " + dead->detail;
+                return dead;
+            }
+        return std::nullopt;
+    }
+
+    void write(parquet::file_writer& w) override {
+        for (auto* side : {&_value, &_key}) {
+            if (side->active() && side->pending) {
+                side->pending->plan->write(side->payload, w);
+                continue;
+            }
+            // A null value (a tombstone) or key, or a side no longer decoded whose column the
+            // table has: a null struct, every leaf below it undefined at level 0. No column (no
+            // record of this side decoded so far): nothing to write.
+            auto cols = typed_columns_of(_table, side->column);
+            auto first = first_leaf_of(_table, side->column);
+            if (cols.empty() || !first) continue;
+            for (size_t i = *first, n = *first + leaf_count(*cols[0].field_type); i < n; ++i) w.column(i).add_null(0, 0);
+        }
+    }
+
+    const iceberg::schema& table_schema() const override { return _table; }
+    int32_t last_column_id() const override { return _last_id; }
+    bool evolved() const override { return _evolved; }
+    const std::shared_ptr<const parquet::schema>& layout() const override { return _layout; }
+    uint64_t layout_version() const override { return _layout_version; }
+
+private:
+    /// Validates one side's record; sets side.pending when it decodes.
+    result<std::optional<dead_letter>> decode_side(codec_side& side, std::optional<std::string_view> value) {
+        side.pending = nullptr;
         if (!value) return std::nullopt;
         int32_t id = 0;
         std::string_view payload;
-        if (_how.how == value_decoding::mode::schema_id) {
+        if (side.how == value_decoding::mode::schema_id) {
             auto w = parse_confluent(*value);
             if (!w) return dead_letter{std::string(w.error().reason), std::move(w.error().detail), w.error().schema_id};
             id = w->schema_id;
             payload = w->payload;
         } else {
-            if (!_latest) {
-                auto l = _registry.latest(_how.subject);
+            if (!side.latest) {
+                auto l = _registry.latest(side.subject);
                 if (!l) {
                     if (l.error().code() != errc::not_found) return std::unexpected(l.error());
-                    _latest_missing = fmt::format("subject {} has no schema version", _how.subject);
-                    _latest = -1;
+                    side.latest_missing = fmt::format("subject {} has no schema version", side.subject);
+                    side.latest = -1;
                 } else {
-                    _latest = l->id;
+                    side.latest = l->id;
                 }
             }
-            if (*_latest < 0) return dead_letter{"unknown-subject", _latest_missing, std::nullopt};
-            id = *_latest;
+            if (*side.latest < 0) return dead_letter{"unknown-subject", side.latest_missing, std::nullopt};
+            id = *side.latest;
             payload = *value;
         }
         auto parsed = FLOE_TRY(schema_by_id(id));
         std::string message; // Protobuf: which message of the schema
         if (parsed && parsed->type() == schema::schema_type::protobuf) {
-            if (_how.how == value_decoding::mode::schema_id) {
+            if (side.how == value_decoding::mode::schema_id) {
                 auto f = parse_message_indexes(payload);
                 if (!f)
                     return dead_letter{std::string(decode_reason::decode_error),
@@ -161,34 +252,18 @@ public:
                 message = d->full_name();
                 payload = f->payload;
             } else {
-                message = _how.protobuf_message;
+                message = side.protobuf_message;
             }
         }
-        auto* st = FLOE_TRY(state_for(id, parsed, message));
+        auto* st = FLOE_TRY(state_for(side, id, parsed, message));
         if (st->refused) return *st->refused;
         if (auto bad = st->plan->validate(payload))
             return dead_letter{std::string(decode_reason::decode_error), std::move(*bad), id};
-        _pending = st;
-        _payload = payload;
+        side.pending = st;
+        side.payload = payload;
         return std::nullopt;
     }
 
-    void write(parquet::file_writer& w) override {
-        if (!_pending) {
-            // A tombstone: a null `data` struct, every leaf below it undefined at level 0.
-            for (size_t i = parquet::message_col::count; i < w.num_columns(); ++i) w.column(i).add_null(0, 0);
-            return;
-        }
-        _pending->plan->write(_payload, w);
-    }
-
-    const iceberg::schema& table_schema() const override { return _table; }
-    int32_t last_column_id() const override { return _last_id; }
-    bool evolved() const override { return _evolved; }
-    const std::shared_ptr<const parquet::schema>& layout() const override { return _layout; }
-    uint64_t layout_version() const override { return _layout_version; }
-
-private:
     /// The registry's schema `id` (cached for the append); nullptr when it has none.
     result<std::shared_ptr<const schema::parsed_schema>> schema_by_id(int32_t id) {
         if (auto it = _parsed.find(id); it != _parsed.end()) return it->second;
@@ -201,10 +276,11 @@ private:
         return *parsed;
     }
 
-    result<schema_state*> state_for(int32_t id, const std::shared_ptr<const schema::parsed_schema>& parsed,
+    result<schema_state*> state_for(codec_side& side, int32_t id,
+                                    const std::shared_ptr<const schema::parsed_schema>& parsed,
                                     const std::string& message) {
         auto key = std::make_pair(id, message);
-        if (auto it = _states.find(key); it != _states.end()) return it->second.get();
+        if (auto it = side.states.find(key); it != side.states.end()) return it->second.get();
         auto st = std::make_unique<schema_state>();
         st->parsed = parsed;
         if (!parsed) {
@@ -217,8 +293,8 @@ private:
                                                       id, schema::to_string(parsed->avro()->root().kind)),
                                           id};
             } else {
-                st->root = std::make_unique<wrapped_root>(parsed->avro()->root());
-                FLOE_TRY(fit_table(id, *st));
+                st->root = std::make_unique<wrapped_root>(parsed->avro()->root(), side.column);
+                FLOE_TRY(fit_table(side, id, *st));
             }
         } else if (parsed->type() == schema::schema_type::protobuf) {
             const auto& pb = *parsed->protobuf();
@@ -231,9 +307,9 @@ private:
                                                                         id, message),
                                           id};
             else
-                FLOE_TRY(fit_table(id, *st));
+                FLOE_TRY(fit_table(side, id, *st));
         } else if (parsed->type() == schema::schema_type::json) {
-            FLOE_TRY(fit_table(id, *st));
+            FLOE_TRY(fit_table(side, id, *st));
         } else {
             st->refused = dead_letter{std::string(decode_reason::unsupported_schema_type),
                                       fmt::format("schema {} is {}: it has no typed-column decoder", id,
@@ -241,22 +317,22 @@ private:
                                       id};
         }
         auto* raw = st.get();
-        _states.emplace(std::move(key), std::move(st));
+        side.states.emplace(std::move(key), std::move(st));
         return raw;
     }
 
     /// Maps the schema to Iceberg columns, evolves the table schema when it needs more (new
     /// optional fields, promotions), and builds the decode plan; or says why it cannot.
-    result<void> fit_table(int32_t id, schema_state& st) {
+    result<void> fit_table(codec_side& side, int32_t id, schema_state& st) {
         auto refuse = [&](std::string why) {
             st.refused = dead_letter{std::string(decode_reason::incompatible_schema),
-                                     fmt::format("schema {} cannot become a version of table column `data`: {}; its "
+                                     fmt::format("schema {} cannot become a version of table column `{}`: {}; its "
                                                  "records go to the dead-letter table (register a version Iceberg can "
                                                  "express, or use a new topic)",
-                                                 id, why),
+                                                 id, side.column, why),
                                      id};
         };
-        auto fields = data_fields(st);
+        auto fields = column_fields(st, side.column);
         if (!fields) {
             if (fields.error().code() == errc::unsupported)
                 st.refused = dead_letter{std::string(decode_reason::unsupported_schema_type),
@@ -278,17 +354,19 @@ private:
             _last_id = ev.last_column_id;
             _evolved = true;
             FLOE_TRY(rebuild_layout());
-            // Plans write the table's leaves: those of the other ids are built again.
-            for (auto& [other, s] : _states)
-                if (s->plan) {
-                    auto p = plan_for(*s, _table);
-                    if (!p)
-                        return fail(errc::internal, "schema {} no longer fits the evolved table: {}", other.first,
-                                    p.error().detail);
-                    s->plan = *p;
-                }
+            // Plans write the table's leaves (and the other column's may have moved): those of
+            // the other ids are built again, on both sides.
+            for (auto* other_side : {&_value, &_key})
+                for (auto& [other, s] : other_side->states)
+                    if (s->plan) {
+                        auto p = plan_for(*s, _table, other_side->column);
+                        if (!p)
+                            return fail(errc::internal, "schema {} no longer fits the evolved table: {}", other.first,
+                                        p.error().detail);
+                        s->plan = *p;
+                    }
         }
-        auto plan = plan_for(st, _table);
+        auto plan = plan_for(st, _table, side.column);
         if (!plan) {
             st.refused = dead_letter{std::string(plan.error().reason), plan.error().detail, id};
             return {};
@@ -297,36 +375,29 @@ private:
         return {};
     }
 
-    /// Floe's message columns (exactly as a raw file has them) and then `data`.
+    /// Floe's message columns (exactly as a raw file has them), then `data` and `key_data` in
+    /// the table schema's order.
     result<void> rebuild_layout() {
-        auto root = parquet::message_schema_node();
-        for (auto& f : typed_columns_of(_table)) root.children.push_back(parquet_node(f));
-        auto made = FLOE_TRY_CTX(parquet::schema::make(std::move(root)), "the Parquet layout of table schema");
-        _layout = std::make_shared<const parquet::schema>(std::move(made));
+        _layout = FLOE_TRY(table_layout(_table));
         ++_layout_version;
         return {};
     }
 
     schema::registry_client& _registry;
-    value_decoding _how;
     iceberg::schema _table;
     int32_t _last_id;
     bool _evolved = false;
     std::shared_ptr<const parquet::schema> _layout;
     uint64_t _layout_version = 0;
     std::map<int32_t, std::shared_ptr<const schema::parsed_schema>> _parsed;
-    std::map<std::pair<int32_t, std::string>, std::unique_ptr<schema_state>> _states;
-    std::optional<int32_t> _latest;
-    std::string _latest_missing;
-    schema_state* _pending = nullptr;
-    std::string_view _payload;
+    codec_side _value, _key;
 };
 
 } // namespace
 
 result<std::unique_ptr<value_codec>> value_codec::make(schema::registry_client& registry, value_decoding how,
                                                        const iceberg::schema& table, int32_t last_column_id) {
-    auto c = std::make_unique<registry_codec>(registry, std::move(how), table, last_column_id);
+    auto c = std::make_unique<registry_codec>(registry, how, table, last_column_id);
     FLOE_TRY(c->init());
     return std::unique_ptr<value_codec>(std::move(c));
 }

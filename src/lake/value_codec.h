@@ -30,6 +30,8 @@ namespace floe::lake {
 
 /// The struct column holding a typed table's decoded value.
 inline constexpr std::string_view data_column = "data";
+/// The struct column holding the decoded key (floe.iceberg.key-mode not raw), beside `data`.
+inline constexpr std::string_view key_data_column = "key_data";
 
 /// Why a value went to the dead-letter table.
 struct dead_letter {
@@ -45,12 +47,15 @@ public:
                                                      const iceberg::schema& table, int32_t last_column_id);
     virtual ~value_codec() = default;
 
-    /// Decodes `value` (nullopt: a tombstone, whose typed columns are null). nullopt: the value
-    /// is ready for write(); a dead_letter: it is not (nothing was written). Errors are
-    /// transient (the registry unreachable): the append fails and is retried, nothing goes to
-    /// the dead-letter table for them.
-    virtual result<std::optional<dead_letter>> decode(std::optional<std::string_view> value) = 0;
-    /// Writes the value decode() accepted into the columns after Floe's eleven leaves.
+    /// Decodes `value` into `data` (when values are typed) and `key` into `key_data` (when
+    /// keys are: value_decoding::key_how); nullopt input is a null struct (a tombstone, a
+    /// record without key). nullopt: the record is ready for write(); a dead_letter: it is not
+    /// (nothing was written; a key's detail starts with "key: "). Errors are transient (the
+    /// registry unreachable): the append fails and is retried, nothing goes to the dead-letter
+    /// table for them.
+    virtual result<std::optional<dead_letter>> decode(std::optional<std::string_view> value,
+                                                      std::optional<std::string_view> key) = 0;
+    /// Writes the record decode() accepted into the columns after Floe's eleven leaves.
     virtual void write(parquet::file_writer& w) = 0;
 
     /// The table schema the accepted values need (the current one, or one evolved from it by
@@ -65,5 +70,10 @@ public:
 
 /// Parquet schema of a dead-letter table's files (floe_dlq_table_schema()).
 const std::shared_ptr<const parquet::schema>& dlq_layout();
+/// The Parquet layout of files of a table whose current Iceberg schema is `s`: Floe's message
+/// columns, then each further top-level field (a typed table's `data`); a dead-letter table's
+/// schema (it has `error_reason`) is dlq_layout(). What offload writes for that schema, so
+/// compaction writes the same files.
+result<std::shared_ptr<const parquet::schema>> table_layout(const iceberg::schema& s);
 
 } // namespace floe::lake

@@ -82,7 +82,11 @@ constexpr topic_config_key keys[] = {
      "Registry subject of the values for latest-schema; empty: <topic>-value."},
     {"floe.iceberg.protobuf-message", config_type::string, "",
      "Protobuf message (full name) that values hold, for latest-schema; empty: the first."},
-    {"floe.iceberg.key-mode", config_type::string, "raw", "How keys are decoded: raw only, for now."},
+    {"floe.iceberg.key-mode", config_type::string, "raw",
+     "raw (bytes only), schema-id or latest-schema: keys also become typed Iceberg columns "
+     "(key_data), as floe.iceberg.mode does for values."},
+    {"floe.iceberg.key-subject", config_type::string, "",
+     "Registry subject of the keys for key-mode latest-schema; empty: <topic>-key."},
     // Floe's own: Parquet Modular Encryption of the topic's data files.
     {"floe.iceberg.encryption", config_type::string, "none",
      "none, uniform (every column and the footer) or columns (floe.iceberg.encryption.columns); "
@@ -272,12 +276,12 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
     } else if (key == "floe.iceberg.protobuf-message") {
         cfg.iceberg_protobuf_message = std::string(v);
     } else if (key == "floe.iceberg.key-mode") {
-        if (v != "raw")
+        if (v != "raw" && v != "schema-id" && v != "latest-schema")
             return fail(errc::invalid_argument,
-                        "config floe.iceberg.key-mode: '{}' is not supported yet: keys are kept as bytes "
-                        "(raw); values are decoded with floe.iceberg.mode",
-                        v);
+                        "config floe.iceberg.key-mode: '{}' is not raw, schema-id or latest-schema", v);
         cfg.iceberg_key_mode = std::string(v);
+    } else if (key == "floe.iceberg.key-subject") {
+        cfg.iceberg_key_subject = std::string(v);
     } else if (key == "floe.iceberg.encryption") {
         if (v != "none" && v != "uniform" && v != "columns")
             return fail(errc::invalid_argument,
@@ -341,6 +345,9 @@ bool topic_config::deletes() const noexcept {
 }
 std::string topic_config::value_subject(std::string_view topic) const {
     return iceberg_value_subject.empty() ? std::string(topic) + "-value" : iceberg_value_subject;
+}
+std::string topic_config::key_subject(std::string_view topic) const {
+    return iceberg_key_subject.empty() ? std::string(topic) + "-key" : iceberg_key_subject;
 }
 
 std::vector<std::string> topic_config::encrypted_columns() const {
@@ -428,6 +435,7 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
     if (key == "floe.iceberg.value-subject") return c.iceberg_value_subject;
     if (key == "floe.iceberg.protobuf-message") return c.iceberg_protobuf_message;
     if (key == "floe.iceberg.key-mode") return c.iceberg_key_mode;
+    if (key == "floe.iceberg.key-subject") return c.iceberg_key_subject;
     if (key == "floe.iceberg.encryption") return c.iceberg_encryption;
     if (key == "floe.iceberg.encryption.columns") return c.iceberg_encryption_columns;
     if (key == "floe.iceberg.encryption.footer") return c.iceberg_encryption_footer;

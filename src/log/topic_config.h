@@ -40,7 +40,8 @@ struct topic_config {
     std::string iceberg_mode = "raw";                   ///< floe.iceberg.mode: raw, schema-id, latest-schema
     std::string iceberg_value_subject;                  ///< floe.iceberg.value-subject ("": <topic>-value)
     std::string iceberg_protobuf_message;               ///< floe.iceberg.protobuf-message
-    std::string iceberg_key_mode = "raw";               ///< floe.iceberg.key-mode (only raw is built)
+    std::string iceberg_key_mode = "raw";               ///< floe.iceberg.key-mode: raw, schema-id, latest-schema
+    std::string iceberg_key_subject;                    ///< floe.iceberg.key-subject ("": <topic>-key)
     // Parquet Modular Encryption of the topic's table (the lake encrypts; keys come from the
     // broker's floe.encryption.provider):
     std::string iceberg_encryption = "none";            ///< floe.iceberg.encryption: none, uniform, columns
@@ -63,14 +64,17 @@ struct topic_config {
     /// it and max.compaction.lag.ms (a record cannot stay uncompacted longer than that while
     /// it sits in the active segment, which is never cleaned).
     int64_t effective_roll_ms() const noexcept;
-    /// floe.iceberg.mode is not raw: offloaded values are decoded into typed columns.
-    bool typed() const noexcept { return iceberg_mode != "raw"; }
+    /// floe.iceberg.mode or floe.iceberg.key-mode is not raw: offloaded values (`data`) or keys
+    /// (`key_data`) are decoded into typed columns, and the table has a dead-letter table.
+    bool typed() const noexcept { return iceberg_mode != "raw" || iceberg_key_mode != "raw"; }
     /// floe.iceberg.encryption is not none: the table's data files are encrypted.
     bool encrypted() const noexcept { return iceberg_encryption != "none"; }
     /// floe.iceberg.encryption.columns as a list (empty unless set).
     std::vector<std::string> encrypted_columns() const;
     /// The subject whose schemas decode values: floe.iceberg.value-subject or <topic>-value.
     std::string value_subject(std::string_view topic) const;
+    /// The subject whose schemas decode keys: floe.iceberg.key-subject or <topic>-key.
+    std::string key_subject(std::string_view topic) const;
 };
 
 /// What this broker can do for a topic's table, beyond what the config itself says: checked by

@@ -31,10 +31,12 @@ int64_t lower_offset(const iceberg::data_file& f) {
 
 } // namespace
 
-result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topic, const compact_options& opts) {
+namespace {
+
+result<compact_report> compact_table(lake::iceberg_lake& lake, const std::string& topic,
+                                     const std::shared_ptr<lake::table_writer>& table, const compact_options& opts) {
     compact_report report;
     const int64_t small = opts.small_file_size > 0 ? opts.small_file_size : opts.target_file_size * 3 / 4;
-    auto table = FLOE_TRY(lake.table_for_topic(topic));
     iceberg::table_ident ident{lake.options().ns, table->table_name()};
     auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), ident));
     auto live = FLOE_TRY(iceberg::live_files(lake.io(), loaded.metadata));
@@ -48,13 +50,8 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
             continue;
         auto stream = f.partition[0].as_string();
         if (!lake::is_stream_key_of(topic, stream)) continue;
-        // A typed file holds columns beyond Floe's (ids above 13): the rewrite reads and writes
-        // Floe's columns only, so it would drop them. Typed files are left as they are until
-        // compaction copies typed columns (issue 29).
-        if (!f.value_counts.empty() && f.value_counts.rbegin()->first > iceberg::field_ids::header_value) {
-            ++report.typed_files_skipped;
-            continue;
-        }
+        // Typed files (and raw files of a table that became typed, and dead letters) are
+        // merged alike: the rewrite copies every column by field id into the current schema.
         const bool is_small = f.file_size_in_bytes < small;
         report.small_files += is_small;
         by_stream[std::string(stream)].push_back(
@@ -99,35 +96,30 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
         }
         return report;
     }
-    lake::table_reader reader(lake, topic);
     size_t done = 0;
     for (auto& g : groups) {
         std::vector<std::string> uris;
         for (auto& f : g.files) uris.push_back(f.uri);
-        auto rewrite = FLOE_TRY(table->begin_rewrite(uris));
+        auto rewrite = FLOE_TRY(table->begin_file_rewrite(uris));
         // File by file in offset order, rows straight into the writer: a group's files hold
         // disjoint offset ranges (an offload never adds a row below a committed position), so
         // this is offset order without holding the group in memory; the writer refuses a row
         // out of order, so overlapping files stop the compaction instead of mixing them.
         int64_t bytes_in = 0;
-        std::vector<parquet::message_header_view> headers;
         for (auto& f : g.files) {
             lake::planned_file pf;
             pf.uri = f.uri;
             pf.stream_key = g.stream;
             pf.record_count = f.records;
+            pf.file_size = f.size;
             pf.key_metadata = f.key_metadata;
-            auto rows = FLOE_TRY_CTX(reader.read_file(pf), "compacting {}", f.uri);
             bytes_in += f.size;
-            for (auto& r : rows) {
-                auto row = lake::row_of(r, headers);
-                if (auto added = rewrite->add(row); !added) {
-                    for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
-                    return std::unexpected(std::move(added).error().with_context("compacting {} ({})", g.stream, f.uri));
-                }
+            if (auto added = rewrite->add_file(pf); !added) {
+                for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+                return std::unexpected(std::move(added).error().with_context("compacting {} ({})", g.stream, f.uri));
             }
         }
-        auto committed = rewrite->commit({});
+        auto committed = rewrite->commit();
         if (!committed) {
             for (auto& f : rewrite->written_files()) (void)lake.io().remove(f);
             if (committed.error().code() == errc::not_found) {
@@ -147,6 +139,19 @@ result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topi
         if (opts.progress) opts.progress(++done, groups.size());
     }
     return report;
+}
+
+} // namespace
+
+result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topic, const compact_options& opts) {
+    return compact_table(lake, topic, FLOE_TRY(lake.table_for_topic(topic)), opts);
+}
+
+result<compact_report> compact_dead_letters(lake::iceberg_lake& lake, const std::string& topic,
+                                            const compact_options& opts) {
+    auto dlq = FLOE_TRY(lake.dead_letter_table(topic));
+    if (!dlq) return compact_report{};
+    return compact_table(lake, topic, dlq, opts);
 }
 
 } // namespace floe::maintenance

@@ -28,16 +28,20 @@ struct compact_report {
     int64_t rows = 0;
     int64_t bytes_read = 0, bytes_written = 0;
     size_t conflicts = 0;         ///< groups skipped because a concurrent change took one of their files
-    size_t typed_files_skipped = 0; ///< typed files (decoded columns) left as they are
 };
 
 /// Compacts the table of `topic`: per stream_key partition, its small data files (ordered by
 /// offset) are bin-packed into groups of about the target size; each group is read and its
-/// rows written again in offset order through the lake's own writer (table_writer::begin_rewrite:
-/// same Parquet layout as offload) and committed as one "replace" snapshot that carries the
+/// rows written again in offset order through the lake's own writer
+/// (table_writer::begin_file_rewrite: the Parquet layout offload writes for the table's current
+/// schema; a typed table's files of earlier schema versions are read by field id, with nulls
+/// where a field did not exist yet, so typed files stay typed) and committed as one "replace" snapshot that carries the
 /// committed positions forward. Offload appends may commit meanwhile (the commit retries over
 /// them); a group whose files a concurrent commit removed is skipped and counted in
 /// `conflicts`, its written files deleted.
 result<compact_report> compact(lake::iceberg_lake& lake, const std::string& topic, const compact_options& opts);
+/// The same for the topic's dead-letter table `<table>_dlq` (an empty report when it has none).
+result<compact_report> compact_dead_letters(lake::iceberg_lake& lake, const std::string& topic,
+                                            const compact_options& opts);
 
 } // namespace floe::maintenance

@@ -9,8 +9,11 @@ namespace floe::maintenance {
 result<reencrypt_report> reencrypt(lake::iceberg_lake& lake, const std::string& topic,
                                    const reencrypt_options& opts) {
     reencrypt_report report;
-    iceberg::table_ident ident{lake.options().ns, lake::table_name_for_topic(topic)};
-    auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), ident));
+    const iceberg::table_ident main{lake.options().ns, lake::table_name_for_topic(topic)};
+    const iceberg::table_ident ident = opts.dead_letters ? iceberg::table_ident{main.ns, lake::dlq_table_name(main.name)} : main;
+    if (opts.dead_letters && !FLOE_TRY(lake.catalog().metadata_location(ident))) return report;
+    // Dead letters are encrypted as their main table's properties say.
+    auto loaded = FLOE_TRY(iceberg::load_table(lake.catalog(), lake.io(), main));
     auto enc = FLOE_TRY_CTX(lake::encryption_from_properties(loaded.metadata.properties), "table {}", ident.name);
     report.encryption = lake::describe(enc);
     if (enc.enabled()) {
@@ -44,19 +47,16 @@ result<reencrypt_report> reencrypt(lake::iceberg_lake& lake, const std::string& 
     }
     report.to_rewrite = stale.size();
     if (opts.dry_run || stale.empty()) return report;
-    auto table = FLOE_TRY(lake.table_for_topic(topic));
-    lake::table_reader reader(lake, topic);
-    std::vector<parquet::message_header_view> headers;
+    auto table = FLOE_TRY(opts.dead_letters ? lake.dead_letter_table(topic) : lake.table_for_topic(topic));
+    if (!table) return report;
     for (auto& f : stale) {
-        auto rows = FLOE_TRY_CTX(reader.read_file(f), "re-encrypting {}", f.uri);
-        auto rewrite = FLOE_TRY(table->begin_rewrite({f.uri}));
-        for (auto& r : rows) {
-            if (auto added = rewrite->add(lake::row_of(r, headers)); !added) {
-                for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
-                return std::unexpected(std::move(added).error().with_context("re-encrypting {}", f.uri));
-            }
+        // Copied whole: a typed table's decoded columns go into the new file too.
+        auto rewrite = FLOE_TRY(table->begin_file_rewrite({f.uri}));
+        if (auto added = rewrite->add_file(f); !added) {
+            for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
+            return std::unexpected(std::move(added).error().with_context("re-encrypting {}", f.uri));
         }
-        auto committed = rewrite->commit({});
+        auto committed = rewrite->commit();
         if (!committed) {
             for (auto& w : rewrite->written_files()) (void)lake.io().remove(w);
             if (committed.error().code() == errc::not_found) { // compaction or retention took it meanwhile

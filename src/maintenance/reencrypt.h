@@ -16,6 +16,8 @@ namespace floe::maintenance {
 
 struct reencrypt_options {
     bool dry_run = false;
+    /// The topic's dead-letter table `<table>_dlq` instead (encrypted as the main table says).
+    bool dead_letters = false;
 };
 
 struct reencrypt_report {

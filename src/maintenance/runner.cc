@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <functional>
 
 namespace floe::maintenance {
 
@@ -79,15 +80,17 @@ void publish_health(const iceberg::table_ident& t, const table_health& h) {
     m.metadata_bytes.with(label).set(double(h.metadata_bytes));
 }
 
-result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o,
-                             std::vector<step_outcome>* steps) {
+namespace {
+
+/// compact, manifests, expire, orphans over table `t` (kinds prefixed by `prefix`), then its gauges.
+result<void> run_steps(lake::iceberg_lake& lake, const iceberg::table_ident& t, const run_options& o,
+                       const std::string& prefix, const std::function<result<compact_report>()>& compact_fn,
+                       table_pass& r, std::vector<step_outcome>* steps) {
     auto& m = maintenance_metrics::get();
-    iceberg::table_ident t{lake.options().ns, lake::table_name_for_topic(topic)};
     const std::vector<std::string> label{t.name};
-    m.runs.with(label).inc();
     // Runs one step, noting how it ended: fn() -> result<std::string> (what it did).
     auto step = [&](const char* kind, auto fn) -> result<void> {
-        step_outcome s{kind, system_clock_source::instance().now_ms(), 0, true, {}};
+        step_outcome s{prefix + kind, system_clock_source::instance().now_ms(), 0, true, {}};
         auto start = std::chrono::steady_clock::now();
         auto done = fn();
         s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -97,63 +100,83 @@ result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic,
         if (!done) return std::unexpected(std::move(done).error());
         return {};
     };
+    if (o.compact) FLOE_TRY(step("compact", [&]() -> result<std::string> {
+        r.compaction = FLOE_TRY(compact_fn());
+        m.files_compacted.with(label).inc(r.compaction.files_rewritten);
+        m.files_written.with(label).inc(r.compaction.files_written);
+        m.rows_rewritten.with(label).inc(static_cast<uint64_t>(r.compaction.rows));
+        auto& c = r.compaction;
+        return fmt::format("{} of {} data files small; {} rewritten into {} ({} rows){}", c.small_files,
+                           c.data_files_before, c.files_rewritten, c.files_written, c.rows,
+                           c.conflicts ? fmt::format(", {} groups skipped (concurrent change)", c.conflicts) : "");
+    }));
+    if (o.manifests) FLOE_TRY(step("manifests", [&]() -> result<std::string> {
+        manifest_rewrite_options mo;
+        mo.commit = lake.options().commit;
+        r.manifests = FLOE_TRY(rewrite_manifests(lake.catalog(), lake.io(), t, mo));
+        if (r.manifests.committed) m.manifest_rewrites.with(label).inc();
+        return fmt::format("{} manifests ({} small) -> {}{}", r.manifests.manifests_before,
+                           r.manifests.small_manifests, r.manifests.manifests_after,
+                           r.manifests.committed ? "" : " (nothing merged)");
+    }));
+    if (o.expire) FLOE_TRY(step("expire", [&]() -> result<std::string> {
+        expire_options eo;
+        eo.now_ms = system_clock_source::instance().now_ms();
+        eo.defaults = o.expiry;
+        eo.commit = lake.options().commit;
+        r.expiry = FLOE_TRY(expire_snapshots(lake.catalog(), lake.io(), t, eo));
+        m.snapshots_expired.with(label).inc(r.expiry.snapshots_expired);
+        m.files_deleted.with({t.name, "data"}).inc(r.expiry.data_files_deleted);
+        m.files_deleted.with({t.name, "manifest"}).inc(r.expiry.manifests_deleted);
+        m.files_deleted.with({t.name, "manifest-list"}).inc(r.expiry.manifest_lists_deleted);
+        m.files_deleted.with({t.name, "metadata"}).inc(r.expiry.metadata_files_deleted);
+        m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.expiry.bytes_deleted));
+        auto& e = r.expiry;
+        return fmt::format("{} of {} snapshots expired; deleted {} data files, {} manifests, {} manifest lists, "
+                           "{} metadata files{}",
+                           e.snapshots_expired, e.snapshots_before, e.data_files_deleted, e.manifests_deleted,
+                           e.manifest_lists_deleted, e.metadata_files_deleted,
+                           e.leftovers_finished
+                               ? fmt::format(" (with those {} interrupted run(s) left)", e.leftovers_finished)
+                               : "");
+    }));
+    if (o.orphans) FLOE_TRY(step("orphans", [&]() -> result<std::string> {
+        orphan_options oo;
+        oo.now_ms = system_clock_source::instance().now_ms();
+        oo.older_than_ms = o.orphan_older_than_ms;
+        r.orphans = FLOE_TRY(remove_orphans(lake.catalog(), lake.io(), t, oo));
+        m.files_deleted.with({t.name, "orphan"}).inc(r.orphans.orphans);
+        m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.orphans.orphan_bytes));
+        return fmt::format("{} orphans deleted ({} bytes), {} unreferenced files younger than the margin kept{}",
+                           r.orphans.orphans, r.orphans.orphan_bytes, r.orphans.too_young,
+                           r.orphans.uploads_aborted
+                               ? fmt::format(", {} abandoned uploads aborted", r.orphans.uploads_aborted)
+                               : "");
+    }));
+    r.health = FLOE_TRY(measure(lake, t, small_file_size(o.compaction)));
+    publish_health(t, r.health);
+    return {};
+}
+
+} // namespace
+
+result<run_report> run_table(lake::iceberg_lake& lake, const std::string& topic, const run_options& o,
+                             std::vector<step_outcome>* steps) {
+    auto& m = maintenance_metrics::get();
+    iceberg::table_ident t{lake.options().ns, lake::table_name_for_topic(topic)};
+    const std::vector<std::string> label{t.name};
+    m.runs.with(label).inc();
     auto body = [&]() -> result<run_report> {
         run_report r;
-        if (o.compact) FLOE_TRY(step("compact", [&]() -> result<std::string> {
-            r.compaction = FLOE_TRY(compact(lake, topic, o.compaction));
-            m.files_compacted.with(label).inc(r.compaction.files_rewritten);
-            m.files_written.with(label).inc(r.compaction.files_written);
-            m.rows_rewritten.with(label).inc(static_cast<uint64_t>(r.compaction.rows));
-            auto& c = r.compaction;
-            return fmt::format("{} of {} data files small; {} rewritten into {} ({} rows){}", c.small_files,
-                               c.data_files_before, c.files_rewritten, c.files_written, c.rows,
-                               c.conflicts ? fmt::format(", {} groups skipped (concurrent change)", c.conflicts) : "");
-        }));
-        if (o.manifests) FLOE_TRY(step("manifests", [&]() -> result<std::string> {
-            manifest_rewrite_options mo;
-            mo.commit = lake.options().commit;
-            r.manifests = FLOE_TRY(rewrite_manifests(lake.catalog(), lake.io(), t, mo));
-            if (r.manifests.committed) m.manifest_rewrites.with(label).inc();
-            return fmt::format("{} manifests ({} small) -> {}{}", r.manifests.manifests_before,
-                               r.manifests.small_manifests, r.manifests.manifests_after,
-                               r.manifests.committed ? "" : " (nothing merged)");
-        }));
-        if (o.expire) FLOE_TRY(step("expire", [&]() -> result<std::string> {
-            expire_options eo;
-            eo.now_ms = system_clock_source::instance().now_ms();
-            eo.defaults = o.expiry;
-            eo.commit = lake.options().commit;
-            r.expiry = FLOE_TRY(expire_snapshots(lake.catalog(), lake.io(), t, eo));
-            m.snapshots_expired.with(label).inc(r.expiry.snapshots_expired);
-            m.files_deleted.with({t.name, "data"}).inc(r.expiry.data_files_deleted);
-            m.files_deleted.with({t.name, "manifest"}).inc(r.expiry.manifests_deleted);
-            m.files_deleted.with({t.name, "manifest-list"}).inc(r.expiry.manifest_lists_deleted);
-            m.files_deleted.with({t.name, "metadata"}).inc(r.expiry.metadata_files_deleted);
-            m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.expiry.bytes_deleted));
-            auto& e = r.expiry;
-            return fmt::format("{} of {} snapshots expired; deleted {} data files, {} manifests, {} manifest lists, "
-                               "{} metadata files{}",
-                               e.snapshots_expired, e.snapshots_before, e.data_files_deleted, e.manifests_deleted,
-                               e.manifest_lists_deleted, e.metadata_files_deleted,
-                               e.leftovers_finished
-                                   ? fmt::format(" (with those {} interrupted run(s) left)", e.leftovers_finished)
-                                   : "");
-        }));
-        if (o.orphans) FLOE_TRY(step("orphans", [&]() -> result<std::string> {
-            orphan_options oo;
-            oo.now_ms = system_clock_source::instance().now_ms();
-            oo.older_than_ms = o.orphan_older_than_ms;
-            r.orphans = FLOE_TRY(remove_orphans(lake.catalog(), lake.io(), t, oo));
-            m.files_deleted.with({t.name, "orphan"}).inc(r.orphans.orphans);
-            m.bytes_deleted.with(label).inc(static_cast<uint64_t>(r.orphans.orphan_bytes));
-            return fmt::format("{} orphans deleted ({} bytes), {} unreferenced files younger than the margin kept{}",
-                               r.orphans.orphans, r.orphans.orphan_bytes, r.orphans.too_young,
-                               r.orphans.uploads_aborted
-                                   ? fmt::format(", {} abandoned uploads aborted", r.orphans.uploads_aborted)
-                                   : "");
-        }));
-        r.health = FLOE_TRY(measure(lake, t, small_file_size(o.compaction)));
-        publish_health(t, r.health);
+        FLOE_TRY(run_steps(lake, t, o, "", [&] { return compact(lake, topic, o.compaction); }, r, steps));
+        // The dead letters: the same steps, so a typed topic's second table never rots.
+        iceberg::table_ident dlq{t.ns, lake::dlq_table_name(t.name)};
+        if (!FLOE_TRY(lake.catalog().metadata_location(dlq))) return r;
+        r.dead_letters.emplace();
+        auto done = run_steps(lake, dlq, o, "dlq-", [&] { return compact_dead_letters(lake, topic, o.compaction); },
+                              *r.dead_letters, steps);
+        if (!done)
+            return std::unexpected(std::move(done).error().with_context("dead-letter table {}.{}", dlq.ns, dlq.name));
         return r;
     };
     auto r = body();

@@ -7,6 +7,7 @@
 #include "maintenance/orphans.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ struct run_options {
     int64_t orphan_older_than_ms = default_orphan_margin_ms;
 };
 
-struct run_report {
+/// What one pass did to one table.
+struct table_pass {
     compact_report compaction;
     manifest_rewrite_report manifests;
     expire_report expiry;
@@ -49,7 +51,13 @@ struct run_report {
     table_health health;
 };
 
-/// How one step of a pass ended (kind: compact, manifests, expire, orphans).
+struct run_report : table_pass {
+    /// The same steps over the topic's dead-letter table `<table>_dlq`, when it has one.
+    std::optional<table_pass> dead_letters;
+};
+
+/// How one step of a pass ended (kind: compact, manifests, expire, orphans; over the
+/// dead-letter table: dlq-compact, dlq-manifests, dlq-expire, dlq-orphans).
 struct step_outcome {
     std::string kind;
     int64_t at_ms = 0;  ///< when it started (system clock)
@@ -61,6 +69,8 @@ struct step_outcome {
 /// One scheduled pass over the table of `topic`: compaction, manifest rewrite (when the table
 /// has commit.manifest.min-count-to-merge small manifests), then snapshot expiry (so the files
 /// both replaced can go), then orphan cleanup; then the table's gauges are refreshed.
+/// A typed topic's dead-letter table `<table>_dlq` gets the same steps after the main table's
+/// (its steps' kinds start with "dlq-"), so its snapshots expire and its orphans go too.
 /// Updates the metrics floe_maintenance_* (gauges per table, counters of work done). The
 /// caller holds the storage worker's lease.
 /// Each step that ran (also a failed one, which ends the pass) is added to `steps` when given.

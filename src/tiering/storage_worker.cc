@@ -458,6 +458,9 @@ lake::value_decoding value_decoding_of(const log::topic_info& topic) {
     else if (c.iceberg_mode == "latest-schema") d.how = lake::value_decoding::mode::latest_schema;
     d.subject = c.value_subject(topic.name);
     d.protobuf_message = c.iceberg_protobuf_message;
+    if (c.iceberg_key_mode == "schema-id") d.key_how = lake::value_decoding::mode::schema_id;
+    else if (c.iceberg_key_mode == "latest-schema") d.key_how = lake::value_decoding::mode::latest_schema;
+    d.key_subject = c.key_subject(topic.name);
     return d;
 }
 

@@ -105,4 +105,36 @@ check "after the replay: every record still in exactly one table, the replayed o
   timeout 60 node "$js/typed_check.mjs" "$work/sent2.jsonl" "$work/main2.json" "$work/dlq2.json"
 "$FLOE_BIN" dlq replay --topic no.such --set floe.http.listen=127.0.0.1:$HTTP_PORT >/dev/null 2>&1
 check "an unknown topic is refused with exit 3" test $? -eq 3
+
+# Maintenance of a typed topic: `floe maintain --table <topic>` (floe stopped: it needs the
+# storage worker's lease) compacts the typed files of every schema version into typed files of
+# the current schema and maintains the dead-letter table with the main one (compaction, snapshot
+# expiry, orphan cleanup). DuckDB then reads the same typed sums from fewer files, the orphan
+# planted in the dead letters' location is gone, and kcat still reads every offset once.
+count_files() { /usr/bin/python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['files']))" "$1"; }
+count_snapshots() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['snapshots'])" "$1"; }
+stop_floe
+/usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "$table" >"$work/main2.json"
+/usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "${table}_dlq" >"$work/dlq2.json"
+main_before=$(count_files "$work/main2.json"); dlq_snaps_before=$(count_snapshots "$work/dlq2.json")
+orphan="$work/data/warehouse/floe/${table}_dlq/data/segment-0-orphan.parquet"
+mkdir -p "$(dirname "$orphan")"; echo dead > "$orphan"
+"$FLOE_BIN" maintain --set floe.data-dir="$work/data" --table "$topic" --older-than 0s >"$work/maintain.out" 2>&1; rc=$?
+cat "$work/maintain.out"
+check "floe maintain runs on the typed table and its dead letters (rc=$rc)" \
+  test "$rc" -eq 0 -a "$(grep -c "floe.${table}_dlq " "$work/maintain.out")" -eq 4
+/usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "$table" >"$work/main3.json"
+/usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "${table}_dlq" >"$work/dlq3.json"
+main_after=$(count_files "$work/main3.json")
+check "compaction merged the typed files of every version ($main_before -> $main_after files)" \
+  test "$main_after" -lt "$main_before"
+check "DuckDB after compaction: the same typed sums and counts, every record in exactly one table" \
+  timeout 60 node "$js/typed_check.mjs" "$work/sent2.jsonl" "$work/main3.json" "$work/dlq3.json"
+check "the dead letters' snapshots expired ($dlq_snaps_before -> $(count_snapshots "$work/dlq3.json"))" \
+  test "$(count_snapshots "$work/dlq3.json")" -eq 1 -a "$dlq_snaps_before" -gt 1
+check "the orphan in the dead letters' location is gone" test ! -e "$orphan"
+start_floe "$work" "${sets[@]}" || exit 1
+kcat -b 127.0.0.1:$KAFKA_PORT -C -t "$topic" -p 0 -o beginning -e -f '%o\n' >"$work/kcat2.txt" 2>"$work/kcat2.err"
+check "kcat after compaction reads offsets 0..$((end - 1)) back, each once" \
+  test "$(sort -n "$work/kcat2.txt" | uniq | wc -l)" -eq "$end" -a "$(wc -l < "$work/kcat2.txt")" -eq "$end"
 finish

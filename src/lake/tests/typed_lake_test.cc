@@ -354,5 +354,171 @@ TEST_F(TypedLakeTest, ReplayMovesWhatDecodesNowAndKeepsTheRest) {
     EXPECT_EQ(offsets("orders"), (std::multiset<int64_t>{0, 1, 3}));
 }
 
+constexpr auto key1 = R"({"type":"record","name":"Key","fields":[{"name":"tenant","type":"string"}]})";
+constexpr auto key2 = R"({"type":"record","name":"Key","fields":[{"name":"tenant","type":"string"},{"name":"shard","type":["null","int"],"default":null}]})";
+
+/// The leaf at `path` of a table's live files, by offset: "def" or "def=value" (flat leaves;
+/// ints as numbers, byte arrays as text).
+std::map<int64_t, std::string> leaf_by_offset(iceberg_lake& lake, const std::string& table, const std::string& path) {
+    std::map<int64_t, std::string> out;
+    auto files = current_data_files(lake.catalog(), lake.io(), {"floe", table});
+    EXPECT_TRUE(files) << files.error();
+    if (!files) return out;
+    for (auto& f : files->files) {
+        auto r = parquet::file_reader::open_file(readable_path(f.file_path));
+        EXPECT_TRUE(r) << r.error();
+        auto& sch = (*r)->file_schema();
+        auto col = sch.column_by_path(path);
+        for (size_t rg = 0; rg < (*r)->num_row_groups(); ++rg) {
+            auto offs = (*r)->read_column(rg, parquet::message_col::offset);
+            EXPECT_TRUE(offs) << offs.error();
+            if (!col) { // a file from before the column existed
+                for (auto o : offs->i64) out[o] = "absent";
+                continue;
+            }
+            auto c = (*r)->read_column(rg, *col);
+            EXPECT_TRUE(c) << c.error();
+            auto e = parquet::testing::entries_of(sch.columns()[*col], *c);
+            EXPECT_EQ(e.def.size(), offs->i64.size()) << path << ": a flat leaf has one entry per row";
+            size_t vi = 0;
+            for (size_t i = 0; i < e.def.size() && i < offs->i64.size(); ++i) {
+                std::string v = fmt::format("{}", e.def[i]);
+                if (e.def[i] == sch.columns()[*col].max_def) {
+                    auto& raw = e.values[vi++];
+                    if (sch.columns()[*col].type == parquet::physical_type::int32) {
+                        int32_t x;
+                        std::memcpy(&x, raw.data(), 4);
+                        v += fmt::format("={}", x);
+                    } else if (sch.columns()[*col].type == parquet::physical_type::int64) {
+                        int64_t x;
+                        std::memcpy(&x, raw.data(), 8);
+                        v += fmt::format("={}", x);
+                    } else {
+                        v.append("=").append(raw);
+                    }
+                }
+                out[offs->i64[i]] = v;
+            }
+        }
+    }
+    return out;
+}
+
+TEST_F(TypedLakeTest, KeysDecodeIntoKeyDataBesideDataAndBadKeysAreDeadLetters) {
+    auto vid1 = register_schema(v1);
+    auto kid1 = register_schema(key1, "orders-key");
+    _typed.key_how = value_decoding::mode::schema_id;
+    auto key_of = [](int32_t id, std::string_view tenant, std::optional<int32_t> shard = {}, bool v2 = false) {
+        std::string p;
+        put_string(p, tenant);
+        if (v2) {
+            put_long(p, shard ? 1 : 0);
+            if (shard) put_long(p, *shard);
+        }
+        return framed(id, p);
+    };
+    // Rows with chosen keys: append_values writes the offset as the key, so this test builds
+    // its own rows.
+    auto append = [&](const std::vector<std::pair<std::optional<std::string>, std::string>>& rows,
+                      int64_t from) -> result<commit_result> {
+        auto t = FLOE_TRY(_lake->table_for_topic("orders"));
+        auto app = FLOE_TRY(t->begin_append(_typed));
+        for (size_t i = 0; i < rows.size(); ++i) {
+            int64_t o = from + static_cast<int64_t>(i);
+            auto id = std::to_string(o);
+            parquet::message_row row;
+            row.stream_key = "orders-0";
+            row.segment_id = from;
+            row.message_id = id;
+            row.message_ts = 1000 + o;
+            row.kafka_timestamp = 1000 + o;
+            if (rows[i].first) row.key = *rows[i].first;
+            row.value = rows[i].second;
+            row.offset = o;
+            FLOE_TRY(app->add(row));
+        }
+        return app->commit({{"orders-0", from + static_cast<int64_t>(rows.size())}});
+    };
+    auto r = append({{key_of(kid1, "acme"), order(vid1, 0, "FR")},
+                     {std::nullopt, order(vid1, 1, "DE")},
+                     {std::string("\x07" "bad", 4), order(vid1, 2, "JP")},
+                     {key_of(kid1 + 500, "ghost"), order(vid1, 3, "BR")}},
+                    0);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->added_rows, 2);
+    EXPECT_EQ(r->dead_letter_rows, 2);
+    auto dead = dlq_reasons();
+    ASSERT_EQ(dead.size(), 2u);
+    EXPECT_EQ(dead[2].first, "bad-magic-byte");
+    EXPECT_TRUE(dead[2].second.starts_with("key: ")) << dead[2].second;
+    EXPECT_EQ(dead[3].first, "unknown-schema-id");
+    EXPECT_TRUE(dead[3].second.starts_with("key: ")) << dead[3].second;
+
+    // New versions of both: the value's `data` gains qty (so the leaves of `key_data`, which
+    // come after it, move), the key gains shard.
+    auto vid2 = register_schema(v2);
+    auto kid2 = register_schema(key2, "orders-key");
+    r = append({{key_of(kid2, "beta", 3, true), order(vid2, 4, "IT", 7, true)},
+                {key_of(kid1, "gamma"), order(vid1, 5, "ES")}},
+               4);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->added_rows, 2);
+    EXPECT_EQ(offsets("orders"), (std::multiset<int64_t>{0, 1, 4, 5}));
+    EXPECT_EQ(offsets("orders_dlq"), (std::multiset<int64_t>{2, 3}));
+    auto loaded = iceberg::load_table(_lake->catalog(), _lake->io(), {"floe", "orders"});
+    ASSERT_TRUE(loaded) << loaded.error();
+    const auto* kd = loaded->metadata.current_schema()->find("key_data");
+    ASSERT_NE(kd, nullptr);
+    std::vector<std::string> names;
+    for (auto& f : kd->field_type->fields) names.push_back(f.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"tenant", "shard"}));
+    EXPECT_EQ(data_fields(), (std::vector<std::string>{"id", "country", "qty"}));
+
+    auto tenant = leaf_by_offset(*_lake, "orders", "key_data.tenant");
+    EXPECT_EQ(tenant, (std::map<int64_t, std::string>{{0, "2=acme"}, {1, "0"}, {4, "2=beta"}, {5, "2=gamma"}}));
+    auto shard = leaf_by_offset(*_lake, "orders", "key_data.shard");
+    EXPECT_EQ(shard, (std::map<int64_t, std::string>{{0, "absent"}, {1, "absent"}, {4, "2=3"}, {5, "1"}}));
+    auto country = leaf_by_offset(*_lake, "orders", "data.country");
+    EXPECT_EQ(country, (std::map<int64_t, std::string>{{0, "2=FR"}, {1, "2=DE"}, {4, "2=IT"}, {5, "2=ES"}}));
+    auto qty = leaf_by_offset(*_lake, "orders", "data.qty");
+    EXPECT_EQ(qty[4], "2=7");
+    EXPECT_EQ(qty[5], "1");
+    // The raw key stays: Kafka reads get the bytes produced.
+    auto raw = leaf_by_offset(*_lake, "orders", "key");
+    EXPECT_EQ(raw[0], "1=" + key_of(kid1, "acme"));
+    EXPECT_EQ(raw[1], "0");
+}
+
+TEST_F(TypedLakeTest, KeyModeAloneMakesATypedTableWithOnlyKeyData) {
+    auto kid1 = register_schema(key1, "ids");
+    value_decoding d;
+    d.key_how = value_decoding::mode::latest_schema;
+    d.key_subject = "ids";
+    ASSERT_TRUE(d.typed());
+    auto t = _lake->table_for_topic("orders");
+    ASSERT_TRUE(t) << t.error();
+    auto app = (*t)->begin_append(d);
+    ASSERT_TRUE(app) << app.error();
+    std::string k;
+    put_string(k, "acme");
+    for (int64_t o = 0; o < 3; ++o) {
+        parquet::message_row row;
+        row.stream_key = "orders-0";
+        row.message_id = std::to_string(o);
+        if (o != 1) row.key = o == 2 ? std::string_view("\x05") : std::string_view(k); // 2: truncated
+        row.value = "not decoded";
+        row.offset = o;
+        ASSERT_TRUE((*app)->add(row));
+    }
+    auto r = (*app)->commit({{"orders-0", 3}});
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->added_rows, 2);
+    EXPECT_EQ(r->dead_letter_rows, 1);
+    EXPECT_TRUE(data_fields().empty());
+    EXPECT_EQ(leaf_by_offset(*_lake, "orders", "key_data.tenant"), (std::map<int64_t, std::string>{{0, "2=acme"}, {1, "0"}}));
+    EXPECT_EQ(dlq_reasons()[2].first, "decode-error");
+    (void)kid1;
+}
+
 } // namespace
 } // namespace floe::lake

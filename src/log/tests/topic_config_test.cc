@@ -47,7 +47,9 @@ TEST(topic_config, rejects_bad_values_naming_the_key) {
     EXPECT_TRUE(validate_topic_config("compression.type", "zstd"));
     EXPECT_FALSE(validate_topic_config("floe.iceberg.mode", "typed"));
     EXPECT_TRUE(validate_topic_config("floe.iceberg.mode", "latest-schema"));
-    EXPECT_FALSE(validate_topic_config("floe.iceberg.key-mode", "schema-id")); // keys: raw only so far
+    EXPECT_FALSE(validate_topic_config("floe.iceberg.key-mode", "typed"));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.key-mode", "schema-id"));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.key-mode", "latest-schema"));
 }
 
 TEST(topic_config, typed_table_configs) {
@@ -59,6 +61,14 @@ TEST(topic_config, typed_table_configs) {
     ASSERT_TRUE(d) << d.error();
     EXPECT_FALSE(d->typed());
     EXPECT_EQ(d->value_subject("orders"), "shared-value");
+    EXPECT_EQ(d->key_subject("orders"), "orders-key");
+    // Keys alone make a typed table too (key_data), with their own subject.
+    auto k = resolve_topic_config({{"floe.iceberg.key-mode", "schema-id"}}, {{"floe.iceberg.key-subject", "ids"}});
+    ASSERT_TRUE(k) << k.error();
+    EXPECT_TRUE(k->typed());
+    EXPECT_EQ(k->iceberg_mode, "raw");
+    EXPECT_EQ(k->key_subject("orders"), "ids");
+    EXPECT_EQ(topic_config_value(*k, "floe.iceberg.key-mode"), "schema-id");
 }
 
 TEST(topic_config, encryption_configs) {
@@ -147,7 +157,8 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                    {"floe.iceberg.mode", "schema-id"},
                    {"floe.iceberg.value-subject", "orders-v2"},
                    {"floe.iceberg.protobuf-message", "acme.Order"},
-                   {"floe.iceberg.key-mode", "raw"},
+                   {"floe.iceberg.key-mode", "latest-schema"},
+                   {"floe.iceberg.key-subject", "orders-keys"},
                    // Floe's own (encrypted tables).
                    {"floe.iceberg.encryption", "columns"},
                    {"floe.iceberg.encryption.columns", "key,value,headers"},

@@ -7,6 +7,10 @@
 
 #include "crypto/keyring.h"
 #include "lake/table_reader.h"
+#include "lake/value_codec.h"
+#include "maintenance/runner.h"
+#include "schema/registry.h"
+#include "schema/store.h"
 
 #include "base/clock.h"
 #include "format/parquet/reader.h"
@@ -342,8 +346,6 @@ TEST_F(maintenance_test, expiry_beside_concurrent_appends_loses_no_commit) {
     EXPECT_EQ(pos->at("orders-0"), appended * 10);
 }
 
-} // namespace
-} // namespace floe::maintenance
 
 namespace floe::maintenance {
 namespace {
@@ -766,6 +768,365 @@ TEST_F(maintenance_test, reencrypt_rewrites_files_of_old_keys_and_plaintext_file
     auto again = reencrypt(*_lake, "orders");
     ASSERT_TRUE(again) << again.error();
     EXPECT_EQ(again->to_rewrite, 0u);
+}
+
+} // namespace
+} // namespace floe::maintenance
+
+// Typed tables: a real registry (in-memory log) decodes Avro values written here from the
+// specification's binary encoding, through several schema versions.
+namespace typed {
+
+void put_long(std::string& out, int64_t v) {
+    uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+    while (z >= 0x80) {
+        out += static_cast<char>((z & 0x7f) | 0x80);
+        z >>= 7;
+    }
+    out += static_cast<char>(z);
+}
+void put_string(std::string& out, std::string_view s) {
+    put_long(out, static_cast<int64_t>(s.size()));
+    out += s;
+}
+/// An Avro decimal (bytes): big-endian two's complement, 4 bytes (enough for the test's values).
+void put_decimal(std::string& out, int32_t unscaled) {
+    std::string b;
+    for (int shift = 24; shift >= 0; shift -= 8) b += static_cast<char>((static_cast<uint32_t>(unscaled) >> shift) & 0xff);
+    put_string(out, b);
+}
+std::string framed(int32_t id, std::string_view payload) {
+    std::string out(1, '\0');
+    for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((id >> shift) & 0xff);
+    return out + std::string(payload);
+}
+
+// v1 -> v2: a field added inside the list's element struct (color) and a top-level one (qty);
+// v2 -> v3: qty int -> long, items.n int -> long, amount decimal(5,2) -> decimal(12,2).
+constexpr auto v1 = R"({"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"country","type":"string"},
+ {"name":"items","type":{"type":"array","items":{"type":"record","name":"Item","fields":[{"name":"sku","type":"string"},{"name":"n","type":"int"}]}}},
+ {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":5,"scale":2}}]})";
+constexpr auto v2 = R"({"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"country","type":"string"},
+ {"name":"items","type":{"type":"array","items":{"type":"record","name":"Item","fields":[{"name":"sku","type":"string"},{"name":"n","type":"int"},
+   {"name":"color","type":["null","string"],"default":null}]}}},
+ {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":5,"scale":2}},
+ {"name":"qty","type":["null","int"],"default":null}]})";
+constexpr auto v3 = R"({"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"country","type":"string"},
+ {"name":"items","type":{"type":"array","items":{"type":"record","name":"Item","fields":[{"name":"sku","type":"string"},{"name":"n","type":"long"},
+   {"name":"color","type":["null","string"],"default":null}]}}},
+ {"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":12,"scale":2}},
+ {"name":"qty","type":["null","long"],"default":null}]})";
+
+struct order {
+    int64_t id;
+    std::string country;
+    std::vector<std::pair<std::string, int64_t>> items;
+    int32_t cents;
+    std::optional<int64_t> qty;
+};
+
+/// The value of `o` under schema version `version` (1: no color/qty; 2, 3: color null, qty).
+std::string encode(int32_t schema_id, int version, const order& o) {
+    std::string p;
+    put_long(p, o.id);
+    put_string(p, o.country);
+    if (!o.items.empty()) {
+        put_long(p, static_cast<int64_t>(o.items.size()));
+        for (auto& [sku, n] : o.items) {
+            put_string(p, sku);
+            put_long(p, n);
+            if (version >= 2) put_long(p, 0); // color: null
+        }
+    }
+    put_long(p, 0);
+    put_decimal(p, o.cents);
+    if (version >= 2) {
+        put_long(p, o.qty ? 1 : 0);
+        if (o.qty) put_long(p, *o.qty);
+    }
+    return framed(schema_id, p);
+}
+
+/// One leaf's entries of one row: "def/rep" or "def/rep=value" each, values as numbers (ints,
+/// decimals unscaled) or text, so a promoted column renders as it did before.
+using row_leaves = std::map<int32_t, std::string>; // leaf field id -> entries
+
+std::map<int64_t, row_leaves> typed_rows(const std::string& uri) {
+    std::map<int64_t, row_leaves> out;
+    auto r = parquet::file_reader::open_file(*iceberg::local_path(uri));
+    EXPECT_TRUE(r) << r.error();
+    if (!r) return out;
+    const auto& cols = (*r)->file_schema().columns();
+    for (size_t rg = 0; rg < (*r)->num_row_groups(); ++rg) {
+        auto offs = (*r)->read_column(rg, parquet::message_col::offset);
+        EXPECT_TRUE(offs) << offs.error();
+        std::vector<int64_t> row_offsets(offs->i64.begin(), offs->i64.end());
+        for (auto& o : row_offsets) out[o]; // raw files: rows with no typed leaf
+        for (size_t c = parquet::message_col::count; c < cols.size(); ++c) {
+            auto data = (*r)->read_column(rg, c);
+            EXPECT_TRUE(data) << data.error();
+            const auto& d = cols[c];
+            size_t row = 0, vi = 0;
+            for (int64_t i = 0; i < data->num_entries; ++i) {
+                auto ui = static_cast<size_t>(i);
+                int def = data->def.empty() ? d.max_def : data->def[ui];
+                int rep = data->rep.empty() ? 0 : data->rep[ui];
+                if (rep == 0 && i > 0) ++row;
+                std::string e = fmt::format("{}/{}", def, rep);
+                if (def == d.max_def) {
+                    switch (d.type) {
+                    case parquet::physical_type::int32: e += fmt::format("={}", data->i32[vi]); break;
+                    case parquet::physical_type::int64: e += fmt::format("={}", data->i64[vi]); break;
+                    default: e.append("=").append(data->bytes[vi]); break;
+                    }
+                    ++vi;
+                }
+                auto& s = out[row_offsets.at(row)][*d.field_id];
+                s += (s.empty() ? "" : ",") + e;
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace typed
+
+class typed_maintenance_test : public maintenance_test {
+protected:
+    void SetUp() override {
+        maintenance_test::SetUp();
+        _registry = std::make_shared<schema::registry>(std::shared_ptr<schema::registry_log>(schema::make_memory_log()));
+        _lake->set_registry(_registry);
+        _typed.how = lake::value_decoding::mode::schema_id;
+    }
+    /// Each version under its own subject: the test wants the evolution, not the registry's checks.
+    int32_t register_schema(const char* text, const std::string& subject) {
+        schema::schema_request req;
+        req.schema = text;
+        auto id = _registry->register_schema(subject, req);
+        EXPECT_TRUE(id) << (id ? "" : id.error().message);
+        return id ? *id : -1;
+    }
+    /// Appends `values` at offsets from.. of orders-0 (typed unless `raw`) and commits.
+    result<lake::commit_result> append_values(const std::vector<std::optional<std::string>>& values, int64_t from,
+                                              bool raw = false) {
+        auto t = FLOE_TRY(_lake->table_for_topic("orders"));
+        auto app = FLOE_TRY(raw ? t->begin_append() : t->begin_append(_typed));
+        for (size_t i = 0; i < values.size(); ++i) {
+            int64_t o = from + static_cast<int64_t>(i);
+            auto id = std::to_string(o);
+            parquet::message_row row;
+            row.stream_key = "orders-0";
+            row.segment_id = from;
+            row.message_id = id;
+            row.message_ts = 1000 + o;
+            row.kafka_timestamp = 1000 + o;
+            row.key = "k" + id;
+            if (values[i]) row.value = *values[i];
+            parquet::message_header_view h{"h", id};
+            row.headers = std::span<const parquet::message_header_view>(&h, 1);
+            row.offset = o;
+            FLOE_TRY(app->add(row));
+        }
+        return app->commit({{"orders-0", from + static_cast<int64_t>(values.size())}});
+    }
+    /// Every row of a table's live files with Floe's columns, by offset.
+    std::map<int64_t, parquet::message_record> records(const std::string& table) {
+        std::map<int64_t, parquet::message_record> out;
+        lake::table_reader reader(*_lake, "orders", table);
+        auto files = reader.files();
+        EXPECT_TRUE(files) << files.error();
+        for (auto& f : *files) {
+            auto rows = reader.read_file(f);
+            EXPECT_TRUE(rows) << rows.error();
+            for (auto& r : *rows) EXPECT_TRUE(out.emplace(r.offset, r).second) << "offset " << r.offset << " twice";
+        }
+        return out;
+    }
+    std::vector<std::string> live_uris(const std::string& table) {
+        std::vector<std::string> out;
+        auto files = lake::current_data_files(*_cat, *_io, {"floe", table});
+        EXPECT_TRUE(files) << files.error();
+        for (auto& f : files->files) out.push_back(f.file_path);
+        return out;
+    }
+    std::map<int64_t, typed::row_leaves> typed_view(const std::string& table) {
+        std::map<int64_t, typed::row_leaves> out;
+        for (auto& uri : live_uris(table))
+            for (auto& [o, leaves] : typed::typed_rows(uri)) EXPECT_TRUE(out.emplace(o, leaves).second);
+        return out;
+    }
+
+    std::shared_ptr<schema::registry> _registry;
+    lake::value_decoding _typed;
+};
+
+TEST_F(typed_maintenance_test, compaction_keeps_typed_files_typed_across_schema_versions) {
+    using typed::encode;
+    using typed::order;
+    // Raw rows first (the topic became typed later), then three schema versions, a tombstone, a
+    // v1 record after v3, and a record that goes to the dead letters.
+    ASSERT_TRUE(append_values({std::string("raw-0"), std::string("raw-1")}, 0, true));
+    auto id1 = register_schema(typed::v1, "v1-value");
+    auto id2 = register_schema(typed::v2, "v2-value");
+    auto id3 = register_schema(typed::v3, "v3-value");
+    ASSERT_TRUE(append_values({encode(id1, 1, order{2, "FR", {{"a", 1}, {"b", 2}}, 12345, {}}),
+                               encode(id1, 1, order{3, "DE", {}, -250, {}}), std::nullopt},
+                              2));
+    ASSERT_TRUE(append_values({encode(id2, 2, order{5, "JP", {{"c", 3}}, 99999, 7}),
+                               encode(id2, 2, order{6, "BR", {{"d", 4}, {"e", 5}, {"f", 6}}, 1, std::nullopt})},
+                              5));
+    ASSERT_TRUE(append_values({encode(id3, 3, order{7, "US", {{"g", 7}}, -99999, int64_t(1) << 40}),
+                               encode(id1, 1, order{8, "IT", {{"h", 8}}, 500, {}}), std::string("\x07garbage", 8)},
+                              7));
+    auto before = records("orders");
+    auto typed_before = typed_view("orders");
+    ASSERT_EQ(before.size(), 9u); // offsets 0..8; 9 is a dead letter
+    ASSERT_EQ(live_uris("orders").size(), 4u);
+    // What the current schema says: every version's fields, qty and n promoted to long.
+    auto t = load();
+    const auto* data = t.metadata.current_schema()->find("data");
+    ASSERT_NE(data, nullptr);
+    std::vector<std::string> names;
+    for (auto& f : data->field_type->fields) names.push_back(f.name);
+    ASSERT_EQ(names, (std::vector<std::string>{"id", "country", "items", "amount", "qty"}));
+
+    compact_options o;
+    auto r = compact(*_lake, "orders", o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->files_rewritten, 4u);
+    EXPECT_EQ(r->files_written, 1u);
+    EXPECT_EQ(r->rows, 9);
+
+    // Floe's columns byte for byte, every offset once.
+    auto uris = live_uris("orders");
+    ASSERT_EQ(uris.size(), 1u);
+    EXPECT_EQ(records("orders"), before);
+    // The file's columns are the current schema's layout (field ids on every leaf).
+    auto layout = lake::table_layout(*t.metadata.current_schema());
+    ASSERT_TRUE(layout) << layout.error();
+    auto file = parquet::file_reader::open_file(*iceberg::local_path(uris[0]));
+    ASSERT_TRUE(file) << file.error();
+    ASSERT_EQ((*file)->file_schema().columns().size(), (*layout)->columns().size());
+    for (size_t i = 0; i < (*layout)->columns().size(); ++i) {
+        EXPECT_EQ((*file)->file_schema().columns()[i].dotted_path(), (*layout)->columns()[i].dotted_path());
+        EXPECT_EQ((*file)->file_schema().columns()[i].field_id, (*layout)->columns()[i].field_id);
+        EXPECT_EQ((*file)->file_schema().columns()[i].type, (*layout)->columns()[i].type);
+    }
+
+    // Typed values: every leaf a row had keeps its entries (promoted values render the same
+    // numbers); a leaf its file did not have is null in every entry, following the levels of its
+    // siblings (one null color per item of a v1 row).
+    auto after = typed_view("orders");
+    ASSERT_EQ(after.size(), 9u);
+    auto id_of = [&](const char* path) {
+        auto c = (*layout)->column_by_path(path);
+        EXPECT_TRUE(c.has_value()) << path;
+        return *(*layout)->columns()[*c].field_id;
+    };
+    const int32_t qty = id_of("data.qty"), color = id_of("data.items.list.element.color"),
+                  sku = id_of("data.items.list.element.sku"), amount = id_of("data.amount"),
+                  n = id_of("data.items.list.element.n"), country = id_of("data.country");
+    for (auto& [off, leaves] : after) {
+        ASSERT_EQ(leaves.size(), (*layout)->columns().size() - parquet::message_col::count) << off;
+        for (auto& [leaf, entries] : leaves) {
+            auto was = typed_before[off].find(leaf);
+            if (was != typed_before[off].end()) {
+                EXPECT_EQ(entries, was->second) << "offset " << off << " leaf " << leaf;
+            } else {
+                EXPECT_EQ(entries.find('='), std::string::npos) << "offset " << off << " leaf " << leaf << ": " << entries;
+            }
+        }
+    }
+    // Spelled out: raw rows and the tombstone have a null `data`; a v1 row's new fields are null
+    // inside a defined `data` (and inside each defined list element).
+    for (int64_t off : {0, 1, 4}) EXPECT_EQ(after[off][country], "0/0") << off;
+    EXPECT_EQ(after[2][country], "2/0=FR");
+    EXPECT_EQ(after[2][qty], "1/0");
+    EXPECT_EQ(after[2][sku], "5/0=a,5/1=b");
+    EXPECT_EQ(after[2][color], "4/0,4/1");
+    EXPECT_EQ(after[2][n], "5/0=1,5/1=2");
+    EXPECT_EQ(after[2][amount], "2/0=12345");
+    EXPECT_EQ(after[3][sku], "2/0"); // an empty list
+    EXPECT_EQ(after[3][color], "2/0");
+    EXPECT_EQ(after[3][amount], "2/0=-250");
+    EXPECT_EQ(after[5][qty], "2/0=7");
+    EXPECT_EQ(after[6][qty], "1/0");
+    EXPECT_EQ(after[7][qty], fmt::format("2/0={}", int64_t(1) << 40));
+    EXPECT_EQ(after[7][amount], "2/0=-99999");
+    EXPECT_EQ(after[8][country], "2/0=IT");
+
+    // Positions carried forward; a second pass finds nothing to do.
+    auto again = compact(*_lake, "orders", o);
+    ASSERT_TRUE(again) << again.error();
+    EXPECT_EQ(again->groups, 0u);
+}
+
+TEST_F(typed_maintenance_test, dead_letter_table_is_compacted_expired_and_cleaned_with_the_main_table) {
+    using typed::encode;
+    using typed::order;
+    auto id1 = register_schema(typed::v1, "v1-value");
+    // Three offloads, each with dead letters: three dead-letter files and snapshots.
+    for (int64_t i = 0; i < 3; ++i)
+        ASSERT_TRUE(append_values({encode(id1, 1, order{i, "FR", {}, 100, {}}), std::string("\x07" "bad", 4),
+                                   typed::framed(id1 + 1000, "x")},
+                                  i * 3));
+    auto main_before = records("orders");
+    auto dlq_before = records("orders_dlq");
+    ASSERT_EQ(dlq_before.size(), 6u);
+    ASSERT_EQ(live_uris("orders_dlq").size(), 3u);
+    const iceberg::table_ident dlq{"floe", "orders_dlq"};
+    ASSERT_GE(iceberg::load_table(*_cat, *_io, dlq)->metadata.snapshots.size(), 3u);
+    // A file nothing references in the dead letters' location (an append that died).
+    auto orphan = _dir / "warehouse" / "floe" / "orders_dlq" / "data" / "stream_key=orders-0" / "segment-0-dead.parquet";
+    { std::ofstream(orphan) << "dead"; }
+    // Reasons per offset before (what the rows say must survive the rewrite).
+    auto reasons = [&] {
+        std::map<int64_t, std::string> out;
+        for (auto& uri : live_uris("orders_dlq"))
+            for (auto& [o, leaves] : typed::typed_rows(uri))
+                out[o] = leaves[iceberg::field_ids::error_reason] + "|" + leaves[iceberg::field_ids::schema_id];
+        return out;
+    };
+    auto reasons_before = reasons();
+
+    run_options ro;
+    ro.expiry.max_snapshot_age_ms = 0;
+    ro.expiry.min_snapshots = 1;
+    ro.orphan_older_than_ms = 0;
+    std::vector<step_outcome> steps;
+    auto r = run_table(*_lake, "orders", ro, &steps);
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_TRUE(r->dead_letters.has_value());
+    std::set<std::string> kinds;
+    for (auto& s : steps) kinds.insert(s.kind);
+    EXPECT_EQ(kinds, (std::set<std::string>{"compact", "manifests", "expire", "orphans", "dlq-compact", "dlq-manifests",
+                                            "dlq-expire", "dlq-orphans"}));
+    EXPECT_EQ(r->dead_letters->compaction.files_rewritten, 3u);
+    EXPECT_EQ(r->dead_letters->compaction.files_written, 1u);
+    EXPECT_GE(r->dead_letters->expiry.snapshots_expired, 3u);
+    EXPECT_EQ(r->dead_letters->orphans.orphans, 1u);
+    EXPECT_EQ(r->dead_letters->health.data_files, 1u);
+    EXPECT_EQ(r->dead_letters->health.snapshots, 1u);
+
+    // Nothing lost in either table; the rows keep their reasons; the orphan is gone, and so is
+    // every file the current metadata does not reference.
+    EXPECT_EQ(records("orders"), main_before);
+    EXPECT_EQ(records("orders_dlq"), dlq_before);
+    EXPECT_EQ(reasons(), reasons_before);
+    EXPECT_EQ(reasons_before.at(1).substr(0, 15), "0/0=bad-magic-b"); // sanity: the rendering holds the reason
+    EXPECT_FALSE(fs::exists(orphan));
+    auto n = lake::dead_letter_records(*_lake, "orders");
+    ASSERT_TRUE(n) << n.error();
+    EXPECT_EQ(*n, 6);
+    auto loaded = iceberg::load_table(*_cat, *_io, dlq);
+    ASSERT_TRUE(loaded) << loaded.error();
+    auto refs = referenced_by(*_io, loaded->metadata, loaded->metadata_location);
+    ASSERT_TRUE(refs) << refs.error();
+    for (auto& e : fs::recursive_directory_iterator(_dir / "warehouse" / "floe" / "orders_dlq"))
+        if (e.is_regular_file()) {
+            EXPECT_TRUE(refs->contains(iceberg::file_uri(e.path().string()))) << e.path();
+        }
 }
 
 } // namespace
