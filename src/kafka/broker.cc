@@ -636,6 +636,8 @@ result<void> broker::start() {
         m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
     group_coordinator::options go;
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);
+    go.consumer.session_timeout = std::chrono::milliseconds(m.opts.group_consumer_session_timeout_ms);
+    go.consumer.heartbeat_interval = std::chrono::milliseconds(m.opts.group_consumer_heartbeat_interval_ms);
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
     if (m.opts.open_producer_ids)
         m.pids = FLOE_TRY_CTX(m.opts.open_producer_ids(), "producer ids");

@@ -319,7 +319,13 @@ struct group_coordinator::group {
 };
 
 group_coordinator::group_coordinator(offset_store& offsets, options opts)
-    : _offsets(offsets), _opts(opts) {}
+    : _offsets(offsets), _opts(opts), _consumer(opts.consumer) {}
+
+bool group_coordinator::classic_has_members(std::string_view name) {
+    std::lock_guard lk(_mu);
+    group* g = find(name);
+    return g && !g->members.empty();
+}
 
 group_coordinator::~group_coordinator() = default;
 
@@ -477,7 +483,12 @@ group_coordinator::join_result group_coordinator::join(const join_group_request&
         r.error_code = int16_t(kerr::inconsistent_group_protocol);
         return out;
     }
+    // Lock order: this mutex, then the consumer groups' (never the other way).
     std::lock_guard lk(_mu);
+    if (_consumer.has_members(req.group_id)) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
+    }
     auto& slot = _groups[std::string(req.group_id)];
     if (!slot) {
         slot = std::make_unique<group>();
@@ -851,6 +862,7 @@ size_t group_coordinator::drop_groups(const std::function<bool(std::string_view)
 }
 
 void group_coordinator::tick(clock::time_point now) {
+    _consumer.tick(now);
     std::lock_guard lk(_mu);
     for (auto& [name, g] : _groups) {
         // Expire members whose session ran out. Members with a JoinGroup or SyncGroup in
