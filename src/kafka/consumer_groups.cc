@@ -234,7 +234,7 @@ void consumer_group_coordinator::remove_member(group& g, const std::string& id) 
     ++g.epoch;
 }
 
-void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg_topic> topics) {
+void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg_topic> topics, bool bump) {
     // The topics any member subscribes to, by name or regex, that exist now.
     std::map<std::string, std::pair<uuid, int32_t>> meta;
     std::map<std::string, std::set<uuid>> per_member;
@@ -250,8 +250,9 @@ void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg
     }
     if (meta != g.metadata) {
         g.metadata = std::move(meta);
-        ++g.epoch;
+        bump = true;
     }
+    if (bump) ++g.epoch;
     if (g.assignment_epoch == g.epoch && !g.target.empty()) return;
     // The assignor most members ask for; the default when none does.
     std::map<std::string, int> votes;
@@ -354,6 +355,9 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         return resp;
     }
 
+    // Every change one heartbeat brings (a new member, its subscription, new topics) is one
+    // new group epoch.
+    bool bump = false;
     if (req.member_epoch == 0) {
         bool took_over = false;
         if (req.instance_id) {
@@ -392,7 +396,7 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
             m.id = member_id;
             if (req.instance_id) m.instance_id = std::string(*req.instance_id);
             it = g->members.emplace(member_id, std::move(m)).first;
-            ++g->epoch;
+            bump = true;
         } else if (!took_over) {
             // A known member joining again has lost its state: it owns nothing now.
             auto& m = it->second;
@@ -444,7 +448,7 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         m.assignor = std::string(*req.server_assignor);
         changed = true;
     }
-    if (changed) ++g->epoch;
+    bump = bump || changed;
 
     // The ack of a revocation: owned partitions reported without the revoked ones.
     if (req.owned && !empty(m.revoking)) {
@@ -458,7 +462,7 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         }
     }
 
-    resolve_and_assign(*g, topics);
+    resolve_and_assign(*g, topics, bump);
     reconcile(*g, m);
 
     resp.member_id = member_id;

@@ -119,7 +119,7 @@ private:
     struct group;
     group* find(std::string_view name);
     void remove_member(group& g, const std::string& id);
-    void resolve_and_assign(group& g, std::span<const cg_topic> topics);
+    void resolve_and_assign(group& g, std::span<const cg_topic> topics, bool bump);
     void reconcile(group& g, member& m);
     options _opts;
     std::mutex _mu;
