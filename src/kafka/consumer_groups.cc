@@ -219,6 +219,17 @@ struct consumer_group_coordinator::group {
     std::map<std::string, std::pair<uuid, int32_t>> metadata; ///< subscribed topics as last resolved
 };
 
+/// Kafka's consumer group states: Empty, Assigning (the target is behind the group epoch),
+/// Reconciling (a member is not at its target yet), Stable.
+std::string consumer_group_coordinator::state_name(group& g) {
+    if (g.members.empty()) return "Empty";
+    if (g.assignment_epoch != g.epoch) return "Assigning";
+    for (auto& [id, m] : g.members)
+        if (m.epoch != g.assignment_epoch || !empty(m.revoking) || m.assigned != normalized(g.target[id]))
+            return "Reconciling";
+    return "Stable";
+}
+
 consumer_group_coordinator::consumer_group_coordinator(options opts) : _opts(std::move(opts)) {}
 consumer_group_coordinator::~consumer_group_coordinator() = default;
 
@@ -498,13 +509,7 @@ consumer_group_describe_response::group consumer_group_coordinator::describe(std
         }
         return v;
     };
-    bool stable = true;
-    for (auto& [id, m] : g->members)
-        if (m.epoch != g->assignment_epoch || !empty(m.revoking) || m.assigned != normalized(g->target[id]))
-            stable = false;
-    out.group_state = g->members.empty() ? "Empty" : g->assignment_epoch != g->epoch ? "Assigning"
-                                                   : stable                           ? "Stable"
-                                                                                      : "Reconciling";
+    out.group_state = state_name(*g);
     out.group_epoch = g->epoch;
     out.assignment_epoch = g->assignment_epoch;
     out.assignor_name = g->assignor;
@@ -561,7 +566,7 @@ bool consumer_group_coordinator::has_members(std::string_view name) {
 std::vector<std::pair<std::string, std::string>> consumer_group_coordinator::list() {
     std::lock_guard lk(_mu);
     std::vector<std::pair<std::string, std::string>> out;
-    for (auto& [name, g] : _groups) out.emplace_back(name, g->members.empty() ? "Empty" : "Stable");
+    for (auto& [name, g] : _groups) out.emplace_back(name, state_name(*g));
     return out;
 }
 

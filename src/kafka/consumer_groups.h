@@ -121,6 +121,7 @@ private:
     void remove_member(group& g, const std::string& id);
     void resolve_and_assign(group& g, std::span<const cg_topic> topics, bool bump);
     void reconcile(group& g, member& m);
+    static std::string state_name(group& g);
     options _opts;
     std::mutex _mu;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;

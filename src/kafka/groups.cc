@@ -775,6 +775,10 @@ list_groups_response group_coordinator::list(const list_groups_request& req) {
     list_groups_response out;
     std::map<std::string, list_groups_response::group> all;
     for (auto& name : _offsets.groups()) all[name] = {name, "consumer", "Empty"};
+    // KIP-848 groups (protocol type "consumer" as Kafka lists them); a classic group of the same
+    // id with members wins below (the two never both have members).
+    for (auto& [name, state] : _consumer.list())
+        if (state != "Empty" || !all.contains(name)) all[name] = {name, "consumer", state};
     std::lock_guard lk(_mu);
     for (auto& [name, g] : _groups) {
         if (g->state == st_dead) continue;
@@ -818,6 +822,9 @@ describe_groups_response::group group_coordinator::describe(std::string_view gro
 }
 
 int16_t group_coordinator::delete_group(std::string_view group_id) {
+    // A consumer group (KIP-848) with members is not deleted; an empty one is forgotten here.
+    if (_consumer.has_members(group_id)) return int16_t(kerr::non_empty_group);
+    const bool consumer_group = _consumer.delete_group(group_id) == 0;
     {
         std::lock_guard lk(_mu);
         group* g = find(group_id);
@@ -832,7 +839,7 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
         std::lock_guard lk(_mu);
         group* g = find(group_id);
         if (g && !g->members.empty()) return int16_t(kerr::non_empty_group);
-        if (!g && !*stored) return int16_t(kerr::group_id_not_found);
+        if (!g && !*stored && !consumer_group) return int16_t(kerr::group_id_not_found);
         if (g) _groups.erase(_groups.find(group_id));
     }
     if (*stored)

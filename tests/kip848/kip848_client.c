@@ -5,7 +5,8 @@
  *   ASSIGN <ms> <topic> <partition>      partitions given to this member (incremental)
  *   REVOKE <ms> <topic> <partition>      partitions taken away (after their offsets are committed)
  *   REC <ms> <topic> <partition> <offset> <value>
- *   COMMIT_ERR <ms> <error>              a failed commit (the test may look)
+ *   COMMITTED <ms> <topic> <partition> <offset>   an offset commit the broker accepted
+ *   COMMIT_ERR <ms> <error> | <ms> <topic> <partition> <error>   a failed commit
  *   CLOSED <ms>                          after a clean close (SIGTERM)
  *
  * Offsets: each record's offset is stored right after its line is printed; stored offsets are
@@ -89,10 +90,16 @@ static void rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_pa
 static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t *offsets,
                       void *opaque) {
         (void)rk;
-        (void)offsets;
         (void)opaque;
         if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
                 out("COMMIT_ERR %lld %s", now_ms(), rd_kafka_err2name(err));
+        for (int i = 0; offsets && i < offsets->cnt; i++) {
+                const rd_kafka_topic_partition_t *p = &offsets->elems[i];
+                if (p->err)
+                        out("COMMIT_ERR %lld %s %d %s", now_ms(), p->topic, p->partition, rd_kafka_err2name(p->err));
+                else if (p->offset >= 0)
+                        out("COMMITTED %lld %s %d %lld", now_ms(), p->topic, p->partition, (long long)p->offset);
+        }
 }
 
 static void set(rd_kafka_conf_t *conf, const char *k, const char *v) {

@@ -290,6 +290,35 @@ TEST(CgCoordinator, OffsetCommitChecksMemberEpochs) {
     EXPECT_EQ(co.validate_fetch("g", std::nullopt, -1), int16_t(0));
 }
 
+TEST(CgCoordinator, DescribeListAndDelete) {
+    consumer_group_coordinator co({});
+    auto now = clk::now();
+    auto topics = topics16();
+    client a{"a", "inst-a"}, b{"b"};
+    for (int round = 0; round < 4; ++round)
+        for (auto* m : {&a, &b}) m->beat(co, topics, now);
+    auto d = co.describe("g", topics);
+    EXPECT_EQ(d.error_code, 0);
+    EXPECT_EQ(d.group_state, "Stable");
+    EXPECT_EQ(d.assignor_name, "uniform");
+    EXPECT_EQ(d.group_epoch, d.assignment_epoch);
+    ASSERT_EQ(d.members.size(), 2u);
+    EXPECT_EQ(d.members[0].member_id, "a");
+    EXPECT_EQ(d.members[0].instance_id, "inst-a");
+    EXPECT_EQ(d.members[0].client_id, "client");
+    ASSERT_EQ(d.members[0].assignment.size(), 1u);
+    EXPECT_EQ(d.members[0].assignment[0].topic_name, "t");
+    EXPECT_EQ(d.members[0].assignment[0].partitions.size(), 8u);
+    EXPECT_EQ(co.describe("nope", topics).error_code, int16_t(kerr::group_id_not_found));
+    EXPECT_EQ(co.list(), (std::vector<std::pair<std::string, std::string>>{{"g", "Stable"}}));
+    EXPECT_EQ(co.delete_group("g"), int16_t(kerr::non_empty_group));
+    a.epoch = b.epoch = -1;
+    a.beat(co, topics, now);
+    b.beat(co, topics, now);
+    EXPECT_EQ(co.delete_group("g"), 0);
+    EXPECT_EQ(co.delete_group("g"), int16_t(kerr::group_id_not_found));
+}
+
 struct tmpdir {
     std::filesystem::path p;
     tmpdir() {
