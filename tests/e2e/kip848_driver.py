@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """KIP-848 consumer group with a real client (tests/kip848/kip848_client: librdkafka 2.15.1,
 group.protocol=consumer) against a running floe: 4 members over 16 partitions, a graceful leave,
-a kill -9, a topic created later that matches the subscription regex, and a static member
-restart. Prints every settle time; fails when one exceeds 5 s or a record is lost or read twice
+a kill -9, a topic created later that matches the subscription regex, a static member
+restart, a classic member of the same group id (refused), and a group on the range assignor.
+Prints every settle time; fails when one exceeds 5 s or a record is lost or read twice
 outside what the kill allows. Usage: kip848_driver.py CLIENT BOOTSTRAP WORKDIR"""
 import os
 import signal
@@ -208,8 +209,45 @@ produce('p5', MAIN, 800)
 produce('p5', LATE, 800)
 check(all_read(), 'phase 5 read')
 
+# 6. The same group id under the classic protocol is refused while the consumer group has
+# members (librdkafka 2.0.2, classic JoinGroup: INCONSISTENT_GROUP_PROTOCOL).
+classic_errors = []
+c = Consumer({'bootstrap.servers': BOOTSTRAP, 'group.id': GROUP, 'session.timeout.ms': 6000,
+              'error_cb': lambda e: classic_errors.append(e)})
+c.subscribe([MAIN])
+deadline = time.time() + 10
+got_classic = None
+while time.time() < deadline and got_classic is None:
+    m = c.poll(0.2)
+    if m is not None and m.error():
+        classic_errors.append(m.error())
+    if any('INCONSISTENT_GROUP_PROTOCOL' in str(e) or getattr(e, 'code', lambda: 0)() == 23 for e in classic_errors):
+        got_classic = 'refused'
+    elif c.assignment():
+        got_classic = f'assigned {c.assignment()}'
+c.close()
+check(got_classic == 'refused', f'a classic member of the same group id is refused (INCONSISTENT_GROUP_PROTOCOL): {got_classic} {classic_errors[:2]}')
+
 for m in live():
     m.stop()
+
+# 7. group.remote.assignor=range in a second group: contiguous ranges of kip.main per member.
+members_before = list(members)
+members[:] = []
+GROUP = 'kip848-e2e-range'
+ra = Member('r1', 'group.remote.assignor=range')
+rb = Member('r2', 'group.remote.assignor=range')
+members.extend([ra, rb])
+deadline = time.time() + 30
+want_a = {(MAIN, p) for p in range(8)} | {(LATE, p) for p in range(8)}
+want_b = {(MAIN, p) for p in range(8, 16)} | {(LATE, p) for p in range(8, 16)}
+while time.time() < deadline and not ({frozenset(ra.owned()), frozenset(rb.owned())} == {frozenset(want_a), frozenset(want_b)}):
+    time.sleep(0.05)
+check({frozenset(ra.owned()), frozenset(rb.owned())} == {frozenset(want_a), frozenset(want_b)},
+      f'range assignor: contiguous co-partitioned halves ({sorted(ra.owned())[:3]}..., {sorted(rb.owned())[:3]}...)')
+for m in live():
+    m.stop()
+members[:] = members_before
 
 # Every acknowledged record read; read twice only where the kill allows it.
 reads = {}

@@ -3,7 +3,8 @@
 # from source (tests/kip848). kip848_driver.py runs the group: 4 members over 16 partitions,
 # a clean leave, a kill -9 (session timeout), a topic created later matching the regex, a static
 # member restart; each settle measured (< 5 s), every record read once (at-least-once only for
-# what the killed member read above its committed offsets).
+# what the killed member read above its committed offsets); then a classic member of the same
+# group id is refused (INCONSISTENT_GROUP_PROTOCOL) and a second group uses the range assignor.
 # Usage: kip848_test.sh FLOE_BIN KIP848_CLIENT
 FLOE_BIN="$(realpath "$1")"
 CLIENT="$(realpath "$2")"
