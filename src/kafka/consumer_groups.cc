@@ -14,7 +14,9 @@ namespace floe::kafka {
 
 namespace cg_assignor {
 
-bool known(std::string_view name) noexcept { return name == "uniform" || name == "range"; }
+bool known(std::string_view name) noexcept {
+    return name == "uniform" || name == "range";
+}
 
 assignment uniform(std::span<const member_spec> members, const std::map<uuid, int32_t>& partitions,
                    const assignment& previous) {
@@ -26,7 +28,8 @@ assignment uniform(std::span<const member_spec> members, const std::map<uuid, in
     }
     if (members.empty()) return out;
     std::map<std::string_view, size_t> load;
-    for (auto& m : members) load[m.id] = 0;
+    for (auto& m : members)
+        load[m.id] = 0;
     auto subscribed = [&](std::string_view member, const uuid& topic) {
         auto it = by_id.find(member);
         return it != by_id.end() && it->second->topics.contains(topic);
@@ -36,9 +39,11 @@ assignment uniform(std::span<const member_spec> members, const std::map<uuid, in
     size_t eligible_total = 0;
     for (auto& [topic, count] : partitions) {
         bool any = false;
-        for (auto& m : members) any = any || m.topics.contains(topic);
+        for (auto& m : members)
+            any = any || m.topics.contains(topic);
         if (!any) continue;
-        for (int32_t p = 0; p < count; ++p) all.emplace_back(topic, p);
+        for (int32_t p = 0; p < count; ++p)
+            all.emplace_back(topic, p);
         eligible_total += size_t(count);
     }
     // A ceiling for keeping previous owners: the even share, rounded up.
@@ -75,7 +80,8 @@ assignment uniform(std::span<const member_spec> members, const std::map<uuid, in
     for (size_t round = 0; round < eligible_total * members.size() + 1; ++round) {
         bool moved = false;
         std::vector<const member_spec*> order;
-        for (auto& m : members) order.push_back(&m);
+        for (auto& m : members)
+            order.push_back(&m);
         std::sort(order.begin(), order.end(), [&](auto* a, auto* b) {
             return load[a->id] != load[b->id] ? load[a->id] > load[b->id] : a->id < b->id;
         });
@@ -98,13 +104,15 @@ assignment uniform(std::span<const member_spec> members, const std::map<uuid, in
         }
         if (!moved) break;
     }
-    for (auto& [_, parts] : out) std::erase_if(parts, [](auto& kv) { return kv.second.empty(); });
+    for (auto& [_, parts] : out)
+        std::erase_if(parts, [](auto& kv) { return kv.second.empty(); });
     return out;
 }
 
 assignment range(std::span<const member_spec> members, const std::map<uuid, int32_t>& partitions) {
     assignment out;
-    for (auto& m : members) out[m.id];
+    for (auto& m : members)
+        out[m.id];
     for (auto& [topic, count] : partitions) {
         std::vector<std::string_view> subs;
         for (auto& m : members)
@@ -116,7 +124,8 @@ assignment range(std::span<const member_spec> members, const std::map<uuid, int3
         int32_t next = 0;
         for (int32_t i = 0; i < n; ++i) {
             int32_t take = base + (i < extra ? 1 : 0);
-            for (int32_t k = 0; k < take; ++k) out[std::string(subs[size_t(i)])][topic].insert(next++);
+            for (int32_t k = 0; k < take; ++k)
+                out[std::string(subs[size_t(i)])][topic].insert(next++);
         }
     }
     return out;
@@ -164,7 +173,8 @@ cg_partitions normalized(cg_partitions a) {
 cg_partitions from_wire(const std::vector<cg_topic_partitions>& v) {
     cg_partitions out;
     for (auto& t : v)
-        for (auto p : t.partitions) out[t.topic_id].insert(p);
+        for (auto p : t.partitions)
+            out[t.topic_id].insert(p);
     return out;
 }
 
@@ -200,8 +210,8 @@ struct consumer_group_coordinator::member {
     std::optional<std::regex> compiled;
     std::optional<std::string> assignor;
     int32_t rebalance_timeout_ms = 300000;
-    cg_partitions assigned;  ///< given to the member, owned by it
-    cg_partitions revoking;  ///< owned by it until it acks the revocation
+    cg_partitions assigned; ///< given to the member, owned by it
+    cg_partitions revoking; ///< owned by it until it acks the revocation
     std::optional<cg_partitions> last_sent;
     bool left_static = false;
     clock::time_point deadline;
@@ -215,8 +225,10 @@ struct consumer_group_coordinator::group {
     std::string assignor = "uniform";
     std::map<std::string, member, std::less<>> members;
     cg_assignor::assignment target;
-    std::map<tp, std::string> owner; ///< partition -> the member that owns it (assigned or revoking)
-    std::map<std::string, std::pair<uuid, int32_t>> metadata; ///< subscribed topics as last resolved
+    std::map<tp, std::string>
+        owner; ///< partition -> the member that owns it (assigned or revoking)
+    std::map<std::string, std::pair<uuid, int32_t>>
+        metadata; ///< subscribed topics as last resolved
 };
 
 /// Kafka's consumer group states: Empty, Assigning (the target is behind the group epoch),
@@ -225,7 +237,8 @@ std::string consumer_group_coordinator::state_name(group& g) {
     if (g.members.empty()) return "Empty";
     if (g.assignment_epoch != g.epoch) return "Assigning";
     for (auto& [id, m] : g.members)
-        if (m.epoch != g.assignment_epoch || !empty(m.revoking) || m.assigned != normalized(g.target[id]))
+        if (m.epoch != g.assignment_epoch || !empty(m.revoking)
+            || m.assigned != normalized(g.target[id]))
             return "Reconciling";
     return "Stable";
 }
@@ -245,14 +258,16 @@ void consumer_group_coordinator::remove_member(group& g, const std::string& id) 
     ++g.epoch;
 }
 
-void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg_topic> topics, bool bump) {
+void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg_topic> topics,
+                                                    bool bump) {
     // The topics any member subscribes to, by name or regex, that exist now.
     std::map<std::string, std::pair<uuid, int32_t>> meta;
     std::map<std::string, std::set<uuid>> per_member;
     for (auto& [id, m] : g.members) {
         auto& mine = per_member[id];
         for (auto& t : topics) {
-            bool wanted = std::find(m.topic_names.begin(), m.topic_names.end(), t.name) != m.topic_names.end();
+            bool wanted = std::find(m.topic_names.begin(), m.topic_names.end(), t.name)
+                          != m.topic_names.end();
             if (!wanted && m.compiled) wanted = std::regex_match(t.name, *m.compiled);
             if (!wanted) continue;
             mine.insert(t.id);
@@ -274,10 +289,13 @@ void consumer_group_coordinator::resolve_and_assign(group& g, std::span<const cg
     for (auto& [name, n] : votes)
         if (n > best) best = n, g.assignor = name;
     std::vector<cg_assignor::member_spec> specs;
-    for (auto& [id, m] : g.members) specs.push_back({id, per_member[id]});
+    for (auto& [id, m] : g.members)
+        specs.push_back({id, per_member[id]});
     std::map<uuid, int32_t> parts;
-    for (auto& [_, v] : g.metadata) parts[v.first] = v.second;
-    g.target = g.assignor == "range" ? cg_assignor::range(specs, parts) : cg_assignor::uniform(specs, parts, g.target);
+    for (auto& [_, v] : g.metadata)
+        parts[v.first] = v.second;
+    g.target = g.assignor == "range" ? cg_assignor::range(specs, parts)
+                                     : cg_assignor::uniform(specs, parts, g.target);
     g.assignment_epoch = g.epoch;
 }
 
@@ -288,7 +306,8 @@ void consumer_group_coordinator::reconcile(group& g, member& m) {
     if (!empty(revoke)) {
         m.assigned = normalized(minus(m.assigned, revoke));
         m.revoking = std::move(revoke);
-        m.revoke_deadline = clock::now() + std::chrono::milliseconds(std::max(m.rebalance_timeout_ms, 1000));
+        m.revoke_deadline =
+            clock::now() + std::chrono::milliseconds(std::max(m.rebalance_timeout_ms, 1000));
         return;
     }
     if (m.epoch != g.assignment_epoch) {
@@ -307,9 +326,10 @@ void consumer_group_coordinator::reconcile(group& g, member& m) {
     std::erase_if(g.owner, [](auto& kv) { return kv.second.empty(); });
 }
 
-consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
-    const consumer_group_heartbeat_request& req, int16_t version, std::string_view client_id,
-    std::string_view client_host, std::span<const cg_topic> topics, clock::time_point now) {
+consumer_group_heartbeat_response
+consumer_group_coordinator::heartbeat(const consumer_group_heartbeat_request& req, int16_t version,
+                                      std::string_view client_id, std::string_view client_host,
+                                      std::span<const cg_topic> topics, clock::time_point now) {
     consumer_group_heartbeat_response resp;
     auto error = [&](kerr e, std::string msg) {
         resp.error_code = int16_t(e);
@@ -318,20 +338,28 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         return resp;
     };
     if (req.group_id.empty()) return error(kerr::invalid_request, "GroupId can't be empty.");
-    if (version >= 1 && req.member_id.empty()) return error(kerr::invalid_request, "MemberId can't be empty.");
+    if (version >= 1 && req.member_id.empty())
+        return error(kerr::invalid_request, "MemberId can't be empty.");
     if (req.instance_id && req.instance_id->empty())
         return error(kerr::invalid_request, "InstanceId can't be empty.");
-    if (req.member_epoch < k_static_leave) return error(kerr::invalid_request, "MemberEpoch is invalid.");
+    if (req.member_epoch < k_static_leave)
+        return error(kerr::invalid_request, "MemberEpoch is invalid.");
     if (req.member_epoch == 0 && !req.subscribed_topic_names && !req.subscribed_topic_regex)
-        return error(kerr::invalid_request, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.");
+        return error(kerr::invalid_request,
+                     "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.");
     if (req.server_assignor && !cg_assignor::known(*req.server_assignor))
-        return error(kerr::unsupported_assignor, fmt::format("ServerAssignor {} is not supported. Supported assignors: uniform, range.", *req.server_assignor));
+        return error(
+            kerr::unsupported_assignor,
+            fmt::format("ServerAssignor {} is not supported. Supported assignors: uniform, range.",
+                        *req.server_assignor));
     std::optional<std::regex> compiled;
     if (req.subscribed_topic_regex && !req.subscribed_topic_regex->empty()) {
         try {
             compiled.emplace(std::string(*req.subscribed_topic_regex), std::regex::ECMAScript);
         } catch (const std::regex_error&) {
-            return error(kerr::invalid_regular_expression, fmt::format("SubscribedTopicRegex {} is not a valid regular expression.", *req.subscribed_topic_regex));
+            return error(kerr::invalid_regular_expression,
+                         fmt::format("SubscribedTopicRegex {} is not a valid regular expression.",
+                                     *req.subscribed_topic_regex));
         }
     }
 
@@ -378,9 +406,10 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
             });
             if (prev != g->members.end() && prev->first != member_id) {
                 if (!prev->second.left_static)
-                    return error(kerr::unreleased_instance_id,
-                                 fmt::format("Static member {} with instance id {} is still in the group.",
-                                             prev->first, *req.instance_id));
+                    return error(
+                        kerr::unreleased_instance_id,
+                        fmt::format("Static member {} with instance id {} is still in the group.",
+                                    prev->first, *req.instance_id));
                 // The instance is back under a new member id: it takes over the old member's
                 // epoch and partitions, without a new group epoch.
                 member taken = std::move(prev->second);
@@ -402,7 +431,8 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
             }
         }
         if (it == g->members.end()) {
-            if (g->members.size() >= _opts.max_size) return error(kerr::group_max_size_reached, "The group is full.");
+            if (g->members.size() >= _opts.max_size)
+                return error(kerr::group_max_size_reached, "The group is full.");
             member m;
             m.id = member_id;
             if (req.instance_id) m.instance_id = std::string(*req.instance_id);
@@ -420,14 +450,16 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         }
     } else {
         if (it == g->members.end())
-            return error(kerr::unknown_member_id, fmt::format("Member {} is not a member of group {}.", member_id, g->name));
+            return error(kerr::unknown_member_id,
+                         fmt::format("Member {} is not a member of group {}.", member_id, g->name));
         auto& m = it->second;
         if (req.member_epoch != m.epoch) {
-            bool lost_answer = req.member_epoch == m.previous_epoch &&
-                               (!req.owned || empty(minus(from_wire(*req.owned), m.assigned)));
+            bool lost_answer = req.member_epoch == m.previous_epoch
+                               && (!req.owned || empty(minus(from_wire(*req.owned), m.assigned)));
             if (!lost_answer)
                 return error(kerr::fenced_member_epoch,
-                             fmt::format("The member epoch {} is not the current one ({}).", req.member_epoch, m.epoch));
+                             fmt::format("The member epoch {} is not the current one ({}).",
+                                         req.member_epoch, m.epoch));
             m.last_sent.reset(); // answer again in full
         }
     }
@@ -441,7 +473,8 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
     if (req.rebalance_timeout_ms > 0) m.rebalance_timeout_ms = req.rebalance_timeout_ms;
     bool changed = false;
     if (req.subscribed_topic_names) {
-        std::vector<std::string> names(req.subscribed_topic_names->begin(), req.subscribed_topic_names->end());
+        std::vector<std::string> names(req.subscribed_topic_names->begin(),
+                                       req.subscribed_topic_names->end());
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
         if (names != m.topic_names) m.topic_names = std::move(names), changed = true;
@@ -467,7 +500,8 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
         if (!intersects(owned, m.revoking)) {
             for (auto& [t, ps] : m.revoking)
                 for (auto p : ps)
-                    if (auto o = g->owner.find({t, p}); o != g->owner.end() && o->second == m.id) g->owner.erase(o);
+                    if (auto o = g->owner.find({t, p}); o != g->owner.end() && o->second == m.id)
+                        g->owner.erase(o);
             m.revoking.clear();
             m.revoke_deadline.reset();
         }
@@ -479,7 +513,8 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
     resp.member_id = member_id;
     resp.member_epoch = m.epoch;
     resp.heartbeat_interval_ms = int32_t(_opts.heartbeat_interval.count());
-    const bool owned_differs = req.owned && normalized(from_wire(*req.owned)) != normalized(m.assigned);
+    const bool owned_differs =
+        req.owned && normalized(from_wire(*req.owned)) != normalized(m.assigned);
     if (req.member_epoch == 0 || !m.last_sent || *m.last_sent != m.assigned || owned_differs) {
         resp.assignment = to_wire(m.assigned);
         m.last_sent = m.assigned;
@@ -487,8 +522,8 @@ consumer_group_heartbeat_response consumer_group_coordinator::heartbeat(
     return resp;
 }
 
-consumer_group_describe_response::group consumer_group_coordinator::describe(std::string_view name,
-                                                                             std::span<const cg_topic> topics) {
+consumer_group_describe_response::group
+consumer_group_coordinator::describe(std::string_view name, std::span<const cg_topic> topics) {
     consumer_group_describe_response::group out;
     out.group_id = std::string(name);
     std::lock_guard lk(_mu);
@@ -529,7 +564,8 @@ consumer_group_describe_response::group consumer_group_coordinator::describe(std
     return out;
 }
 
-std::optional<int16_t> consumer_group_coordinator::validate_commit(std::string_view name, std::string_view member_id,
+std::optional<int16_t> consumer_group_coordinator::validate_commit(std::string_view name,
+                                                                   std::string_view member_id,
                                                                    int32_t epoch, int16_t version) {
     std::lock_guard lk(_mu);
     group* g = find(name);
@@ -544,9 +580,8 @@ std::optional<int16_t> consumer_group_coordinator::validate_commit(std::string_v
     return int16_t(0);
 }
 
-std::optional<int16_t> consumer_group_coordinator::validate_fetch(std::string_view name,
-                                                                  std::optional<std::string_view> member_id,
-                                                                  int32_t epoch) {
+std::optional<int16_t> consumer_group_coordinator::validate_fetch(
+    std::string_view name, std::optional<std::string_view> member_id, int32_t epoch) {
     std::lock_guard lk(_mu);
     group* g = find(name);
     if (!g) return std::nullopt;
@@ -566,7 +601,8 @@ bool consumer_group_coordinator::has_members(std::string_view name) {
 std::vector<std::pair<std::string, std::string>> consumer_group_coordinator::list() {
     std::lock_guard lk(_mu);
     std::vector<std::pair<std::string, std::string>> out;
-    for (auto& [name, g] : _groups) out.emplace_back(name, state_name(*g));
+    for (auto& [name, g] : _groups)
+        out.emplace_back(name, state_name(*g));
     return out;
 }
 
@@ -588,15 +624,18 @@ void consumer_group_coordinator::tick(clock::time_point now) {
                 spdlog::info("consumer group {}: member {} session timed out", name, id);
                 gone.push_back(id);
             } else if (m.revoke_deadline && *m.revoke_deadline <= now) {
-                spdlog::info("consumer group {}: member {} did not revoke in its rebalance timeout", name, id);
+                spdlog::info("consumer group {}: member {} did not revoke in its rebalance timeout",
+                             name, id);
                 gone.push_back(id);
             }
         }
-        for (auto& id : gone) remove_member(*g, id);
+        for (auto& id : gone)
+            remove_member(*g, id);
     }
 }
 
-cg_partitions consumer_group_coordinator::target_of(std::string_view name, std::string_view member_id) {
+cg_partitions consumer_group_coordinator::target_of(std::string_view name,
+                                                    std::string_view member_id) {
     std::lock_guard lk(_mu);
     group* g = find(name);
     if (!g) return {};

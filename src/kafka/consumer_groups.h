@@ -85,20 +85,23 @@ public:
     explicit consumer_group_coordinator(options opts);
     ~consumer_group_coordinator();
 
-    consumer_group_heartbeat_response heartbeat(const consumer_group_heartbeat_request& req, int16_t version,
-                                                std::string_view client_id, std::string_view client_host,
-                                                std::span<const cg_topic> topics, clock::time_point now);
+    consumer_group_heartbeat_response heartbeat(const consumer_group_heartbeat_request& req,
+                                                int16_t version, std::string_view client_id,
+                                                std::string_view client_host,
+                                                std::span<const cg_topic> topics,
+                                                clock::time_point now);
 
-    consumer_group_describe_response::group describe(std::string_view group, std::span<const cg_topic> topics);
+    consumer_group_describe_response::group describe(std::string_view group,
+                                                     std::span<const cg_topic> topics);
 
     /// nullopt when `group` is not a consumer group (the classic checks apply); else 0 or the
     /// error for an OffsetCommit of this member/epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH,
     /// UNSUPPORTED_VERSION below v9).
-    std::optional<int16_t> validate_commit(std::string_view group, std::string_view member_id, int32_t epoch,
-                                           int16_t version);
+    std::optional<int16_t> validate_commit(std::string_view group, std::string_view member_id,
+                                           int32_t epoch, int16_t version);
     /// The same for OffsetFetch v9+ naming a member (null member id: no check).
-    std::optional<int16_t> validate_fetch(std::string_view group, std::optional<std::string_view> member_id,
-                                          int32_t epoch);
+    std::optional<int16_t> validate_fetch(std::string_view group,
+                                          std::optional<std::string_view> member_id, int32_t epoch);
 
     /// True when a consumer group of that id has members (a classic JoinGroup is refused).
     bool has_members(std::string_view group);

@@ -9,7 +9,8 @@ result<void> read_elems(kreader& r, Vec& out, Fn&& fn, size_t min_elem = 1) {
     int32_t n = FLOE_TRY(r.array_len(min_elem));
     if (n <= 0) return {};
     out.reserve(size_t(n));
-    for (int32_t i = 0; i < n; ++i) FLOE_TRY(fn(out.emplace_back()));
+    for (int32_t i = 0; i < n; ++i)
+        FLOE_TRY(fn(out.emplace_back()));
     return {};
 }
 
@@ -20,10 +21,12 @@ std::optional<std::string_view> opt_view(const std::optional<std::string>& s) {
 
 void write_partitions(kwriter& w, std::span<const int32_t> parts) {
     w.array_len(parts.size());
-    for (auto p : parts) w.i32(p);
+    for (auto p : parts)
+        w.i32(p);
 }
 
-void write_described(kwriter& w, const std::vector<consumer_group_describe_response::topic_partitions>& a) {
+void write_described(kwriter& w,
+                     const std::vector<consumer_group_describe_response::topic_partitions>& a) {
     // Assignment struct: TopicPartitions array, then the struct's tags.
     w.array_len(a.size());
     for (auto& t : a) {
@@ -50,7 +53,8 @@ result<consumer_group_heartbeat_request> decode_consumer_group_heartbeat(kreader
         if (n >= 0) {
             auto& names = q.subscribed_topic_names.emplace();
             names.reserve(size_t(n));
-            for (int32_t i = 0; i < n; ++i) names.push_back(FLOE_TRY(r.str()));
+            for (int32_t i = 0; i < n; ++i)
+                names.push_back(FLOE_TRY(r.str()));
         }
     }
     if (v >= 1) q.subscribed_topic_regex = FLOE_TRY(r.nstr());
@@ -63,10 +67,13 @@ result<consumer_group_heartbeat_request> decode_consumer_group_heartbeat(kreader
             for (int32_t i = 0; i < n; ++i) {
                 auto& t = owned.emplace_back();
                 t.topic_id = FLOE_TRY(r.id());
-                FLOE_TRY(read_elems(r, t.partitions, [&](int32_t& p) -> result<void> {
-                    p = FLOE_TRY(r.i32());
-                    return {};
-                }, 4));
+                FLOE_TRY(read_elems(
+                    r, t.partitions,
+                    [&](int32_t& p) -> result<void> {
+                        p = FLOE_TRY(r.i32());
+                        return {};
+                    },
+                    4));
                 FLOE_TRY(r.tags());
             }
         }
@@ -128,7 +135,8 @@ void encode(kwriter& w, int16_t, const consumer_group_describe_response& r) {
             w.str(m.client_id);
             w.str(m.client_host);
             w.array_len(m.subscribed_topic_names.size());
-            for (auto& n : m.subscribed_topic_names) w.str(n);
+            for (auto& n : m.subscribed_topic_names)
+                w.str(n);
             w.nstr(opt_view(m.subscribed_topic_regex));
             write_described(w, m.assignment);
             write_described(w, m.target_assignment);
@@ -146,9 +154,12 @@ std::optional<result<void>> decode_any_cgroup(int16_t api, int16_t v, kreader& r
         return {};
     };
     switch (api_key(api)) {
-    case api_key::consumer_group_heartbeat: return check(decode_consumer_group_heartbeat(r, v));
-    case api_key::consumer_group_describe: return check(decode_consumer_group_describe(r, v));
-    default: return std::nullopt;
+    case api_key::consumer_group_heartbeat:
+        return check(decode_consumer_group_heartbeat(r, v));
+    case api_key::consumer_group_describe:
+        return check(decode_consumer_group_describe(r, v));
+    default:
+        return std::nullopt;
     }
 }
 

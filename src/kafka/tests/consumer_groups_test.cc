@@ -23,7 +23,8 @@ uuid topic_id(uint8_t n) {
 
 size_t count(const cg_partitions& a) {
     size_t n = 0;
-    for (auto& [_, ps] : a) n += ps.size();
+    for (auto& [_, ps] : a)
+        n += ps.size();
     return n;
 }
 
@@ -32,26 +33,31 @@ void expect_each_once(const cg_assignor::assignment& a, const std::map<uuid, int
     std::map<std::pair<uuid, int32_t>, int> seen;
     for (auto& [_, m] : a)
         for (auto& [t, ps] : m)
-            for (auto p : ps) ++seen[{t, p}];
+            for (auto p : ps)
+                ++seen[{t, p}];
     size_t total = 0;
     for (auto& [t, n] : parts) {
         total += size_t(n);
-        for (int32_t p = 0; p < n; ++p) EXPECT_EQ((seen[{t, p}]), 1) << "partition " << p;
+        for (int32_t p = 0; p < n; ++p)
+            EXPECT_EQ((seen[{t, p}]), 1) << "partition " << p;
     }
     EXPECT_EQ(seen.size(), total);
 }
 
 TEST(CgAssignor, UniformSpreadsSixteenPartitionsOverFourMembers) {
     std::vector<cg_assignor::member_spec> ms;
-    for (auto id : {"d", "a", "c", "b"}) ms.push_back({id, {topic_id(1)}});
+    for (auto id : {"d", "a", "c", "b"})
+        ms.push_back({id, {topic_id(1)}});
     std::map<uuid, int32_t> parts{{topic_id(1), 16}};
     auto a = cg_assignor::uniform(ms, parts, {});
     expect_each_once(a, parts);
-    for (auto& [id, m] : a) EXPECT_EQ(count(m), 4u) << id;
+    for (auto& [id, m] : a)
+        EXPECT_EQ(count(m), 4u) << id;
 }
 
 TEST(CgAssignor, UniformIsStickyWhenAMemberJoins) {
-    std::vector<cg_assignor::member_spec> ms{{"a", {topic_id(1)}}, {"b", {topic_id(1)}}, {"c", {topic_id(1)}}};
+    std::vector<cg_assignor::member_spec> ms{
+        {"a", {topic_id(1)}}, {"b", {topic_id(1)}}, {"c", {topic_id(1)}}};
     std::map<uuid, int32_t> parts{{topic_id(1), 12}};
     auto before = cg_assignor::uniform(ms, parts, {});
     ms.push_back({"d", {topic_id(1)}});
@@ -61,13 +67,15 @@ TEST(CgAssignor, UniformIsStickyWhenAMemberJoins) {
     for (auto id : {"a", "b", "c"}) {
         EXPECT_EQ(count(after[id]), 3u);
         for (auto& [t, ps] : after[id])
-            for (auto p : ps) EXPECT_TRUE(before[id][t].contains(p)) << id << " got a new partition " << p;
+            for (auto p : ps)
+                EXPECT_TRUE(before[id][t].contains(p)) << id << " got a new partition " << p;
     }
     EXPECT_EQ(count(after["d"]), 3u);
 }
 
 TEST(CgAssignor, UniformRespectsHeterogeneousSubscriptions) {
-    std::vector<cg_assignor::member_spec> ms{{"a", {topic_id(1)}}, {"b", {topic_id(1), topic_id(2)}}};
+    std::vector<cg_assignor::member_spec> ms{{"a", {topic_id(1)}},
+                                             {"b", {topic_id(1), topic_id(2)}}};
     std::map<uuid, int32_t> parts{{topic_id(1), 4}, {topic_id(2), 4}};
     auto a = cg_assignor::uniform(ms, parts, {});
     expect_each_once(a, parts);
@@ -86,7 +94,8 @@ TEST(CgAssignor, RangeGivesContiguousCoPartitionedRanges) {
     EXPECT_EQ(a["a"][topic_id(1)], (std::set<int32_t>{0, 1, 2}));
     EXPECT_EQ(a["b"][topic_id(1)], (std::set<int32_t>{3, 4, 5}));
     EXPECT_EQ(a["c"][topic_id(1)], (std::set<int32_t>{6, 7}));
-    for (auto id : {"a", "b", "c"}) EXPECT_EQ(a[id][topic_id(1)], a[id][topic_id(2)]) << id;
+    for (auto id : {"a", "b", "c"})
+        EXPECT_EQ(a[id][topic_id(1)], a[id][topic_id(2)]) << id;
 }
 
 // A test member: sends heartbeats like a client that applies every answer at once.
@@ -99,8 +108,9 @@ struct client {
     std::optional<std::string> regex;
     std::string assignor = "uniform";
 
-    consumer_group_heartbeat_response beat(consumer_group_coordinator& c, std::span<const cg_topic> topics,
-                                           clk::time_point now, bool report_owned = true) {
+    consumer_group_heartbeat_response beat(consumer_group_coordinator& c,
+                                           std::span<const cg_topic> topics, clk::time_point now,
+                                           bool report_owned = true) {
         consumer_group_heartbeat_request r;
         r.group_id = "g";
         r.member_id = id;
@@ -112,7 +122,8 @@ struct client {
         if (regex) r.subscribed_topic_regex = *regex;
         r.server_assignor = assignor;
         std::vector<cg_topic_partitions> ow;
-        for (auto& [t, ps] : owned) ow.push_back({t, {ps.begin(), ps.end()}});
+        for (auto& [t, ps] : owned)
+            ow.push_back({t, {ps.begin(), ps.end()}});
         if (report_owned) r.owned = ow;
         auto resp = c.heartbeat(r, 1, "client", "/127.0.0.1", topics, now);
         if (resp.error_code == 0) {
@@ -120,20 +131,24 @@ struct client {
             if (resp.assignment) {
                 owned.clear();
                 for (auto& t : *resp.assignment)
-                    for (auto p : t.partitions) owned[t.topic_id].insert(p);
+                    for (auto p : t.partitions)
+                        owned[t.topic_id].insert(p);
             }
         }
         return resp;
     }
 };
 
-std::vector<cg_topic> topics16() { return {{"t", topic_id(1), 16}}; }
+std::vector<cg_topic> topics16() {
+    return {{"t", topic_id(1), 16}};
+}
 
 void expect_disjoint(const std::vector<client*>& cs) {
     std::set<std::pair<uuid, int32_t>> seen;
     for (auto* c : cs)
         for (auto& [t, ps] : c->owned)
-            for (auto p : ps) EXPECT_TRUE(seen.insert({t, p}).second) << "partition " << p << " owned twice";
+            for (auto p : ps)
+                EXPECT_TRUE(seen.insert({t, p}).second) << "partition " << p << " owned twice";
 }
 
 TEST(CgCoordinator, RevokesBeforeAssigning) {
@@ -174,7 +189,8 @@ TEST(CgCoordinator, LeaveAndSessionExpiryHandPartitionsOver) {
     auto topics = topics16();
     client a{"a"}, b{"b"}, c{"c"};
     for (int round = 0; round < 4; ++round)
-        for (auto* m : {&a, &b, &c}) m->beat(co, topics, now);
+        for (auto* m : {&a, &b, &c})
+            m->beat(co, topics, now);
     expect_disjoint({&a, &b, &c});
     EXPECT_EQ(count(a.owned) + count(b.owned) + count(c.owned), 16u);
 
@@ -182,7 +198,8 @@ TEST(CgCoordinator, LeaveAndSessionExpiryHandPartitionsOver) {
     c.epoch = -1;
     EXPECT_EQ(c.beat(co, topics, now).member_epoch, -1);
     for (int round = 0; round < 3; ++round)
-        for (auto* m : {&a, &b}) m->beat(co, topics, now);
+        for (auto* m : {&a, &b})
+            m->beat(co, topics, now);
     EXPECT_EQ(count(a.owned) + count(b.owned), 16u);
     EXPECT_EQ(count(a.owned), 8u);
 
@@ -191,7 +208,8 @@ TEST(CgCoordinator, LeaveAndSessionExpiryHandPartitionsOver) {
     a.beat(co, topics, now);
     co.tick(now + 600ms);
     now += 700ms;
-    for (int round = 0; round < 3; ++round) a.beat(co, topics, now);
+    for (int round = 0; round < 3; ++round)
+        a.beat(co, topics, now);
     EXPECT_EQ(count(a.owned), 16u);
     EXPECT_EQ(b.beat(co, topics, now).error_code, int16_t(kerr::unknown_member_id));
 }
@@ -212,7 +230,8 @@ TEST(CgCoordinator, FencesWrongEpochsAndUnknownMembers) {
     bad.assignor = "cooperative-sticky";
     EXPECT_EQ(bad.beat(co, topics, now).error_code, int16_t(kerr::unsupported_assignor));
     client noid{""};
-    EXPECT_EQ(noid.beat(co, topics, now).error_code, int16_t(kerr::invalid_request)); // v1: ids from clients
+    EXPECT_EQ(noid.beat(co, topics, now).error_code,
+              int16_t(kerr::invalid_request)); // v1: ids from clients
 }
 
 TEST(CgCoordinator, StaticMemberComesBackToItsPartitions) {
@@ -221,7 +240,8 @@ TEST(CgCoordinator, StaticMemberComesBackToItsPartitions) {
     auto topics = topics16();
     client a{"a1", "inst-a"}, b{"b1", "inst-b"};
     for (int round = 0; round < 4; ++round)
-        for (auto* m : {&a, &b}) m->beat(co, topics, now);
+        for (auto* m : {&a, &b})
+            m->beat(co, topics, now);
     const auto kept = a.owned;
     const int32_t epoch = a.epoch;
     ASSERT_EQ(count(kept), 8u);
@@ -266,10 +286,13 @@ TEST(CgCoordinator, RangeAssignorOnRequest) {
     client a{"a"}, b{"b"};
     a.assignor = b.assignor = "range";
     for (int round = 0; round < 4; ++round)
-        for (auto* m : {&a, &b}) m->beat(co, topics, now);
+        for (auto* m : {&a, &b})
+            m->beat(co, topics, now);
     std::set<int32_t> lo, hi;
-    for (int32_t p = 0; p < 8; ++p) lo.insert(p);
-    for (int32_t p = 8; p < 16; ++p) hi.insert(p);
+    for (int32_t p = 0; p < 8; ++p)
+        lo.insert(p);
+    for (int32_t p = 8; p < 16; ++p)
+        hi.insert(p);
     EXPECT_EQ(a.owned[topic_id(1)], lo);
     EXPECT_EQ(b.owned[topic_id(1)], hi);
 }
@@ -285,8 +308,10 @@ TEST(CgCoordinator, OffsetCommitChecksMemberEpochs) {
     EXPECT_EQ(co.validate_commit("g", "a", a.epoch - 1, 9), int16_t(kerr::stale_member_epoch));
     EXPECT_EQ(co.validate_commit("g", "zz", a.epoch, 9), int16_t(kerr::unknown_member_id));
     EXPECT_EQ(co.validate_commit("g", "a", a.epoch, 8), int16_t(kerr::unsupported_version));
-    EXPECT_EQ(co.validate_commit("g", "", -1, 9), int16_t(kerr::unknown_member_id)); // group not empty
-    EXPECT_EQ(co.validate_fetch("g", std::string_view("a"), a.epoch - 1), int16_t(kerr::stale_member_epoch));
+    EXPECT_EQ(co.validate_commit("g", "", -1, 9),
+              int16_t(kerr::unknown_member_id)); // group not empty
+    EXPECT_EQ(co.validate_fetch("g", std::string_view("a"), a.epoch - 1),
+              int16_t(kerr::stale_member_epoch));
     EXPECT_EQ(co.validate_fetch("g", std::nullopt, -1), int16_t(0));
 }
 
@@ -296,7 +321,8 @@ TEST(CgCoordinator, DescribeListAndDelete) {
     auto topics = topics16();
     client a{"a", "inst-a"}, b{"b"};
     for (int round = 0; round < 4; ++round)
-        for (auto* m : {&a, &b}) m->beat(co, topics, now);
+        for (auto* m : {&a, &b})
+            m->beat(co, topics, now);
     auto d = co.describe("g", topics);
     EXPECT_EQ(d.error_code, 0);
     EXPECT_EQ(d.group_state, "Stable");
