@@ -205,15 +205,13 @@ struct stream_mirror {
     std::map<int64_t, std::string> pending_acks; // work-queue: offset -> reply subject, not yet acked
     bool paused = false;
     // nats-server 2.9 moves every consumer of a stream past messages it has not delivered yet
-    // when the stream is purged by subject (an object store overwrite, a KV purge: rollups), so
-    // a limits stream's consumer can skip messages still in the stream. Only the first fetch of a
-    // new consumer is trusted to jump over a gap (it starts at the mirror's end, and the server
-    // delivers the first message still there); a jump later makes a new consumer at the mirror's
-    // end, which delivers the skipped messages, or confirms the gap in its own first fetch.
-    bool gaps_trusted = true;
-    bool reread = false; // a suspect jump was met: subscribe again at the mirror's end
-    int64_t rereads = 0;
-
+    // when the stream is purged by subject (an object store put or overwrite, a KV purge:
+    // rollups), so a limits stream's consumer can skip messages still in the stream. That can
+    // happen to a consumer made a moment ago too (between its creation at the mirror's end and
+    // its first fetch), so no jump is trusted: every one is checked against the stream, and the
+    // messages still there are read directly (fill_gap). Only deleted or purged sequences stay
+    // gaps.
+    int64_t gaps_filled = 0; // messages a consumer skipped and fill_gap read, so far
     mutable std::mutex mu;
     source_status st;
 
@@ -337,8 +335,6 @@ struct stream_mirror {
                         subj.empty() ? "(all)" : subj, natsStatus_GetText(s), int(ec));
         early_timeouts = 0;
         purged_to = 0; // purge again after any reconnection: a restarted server may have lost one
-        gaps_trusted = true;
-        reread = false;
         if (workqueue)
             spdlog::info("ingest {}: mirroring work queue {} ({}) into {}-0 from its first message not acked (durable "
                          "consumer {}; the mirror holds up to sequence {})",
@@ -421,7 +417,45 @@ struct stream_mirror {
         }
     }
 
-    // Appends one fetched list at the messages' sequences - 1, then acks the last one.
+    // The first message of the stream at sequence >= seq (on the mirror's subject filter, if
+    // any), by the stream's message-get API; nullptr when there is none. Sequences a consumer
+    // jumped over are checked with it.
+    result<natsMsg*> next_stored(uint64_t seq) {
+        nlohmann::json req{{"seq", seq}, {"next_by_subj", subject.empty() ? std::string(">") : subject}};
+        const std::string body = req.dump();
+        const std::string api = fmt::format("$JS.API.STREAM.MSG.GET.{}", stream);
+        natsMsg* reply = nullptr;
+        natsStatus s = natsConnection_Request(&reply, nc, api.c_str(), body.data(), int(body.size()), 5000);
+        if (s != NATS_OK)
+            return fail(errc::unavailable, "reading stream {} from sequence {}: {}", stream, seq, natsStatus_GetText(s));
+        std::string text(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+        natsMsg_Destroy(reply);
+        uint64_t found = 0;
+        try {
+            auto j = nlohmann::json::parse(text);
+            if (j.contains("error")) {
+                if (j["error"].value("code", 0) == 404) return nullptr; // no message at or after seq
+                return fail(errc::unavailable, "reading stream {} from sequence {}: {}", stream, seq,
+                            j["error"].value("description", text));
+            }
+            found = j.at("message").at("seq").get<uint64_t>();
+        } catch (const std::exception& e) {
+            return fail(errc::unavailable, "reading stream {} from sequence {}: unexpected answer {}", stream, seq,
+                        text.substr(0, 200));
+        }
+        natsMsg* m = nullptr;
+        jsErrCode ec = jsErrCode(0);
+        s = js_GetMsg(&m, js, stream.c_str(), found, nullptr, &ec);
+        if (s == NATS_NOT_FOUND || ec == jsErrCode(10037)) return next_stored(found + 1); // purged meanwhile
+        if (s != NATS_OK)
+            return fail(errc::unavailable, "reading sequence {} of stream {}: {} (JetStream error {})", found, stream,
+                        natsStatus_GetText(s), int(ec));
+        return m;
+    }
+
+    // Appends one fetched list at the messages' sequences - 1, then acks the last one. A jump
+    // over sequences is checked (see gaps_filled): the messages still in the stream within it
+    // are read directly and appended in order.
     result<void> append(natsMsgList& list) {
         auto& b = builder;
         auto& bytes = batch_bytes;
@@ -434,34 +468,7 @@ struct stream_mirror {
         // reused across the list: b.add copies them.
         std::deque<std::string> store;
         std::vector<log::batch_builder::header> hdrs;
-        for (int i = 0; i < list.Count; ++i) {
-            natsMsg* m = list.Msgs[i];
-            uint64_t sseq = 0;
-            int64_t ts_ns = 0;
-            const char* ack = natsMsg_GetReply(m);
-            if (!ack || !parse_ack_subject(ack, sseq, ts_ns)) {
-                jsMsgMetaData* md = nullptr;
-                if (natsMsg_GetMetaData(&md, m) != NATS_OK) continue; // not a stream message (status)
-                sseq = md->Sequence.Stream;
-                ts_ns = md->Timestamp;
-                jsMsgMetaData_Destroy(md);
-            }
-            int64_t off = int64_t(sseq) - 1;
-            int64_t ts = ts_ns / 1'000'000;
-            if (!workqueue && !gaps_trusted && off > (last >= 0 ? last + 1 : floor)) {
-                const int64_t from = last >= 0 ? last + 1 : floor;
-                ++rereads;
-                spdlog::info("ingest {}: stream {} delivered sequence {} where {} was due, mid-consumer (a purge by "
-                             "subject moves nats-server 2.9 consumers past messages still in the stream): reading "
-                             "again from sequence {} with a new consumer ({} times so far)",
-                             cfg.name, stream, sseq, from + 1, from + 1, rereads);
-                reread = true;
-                break; // nothing from here is appended nor acked
-            }
-            last_msg = m;
-            if (workqueue)
-                if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
-            if (off < floor || off <= last) continue;
+        auto add = [&](natsMsg* m, int64_t off, int64_t ts) -> result<void> {
             store.clear();
             hdrs.clear();
             const char** keys = nullptr;
@@ -503,8 +510,56 @@ struct stream_mirror {
             last = off;
             last_ts = ts;
             ++n;
+            return {};
+        };
+        // Reads the messages still in the stream at offsets [from, to) and appends them.
+        auto fill_gap = [&](int64_t from, int64_t to) -> result<void> {
+            int64_t filled = 0;
+            for (uint64_t seq = uint64_t(from) + 1; seq <= uint64_t(to);) {
+                natsMsg* m = FLOE_TRY(next_stored(seq));
+                if (!m) break;
+                const uint64_t got = natsMsg_GetSequence(m);
+                if (got > uint64_t(to)) {
+                    natsMsg_Destroy(m);
+                    break;
+                }
+                auto r = add(m, int64_t(got) - 1, natsMsg_GetTime(m) / 1'000'000);
+                natsMsg_Destroy(m);
+                FLOE_TRY(std::move(r));
+                ++filled;
+                seq = got + 1;
+            }
+            if (filled > 0) {
+                gaps_filled += filled;
+                spdlog::info("ingest {}: stream {} delivered sequence {} where {} was due, and {} messages in between "
+                             "are still in the stream (a purge by subject moves nats-server 2.9 consumers past them): "
+                             "read them directly ({} so far)",
+                             cfg.name, stream, to + 1, from + 1, filled, gaps_filled);
+            }
+            return {};
+        };
+        for (int i = 0; i < list.Count; ++i) {
+            natsMsg* m = list.Msgs[i];
+            uint64_t sseq = 0;
+            int64_t ts_ns = 0;
+            const char* ack = natsMsg_GetReply(m);
+            if (!ack || !parse_ack_subject(ack, sseq, ts_ns)) {
+                jsMsgMetaData* md = nullptr;
+                if (natsMsg_GetMetaData(&md, m) != NATS_OK) continue; // not a stream message (status)
+                sseq = md->Sequence.Stream;
+                ts_ns = md->Timestamp;
+                jsMsgMetaData_Destroy(md);
+            }
+            int64_t off = int64_t(sseq) - 1;
+            int64_t ts = ts_ns / 1'000'000;
+            const int64_t due = last >= 0 ? last + 1 : floor;
+            if (!workqueue && off > due) FLOE_TRY(fill_gap(due, off));
+            last_msg = m;
+            if (workqueue)
+                if (const char* reply = natsMsg_GetReply(m)) pending_acks[off] = reply;
+            if (off < floor || off <= last) continue;
+            FLOE_TRY(add(m, off, ts));
         }
-        if (list.Count > 0 && !workqueue) gaps_trusted = false;
         if (open) FLOE_TRY(b.finish(bytes));
         if (!bytes.empty()) {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
@@ -648,10 +703,6 @@ struct stream_mirror {
                     early_timeouts = 0;
                     auto r = append(list);
                     natsMsgList_Destroy(&list);
-                    if (r && reread) {
-                        drop_sub();
-                        continue;
-                    }
                     if (!r) {
                         set_error(r.error().message());
                         // Start again at the mirror's end: nothing is skipped or doubled.

@@ -7,11 +7,14 @@
 #include "kafka/messages_admin.h"
 #include "log/remote_tier.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <set>
 
 namespace floe::kafka {
@@ -81,6 +84,112 @@ constexpr broker_synonym k_synonyms[] = {
     {"log.roll.ms", "segment.ms"},
     {"unclean.leader.election.enable", "unclean.leader.election.enable"},
 };
+
+/// Kafka's dynamic broker configs (update mode per-broker or cluster-wide) that are not topic
+/// defaults. Floe has no use for them (its thread pools, TLS and SASL are set in floe.yaml), but
+/// tools and scripts set them on any Kafka broker: AlterConfigs stores them (under
+/// log::broker_only_config_prefix, beside the dynamic topic defaults) and DescribeConfigs reports
+/// them, without effect. Password types are stored and never described in clear.
+struct kafka_broker_config {
+    std::string_view name;
+    int8_t type; ///< ConfigType: 1 boolean, 2 string, 3 int, 4 short, 5 long, 6 double, 7 list, 9 password
+    std::optional<std::string_view> default_value;
+};
+constexpr kafka_broker_config k_kafka_broker_configs[] = {
+    {"background.threads", 3, "10"},
+    {"num.io.threads", 3, "8"},
+    {"num.network.threads", 3, "3"},
+    {"num.replica.fetchers", 3, "1"},
+    {"num.recovery.threads.per.data.dir", 3, "2"},
+    {"log.cleaner.threads", 3, "1"},
+    {"log.cleaner.backoff.ms", 5, "15000"},
+    {"log.cleaner.dedupe.buffer.size", 5, "134217728"},
+    {"log.cleaner.io.buffer.load.factor", 6, "0.9"},
+    {"log.cleaner.io.buffer.size", 3, "524288"},
+    {"log.cleaner.io.max.bytes.per.second", 6, "1.7976931348623157E308"},
+    {"max.connections", 3, "2147483647"},
+    {"max.connections.per.ip", 3, "2147483647"},
+    {"max.connections.per.ip.overrides", 2, ""},
+    {"max.connection.creation.rate", 3, "2147483647"},
+    {"metric.reporters", 7, ""},
+    {"leader.replication.throttled.rate", 5, "9223372036854775807"},
+    {"follower.replication.throttled.rate", 5, "9223372036854775807"},
+    {"replica.alter.log.dirs.io.max.bytes.per.second", 5, "9223372036854775807"},
+    {"producer.id.expiration.ms", 3, "86400000"},
+    {"transaction.partition.verification.enable", 1, "true"},
+    {"remote.log.manager.copy.max.bytes.per.second", 5, "9223372036854775807"},
+    {"remote.log.manager.fetch.max.bytes.per.second", 5, "9223372036854775807"},
+    {"remote.log.index.file.cache.total.size.bytes", 5, "1073741824"},
+    {"sasl.enabled.mechanisms", 7, "GSSAPI"},
+    {"sasl.jaas.config", 9, std::nullopt},
+    {"sasl.kerberos.kinit.cmd", 2, "/usr/bin/kinit"},
+    {"sasl.kerberos.min.time.before.relogin", 5, "60000"},
+    {"sasl.kerberos.principal.to.local.rules", 7, "DEFAULT"},
+    {"sasl.kerberos.service.name", 2, std::nullopt},
+    {"sasl.kerberos.ticket.renew.jitter", 6, "0.05"},
+    {"sasl.kerberos.ticket.renew.window.factor", 6, "0.8"},
+    {"sasl.login.refresh.buffer.seconds", 4, "300"},
+    {"sasl.login.refresh.min.period.seconds", 4, "60"},
+    {"sasl.login.refresh.window.factor", 6, "0.8"},
+    {"sasl.login.refresh.window.jitter", 6, "0.05"},
+    {"ssl.cipher.suites", 7, ""},
+    {"ssl.client.auth", 2, "none"},
+    {"ssl.enabled.protocols", 7, "TLSv1.2,TLSv1.3"},
+    {"ssl.endpoint.identification.algorithm", 2, "https"},
+    {"ssl.engine.factory.class", 2, std::nullopt},
+    {"ssl.key.password", 9, std::nullopt},
+    {"ssl.keymanager.algorithm", 2, "SunX509"},
+    {"ssl.keystore.certificate.chain", 9, std::nullopt},
+    {"ssl.keystore.key", 9, std::nullopt},
+    {"ssl.keystore.location", 2, std::nullopt},
+    {"ssl.keystore.password", 9, std::nullopt},
+    {"ssl.keystore.type", 2, "JKS"},
+    {"ssl.protocol", 2, "TLSv1.3"},
+    {"ssl.secure.random.implementation", 2, std::nullopt},
+    {"ssl.trustmanager.algorithm", 2, "PKIX"},
+    {"ssl.truststore.certificates", 9, std::nullopt},
+    {"ssl.truststore.location", 2, std::nullopt},
+    {"ssl.truststore.password", 9, std::nullopt},
+    {"ssl.truststore.type", 2, "JKS"},
+};
+
+const kafka_broker_config* kafka_broker_config_of(std::string_view name) {
+    for (auto& c : k_kafka_broker_configs)
+        if (c.name == name) return &c;
+    return nullptr;
+}
+
+/// A value of a Kafka broker config checked by its type, as Kafka's ConfigDef parses it.
+result<void> check_kafka_broker_value(const kafka_broker_config& c, std::string_view v) {
+    auto bad = [&](std::string_view what) {
+        return fail(errc::invalid_argument, "broker config {}: '{}' is not {}", c.name, v, what);
+    };
+    switch (c.type) {
+    case 1:
+        if (v != "true" && v != "false") return bad("true or false");
+        break;
+    case 3:
+    case 4:
+    case 5: {
+        int64_t x = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        if (ec != std::errc() || p != v.data() + v.size()) return bad("an integer");
+        if (c.type == 3 && (x < INT32_MIN || x > INT32_MAX)) return bad("an int");
+        if (c.type == 4 && (x < INT16_MIN || x > INT16_MAX)) return bad("a short");
+        break;
+    }
+    case 6: {
+        std::string t(v);
+        char* end = nullptr;
+        (void)std::strtod(t.c_str(), &end);
+        if (t.empty() || end != t.c_str() + t.size()) return bad("a number");
+        break;
+    }
+    default:
+        break;
+    }
+    return {};
+}
 
 const broker_synonym* synonym_of_topic(std::string_view topic_key) {
     for (auto& s : k_synonyms)
@@ -557,6 +666,25 @@ void request_handler::describe_broker_configs(const describe_configs_request::re
         }
         rr.configs.push_back(std::move(e));
     }
+    // Kafka's other dynamic broker configs: stored, without effect on Floe.
+    for (auto& c : k_kafka_broker_configs) {
+        if (!wanted(keys, c.name)) continue;
+        config_entry_out e;
+        e.name = std::string(c.name);
+        e.config_type = c.type == 4 ? 3 : c.type;
+        e.is_sensitive = c.type == 9;
+        auto it = dyn.find(fmt::format("{}{}", log::broker_only_config_prefix, c.name));
+        if (it != dyn.end()) {
+            e.source = dyn_source;
+            e.is_default = false;
+            if (!e.is_sensitive) e.value = it->second;
+        } else if (c.default_value && !e.is_sensitive) {
+            e.value = std::string(*c.default_value);
+        }
+        if (docs) e.documentation = "Kafka broker config, stored for tools; no effect on Floe (see floe.yaml).";
+        if (synonyms && it != dyn.end()) e.synonyms.push_back({e.name, e.value, dyn_source});
+        rr.configs.push_back(std::move(e));
+    }
 }
 
 void request_handler::alter_broker_configs(const alter_configs_request::resource& r,
@@ -575,6 +703,57 @@ void request_handler::alter_broker_configs(const alter_configs_request::resource
     log::config_map next = incremental ? _logs.dynamic_topic_defaults() : log::config_map{};
     for (auto& c : r.configs) {
         auto* syn = synonym_of_broker(c.name);
+        if (auto* kc = syn ? nullptr : kafka_broker_config_of(c.name)) {
+            auto key = fmt::format("{}{}", log::broker_only_config_prefix, c.name);
+            const bool list = kc->type == 7;
+            if (incremental && (c.op == 1 || !c.value)) { // DELETE
+                next.erase(key);
+                continue;
+            }
+            if (!incremental && !c.value) {
+                next.erase(key);
+                continue;
+            }
+            if (incremental && (c.op == 2 || c.op == 3) && !list) {
+                error(kerr::invalid_config,
+                      fmt::format("broker config {} is not a list: APPEND/SUBTRACT do not apply", c.name));
+                return;
+            }
+            if (incremental && c.op > 3) {
+                error(kerr::invalid_request, fmt::format("unknown config operation {}", c.op));
+                return;
+            }
+            std::string value(*c.value);
+            if (incremental && (c.op == 2 || c.op == 3)) { // APPEND / SUBTRACT on a list
+                std::vector<std::string> items;
+                auto cur = next.find(key);
+                std::string_view base = cur != next.end() ? std::string_view(cur->second)
+                                                          : kc->default_value.value_or("");
+                auto split = [](std::string_view v, std::vector<std::string>& into) {
+                    size_t at = 0;
+                    while (at < v.size()) {
+                        size_t e = std::min(v.find(',', at), v.size());
+                        if (e > at) into.emplace_back(v.substr(at, e - at));
+                        at = e + 1;
+                    }
+                };
+                split(base, items);
+                std::vector<std::string> change;
+                split(value, change);
+                for (auto& x : change) {
+                    auto f = std::find(items.begin(), items.end(), x);
+                    if (c.op == 2 && f == items.end()) items.push_back(x);
+                    if (c.op == 3 && f != items.end()) items.erase(f);
+                }
+                value = fmt::format("{}", fmt::join(items, ","));
+            }
+            if (auto ok = check_kafka_broker_value(*kc, value); !ok) {
+                error(kerr::invalid_config, ok.error().message());
+                return;
+            }
+            next[key] = std::move(value);
+            continue;
+        }
         if (!syn) {
             static constexpr std::string_view read_only[] = {
                 "broker.id",

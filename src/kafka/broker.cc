@@ -7,6 +7,7 @@
 #include "kafka/acl.h"
 #include "kafka/groups.h"
 #include "kafka/handlers.h"
+#include "kafka/legacy_versions.h"
 #include "kafka/txn_coordinator.h"
 #include "kafka/messages.h"
 #include "kafka/sasl.h"
@@ -444,8 +445,18 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                               api_name(hdr->api_key), hdr->api_version);
                 request_header h = *hdr;
                 h.flexible = false;
+                legacy_answer legacy = legacy_answer::not_legacy;
                 if (h.api_key == k_consumer_group_heartbeat) {
                     encode_consumer_group_heartbeat_unsupported(out, h);
+                } else if ((legacy = answer_legacy_request(h, body, out)) != legacy_answer::not_legacy) {
+                    spdlog::info("kafka connection {}: {} v{} refused with UNSUPPORTED_VERSION: Floe "
+                                 "serves Produce v3+, Fetch v4+ and ListOffsets v1+ (record batches v2); with "
+                                 "librdkafka set api.version.request=true and no broker.version.fallback below 0.11",
+                                 id, api_name(hdr->api_key), hdr->api_version);
+                    if (legacy == legacy_answer::close) {
+                        close = true;
+                        break;
+                    }
                 } else {
                     size_t start = begin_response(out, h);
                     kwriter w(out, false);

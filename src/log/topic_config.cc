@@ -388,7 +388,8 @@ result<void> validate_topic_config(std::string_view key, std::string_view value)
 
 result<topic_config> resolve_topic_config(const config_map& base, const config_map& overrides) {
     topic_config cfg;
-    for (auto& [k, v] : base) FLOE_TRY(apply(cfg, k, v));
+    for (auto& [k, v] : base)
+        if (!std::string_view(k).starts_with(broker_only_config_prefix)) FLOE_TRY(apply(cfg, k, v));
     for (auto& [k, v] : overrides) FLOE_TRY(apply(cfg, k, v));
     if (cfg.iceberg_encryption == "columns" && cfg.iceberg_encryption_columns.empty())
         return fail(errc::invalid_argument,

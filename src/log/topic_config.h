@@ -118,6 +118,11 @@ using config_map = std::map<std::string, std::string, std::less<>>;
 /// message.timestamp.type in {CreateTime, LogAppendTime}). errc::invalid_argument naming the key.
 result<void> validate_topic_config(std::string_view key, std::string_view value);
 
+/// Dynamic broker configs that are not topic defaults (Kafka's thread pools, quotas, SASL and
+/// SSL settings AlterConfigs may change on a BROKER resource) are kept in the same stored map as
+/// the dynamic topic defaults, under this prefix; resolving a topic's config skips them.
+inline constexpr std::string_view broker_only_config_prefix = "broker/";
+
 /// Builds the effective config: `base` (broker defaults, possibly empty) overlaid with
 /// `overrides`. Fails like validate_topic_config on the first bad entry.
 result<topic_config> resolve_topic_config(const config_map& base, const config_map& overrides);

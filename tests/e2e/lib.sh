@@ -135,10 +135,11 @@ start_nats() {
   wait_for 10 bash -c "echo > /dev/tcp/127.0.0.1/$NATS_PORT" 2>/dev/null
 }
 # wait_for SECONDS COMMAND...: polls every 0.2 s until the command succeeds (bounded).
+# (Its locals have names no caller uses: bash's dynamic scope shows them to the command.)
 wait_for() {
-  local secs="$1"; shift
-  local n=$((secs * 5))
-  for _ in $(seq 1 "$n"); do "$@" && return 0; sleep 0.2; done
+  local wait_for_secs_="$1"; shift
+  local wait_for_i_
+  for wait_for_i_ in $(seq 1 $((wait_for_secs_ * 5))); do "$@" && return 0; sleep 0.2; done
   return 1
 }
 # Brokers of one test by name (broker_ids, broker_joins): the script declares `declare -A PID KPORT

@@ -1,6 +1,8 @@
 // libFuzzer target: one Kafka request frame (the bytes after the size prefix) through the
 // header decoder and the body decoder of the API it names; SaslAuthenticate's bytes also go
-// through the SCRAM and PLAIN message parsers.
+// through the SCRAM and PLAIN message parsers; versions older than Floe serves through the
+// answers in their own layouts (legacy_versions.h).
+#include "kafka/legacy_versions.h"
 #include "kafka/messages.h"
 #include "kafka/messages_security.h"
 #include "kafka/scram.h"
@@ -21,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 (void)floe::kafka::base64_decode(msg);
             }
         }
+    }
+    if (h && !h->supported) {
+        floe::byte_buffer out;
+        (void)floe::kafka::answer_legacy_request(*h, body, out);
     }
     return 0;
 }

@@ -3,7 +3,7 @@
 //   standard streams ORDERS (orders.>) and ORDERS2 (o2.>),
 //   KV buckets cfg and late (puts, deletes, purges; every operation with its revision),
 //   object stores files and late (random objects, several chunks, an empty one, an overwrite).
-// usage: nats_kinds.mjs URL PHASE WORKDIR     PHASE: before | after | purge | crash
+// usage: nats_kinds.mjs URL PHASE WORKDIR     PHASE: before | after | purge | crash | skip
 //   WORKDIR/kv_ops.jsonl    one line per KV operation {bucket, key, rev, op, value (base64|null), phase}
 //   WORKDIR/obj/<bucket>/<name>  every object's current bytes (overwrites replace the file)
 import { connect } from 'nats';
@@ -69,6 +69,11 @@ if (phase === 'before') {
   await publish('orders.crash', 151, 650);
   await publish('o2.crash', 101, 300);
   await objPut('late', 'l.bin', 10); // an overwrite with a small object
+} else if (phase === 'skip') { // while floe is stopped (SIGSTOP) with a consumer that has not fetched yet
+  // Each put ends with a rollup of its metadata subject: nats-server 2.9 moves consumers past
+  // the chunks they have not been delivered yet.
+  await objPut('files', 'skipped.bin', 200 * 1024 + 9);
+  await objPut('files', 'skipped-too.txt', 33);
 } else {
   throw new Error(`unknown phase ${phase}`);
 }
