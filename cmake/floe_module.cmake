@@ -64,6 +64,11 @@ function(floe_integration_target)
     endif()
     add_dependencies(for-integration ${t})
   endforeach()
+  # Custom targets the integration tests need (e.g. a client built from outside sources).
+  get_property(extra GLOBAL PROPERTY FLOE_INTEGRATION_EXTRA)
+  foreach(t IN LISTS extra)
+    add_dependencies(for-integration ${t})
+  endforeach()
 endfunction()
 
 # floe_fuzz_target(NAME name SRCS ... DEPS ... [CORPUS dir])

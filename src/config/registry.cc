@@ -110,6 +110,15 @@ registry::registry() {
                             "Most records in one Fetch answer, whatever its byte budget: whole "
                             "batches, so the last one may go past it; the first one is always sent"),
                         1, 1 << 30));
+    d.push_back(bounded(def("floe.kafka.group.consumer.session-timeout", st::duration, "45s",
+                            "KIP-848 consumer groups (group.protocol=consumer): a member whose "
+                            "heartbeats stop this long is removed (Kafka's "
+                            "group.consumer.session.timeout.ms)"),
+                        1000, day_ms));
+    d.push_back(bounded(def("floe.kafka.group.consumer.heartbeat-interval", st::duration, "5s",
+                            "KIP-848 consumer groups: the heartbeat interval given to members "
+                            "(Kafka's group.consumer.heartbeat.interval.ms)"),
+                        100, day_ms));
     d.push_back(bounded(def("floe.log.flush-interval", st::duration, "0",
                             "Background fsync of unflushed local-log data this often; 0: fsync "
                             "only for acks=all produce requests and on shutdown"),

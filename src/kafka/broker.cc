@@ -63,12 +63,11 @@ int32_t read_size(const uint8_t* p) {
     return int32_t(std::byteswap(v));
 }
 
-/// KIP-848's ConsumerGroupHeartbeat. Not served and not advertised: Floe runs the classic
-/// JoinGroup/SyncGroup protocol only.
+/// KIP-848's ConsumerGroupHeartbeat (served in versions 0-1, consumer_groups.h).
 constexpr int16_t k_consumer_group_heartbeat = 68;
 
-/// A client that sends ConsumerGroupHeartbeat anyway (group.protocol=consumer without looking
-/// at ApiVersions) gets an answer in that API's own flexible layout, so it can read the
+/// A client that sends a ConsumerGroupHeartbeat version Floe does not serve (without looking at
+/// ApiVersions) gets an answer in that API's own flexible layout, so it can read the
 /// UNSUPPORTED_VERSION and the hint instead of failing to parse a bare error code.
 void encode_consumer_group_heartbeat_unsupported(byte_buffer& out, request_header h) {
     h.flexible = true; // every version of this API is flexible: response header v1
@@ -76,8 +75,8 @@ void encode_consumer_group_heartbeat_unsupported(byte_buffer& out, request_heade
     kwriter w(out, true);
     w.i32(0); // throttle_time_ms
     w.i16(int16_t(kerr::unsupported_version));
-    w.nstr("Floe does not support the consumer group protocol of KIP-848; "
-           "set group.protocol=classic on the consumer");
+    w.nstr("Floe serves ConsumerGroupHeartbeat versions 0-1 (KIP-848); "
+           "use a client that speaks one of them, or group.protocol=classic");
     w.nstr(std::nullopt); // member_id
     w.i32(-1);            // member_epoch
     w.i32(0);             // heartbeat_interval_ms
@@ -647,6 +646,8 @@ result<void> broker::start() {
         m.offsets = FLOE_TRY_CTX(offset_store::open(m.opts.data_dir / "kafka"), "group offsets");
     group_coordinator::options go;
     go.initial_rebalance_delay = std::chrono::milliseconds(m.opts.group_initial_rebalance_delay_ms);
+    go.consumer.session_timeout = std::chrono::milliseconds(m.opts.group_consumer_session_timeout_ms);
+    go.consumer.heartbeat_interval = std::chrono::milliseconds(m.opts.group_consumer_heartbeat_interval_ms);
     m.groups = std::make_unique<group_coordinator>(*m.offsets, go);
     if (m.opts.open_producer_ids)
         m.pids = FLOE_TRY_CTX(m.opts.open_producer_ids(), "producer ids");

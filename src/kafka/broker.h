@@ -103,6 +103,10 @@ struct broker_options {
     int64_t cleaner_interval_ms = 15'000;      ///< log.cleaner.backoff.ms (0: no cleaner thread)
     uint64_t cleaner_io_max_bytes_per_second = 0; ///< log.cleaner.io.max.bytes.per.second (0: unthrottled)
     int64_t group_initial_rebalance_delay_ms = 300;
+    /// KIP-848 consumer groups: Kafka's group.consumer.session.timeout.ms and
+    /// group.consumer.heartbeat.interval.ms.
+    int64_t group_consumer_session_timeout_ms = 45000;
+    int64_t group_consumer_heartbeat_interval_ms = 5000;
     /// The remote tier: Fetch and ListOffsets below the local log start of a tiered topic are
     /// served from it (KIP-405). nullptr: only the local tier. Must outlive the broker.
     log::remote_tier* remote = nullptr;

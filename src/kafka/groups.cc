@@ -319,7 +319,13 @@ struct group_coordinator::group {
 };
 
 group_coordinator::group_coordinator(offset_store& offsets, options opts)
-    : _offsets(offsets), _opts(opts) {}
+    : _offsets(offsets), _opts(opts), _consumer(opts.consumer) {}
+
+bool group_coordinator::classic_has_members(std::string_view name) {
+    std::lock_guard lk(_mu);
+    group* g = find(name);
+    return g && !g->members.empty();
+}
 
 group_coordinator::~group_coordinator() = default;
 
@@ -477,7 +483,12 @@ group_coordinator::join_result group_coordinator::join(const join_group_request&
         r.error_code = int16_t(kerr::inconsistent_group_protocol);
         return out;
     }
+    // Lock order: this mutex, then the consumer groups' (never the other way).
     std::lock_guard lk(_mu);
+    if (_consumer.has_members(req.group_id)) {
+        r.error_code = int16_t(kerr::inconsistent_group_protocol);
+        return out;
+    }
     auto& slot = _groups[std::string(req.group_id)];
     if (!slot) {
         slot = std::make_unique<group>();
@@ -764,6 +775,10 @@ list_groups_response group_coordinator::list(const list_groups_request& req) {
     list_groups_response out;
     std::map<std::string, list_groups_response::group> all;
     for (auto& name : _offsets.groups()) all[name] = {name, "consumer", "Empty"};
+    // KIP-848 groups (protocol type "consumer" as Kafka lists them); a classic group of the same
+    // id with members wins below (the two never both have members).
+    for (auto& [name, state] : _consumer.list())
+        if (state != "Empty" || !all.contains(name)) all[name] = {name, "consumer", state};
     std::lock_guard lk(_mu);
     for (auto& [name, g] : _groups) {
         if (g->state == st_dead) continue;
@@ -807,6 +822,9 @@ describe_groups_response::group group_coordinator::describe(std::string_view gro
 }
 
 int16_t group_coordinator::delete_group(std::string_view group_id) {
+    // A consumer group (KIP-848) with members is not deleted; an empty one is forgotten here.
+    if (_consumer.has_members(group_id)) return int16_t(kerr::non_empty_group);
+    const bool consumer_group = _consumer.delete_group(group_id) == 0;
     {
         std::lock_guard lk(_mu);
         group* g = find(group_id);
@@ -821,7 +839,7 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
         std::lock_guard lk(_mu);
         group* g = find(group_id);
         if (g && !g->members.empty()) return int16_t(kerr::non_empty_group);
-        if (!g && !*stored) return int16_t(kerr::group_id_not_found);
+        if (!g && !*stored && !consumer_group) return int16_t(kerr::group_id_not_found);
         if (g) _groups.erase(_groups.find(group_id));
     }
     if (*stored)
@@ -851,6 +869,7 @@ size_t group_coordinator::drop_groups(const std::function<bool(std::string_view)
 }
 
 void group_coordinator::tick(clock::time_point now) {
+    _consumer.tick(now);
     std::lock_guard lk(_mu);
     for (auto& [name, g] : _groups) {
         // Expire members whose session ran out. Members with a JoinGroup or SyncGroup in

@@ -2,6 +2,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "kafka/consumer_groups.h"
 #include "kafka/framed_log.h"
 #include "kafka/messages.h"
 
@@ -116,6 +117,8 @@ public:
         std::chrono::milliseconds initial_rebalance_delay{300};
         int32_t min_session_timeout_ms = 1000;
         int32_t max_session_timeout_ms = 1800000;
+        /// KIP-848 groups (group.consumer.session.timeout.ms, .heartbeat.interval.ms).
+        consumer_group_coordinator::options consumer;
     };
 
     group_coordinator(offset_store& offsets, options opts);
@@ -173,6 +176,12 @@ public:
     size_t drop_groups(const std::function<bool(std::string_view)>& moved);
 
     offset_store& offsets() noexcept { return _offsets; }
+    /// The KIP-848 groups. A group id is either a classic group or a consumer group: a classic
+    /// JoinGroup is refused (INCONSISTENT_GROUP_PROTOCOL) while a consumer group of that id has
+    /// members, and the caller refuses a ConsumerGroupHeartbeat (GROUP_ID_NOT_FOUND) while
+    /// `classic_has_members` says so (the two checks take the two mutexes one at a time).
+    consumer_group_coordinator& consumer() noexcept { return _consumer; }
+    bool classic_has_members(std::string_view group);
 
 private:
     struct member;
@@ -196,6 +205,7 @@ private:
     std::mutex _mu;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
     uint64_t _tickets = 0;
+    consumer_group_coordinator _consumer;
 };
 
 std::string_view group_state_name(int state) noexcept;

@@ -1,4 +1,5 @@
 #include "kafka/handlers.h"
+#include "kafka/messages_cgroup.h"
 
 #include "base/metrics.h"
 #include "kafka/cluster.h"
@@ -267,6 +268,8 @@ asio::awaitable<bool> request_handler::dispatch(const connection_info& conn, con
     case api_key::heartbeat: co_return heartbeat(conn, h, b, out);
     case api_key::leave_group: co_return leave_group(conn, h, b, out);
     case api_key::offset_commit: co_return offset_commit(conn, h, b, out);
+    case api_key::consumer_group_heartbeat: co_return consumer_group_heartbeat(conn, h, b, out);
+    case api_key::consumer_group_describe: co_return consumer_group_describe(conn, h, b, out);
     case api_key::offset_fetch: co_return offset_fetch(conn, h, b, out);
     case api_key::list_groups: co_return list_groups(conn, h, b, out);
     case api_key::describe_groups: co_return describe_groups(conn, h, b, out);
@@ -1320,8 +1323,14 @@ bool request_handler::offset_commit(const connection_info& c, const request_head
     const bool group_ok = allowed(c, acl_operation::read, acl_resource::group, req.group_id);
     int16_t err = !group_ok                   ? int16_t(kerr::group_authorization_failed)
                   : !coordinates(req.group_id) ? int16_t(kerr::not_coordinator)
-                                               : _groups.validate_commit(req.group_id, req.member_id, req.generation_id,
-                                                                         req.group_instance_id, committing);
+                                               : INT16_MIN;
+    if (err == INT16_MIN) {
+        // A consumer group (KIP-848) checks member epochs; otherwise the classic generation.
+        auto cg = _groups.consumer().validate_commit(req.group_id, req.member_id, req.generation_id, h.api_version);
+        err = cg ? *cg
+                 : _groups.validate_commit(req.group_id, req.member_id, req.generation_id, req.group_instance_id,
+                                           committing);
+    }
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
         auto& rt = resp.topics.emplace_back();
@@ -1346,6 +1355,68 @@ bool request_handler::offset_commit(const connection_info& c, const request_head
                 for (auto& p : t.partitions)
                     if (p.error_code == 0) p.error_code = int16_t(kerr::coordinator_not_available);
         }
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+namespace {
+std::vector<cg_topic> cg_topics(const log::local_tier& logs) {
+    std::vector<cg_topic> out;
+    for (auto& t : logs.topics()) out.push_back({t.name, t.id, t.partitions});
+    return out;
+}
+} // namespace
+
+bool request_handler::consumer_group_heartbeat(const connection_info& c, const request_header& h, bytes_view body,
+                                               byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_consumer_group_heartbeat);
+    consumer_group_heartbeat_response resp;
+    resp.member_epoch = req.member_epoch;
+    if (!allowed(c, acl_operation::read, acl_resource::group, req.group_id)) {
+        resp.error_code = int16_t(kerr::group_authorization_failed);
+    } else if (!coordinates(req.group_id)) {
+        resp.error_code = int16_t(kerr::not_coordinator);
+    } else if (_groups.classic_has_members(req.group_id)) {
+        // Kafka: a non-empty group of the other protocol is not found as a consumer group.
+        resp.error_code = int16_t(kerr::group_id_not_found);
+        resp.error_message = fmt::format("Group {} is not a consumer group.", req.group_id);
+    } else {
+        auto topics = cg_topics(_logs);
+        // Only topics the principal may describe count for its subscription (Kafka: regex
+        // matches are filtered by DESCRIBE on the topic).
+        std::erase_if(topics, [&](const cg_topic& t) {
+            return !allowed(c, acl_operation::describe, acl_resource::topic, t.name, /*quiet=*/true);
+        });
+        resp = _groups.consumer().heartbeat(req, h.api_version, h.client_id.value_or(""), c.client_host, topics,
+                                            clock::now());
+    }
+    respond(out, h, resp);
+    return true;
+}
+
+bool request_handler::consumer_group_describe(const connection_info& c, const request_header& h, bytes_view body,
+                                              byte_buffer& out) {
+    DECODE_OR_CLOSE(req, decode_consumer_group_describe);
+    consumer_group_describe_response resp;
+    auto topics = cg_topics(_logs);
+    for (auto g : req.group_ids) {
+        if (!allowed(c, acl_operation::describe, acl_resource::group, g)) {
+            auto& denied = resp.groups.emplace_back();
+            denied.group_id = std::string(g);
+            denied.error_code = int16_t(kerr::group_authorization_failed);
+            continue;
+        }
+        if (!coordinates(g)) {
+            auto& moved = resp.groups.emplace_back();
+            moved.group_id = std::string(g);
+            moved.error_code = int16_t(kerr::not_coordinator);
+            continue;
+        }
+        resp.groups.push_back(_groups.consumer().describe(g, topics));
+        if (req.include_authorized_operations)
+            resp.groups.back().authorized_operations =
+                authorized_operations(c, acl_resource::group, g, k_group_all_ops);
     }
     respond(out, h, resp);
     return true;
@@ -1376,6 +1447,11 @@ bool request_handler::offset_fetch(const connection_info& conn, const request_he
         };
         if (!coordinates(g.group_id)) {
             group_error(int16_t(kerr::not_coordinator));
+            continue;
+        }
+        // KIP-848 members name themselves (v9+): a stale epoch is refused as Kafka does.
+        if (auto e = _groups.consumer().validate_fetch(g.group_id, g.member_id, g.member_epoch); e && *e) {
+            group_error(*e);
             continue;
         }
         auto stored = _groups.offsets().load(g.group_id);

@@ -111,6 +111,8 @@ private:
     bool heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool leave_group(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool offset_commit(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool consumer_group_heartbeat(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
+    bool consumer_group_describe(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool offset_fetch(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool list_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);
     bool describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out);

@@ -2,6 +2,7 @@
 #include "kafka/messages_txn.h"
 
 #include "kafka/messages_admin.h"
+#include "kafka/messages_cgroup.h"
 
 namespace floe::kafka {
 
@@ -735,8 +736,8 @@ result<offset_fetch_request> decode_offset_fetch(kreader& r, int16_t v) {
         FLOE_TRY(read_array(r, o.groups, [&](offset_fetch_request::group& g) -> result<void> {
             g.group_id = FLOE_TRY(r.str());
             if (v >= 9) {
-                FLOE_TRY(r.nstr());
-                FLOE_TRY(r.i32());
+                g.member_id = FLOE_TRY(r.nstr());
+                g.member_epoch = FLOE_TRY(r.i32());
             }
             FLOE_TRY(read_offset_fetch_topics(r, g));
             FLOE_TRY(r.tags());
@@ -945,6 +946,7 @@ result<void> decode_any(int16_t api, int16_t v, bool flexible, bytes_view body) 
     case api_key::describe_cluster: FLOE_TRY(decode_describe_cluster(r, v)); return {};
     default:
         if (auto t = decode_any_txn(api, v, r)) return *t;
+        if (auto t = decode_any_cgroup(api, v, r)) return *t;
         return decode_any_admin(api, v, r);
     }
 }

@@ -493,6 +493,8 @@ struct offset_fetch_request {
         std::string_view group_id;
         bool all_topics = false; ///< null topics: every committed offset of the group
         std::vector<topic> topics;
+        std::optional<std::string_view> member_id; ///< v9+ (KIP-848 members)
+        int32_t member_epoch = -1;                 ///< v9+
     };
     std::vector<group> groups; ///< exactly one before v8
     bool require_stable = false;

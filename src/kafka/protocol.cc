@@ -11,8 +11,8 @@ constexpr api_range k_apis[] = {
     {api_key::fetch, 4, 13, 12},
     {api_key::list_offsets, 1, 7, 6},
     {api_key::metadata, 0, 12, 9},
-    {api_key::offset_commit, 0, 8, 8},
-    {api_key::offset_fetch, 0, 8, 6},
+    {api_key::offset_commit, 0, 9, 8},
+    {api_key::offset_fetch, 0, 9, 6},
     {api_key::find_coordinator, 0, 4, 3},
     {api_key::join_group, 0, 9, 6},
     {api_key::heartbeat, 0, 4, 4},
@@ -48,6 +48,8 @@ constexpr api_range k_apis[] = {
     {api_key::describe_producers, 0, 0, 0},
     {api_key::describe_transactions, 0, 0, 0},
     {api_key::list_transactions, 0, 1, 0},
+    {api_key::consumer_group_heartbeat, 0, 1, 0},
+    {api_key::consumer_group_describe, 0, 0, 0},
 };
 } // namespace
 
@@ -98,6 +100,8 @@ std::string_view api_name(int16_t key) noexcept {
     case api_key::describe_producers: return "DescribeProducers";
     case api_key::describe_transactions: return "DescribeTransactions";
     case api_key::list_transactions: return "ListTransactions";
+    case api_key::consumer_group_heartbeat: return "ConsumerGroupHeartbeat";
+    case api_key::consumer_group_describe: return "ConsumerGroupDescribe";
     case api_key::sasl_handshake: return "SaslHandshake";
     case api_key::sasl_authenticate: return "SaslAuthenticate";
     case api_key::describe_user_scram_credentials: return "DescribeUserScramCredentials";

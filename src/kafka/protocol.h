@@ -57,6 +57,8 @@ enum class api_key : int16_t {
     describe_producers = 61,
     describe_transactions = 65,
     list_transactions = 66,
+    consumer_group_heartbeat = 68,
+    consumer_group_describe = 69,
 };
 
 /// Kafka protocol error codes used by Floe (only at the protocol edge).
@@ -131,6 +133,12 @@ enum class kerr : int16_t {
     invalid_fetch_session_epoch = 71,
     election_not_needed = 84,
     group_subscribed_to_topic = 86,
+    group_max_size_reached = 81,
+    fenced_member_epoch = 110,
+    unreleased_instance_id = 111,
+    unsupported_assignor = 112,
+    stale_member_epoch = 113,
+    invalid_regular_expression = 114,
 };
 
 /// Version range Floe advertises for one API.

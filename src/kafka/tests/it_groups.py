@@ -12,9 +12,10 @@ eager_group        the same with the eager range assignor.
 static_membership  KIP-345: a static member restarted within its session keeps its assignment
                    with no rebalance; a second process with the same group.instance.id takes
                    over and the old one gets the fatal FENCED_INSTANCE_ID.
-consumer_protocol  KIP-848 is not served: not advertised, and a ConsumerGroupHeartbeat gets a
-                   well-formed UNSUPPORTED_VERSION answer; librdkafka 2.0.x has no
-                   group.protocol setting at all.
+consumer_protocol  KIP-848 is advertised (ConsumerGroupHeartbeat 0-1, ConsumerGroupDescribe 0): a v0
+                   join is named by the coordinator, v1 needs the member's own id, a version not
+                   served gets a well-formed UNSUPPORTED_VERSION answer; librdkafka 2.0.x has no
+                   group.protocol setting at all (the real client test is e2e.kip848).
 """
 import collections
 import os
@@ -409,12 +410,13 @@ def consumer_protocol(make, work):
     s = socket.create_connection(('127.0.0.1', b.port))
     keys = api_keys(s, 1)
     expect(11 in keys and 14 in keys, 'classic JoinGroup/SyncGroup advertised')
-    expect(68 not in keys and 69 not in keys, f'KIP-848 APIs must not be advertised: {sorted(keys)}')
-    for ver, corr in ((0, 2), (1, 3)):
+    expect(68 in keys and 69 in keys, f'KIP-848 APIs advertised: {sorted(keys)}')
+
+    def heartbeat(ver, corr, member):
         # ConsumerGroupHeartbeat: header v2 (client id, tags), then the flexible body.
         # group, member id, epoch 0 (join), instance, rack, rebalance timeout, topics, [v1: topic
         # regex], server assignor, owned partitions (none), tags.
-        body = (cstr(b'g-848') + cstr(b'') + struct.pack('>i', 0) + cstr(None) + cstr(None)
+        body = (cstr(b'g-848') + cstr(member) + struct.pack('>i', 0) + cstr(None) + cstr(None)
                 + struct.pack('>i', 30000) + uvarint(2) + cstr(b't')
                 + (cstr(None) if ver >= 1 else b'') + cstr(b'uniform') + uvarint(1) + b'\x00')
         frame = struct.pack('>hhi', 68, ver, corr) + struct.pack('>h', 3) + b'raw' + b'\x00' + body
@@ -423,17 +425,34 @@ def consumer_protocol(make, work):
         expect(struct.unpack('>i', d[:4])[0] == corr, 'ConsumerGroupHeartbeat correlation id')
         expect(d[4] == 0, 'response header v1: empty tagged fields')
         throttle, err = struct.unpack('>ih', d[5:11])
-        expect(err == 35, f'ConsumerGroupHeartbeat v{ver}: error {err}, want UNSUPPORTED_VERSION (35)')
-        n, i = read_uvarint(d, 11)
-        msg = d[i:i + n - 1].decode()
-        i += n - 1
-        expect('group.protocol=classic' in msg, f'error message: {msg!r}')
-        expect(d[i] == 0, 'member id null')
-        epoch, interval = struct.unpack('>ii', d[i + 1:i + 9])
-        expect(epoch == -1 and d[i + 9] == 0xFF and d[i + 10] == 0 and len(d) == i + 11,
-               f'rest of the answer: epoch {epoch}, bytes {d[i + 9:].hex()}')
+        i = 11
+        n, i = read_uvarint(d, i)
+        msg = d[i:i + n - 1].decode() if n else None
+        i += max(n - 1, 0)
+        n, i = read_uvarint(d, i)
+        member_id = d[i:i + n - 1].decode() if n else None
+        i += max(n - 1, 0)
+        epoch, interval = struct.unpack('>ii', d[i:i + 8])
+        return err, msg, member_id, epoch, interval, d[i + 8:]
+
+    # v0: the coordinator names a member that joins with an empty id.
+    err, msg, member, epoch, interval, rest = heartbeat(0, 2, b'')
+    expect(err == 0 and member and epoch >= 1 and interval > 0 and rest[0] == 1,
+           f'v0 join: error {err} {msg!r}, member {member!r}, epoch {epoch}, interval {interval}, {rest.hex()}')
+    # v1 (KIP-1082): the member names itself; an empty id is refused.
+    err, msg, member, epoch, interval, rest = heartbeat(1, 3, b'')
+    expect(err == 42 and msg and 'MemberId' in msg, f'v1 without a member id: error {err} {msg!r}, want INVALID_REQUEST (42)')
+    # A version Floe does not serve gets UNSUPPORTED_VERSION in the API's own layout.
+    s2 = socket.create_connection(('127.0.0.1', b.port))
+    body = (cstr(b'g-848') + cstr(b'm') + struct.pack('>i', 0) + cstr(None) + cstr(None)
+            + struct.pack('>i', 30000) + uvarint(2) + cstr(b't') + cstr(None) + cstr(b'uniform') + uvarint(1) + b'\x00')
+    frame = struct.pack('>hhi', 68, 9, 5) + struct.pack('>h', 3) + b'raw' + b'\x00' + body
+    s2.sendall(struct.pack('>i', len(frame)) + frame)
+    d = recv_frame(s2)
+    expect(struct.unpack('>ih', d[5:11])[1] == 35, f'ConsumerGroupHeartbeat v9: UNSUPPORTED_VERSION ({d[5:11].hex()})')
+    s2.close()
     # The connection is still usable.
-    expect(68 not in api_keys(s, 9), 'ApiVersions after the refusal')
+    expect(68 in api_keys(s, 9), 'ApiVersions after the heartbeats')
     s.close()
 
     # librdkafka: 2.0.x (Debian 12) has no group.protocol setting at all, so a consumer asking

@@ -132,7 +132,8 @@ TEST(KafkaProtocol, AdvertisedRangesMatchTheIssue) {
     EXPECT_EQ(r(api_key::api_versions).max, 3);
     EXPECT_EQ(r(api_key::list_offsets).max, 7);
     EXPECT_EQ(r(api_key::join_group).max, 9);
-    EXPECT_EQ(r(api_key::offset_fetch).max, 8);
+    EXPECT_EQ(r(api_key::offset_fetch).max, 9); // v9: KIP-848 member id and epoch
+    EXPECT_EQ(r(api_key::offset_commit).max, 9);
     ASSERT_NE(find_api(17), nullptr); // SaslHandshake
     EXPECT_EQ(find_api(17)->max, 1);
     EXPECT_EQ(r(api_key::sasl_authenticate).max, 2);
@@ -151,7 +152,11 @@ TEST(KafkaProtocol, AdvertisedRangesMatchTheIssue) {
     EXPECT_EQ(r(api_key::txn_offset_commit).max, 3);
     EXPECT_EQ(r(api_key::describe_transactions).first_flexible, 0);
     EXPECT_EQ(r(api_key::list_transactions).max, 1);
-    EXPECT_EQ(supported_apis().size(), 41u);
+    // KIP-848 (librdkafka 2.12+ sends ConsumerGroupHeartbeat v1 only).
+    EXPECT_EQ(r(api_key::consumer_group_heartbeat).max, 1);
+    EXPECT_EQ(r(api_key::consumer_group_heartbeat).first_flexible, 0);
+    EXPECT_EQ(r(api_key::consumer_group_describe).max, 0);
+    EXPECT_EQ(supported_apis().size(), 43u);
 }
 
 TEST(KafkaProtocol, TxnOffsetCommitV3Decodes) {
@@ -211,7 +216,7 @@ TEST(KafkaProtocol, ApiVersionsResponseUsesHeaderV0) {
     EXPECT_EQ(*r.i32(), 9);
     kreader body(r.rest(), true);
     EXPECT_EQ(*body.i16(), 0);             // error code, no header tags before it
-    EXPECT_EQ(*body.array_len(0), 41);
+    EXPECT_EQ(*body.array_len(0), 43);
 }
 
 TEST(KafkaProtocol, ProduceRequestDecodesEveryVersion) {
