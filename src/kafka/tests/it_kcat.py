@@ -293,7 +293,7 @@ def bad_input(make, work):
     s.sendall(request(18, 9, 3, b''))
     r = recv_response(s)
     expect(r is not None and struct.unpack('>ih', r[:6]) == (3, 35), 'ApiVersions v9')
-    expect(struct.unpack('>i', r[6:10])[0] == 41, 'ApiVersions error still lists the 41 APIs')
+    expect(struct.unpack('>i', r[6:10])[0] == 43, 'ApiVersions error still lists the 43 APIs')
     s.sendall(request(0, 2, 4, b''))  # Produce v2: below the advertised range
     r = recv_response(s)
     expect(r is not None and struct.unpack('>ih', r[:6]) == (4, 35), 'Produce v2 refused')
