@@ -70,8 +70,8 @@ public:
 private:
     struct held_lock;
     result<held_lock> acquire(const table_ident& t);
-    result<void> swap_locked(const table_ident& t, const std::string& expected, const std::string& new_location,
-                             held_lock& lock);
+    result<void> swap_locked(const table_ident& t, const std::string& expected,
+                             const std::string& new_location, held_lock& lock);
 
     hive_catalog_options _o;
     std::unique_ptr<hms::client> _client;

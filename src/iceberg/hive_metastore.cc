@@ -16,8 +16,8 @@
 namespace floe::iceberg::hms {
 namespace {
 
-using thrift::tvalue;
 using thrift::ttype;
+using thrift::tvalue;
 
 constexpr int16_t lock_type_exclusive = 3;
 constexpr int16_t lock_level_table = 2;
@@ -40,7 +40,8 @@ result<std::vector<std::string>> string_list(const tvalue& v, const std::string&
     if (v.type != ttype::list || v.elem != ttype::string)
         return fail(errc::corrupt, "{}: expected a list of strings", where);
     std::vector<std::string> out;
-    for (auto& e : v.elems) out.push_back(e.s);
+    for (auto& e : v.elems)
+        out.push_back(e.s);
     return out;
 }
 
@@ -52,18 +53,22 @@ result<options> parse_uri(const std::string& uri) {
         return fail(errc::invalid_argument, "metastore URI '{}': use thrift://host:port", uri);
     rest.remove_prefix(9);
     if (auto comma = rest.find(','); comma != std::string_view::npos) rest = rest.substr(0, comma);
-    while (rest.ends_with("/")) rest.remove_suffix(1);
+    while (rest.ends_with("/"))
+        rest.remove_suffix(1);
     options o;
     std::string_view host = rest;
-    if (rest.starts_with("[")) {  // [v6]:port
+    if (rest.starts_with("[")) { // [v6]:port
         auto close = rest.find(']');
-        if (close == std::string_view::npos) return fail(errc::invalid_argument, "metastore URI '{}': unclosed [", uri);
+        if (close == std::string_view::npos)
+            return fail(errc::invalid_argument, "metastore URI '{}': unclosed [", uri);
         host = rest.substr(1, close - 1);
         rest.remove_prefix(close + 1);
         if (!rest.empty() && rest[0] != ':')
             return fail(errc::invalid_argument, "metastore URI '{}': expected :port after ]", uri);
-        if (!rest.empty()) rest.remove_prefix(1);
-        else rest = {};
+        if (!rest.empty())
+            rest.remove_prefix(1);
+        else
+            rest = {};
     } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
         host = rest.substr(0, colon);
         rest.remove_prefix(colon + 1);
@@ -87,7 +92,8 @@ client::~client() {
 }
 
 std::string client::address() const {
-    if (_o.host.find(':') != std::string::npos) return fmt::format("thrift://[{}]:{}", _o.host, _o.port);
+    if (_o.host.find(':') != std::string::npos)
+        return fmt::format("thrift://[{}]:{}", _o.host, _o.port);
     return fmt::format("thrift://{}:{}", _o.host, _o.port);
 }
 
@@ -105,10 +111,12 @@ result<void> client::connect_locked() {
     addrinfo* found = nullptr;
     auto port = std::to_string(_o.port);
     if (int rc = ::getaddrinfo(_o.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-        return fail(errc::unavailable, "metastore {}: cannot resolve {}: {}", address(), _o.host, ::gai_strerror(rc));
+        return fail(errc::unavailable, "metastore {}: cannot resolve {}: {}", address(), _o.host,
+                    ::gai_strerror(rc));
     std::string last = "no address";
     for (auto* a = found; a; a = a->ai_next) {
-        int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        int fd =
+            ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
         if (fd < 0) {
             last = std::strerror(errno);
             continue;
@@ -146,7 +154,8 @@ result<void> client::connect_locked() {
         break;
     }
     ::freeaddrinfo(found);
-    if (_fd < 0) return fail(errc::unavailable, "metastore {}: cannot connect: {}", address(), last);
+    if (_fd < 0)
+        return fail(errc::unavailable, "metastore {}: cannot connect: {}", address(), last);
     return {};
 }
 
@@ -158,8 +167,10 @@ result<void> client::send_all_locked(std::string_view bytes) {
             auto err = errno;
             close_locked();
             if (err == EAGAIN || err == EWOULDBLOCK)
-                return fail(errc::timeout, "metastore {}: send timed out after {} ms", address(), _o.timeout.count());
-            return fail(errc::unavailable, "metastore {}: send failed: {}", address(), std::strerror(err));
+                return fail(errc::timeout, "metastore {}: send timed out after {} ms", address(),
+                            _o.timeout.count());
+            return fail(errc::unavailable, "metastore {}: send failed: {}", address(),
+                        std::strerror(err));
         }
         bytes.remove_prefix(static_cast<size_t>(n));
     }
@@ -184,15 +195,18 @@ result<thrift::message> client::receive_locked() {
             auto err = errno;
             close_locked();
             if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK))
-                return fail(errc::timeout, "metastore {}: no answer within {} ms", address(), _o.timeout.count());
+                return fail(errc::timeout, "metastore {}: no answer within {} ms", address(),
+                            _o.timeout.count());
             return fail(errc::unavailable, "metastore {}: connection {}", address(),
-                        n == 0 ? std::string("closed by the server") : std::string(std::strerror(err)));
+                        n == 0 ? std::string("closed by the server")
+                               : std::string(std::strerror(err)));
         }
         _inbuf.append(buf, static_cast<size_t>(n));
     }
 }
 
-result<tvalue> client::call(const std::string& method, tvalue args, const std::map<int16_t, const char*>& exceptions) {
+result<tvalue> client::call(const std::string& method, tvalue args,
+                            const std::map<int16_t, const char*>& exceptions) {
     std::lock_guard g(_mu);
     // Reads are retried once on a fresh connection when the first attempt lost its connection
     // (the metastore closes idle ones); a write that lost its connection has an unknown outcome,
@@ -216,17 +230,19 @@ result<tvalue> client::call(const std::string& method, tvalue args, const std::m
         auto msg = reply.body.string_field(1).value_or("(no message)");
         return fail(errc::io_error, "metastore {}: {} failed: {}", address(), method, msg);
     }
-    if (reply.kind != thrift::message_kind::reply || reply.name != method || reply.seqid != m.seqid) {
+    if (reply.kind != thrift::message_kind::reply || reply.name != method
+        || reply.seqid != m.seqid) {
         close_locked();
-        return fail(errc::corrupt, "metastore {}: answer '{}' (#{}) to call {} (#{})", address(), reply.name,
-                    reply.seqid, method, m.seqid);
+        return fail(errc::corrupt, "metastore {}: answer '{}' (#{}) to call {} (#{})", address(),
+                    reply.name, reply.seqid, method, m.seqid);
     }
     for (auto& [id, v] : reply.body.fields) {
         if (id == 0) continue;
         auto it = exceptions.find(id);
         std::string name = it == exceptions.end() ? fmt::format("exception #{}", id) : it->second;
         auto text = v.type == ttype::strct ? v.string_field(1).value_or("") : std::string();
-        return fail(code_of_exception(name), "metastore {}: {}: {}: {}", address(), method, name, text);
+        return fail(code_of_exception(name), "metastore {}: {}: {}: {}", address(), method, name,
+                    text);
     }
     return std::move(reply.body);
 }
@@ -236,8 +252,9 @@ result<void> client::create_database(const std::string& name, const std::string&
                              {database_f::description, tvalue::str("Floe topics")},
                              {database_f::parameters, tvalue::string_map({})}});
     if (!location.empty()) db.set(database_f::location, tvalue::str(location));
-    FLOE_TRY(call("create_database", tvalue::strct({{1, std::move(db)}}),
-                  {{1, "AlreadyExistsException"}, {2, "InvalidObjectException"}, {3, "MetaException"}}));
+    FLOE_TRY(
+        call("create_database", tvalue::strct({{1, std::move(db)}}),
+             {{1, "AlreadyExistsException"}, {2, "InvalidObjectException"}, {3, "MetaException"}}));
     return {};
 }
 
@@ -249,7 +266,8 @@ result<std::optional<tvalue>> client::get_database(const std::string& name) {
         return fail(std::move(r).error());
     }
     auto* db = r->field(0);
-    if (!db || db->type != ttype::strct) return fail(errc::corrupt, "metastore {}: get_database {}: no Database", address(), name);
+    if (!db || db->type != ttype::strct)
+        return fail(errc::corrupt, "metastore {}: get_database {}: no Database", address(), name);
     return std::optional<tvalue>(*db);
 }
 
@@ -262,7 +280,9 @@ result<std::vector<std::string>> client::get_all_databases() {
 
 result<void> client::create_table(const tvalue& table) {
     FLOE_TRY(call("create_table", tvalue::strct({{1, table}}),
-                  {{1, "AlreadyExistsException"}, {2, "InvalidObjectException"}, {3, "MetaException"},
+                  {{1, "AlreadyExistsException"},
+                   {2, "InvalidObjectException"},
+                   {3, "MetaException"},
                    {4, "NoSuchObjectException"}}));
     return {};
 }
@@ -276,35 +296,42 @@ result<std::optional<tvalue>> client::get_table(const std::string& db, const std
     }
     auto* t = r->field(0);
     if (!t || t->type != ttype::strct)
-        return fail(errc::corrupt, "metastore {}: get_table {}.{}: no Table in the answer", address(), db, name);
+        return fail(errc::corrupt, "metastore {}: get_table {}.{}: no Table in the answer",
+                    address(), db, name);
     return std::optional<tvalue>(*t);
 }
 
 result<std::vector<std::string>> client::get_all_tables(const std::string& db) {
-    auto r = FLOE_TRY(call("get_all_tables", tvalue::strct({{1, tvalue::str(db)}}), {{1, "MetaException"}}));
+    auto r = FLOE_TRY(
+        call("get_all_tables", tvalue::strct({{1, tvalue::str(db)}}), {{1, "MetaException"}}));
     auto* v = r.field(0);
     if (!v) return fail(errc::corrupt, "metastore {}: get_all_tables {}: no list", address(), db);
     return string_list(*v, fmt::format("metastore {}: get_all_tables {}", address(), db));
 }
 
-result<void> client::alter_table(const std::string& db, const std::string& name, const tvalue& table,
+result<void> client::alter_table(const std::string& db, const std::string& name,
+                                 const tvalue& table,
                                  const std::map<std::string, std::string>& env) {
     auto ctx = tvalue::strct({{1, tvalue::string_map(env)}});
-    FLOE_TRY(call("alter_table_with_environment_context",
-                  tvalue::strct({{1, tvalue::str(db)}, {2, tvalue::str(name)}, {3, table}, {4, std::move(ctx)}}),
-                  {{1, "InvalidOperationException"}, {2, "MetaException"}}));
+    FLOE_TRY(
+        call("alter_table_with_environment_context",
+             tvalue::strct(
+                 {{1, tvalue::str(db)}, {2, tvalue::str(name)}, {3, table}, {4, std::move(ctx)}}),
+             {{1, "InvalidOperationException"}, {2, "MetaException"}}));
     return {};
 }
 
 result<void> client::drop_table(const std::string& db, const std::string& name) {
-    FLOE_TRY(call("drop_table",
-                  tvalue::strct({{1, tvalue::str(db)}, {2, tvalue::str(name)}, {3, tvalue::boolean(false)}}),
-                  {{1, "NoSuchObjectException"}, {2, "MetaException"}}));
+    FLOE_TRY(call(
+        "drop_table",
+        tvalue::strct({{1, tvalue::str(db)}, {2, tvalue::str(name)}, {3, tvalue::boolean(false)}}),
+        {{1, "NoSuchObjectException"}, {2, "MetaException"}}));
     return {};
 }
 
-result<lock_response> client::lock_table(const std::string& db, const std::string& name, const std::string& user,
-                                         const std::string& host, const std::string& agent) {
+result<lock_response> client::lock_table(const std::string& db, const std::string& name,
+                                         const std::string& user, const std::string& host,
+                                         const std::string& agent) {
     auto component = tvalue::strct({{1, tvalue::i32(lock_type_exclusive)},
                                     {2, tvalue::i32(lock_level_table)},
                                     {3, tvalue::str(db)},
@@ -316,15 +343,20 @@ result<lock_response> client::lock_table(const std::string& db, const std::strin
     auto r = FLOE_TRY(call("lock", tvalue::strct({{1, std::move(req)}}),
                            {{1, "NoSuchTxnException"}, {2, "TxnAbortedException"}}));
     auto* v = r.field(0);
-    if (!v) return fail(errc::corrupt, "metastore {}: lock {}.{}: no LockResponse", address(), db, name);
+    if (!v)
+        return fail(errc::corrupt, "metastore {}: lock {}.{}: no LockResponse", address(), db,
+                    name);
     return lock_response_of(*v, fmt::format("metastore {}: lock {}.{}", address(), db, name));
 }
 
 result<lock_response> client::check_lock(int64_t lock_id) {
-    auto r = FLOE_TRY(call("check_lock", tvalue::strct({{1, tvalue::strct({{1, tvalue::i64(lock_id)}})}}),
-                           {{1, "NoSuchTxnException"}, {2, "TxnAbortedException"}, {3, "NoSuchLockException"}}));
+    auto r = FLOE_TRY(
+        call("check_lock", tvalue::strct({{1, tvalue::strct({{1, tvalue::i64(lock_id)}})}}),
+             {{1, "NoSuchTxnException"}, {2, "TxnAbortedException"}, {3, "NoSuchLockException"}}));
     auto* v = r.field(0);
-    if (!v) return fail(errc::corrupt, "metastore {}: check_lock {}: no LockResponse", address(), lock_id);
+    if (!v)
+        return fail(errc::corrupt, "metastore {}: check_lock {}: no LockResponse", address(),
+                    lock_id);
     return lock_response_of(*v, fmt::format("metastore {}: check_lock {}", address(), lock_id));
 }
 
@@ -335,8 +367,9 @@ result<void> client::unlock(int64_t lock_id) {
 }
 
 result<void> client::heartbeat(int64_t lock_id) {
-    FLOE_TRY(call("heartbeat", tvalue::strct({{1, tvalue::strct({{1, tvalue::i64(lock_id)}})}}),
-                  {{1, "NoSuchLockException"}, {2, "NoSuchTxnException"}, {3, "TxnAbortedException"}}));
+    FLOE_TRY(
+        call("heartbeat", tvalue::strct({{1, tvalue::strct({{1, tvalue::i64(lock_id)}})}}),
+             {{1, "NoSuchLockException"}, {2, "NoSuchTxnException"}, {3, "TxnAbortedException"}}));
     return {};
 }
 

@@ -18,12 +18,13 @@ namespace floe::iceberg::hms {
 
 /// Field ids of the structs Floe reads or writes (hive_metastore.thrift).
 namespace table_f {
-inline constexpr int16_t name = 1, db = 2, owner = 3, create_time = 4, last_access = 5, retention = 6, sd = 7,
-                         partition_keys = 8, parameters = 9, table_type = 12;
+inline constexpr int16_t name = 1, db = 2, owner = 3, create_time = 4, last_access = 5,
+                         retention = 6, sd = 7, partition_keys = 8, parameters = 9, table_type = 12;
 }
 namespace sd_f {
-inline constexpr int16_t cols = 1, location = 2, input_format = 3, output_format = 4, compressed = 5,
-                         num_buckets = 6, serde = 7, bucket_cols = 8, parameters = 10;
+inline constexpr int16_t cols = 1, location = 2, input_format = 3, output_format = 4,
+                         compressed = 5, num_buckets = 6, serde = 7, bucket_cols = 8,
+                         parameters = 10;
 }
 namespace serde_f {
 inline constexpr int16_t name = 1, lib = 2, parameters = 3;
@@ -75,12 +76,14 @@ public:
     result<std::optional<thrift::tvalue>> get_table(const std::string& db, const std::string& name);
     result<std::vector<std::string>> get_all_tables(const std::string& db);
     /// alter_table_with_environment_context with `env` as the context's properties.
-    result<void> alter_table(const std::string& db, const std::string& name, const thrift::tvalue& table,
+    result<void> alter_table(const std::string& db, const std::string& name,
+                             const thrift::tvalue& table,
                              const std::map<std::string, std::string>& env);
     result<void> drop_table(const std::string& db, const std::string& name);
     /// An EXCLUSIVE table-level lock request (no transaction).
-    result<lock_response> lock_table(const std::string& db, const std::string& name, const std::string& user,
-                                     const std::string& host, const std::string& agent);
+    result<lock_response> lock_table(const std::string& db, const std::string& name,
+                                     const std::string& user, const std::string& host,
+                                     const std::string& agent);
     result<lock_response> check_lock(int64_t lock_id);
     result<void> unlock(int64_t lock_id);
     result<void> heartbeat(int64_t lock_id);

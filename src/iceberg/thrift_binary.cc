@@ -9,16 +9,20 @@ namespace {
 constexpr uint32_t version_1 = 0x80010000u;
 constexpr uint32_t version_mask = 0xffff0000u;
 
-void put_u8(std::string& out, uint8_t v) { out.push_back(static_cast<char>(v)); }
+void put_u8(std::string& out, uint8_t v) {
+    out.push_back(static_cast<char>(v));
+}
 void put_u16(std::string& out, uint16_t v) {
     put_u8(out, static_cast<uint8_t>(v >> 8));
     put_u8(out, static_cast<uint8_t>(v));
 }
 void put_u32(std::string& out, uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) put_u8(out, static_cast<uint8_t>(v >> shift));
+    for (int shift = 24; shift >= 0; shift -= 8)
+        put_u8(out, static_cast<uint8_t>(v >> shift));
 }
 void put_u64(std::string& out, uint64_t v) {
-    for (int shift = 56; shift >= 0; shift -= 8) put_u8(out, static_cast<uint8_t>(v >> shift));
+    for (int shift = 56; shift >= 0; shift -= 8)
+        put_u8(out, static_cast<uint8_t>(v >> shift));
 }
 void put_string(std::string& out, std::string_view s) {
     FLOE_ASSERT(s.size() <= 0x7fffffffu, "thrift string longer than 2 GiB");
@@ -31,16 +35,23 @@ size_t min_size(ttype t) {
     switch (t) {
     case ttype::boolean:
     case ttype::byte:
-    case ttype::strct: return 1;
-    case ttype::i16: return 2;
+    case ttype::strct:
+        return 1;
+    case ttype::i16:
+        return 2;
     case ttype::i32:
-    case ttype::string: return 4;
+    case ttype::string:
+        return 4;
     case ttype::dbl:
-    case ttype::i64: return 8;
-    case ttype::map: return 6;
+    case ttype::i64:
+        return 8;
+    case ttype::map:
+        return 6;
     case ttype::set:
-    case ttype::list: return 5;
-    case ttype::stop: return 1;
+    case ttype::list:
+        return 5;
+    case ttype::stop:
+        return 1;
     }
     return 1;
 }
@@ -68,14 +79,16 @@ public:
     result<uint32_t> u32() {
         FLOE_TRY(need(4));
         uint32_t v = 0;
-        for (int k = 0; k < 4; ++k) v = (v << 8) | byte(k);
+        for (int k = 0; k < 4; ++k)
+            v = (v << 8) | byte(k);
         _pos += 4;
         return v;
     }
     result<uint64_t> u64() {
         FLOE_TRY(need(8));
         uint64_t v = 0;
-        for (int k = 0; k < 8; ++k) v = (v << 8) | byte(k);
+        for (int k = 0; k < 8; ++k)
+            v = (v << 8) | byte(k);
         _pos += 8;
         return v;
     }
@@ -83,7 +96,8 @@ public:
         auto n = static_cast<int32_t>(FLOE_TRY(u32()));
         if (n < 0) return fail(errc::corrupt, "thrift: negative string length {}", n);
         if (_pos + static_cast<size_t>(n) > _lim.max_message_bytes)
-            return fail(errc::corrupt, "thrift: a string of {} bytes exceeds the {}-byte message limit", n,
+            return fail(errc::corrupt,
+                        "thrift: a string of {} bytes exceeds the {}-byte message limit", n,
                         _lim.max_message_bytes);
         FLOE_TRY(need(static_cast<size_t>(n)));
         std::string s(_data.substr(_pos, static_cast<size_t>(n)));
@@ -100,7 +114,8 @@ public:
         if (count < 0) return fail(errc::corrupt, "thrift: negative container size {}", count);
         auto need_bytes = static_cast<uint64_t>(count) * each;
         if (_pos + need_bytes > _lim.max_message_bytes)
-            return fail(errc::corrupt, "thrift: a container of {} elements exceeds the {}-byte message limit",
+            return fail(errc::corrupt,
+                        "thrift: a container of {} elements exceeds the {}-byte message limit",
                         count, _lim.max_message_bytes);
         return {};
     }
@@ -119,17 +134,30 @@ public:
             v.i = b;
             break;
         }
-        case ttype::byte: v.i = static_cast<int8_t>(FLOE_TRY(u8())); break;
-        case ttype::i16: v.i = static_cast<int16_t>(FLOE_TRY(u16())); break;
-        case ttype::i32: v.i = static_cast<int32_t>(FLOE_TRY(u32())); break;
-        case ttype::i64: v.i = static_cast<int64_t>(FLOE_TRY(u64())); break;
-        case ttype::dbl: v.d = std::bit_cast<double>(FLOE_TRY(u64())); break;
-        case ttype::string: v.s = FLOE_TRY(str()); break;
+        case ttype::byte:
+            v.i = static_cast<int8_t>(FLOE_TRY(u8()));
+            break;
+        case ttype::i16:
+            v.i = static_cast<int16_t>(FLOE_TRY(u16()));
+            break;
+        case ttype::i32:
+            v.i = static_cast<int32_t>(FLOE_TRY(u32()));
+            break;
+        case ttype::i64:
+            v.i = static_cast<int64_t>(FLOE_TRY(u64()));
+            break;
+        case ttype::dbl:
+            v.d = std::bit_cast<double>(FLOE_TRY(u64()));
+            break;
+        case ttype::string:
+            v.s = FLOE_TRY(str());
+            break;
         case ttype::strct:
             for (;;) {
                 auto ft = FLOE_TRY(u8());
                 if (ft == 0) break;
-                if (!valid_type(ft)) return fail(errc::corrupt, "thrift: unknown field type id {}", ft);
+                if (!valid_type(ft))
+                    return fail(errc::corrupt, "thrift: unknown field type id {}", ft);
                 auto id = static_cast<int16_t>(FLOE_TRY(u16()));
                 v.fields.emplace_back(id, FLOE_TRY(value(static_cast<ttype>(ft), depth + 1)));
             }
@@ -139,7 +167,8 @@ public:
             v.elem = FLOE_TRY(type_id());
             auto n = static_cast<int32_t>(FLOE_TRY(u32()));
             FLOE_TRY(check_count(n, min_size(v.elem)));
-            for (int32_t k = 0; k < n; ++k) v.elems.push_back(FLOE_TRY(value(v.elem, depth + 1)));
+            for (int32_t k = 0; k < n; ++k)
+                v.elems.push_back(FLOE_TRY(value(v.elem, depth + 1)));
             break;
         }
         case ttype::map: {
@@ -153,7 +182,8 @@ public:
             }
             break;
         }
-        case ttype::stop: return fail(errc::corrupt, "thrift: a value of type stop");
+        case ttype::stop:
+            return fail(errc::corrupt, "thrift: a value of type stop");
         }
         return v;
     }
@@ -161,7 +191,9 @@ public:
 private:
     static constexpr size_t max_values = 1'000'000;
 
-    uint32_t byte(int k) const { return static_cast<uint8_t>(_data[_pos + static_cast<size_t>(k)]); }
+    uint32_t byte(int k) const {
+        return static_cast<uint8_t>(_data[_pos + static_cast<size_t>(k)]);
+    }
     result<void> need(size_t n) {
         if (_data.size() - _pos >= n) return {};
         short_input = true;
@@ -178,9 +210,21 @@ private:
 
 bool valid_type(uint8_t t) noexcept {
     switch (t) {
-    case 0: case 2: case 3: case 4: case 6: case 8: case 10: case 11: case 12: case 13: case 14: case 15:
+    case 0:
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 8:
+    case 10:
+    case 11:
+    case 12:
+    case 13:
+    case 14:
+    case 15:
         return true;
-    default: return false;
+    default:
+        return false;
     }
 }
 
@@ -204,8 +248,10 @@ tvalue* tvalue::field(int16_t id) {
 }
 
 void tvalue::set(int16_t id, tvalue v) {
-    if (auto* f = field(id)) *f = std::move(v);
-    else fields.emplace_back(id, std::move(v));
+    if (auto* f = field(id))
+        *f = std::move(v);
+    else
+        fields.emplace_back(id, std::move(v));
 }
 
 std::optional<std::string> tvalue::string_field(int16_t id) const {
@@ -218,15 +264,22 @@ std::optional<int64_t> tvalue::int_field(int16_t id) const {
     auto* f = field(id);
     if (!f) return std::nullopt;
     switch (f->type) {
-    case ttype::byte: case ttype::i16: case ttype::i32: case ttype::i64: case ttype::boolean: return f->i;
-    default: return std::nullopt;
+    case ttype::byte:
+    case ttype::i16:
+    case ttype::i32:
+    case ttype::i64:
+    case ttype::boolean:
+        return f->i;
+    default:
+        return std::nullopt;
     }
 }
 
 std::map<std::string, std::string> tvalue::as_string_map() const {
     std::map<std::string, std::string> out;
     if (type != ttype::map || key != ttype::string || elem != ttype::string) return out;
-    for (size_t k = 0; k + 1 < elems.size(); k += 2) out[elems[k].s] = elems[k + 1].s;
+    for (size_t k = 0; k + 1 < elems.size(); k += 2)
+        out[elems[k].s] = elems[k + 1].s;
     return out;
 }
 
@@ -243,13 +296,27 @@ void tvalue::assign_string_map(const std::map<std::string, std::string>& m) {
 
 void encode_value(std::string& out, const tvalue& v) {
     switch (v.type) {
-    case ttype::boolean: put_u8(out, v.i ? 1 : 0); break;
-    case ttype::byte: put_u8(out, static_cast<uint8_t>(v.i)); break;
-    case ttype::i16: put_u16(out, static_cast<uint16_t>(v.i)); break;
-    case ttype::i32: put_u32(out, static_cast<uint32_t>(v.i)); break;
-    case ttype::i64: put_u64(out, static_cast<uint64_t>(v.i)); break;
-    case ttype::dbl: put_u64(out, std::bit_cast<uint64_t>(v.d)); break;
-    case ttype::string: put_string(out, v.s); break;
+    case ttype::boolean:
+        put_u8(out, v.i ? 1 : 0);
+        break;
+    case ttype::byte:
+        put_u8(out, static_cast<uint8_t>(v.i));
+        break;
+    case ttype::i16:
+        put_u16(out, static_cast<uint16_t>(v.i));
+        break;
+    case ttype::i32:
+        put_u32(out, static_cast<uint32_t>(v.i));
+        break;
+    case ttype::i64:
+        put_u64(out, static_cast<uint64_t>(v.i));
+        break;
+    case ttype::dbl:
+        put_u64(out, std::bit_cast<uint64_t>(v.d));
+        break;
+    case ttype::string:
+        put_string(out, v.s);
+        break;
     case ttype::strct:
         for (auto& [id, f] : v.fields) {
             put_u8(out, static_cast<uint8_t>(f.type));
@@ -272,9 +339,12 @@ void encode_value(std::string& out, const tvalue& v) {
         put_u8(out, static_cast<uint8_t>(v.key));
         put_u8(out, static_cast<uint8_t>(v.elem));
         put_u32(out, static_cast<uint32_t>(v.elems.size() / 2));
-        for (auto& e : v.elems) encode_value(out, e);
+        for (auto& e : v.elems)
+            encode_value(out, e);
         break;
-    case ttype::stop: FLOE_ASSERT(false, "thrift value of type stop"); break;
+    case ttype::stop:
+        FLOE_ASSERT(false, "thrift value of type stop");
+        break;
     }
 }
 
@@ -294,7 +364,8 @@ result<std::optional<decoded>> decode_message(std::string_view data, const limit
         decoded d;
         auto header = FLOE_TRY(r.u32());
         if ((header & version_mask) != version_1)
-            return fail(errc::corrupt, "thrift: not a strict binary-protocol message (header {:#010x})", header);
+            return fail(errc::corrupt,
+                        "thrift: not a strict binary-protocol message (header {:#010x})", header);
         auto kind = header & 0xffu;
         if (kind < 1 || kind > 4 || (header & 0xff00u) != 0)
             return fail(errc::corrupt, "thrift: unknown message type {}", kind);
@@ -320,7 +391,8 @@ result<tvalue> decode_value(std::string_view data, ttype t, const limits& lim) {
     reader r(data, lim);
     auto v = r.value(t, 0);
     if (!v) {
-        if (r.short_input) return fail(errc::corrupt, "thrift: truncated value ({} bytes)", data.size());
+        if (r.short_input)
+            return fail(errc::corrupt, "thrift: truncated value ({} bytes)", data.size());
         return v;
     }
     if (r.position() != data.size())

@@ -30,7 +30,7 @@ enum class ttype : uint8_t {
     i16 = 6,
     i32 = 8,
     i64 = 10,
-    string = 11,  ///< also binary
+    string = 11, ///< also binary
     strct = 12,
     map = 13,
     set = 14,
@@ -44,13 +44,13 @@ bool valid_type(uint8_t t) noexcept;
 /// keeps its entries as alternating key, value in `elems`.
 struct tvalue {
     ttype type = ttype::stop;
-    int64_t i = 0;            ///< boolean, byte, i16, i32, i64
-    double d = 0;             ///< dbl
-    std::string s;            ///< string / binary
-    std::vector<std::pair<int16_t, tvalue>> fields;  ///< strct
-    ttype elem = ttype::stop;  ///< list / set element type; map value type
-    ttype key = ttype::stop;   ///< map key type
-    std::vector<tvalue> elems;  ///< list / set elements; map keys and values alternating
+    int64_t i = 0;                                  ///< boolean, byte, i16, i32, i64
+    double d = 0;                                   ///< dbl
+    std::string s;                                  ///< string / binary
+    std::vector<std::pair<int16_t, tvalue>> fields; ///< strct
+    ttype elem = ttype::stop;                       ///< list / set element type; map value type
+    ttype key = ttype::stop;                        ///< map key type
+    std::vector<tvalue> elems; ///< list / set elements; map keys and values alternating
 
     static tvalue boolean(bool v) { return scalar(ttype::boolean, v ? 1 : 0); }
     static tvalue i16(int16_t v) { return scalar(ttype::i16, v); }
@@ -110,7 +110,7 @@ struct message {
     std::string name;
     message_kind kind = message_kind::call;
     int32_t seqid = 0;
-    tvalue body;  ///< a struct
+    tvalue body; ///< a struct
 
     bool operator==(const message&) const = default;
 };

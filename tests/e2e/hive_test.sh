@@ -82,6 +82,12 @@ assert cur.startswith("file://"+mdir+"/") and os.path.exists(cur[7:]), cur
 assert num(os.path.basename(cur))==named[-1], ("not the newest metadata file", cur, named[-3:])
 assert os.path.exists(prev[7:]) and num(os.path.basename(prev))<num(os.path.basename(cur)), (prev, cur)' \
   "$work/hive.json" "$work/wh"
+check "every commit altered the table under the metastore lock ($(grep -c alter_table "$HIVE_EVENTS") alters)" /usr/bin/python3 -c '
+import json,sys
+alters=[e for e in map(json.loads, open(sys.argv[1])) if e["what"]=="alter_table"]
+assert len(alters) > 10, len(alters)
+bad=[e for e in alters if len(e["locks_held"]) != 1]
+assert not bad, bad[:3]' "$HIVE_EVENTS"
 table_files "$(meta_of "$work/hive.json")" > "$work/files.json"
 check "every acknowledged record once, no gaps (DuckDB, after 3 kill -9)" node "$js/check_crash.mjs" "$work/files.json" "$acked"
 

@@ -32,7 +32,9 @@ uint16_t port() {
     return p ? static_cast<uint16_t>(std::atoi(p)) : 0;
 }
 
-hms::options metastore() { return {.host = "127.0.0.1", .port = port(), .timeout = 10s}; }
+hms::options metastore() {
+    return {.host = "127.0.0.1", .port = port(), .timeout = 10s};
+}
 
 hive_catalog_options catalog_options() {
     hive_catalog_options o;
@@ -74,7 +76,7 @@ protected:
     test_util::temp_dir dir;
     std::shared_ptr<file_io> io = std::make_shared<local_file_io>();
     hive_catalog cat{catalog_options()};
-    hms::client other{metastore()};  ///< another metastore client (another engine)
+    hms::client other{metastore()}; ///< another metastore client (another engine)
     std::string ns, location;
     table_ident t;
 };
@@ -119,9 +121,11 @@ TEST_F(HiveCatalog, TablesAsIcebergsHiveCatalogKeepsThem) {
     ASSERT_TRUE(other.create_table(plain));
     auto refused = cat.metadata_location({ns, "plain"});
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message().find("not an Iceberg table"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().message().find("not an Iceberg table"), std::string::npos)
+        << refused.error();
     EXPECT_EQ(cat.list_tables(ns).value(), std::vector<std::string>{"orders_created"});
-    EXPECT_EQ(cat.create_table(t, location + "/metadata/00010-y.metadata.json").error().code(), errc::already_exists);
+    EXPECT_EQ(cat.create_table(t, location + "/metadata/00010-y.metadata.json").error().code(),
+              errc::already_exists);
 }
 
 // Two writers (own catalog objects and connections, no shared cache) on one table: B prepares
@@ -147,7 +151,9 @@ TEST_F(HiveCatalog, ConcurrentCommitIsRefusedAndRetried) {
         cv.wait_for(l, 30s, [&] { return a_done; });
     };
     result<commit_result> rb;
-    std::thread writer_b([&] { rb = append_files(cat_b, *io, t, {{make_file(location, 5, 5)}, nullptr}, ob); });
+    std::thread writer_b([&] {
+        rb = append_files(cat_b, *io, t, {{make_file(location, 5, 5)}, nullptr}, ob);
+    });
     {
         std::unique_lock l(mu);
         ASSERT_TRUE(cv.wait_for(l, 30s, [&] { return b_prepared; }));
@@ -189,8 +195,10 @@ TEST_F(HiveCatalog, CommitWaitsForAnotherClientsLock) {
     for (int k = 0; k < 6; ++k) {
         std::this_thread::sleep_for(500ms);
         ASSERT_TRUE(other.heartbeat(held->lock_id));
-        EXPECT_EQ(commit.wait_for(0ms), std::future_status::timeout) << "the commit did not wait for the lock";
-        EXPECT_EQ(cat.metadata_location(t).value().value(), base) << "the table moved while another client held it";
+        EXPECT_EQ(commit.wait_for(0ms), std::future_status::timeout)
+            << "the commit did not wait for the lock";
+        EXPECT_EQ(cat.metadata_location(t).value().value(), base)
+            << "the table moved while another client held it";
     }
     ASSERT_TRUE(other.unlock(held->lock_id));
     auto r = commit.get();
@@ -230,7 +238,8 @@ TEST_F(HiveCatalog, LockNotGrantedInTimeIsATimeoutAndWithdrawn) {
     auto r = impatient.swap(t, base, location + "/metadata/00005-z.metadata.json");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::timeout) << r.error();
-    EXPECT_NE(r.error().message().find(fmt::format("thrift://127.0.0.1:{}", port())), std::string::npos)
+    EXPECT_NE(r.error().message().find(fmt::format("thrift://127.0.0.1:{}", port())),
+              std::string::npos)
         << "errors name the metastore: " << r.error();
     EXPECT_EQ(cat.metadata_location(t).value().value(), base);
     ASSERT_TRUE(other.unlock(held->lock_id));
@@ -246,12 +255,14 @@ TEST_F(HiveCatalog, OtherCatalogRefusedUntilAdopted) {
     auto sql = open_sql_catalog("sqlite://" + (dir.path() / "catalog.db").string(), "floe").value();
     auto refused = create_table_if_missing(*sql, *io, t, location);
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message().find("floe tables adopt"), std::string::npos) << refused.error();
+    EXPECT_NE(refused.error().message().find("floe tables adopt"), std::string::npos)
+        << refused.error();
     auto adopted = adopt_table(*sql, *io, t, location);
     ASSERT_TRUE(adopted) << adopted.error();
     ASSERT_TRUE(append_files(*sql, *io, t, {{make_file(location, 5, 5)}, nullptr}));
     auto hive_refused = append_files(cat, *io, t, {{make_file(location, 10, 5)}, nullptr});
-    ASSERT_FALSE(hive_refused) << "the metastore still points at the old version: the location moved on";
+    ASSERT_FALSE(hive_refused)
+        << "the metastore still points at the old version: the location moved on";
     auto back = adopt_table(cat, *io, t, location);
     ASSERT_TRUE(back) << back.error();
     EXPECT_EQ(cat.metadata_location(t).value(), back.value());
@@ -264,8 +275,8 @@ TEST_F(HiveCatalog, OtherCatalogRefusedUntilAdopted) {
 // The stand-in's lock rules themselves, checked over the wire by its own Python client.
 TEST(HiveStandIn, LockSemantics) {
     ASSERT_NE(port(), 0);
-    auto cmd = fmt::format("/usr/bin/python3 {}/tests/hive/metastore.py lock-semantics {} {}", FLOE_SOURCE_DIR, port(),
-                           std::getenv("HIVE_LOCK_TIMEOUT"));
+    auto cmd = fmt::format("/usr/bin/python3 {}/tests/hive/metastore.py lock-semantics {} {}",
+                           FLOE_SOURCE_DIR, port(), std::getenv("HIVE_LOCK_TIMEOUT"));
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 

@@ -14,14 +14,15 @@ using namespace floe::iceberg::thrift;
 namespace {
 
 message sample() {
-    tvalue all = tvalue::strct({{1, tvalue::boolean(true)},
-                                {2, tvalue::i16(-2)},
-                                {3, tvalue::i32(-70000)},
-                                {4, tvalue::i64(int64_t{1} << 40)},
-                                {5, tvalue::str(std::string("bytes\0with nul", 14))},
-                                {7, tvalue::list(ttype::string, {tvalue::str("a"), tvalue::str("")})},
-                                {9, tvalue::string_map({{"k", "v"}, {"metadata_location", "s3://b/t/metadata/1.json"}})},
-                                {-3, tvalue::strct({{1, tvalue::strct()}})}});
+    tvalue all = tvalue::strct(
+        {{1, tvalue::boolean(true)},
+         {2, tvalue::i16(-2)},
+         {3, tvalue::i32(-70000)},
+         {4, tvalue::i64(int64_t{1} << 40)},
+         {5, tvalue::str(std::string("bytes\0with nul", 14))},
+         {7, tvalue::list(ttype::string, {tvalue::str("a"), tvalue::str("")})},
+         {9, tvalue::string_map({{"k", "v"}, {"metadata_location", "s3://b/t/metadata/1.json"}})},
+         {-3, tvalue::strct({{1, tvalue::strct()}})}});
     tvalue d;
     d.type = ttype::dbl;
     d.d = -1.5;
@@ -33,7 +34,8 @@ message sample() {
     tvalue set = tvalue::list(ttype::i64, {tvalue::i64(1), tvalue::i64(-1)});
     set.type = ttype::set;
     all.set(10, set);
-    return message{"alter_table_with_environment_context", message_kind::call, 7, tvalue::strct({{1, all}})};
+    return message{"alter_table_with_environment_context", message_kind::call, 7,
+                   tvalue::strct({{1, all}})};
 }
 
 } // namespace
@@ -56,16 +58,19 @@ TEST(thrift_binary, message_round_trip_of_every_type) {
 TEST(thrift_binary, bytes_follow_the_protocol_layout) {
     // get_table("db", "t") as call #1: strict header 0x80010001, name, seqid, then two string
     // fields (type 11, big-endian id, big-endian length) and the stop byte.
-    message m{"get_table", message_kind::call, 1, tvalue::strct({{1, tvalue::str("db")}, {2, tvalue::str("t")}})};
-    std::string want = std::string("\x80\x01\x00\x01", 4) + std::string("\x00\x00\x00\x09", 4) + "get_table"
-                       + std::string("\x00\x00\x00\x01", 4) + std::string("\x0b\x00\x01\x00\x00\x00\x02", 7) + "db"
-                       + std::string("\x0b\x00\x02\x00\x00\x00\x01", 7) + "t" + std::string("\x00", 1);
+    message m{"get_table", message_kind::call, 1,
+              tvalue::strct({{1, tvalue::str("db")}, {2, tvalue::str("t")}})};
+    std::string want =
+        std::string("\x80\x01\x00\x01", 4) + std::string("\x00\x00\x00\x09", 4) + "get_table"
+        + std::string("\x00\x00\x00\x01", 4) + std::string("\x0b\x00\x01\x00\x00\x00\x02", 7) + "db"
+        + std::string("\x0b\x00\x02\x00\x00\x00\x01", 7) + "t" + std::string("\x00", 1);
     EXPECT_EQ(encode_message(m), want);
     // A map<string,string> with one entry and an i64: key and value type bytes, count, entries.
     std::string out;
     encode_value(out, tvalue::strct({{9, tvalue::string_map({{"a", "b"}})}, {1, tvalue::i64(-2)}}));
-    std::string map_want = std::string("\x0d\x00\x09\x0b\x0b\x00\x00\x00\x01", 9) + std::string("\x00\x00\x00\x01", 4)
-                           + "a" + std::string("\x00\x00\x00\x01", 4) + "b"
+    std::string map_want = std::string("\x0d\x00\x09\x0b\x0b\x00\x00\x00\x01", 9)
+                           + std::string("\x00\x00\x00\x01", 4) + "a"
+                           + std::string("\x00\x00\x00\x01", 4) + "b"
                            + std::string("\x0a\x00\x01\xff\xff\xff\xff\xff\xff\xff\xfe\x00", 12);
     EXPECT_EQ(out, map_want);
 }
@@ -110,7 +115,8 @@ TEST(thrift_binary, hostile_input_is_refused) {
     EXPECT_TRUE(corrupt(head + std::string("\x0b\x00\x01\x40\x00\x00\x00", 7)));
     // Nesting deeper than the limit: struct in struct in ...
     std::string deep = head;
-    for (int k = 0; k < 100; ++k) deep += std::string("\x0c\x00\x01", 3);
+    for (int k = 0; k < 100; ++k)
+        deep += std::string("\x0c\x00\x01", 3);
     deep += std::string(101, '\0');
     EXPECT_TRUE(corrupt(deep));
     // Trailing bytes after a bare value.
@@ -142,26 +148,31 @@ TEST(hive_metastore, unreachable_metastore_is_unavailable_and_named) {
 
 TEST(hive_catalog, table_struct_as_iceberg_keeps_it) {
     table_ident t{"floe", "orders"};
-    auto table = hive_catalog::new_table(t, "s3://b/wh/floe/orders/metadata/00001-a.metadata.json", "floe");
+    auto table =
+        hive_catalog::new_table(t, "s3://b/wh/floe/orders/metadata/00001-a.metadata.json", "floe");
     EXPECT_EQ(table.string_field(hms::table_f::table_type), "EXTERNAL_TABLE");
     auto params = table.field(hms::table_f::parameters)->as_string_map();
     EXPECT_EQ(params["table_type"], "ICEBERG");
     EXPECT_EQ(params["EXTERNAL"], "TRUE");
     EXPECT_FALSE(params.contains("previous_metadata_location"));
-    EXPECT_EQ(table.field(hms::table_f::sd)->string_field(hms::sd_f::location), "s3://b/wh/floe/orders");
+    EXPECT_EQ(table.field(hms::table_f::sd)->string_field(hms::sd_f::location),
+              "s3://b/wh/floe/orders");
     // A field Floe does not know (from a newer metastore) and a user's parameter survive a move.
     table.set(17, tvalue::str("catalog-name"));
     auto p = table.field(hms::table_f::parameters)->as_string_map();
     p["owner_team"] = "data";
     table.set(hms::table_f::parameters, tvalue::string_map(p));
-    auto moved = hive_catalog::moved_table(table, "s3://b/wh/floe/orders/metadata/00002-b.metadata.json",
-                                           "s3://b/wh/floe/orders/metadata/00001-a.metadata.json");
+    auto moved =
+        hive_catalog::moved_table(table, "s3://b/wh/floe/orders/metadata/00002-b.metadata.json",
+                                  "s3://b/wh/floe/orders/metadata/00001-a.metadata.json");
     EXPECT_EQ(moved.string_field(17), "catalog-name");
     auto mp = moved.field(hms::table_f::parameters)->as_string_map();
     EXPECT_EQ(mp["owner_team"], "data");
     EXPECT_EQ(mp["metadata_location"], "s3://b/wh/floe/orders/metadata/00002-b.metadata.json");
-    EXPECT_EQ(mp["previous_metadata_location"], "s3://b/wh/floe/orders/metadata/00001-a.metadata.json");
-    EXPECT_EQ(*hive_catalog::location_of(t, moved), "s3://b/wh/floe/orders/metadata/00002-b.metadata.json");
+    EXPECT_EQ(mp["previous_metadata_location"],
+              "s3://b/wh/floe/orders/metadata/00001-a.metadata.json");
+    EXPECT_EQ(*hive_catalog::location_of(t, moved),
+              "s3://b/wh/floe/orders/metadata/00002-b.metadata.json");
     // A plain Hive table is named as not Iceberg.
     auto plain = hive_catalog::new_table(t, "x", "floe");
     plain.set(hms::table_f::parameters, tvalue::string_map({{"EXTERNAL", "TRUE"}}));
