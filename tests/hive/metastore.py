@@ -16,7 +16,9 @@ Locks follow the metastore's semantics (TxnHandler, for locks outside transactio
   - check_lock, heartbeat and unlock of an unknown (or expired) lock id raise
     NoSuchLockException.
 alter_table_with_environment_context checks expected_parameter_key/value as metastores since
-Hive 4 do (MetaException when the table's parameter differs).
+Hive 4 do (MetaException when the table's parameter differs). A table whose parameters carry
+floe.test.stand-in.lose-next-alter-answer=true has its next alter applied and its answer lost
+(the connection is closed without a reply; the parameter is dropped by that alter).
 
 usage:
   metastore.py serve PORT [--lock-timeout S] [--events FILE]   (listens on 127.0.0.1:PORT)
@@ -55,6 +57,7 @@ from thrift.protocol import TBinaryProtocol  # noqa: E402
 from thrift.server import TServer  # noqa: E402
 from thrift.transport import TSocket, TTransport  # noqa: E402
 
+LOSE_ANSWER = "floe.test.stand-in.lose-next-alter-answer"
 EXCLUSIVE, SHARED_WRITE, SHARED_READ = T.LockType.EXCLUSIVE, T.LockType.SHARED_WRITE, T.LockType.SHARED_READ
 
 
@@ -136,10 +139,18 @@ class Handler:
                                           "The expected was value was '%s'" % (k, have, props.get("expected_parameter_value")))
             if (new_tbl.dbName, new_tbl.tableName) != key:
                 raise T.InvalidOperationException("renames are not supported by the stand-in")
+            # Fault injection for tests: a table whose parameters carry LOSE_ANSWER has its next
+            # alter applied and the answer lost (the connection closes without a reply, as when a
+            # metastore or the network fails right after the change).
+            lose = (old.parameters or {}).get(LOSE_ANSWER) == "true"
+            if lose and new_tbl.parameters:
+                new_tbl.parameters.pop(LOSE_ANSWER, None)
             self.tables[key] = new_tbl
             held = [i for i, l in self.locks.items() if any(c == key for c in l["tables"]) and l["state"] == T.LockState.ACQUIRED]
             self.event("alter_table", table="%s.%s" % key, metadata_location=(new_tbl.parameters or {}).get("metadata_location"),
-                       locks_held=held)
+                       locks_held=held, answer_lost=lose)
+            if lose:
+                raise TTransport.TTransportException(message="stand-in: the answer to this alter is lost")
 
     def drop_table(self, dbname, name, deleteData):
         with self.mu:

@@ -246,6 +246,33 @@ TEST_F(HiveCatalog, LockNotGrantedInTimeIsATimeoutAndWithdrawn) {
     expect_no_lock_left();
 }
 
+// The metastore applies the alter but its answer is lost (the connection closes without a
+// reply): the swap settles it by reading the table while it still holds the lock, finds its own
+// metadata there and reports the commit done, once; the lock is released.
+TEST_F(HiveCatalog, LostAlterAnswerIsSettledByReading) {
+    ASSERT_TRUE(cat.create_namespace_if_missing(ns));
+    ASSERT_TRUE(create_table_if_missing(cat, *io, t, location));
+    auto table = other.get_table(t.ns, t.name).value().value();
+    auto params = table.field(hms::table_f::parameters)->as_string_map();
+    params["floe.test.stand-in.lose-next-alter-answer"] = "true";
+    table.set(hms::table_f::parameters, thrift::tvalue::string_map(params));
+    ASSERT_TRUE(other.alter_table(t.ns, t.name, table, {}));
+    // The catalog's swap itself (append_files would also settle an unknown outcome, by looking
+    // for its snapshot after a reload: this checks the catalog's own answer).
+    auto base = cat.metadata_location(t).value().value();
+    auto next = location + "/metadata/00002-lost-answer.metadata.json";
+    auto swapped = cat.swap(t, base, next);
+    ASSERT_TRUE(swapped) << "a lost answer to an alter that landed is a done swap: "
+                         << swapped.error();
+    EXPECT_EQ(cat.metadata_location(t).value().value(), next);
+    auto after = other.get_table(t.ns, t.name).value().value();
+    auto after_params = after.field(hms::table_f::parameters)->as_string_map();
+    EXPECT_FALSE(after_params.contains("floe.test.stand-in.lose-next-alter-answer"))
+        << "the alter whose answer was lost did land";
+    EXPECT_EQ(after_params["previous_metadata_location"], base);
+    expect_no_lock_left();
+}
+
 // One catalog per location: a SQL catalog finds the metastore's metadata and refuses the table
 // until it is adopted; then the Hive catalog refuses it until adopted back.
 TEST_F(HiveCatalog, OtherCatalogRefusedUntilAdopted) {
