@@ -104,7 +104,13 @@ void client::close_locked() {
 }
 
 result<void> client::connect_locked() {
-    if (_fd >= 0) return {};
+    if (_fd >= 0) {
+        // Between calls nothing may arrive: a readable socket means the metastore closed this
+        // (idle) connection. Open a new one before sending, so a write is not lost on it.
+        pollfd p{_fd, POLLIN | POLLRDHUP, 0};
+        if (::poll(&p, 1, 0) == 0) return {};
+        close_locked();
+    }
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
