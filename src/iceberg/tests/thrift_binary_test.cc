@@ -7,6 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
 using namespace floe;
 using namespace floe::iceberg;
 using namespace floe::iceberg::thrift;
@@ -144,6 +151,32 @@ TEST(hive_metastore, unreachable_metastore_is_unavailable_and_named) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::unavailable);
     EXPECT_NE(r.error().message().find("thrift://127.0.0.1:1"), std::string::npos) << r.error();
+}
+
+TEST(hive_metastore, silent_metastore_times_out_and_is_named) {
+    // A listening socket that never answers (the kernel accepts the connection into the backlog).
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(fd, 4), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    auto port = ntohs(a.sin_port);
+    hms::client c({.host = "127.0.0.1", .port = port, .timeout = std::chrono::milliseconds(300)});
+    auto started = std::chrono::steady_clock::now();
+    auto r = c.get_table("floe", "t");
+    auto took = std::chrono::steady_clock::now() - started;
+    ::close(fd);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::timeout) << r.error();
+    EXPECT_NE(r.error().message().find(fmt::format("thrift://127.0.0.1:{}", port)),
+              std::string::npos)
+        << r.error();
+    EXPECT_GE(took, std::chrono::milliseconds(250));
+    EXPECT_LT(took, std::chrono::seconds(5));
 }
 
 TEST(hive_catalog, table_struct_as_iceberg_keeps_it) {
