@@ -208,9 +208,11 @@ result<hive_catalog::held_lock> hive_catalog::acquire(const table_ident& t) {
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, _o.lock_check_max);
         if (clock::now() - lock.last_heartbeat >= _o.heartbeat_interval) {
-            if (auto h = _client->heartbeat(lock.id); !h)
+            if (auto h = _client->heartbeat(lock.id); !h) {
+                if (h.error().code() != errc::not_found) (void)_client->unlock(lock.id);
                 return fail(errc::unavailable, "heartbeat of lock {} on {}.{}: {}", lock.id, t.ns,
                             t.name, h.error().message());
+            }
             lock.last_heartbeat = clock::now();
         }
         auto checked = _client->check_lock(lock.id);
