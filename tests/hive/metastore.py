@@ -346,6 +346,10 @@ def main():
 
 
 if __name__ == "__main__":
+    import signal
+    # with_metastore.sh stops the server with SIGTERM: exit through `finally` (removing the
+    # generated code) instead of dying on the signal.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         main()
     finally:
