@@ -4,6 +4,7 @@
 #include "aws/glue.h"
 #include "aws/sts.h"
 #include "iceberg/glue_catalog.h"
+#include "iceberg/hive_catalog.h"
 #include "iceberg/rest_catalog.h"
 #include "iceberg/s3_file_io.h"
 
@@ -139,6 +140,19 @@ result<std::unique_ptr<iceberg::catalog>> open_catalog(const config::settings& s
         spdlog::info("catalog: glue, {}{}, credentials from {}", glue->describe(),
                      catalog_id ? " (catalog " + *catalog_id + ")" : std::string(), aws_credentials->source());
         return std::unique_ptr<iceberg::catalog>(std::make_unique<iceberg::glue_catalog>(std::move(glue)));
+    }
+    if (type == "hive") {
+        iceberg::hive_catalog_options ho;
+        ho.metastore = FLOE_TRY_CTX(iceberg::hms::parse_uri(uri), "floe.storage.remote.catalog.uri");
+        if (uri.find(',') != std::string::npos)
+            spdlog::warn("catalog: hive: only the first metastore of {} is used", uri);
+        ho.metastore.timeout = s.get_duration("floe.storage.remote.catalog.request-timeout");
+        ho.warehouse = warehouse;
+        ho.lock_wait = s.get_duration("floe.storage.remote.catalog.hive.lock-wait");
+        ho.heartbeat_interval = s.get_duration("floe.storage.remote.catalog.hive.heartbeat-interval");
+        auto hive = std::make_unique<iceberg::hive_catalog>(std::move(ho));
+        spdlog::info("catalog: hive, metastore {}", hive->address());
+        return std::unique_ptr<iceberg::catalog>(std::move(hive));
     }
     if (type != "rest" && type != "nessie") return iceberg::open_catalog(type, uri, "floe", storage.io, warehouse);
     iceberg::rest_catalog_options o;

@@ -183,12 +183,12 @@ registry::registry() {
                                      "default file://<data-dir>/warehouse")),
                         "floe.data-dir"));
     d.push_back(choice("floe.storage.remote.catalog.type", "sql",
-                       {"sql", "filesystem", "rest", "glue", "nessie"},
+                       {"sql", "filesystem", "rest", "glue", "hive", "nessie"},
                        "Iceberg catalog: sql (SQLite or PostgreSQL), filesystem (Hadoop layout), rest, glue (AWS "
-                       "Glue Data Catalog) or nessie"));
+                       "Glue Data Catalog), hive (Hive Metastore) or nessie"));
     d.push_back(derived(optional(def("floe.storage.remote.catalog.uri", st::string, "",
-                                     "Catalog location: sqlite://<path>, postgresql://..., or an http(s) REST or "
-                                     "Nessie URI; default sqlite://<data-dir>/catalog.db")),
+                                     "Catalog location: sqlite://<path>, postgresql://..., an http(s) REST or "
+                                     "Nessie URI, or thrift://host:9083 (Hive Metastore); default sqlite://<data-dir>/catalog.db")),
                         "floe.data-dir"));
     d.push_back(optional(def("floe.storage.remote.catalog.glue.region", st::string, "",
                              "Glue catalog: the region; default floe.storage.remote.s3.region, AWS_REGION, "
@@ -199,6 +199,14 @@ registry::registry() {
     d.push_back(optional(def("floe.storage.remote.catalog.glue.endpoint", st::string, "",
                              "Glue catalog: the endpoint URL (a VPC endpoint, a test server); default "
                              "https://glue.<region>.amazonaws.com")));
+    d.push_back(bounded(def("floe.storage.remote.catalog.hive.lock-wait", st::duration, "3m",
+                            "Hive catalog: how long a commit waits for the metastore's table lock (held by another "
+                            "writer) before it gives up and retries later"),
+                        100, 3'600 * second_ms));
+    d.push_back(bounded(def("floe.storage.remote.catalog.hive.heartbeat-interval", st::duration, "1m",
+                            "Hive catalog: how often a lock being waited for or held is heartbeaten (the metastore "
+                            "drops locks without heartbeats after hive.txn.timeout, 300 s by default)"),
+                        100, 3'600 * second_ms));
     d.push_back(def("floe.storage.remote.catalog.ref", st::string, "main",
                     "Nessie catalog: the branch commits land on (the REST prefix); a tag or <branch>@<hash> "
                     "reads that state"));

@@ -342,6 +342,9 @@ result<void> settings::resolve_derived() {
         return fail(errc::invalid_argument,
                     "floe.storage.remote.catalog.uri '{}' does not fit catalog type {}: use http(s)://", uri,
                     type);
+    if (type == "hive" && !uri.starts_with("thrift://"))
+        return fail(errc::invalid_argument,
+                    "floe.storage.remote.catalog.uri '{}' does not fit catalog type hive: use thrift://host:9083", uri);
     if (auto ep = get_optional("floe.storage.remote.catalog.glue.endpoint");
         ep && !ep->starts_with("http://") && !ep->starts_with("https://"))
         return fail(errc::invalid_argument,

@@ -266,8 +266,18 @@ TEST_F(SettingsTest, GlueNessieAndSigv4Settings) {
     expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=glue",
                                               "floe.storage.remote.catalog.glue.endpoint=glue.local"}),
                  {"floe.storage.remote.catalog.glue.endpoint", "http://"});
+    // Hive: a thrift:// metastore URI (the SQLite default does not fit), lock wait and heartbeat.
     expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=hive"}),
-                 {"floe.storage.remote.catalog.type", "not one of"});
+                 {"floe.storage.remote.catalog.uri", "catalog type hive", "thrift://"});
+    auto hive = load_with(std::nullopt, {},
+                          {"floe.storage.remote.catalog.type=hive", "floe.storage.remote.catalog.uri=thrift://hms:9083",
+                           "floe.storage.remote.catalog.hive.lock-wait=30s"});
+    ASSERT_TRUE(hive) << hive.error();
+    EXPECT_EQ(hive->get_duration("floe.storage.remote.catalog.hive.lock-wait"), std::chrono::seconds(30));
+    EXPECT_EQ(hive->get_duration("floe.storage.remote.catalog.hive.heartbeat-interval"), std::chrono::minutes(1));
+    expect_error(load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=hive",
+                                              "floe.storage.remote.catalog.uri=http://hms:9083"}),
+                 {"catalog type hive"});
     auto nessie = load_with(std::nullopt, {}, {"floe.storage.remote.catalog.type=nessie",
                                                "floe.storage.remote.catalog.uri=http://nessie:19120/iceberg"});
     ASSERT_TRUE(nessie) << nessie.error();
