@@ -502,9 +502,10 @@ TEST_F(TypedLakeTest, KeyModeAloneMakesATypedTableWithOnlyKeyData) {
     std::string k;
     put_string(k, "acme");
     for (int64_t o = 0; o < 3; ++o) {
+        const std::string id = std::to_string(o); // the row holds views: the string outlives add()
         parquet::message_row row;
         row.stream_key = "orders-0";
-        row.message_id = std::to_string(o);
+        row.message_id = id;
         if (o != 1) row.key = o == 2 ? std::string_view("\x05") : std::string_view(k); // 2: truncated
         row.value = "not decoded";
         row.offset = o;

@@ -915,13 +915,14 @@ protected:
         for (size_t i = 0; i < values.size(); ++i) {
             int64_t o = from + static_cast<int64_t>(i);
             auto id = std::to_string(o);
+            auto key = "k" + id; // the row holds views: the strings outlive add()
             parquet::message_row row;
             row.stream_key = "orders-0";
             row.segment_id = from;
             row.message_id = id;
             row.message_ts = 1000 + o;
             row.kafka_timestamp = 1000 + o;
-            row.key = "k" + id;
+            row.key = key;
             if (values[i]) row.value = *values[i];
             parquet::message_header_view h{"h", id};
             row.headers = std::span<const parquet::message_header_view>(&h, 1);
