@@ -421,36 +421,42 @@ struct stream_mirror {
     // any), by the stream's message-get API; nullptr when there is none. Sequences a consumer
     // jumped over are checked with it.
     result<natsMsg*> next_stored(uint64_t seq) {
-        nlohmann::json req{{"seq", seq}, {"next_by_subj", subject.empty() ? std::string(">") : subject}};
-        const std::string body = req.dump();
         const std::string api = fmt::format("$JS.API.STREAM.MSG.GET.{}", stream);
-        natsMsg* reply = nullptr;
-        natsStatus s = natsConnection_Request(&reply, nc, api.c_str(), body.data(), int(body.size()), 5000);
-        if (s != NATS_OK)
-            return fail(errc::unavailable, "reading stream {} from sequence {}: {}", stream, seq, natsStatus_GetText(s));
-        std::string text(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
-        natsMsg_Destroy(reply);
-        uint64_t found = 0;
-        try {
-            auto j = nlohmann::json::parse(text);
-            if (j.contains("error")) {
-                if (j["error"].value("code", 0) == 404) return nullptr; // no message at or after seq
+        for (;;) { // again only when the message found was purged before it could be read
+            nlohmann::json req{{"seq", seq}, {"next_by_subj", subject.empty() ? std::string(">") : subject}};
+            const std::string body = req.dump();
+            natsMsg* reply = nullptr;
+            natsStatus s = natsConnection_Request(&reply, nc, api.c_str(), body.data(), int(body.size()), 5000);
+            if (s != NATS_OK)
                 return fail(errc::unavailable, "reading stream {} from sequence {}: {}", stream, seq,
-                            j["error"].value("description", text));
+                            natsStatus_GetText(s));
+            std::string text(natsMsg_GetData(reply), size_t(natsMsg_GetDataLength(reply)));
+            natsMsg_Destroy(reply);
+            uint64_t found = 0;
+            try {
+                auto j = nlohmann::json::parse(text);
+                if (j.contains("error")) {
+                    if (j["error"].value("code", 0) == 404) return nullptr; // no message at or after seq
+                    return fail(errc::unavailable, "reading stream {} from sequence {}: {}", stream, seq,
+                                j["error"].value("description", text));
+                }
+                found = j.at("message").at("seq").get<uint64_t>();
+            } catch (const std::exception&) {
+                return fail(errc::unavailable, "reading stream {} from sequence {}: unexpected answer {}", stream,
+                            seq, text.substr(0, 200));
             }
-            found = j.at("message").at("seq").get<uint64_t>();
-        } catch (const std::exception& e) {
-            return fail(errc::unavailable, "reading stream {} from sequence {}: unexpected answer {}", stream, seq,
-                        text.substr(0, 200));
+            natsMsg* m = nullptr;
+            jsErrCode ec = jsErrCode(0);
+            s = js_GetMsg(&m, js, stream.c_str(), found, nullptr, &ec);
+            if (s == NATS_NOT_FOUND || ec == jsErrCode(10037)) { // purged meanwhile: the next one
+                seq = found + 1;
+                continue;
+            }
+            if (s != NATS_OK)
+                return fail(errc::unavailable, "reading sequence {} of stream {}: {} (JetStream error {})", found,
+                            stream, natsStatus_GetText(s), int(ec));
+            return m;
         }
-        natsMsg* m = nullptr;
-        jsErrCode ec = jsErrCode(0);
-        s = js_GetMsg(&m, js, stream.c_str(), found, nullptr, &ec);
-        if (s == NATS_NOT_FOUND || ec == jsErrCode(10037)) return next_stored(found + 1); // purged meanwhile
-        if (s != NATS_OK)
-            return fail(errc::unavailable, "reading sequence {} of stream {}: {} (JetStream error {})", found, stream,
-                        natsStatus_GetText(s), int(ec));
-        return m;
     }
 
     // Appends one fetched list at the messages' sequences - 1, then acks the last one. A jump
