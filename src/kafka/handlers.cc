@@ -1395,29 +1395,29 @@ bool request_handler::consumer_group_heartbeat(const connection_info& c, const r
     return true;
 }
 
+template<typename Entry, typename Ids, typename Describe>
+void request_handler::describe_each_group(const connection_info& c, const Ids& ids, bool include_ops,
+                                          std::vector<Entry>& into, Describe describe) {
+    for (std::string_view g : ids) {
+        const bool may = allowed(c, acl_operation::describe, acl_resource::group, g);
+        if (!may || !coordinates(g)) {
+            auto& refused = into.emplace_back();
+            refused.group_id = std::string(g);
+            refused.error_code = int16_t(may ? kerr::not_coordinator : kerr::group_authorization_failed);
+            continue;
+        }
+        into.push_back(describe(g));
+        if (include_ops) into.back().authorized_operations = authorized_operations(c, acl_resource::group, g, k_group_all_ops);
+    }
+}
+
 bool request_handler::consumer_group_describe(const connection_info& c, const request_header& h, bytes_view body,
                                               byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_consumer_group_describe);
     consumer_group_describe_response resp;
     auto topics = cg_topics(_logs);
-    for (auto g : req.group_ids) {
-        if (!allowed(c, acl_operation::describe, acl_resource::group, g)) {
-            auto& denied = resp.groups.emplace_back();
-            denied.group_id = std::string(g);
-            denied.error_code = int16_t(kerr::group_authorization_failed);
-            continue;
-        }
-        if (!coordinates(g)) {
-            auto& moved = resp.groups.emplace_back();
-            moved.group_id = std::string(g);
-            moved.error_code = int16_t(kerr::not_coordinator);
-            continue;
-        }
-        resp.groups.push_back(_groups.consumer().describe(g, topics));
-        if (req.include_authorized_operations)
-            resp.groups.back().authorized_operations =
-                authorized_operations(c, acl_resource::group, g, k_group_all_ops);
-    }
+    describe_each_group(c, req.group_ids, req.include_authorized_operations, resp.groups,
+                        [&](std::string_view g) { return _groups.consumer().describe(g, topics); });
     respond(out, h, resp);
     return true;
 }
@@ -1509,24 +1509,8 @@ bool request_handler::list_groups(const connection_info& c, const request_header
 bool request_handler::describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_groups);
     describe_groups_response resp;
-    for (auto g : req.groups) {
-        if (!allowed(c, acl_operation::describe, acl_resource::group, g)) {
-            auto& denied = resp.groups.emplace_back();
-            denied.group_id = std::string(g);
-            denied.error_code = int16_t(kerr::group_authorization_failed);
-            continue;
-        }
-        if (!coordinates(g)) {
-            auto& moved = resp.groups.emplace_back();
-            moved.group_id = std::string(g);
-            moved.error_code = int16_t(kerr::not_coordinator);
-            continue;
-        }
-        resp.groups.push_back(_groups.describe(g));
-        if (req.include_authorized_operations)
-            resp.groups.back().authorized_operations =
-                authorized_operations(c, acl_resource::group, g, k_group_all_ops);
-    }
+    describe_each_group(c, req.groups, req.include_authorized_operations, resp.groups,
+                        [&](std::string_view g) { return _groups.describe(g); });
     respond(out, h, resp);
     return true;
 }

@@ -206,6 +206,12 @@ private:
     int32_t coordinator_of(std::string_view key, bool txn = false) const;
     /// Whether this broker coordinates the group (else its requests get NOT_COORDINATOR).
     bool coordinates(std::string_view group) const { return coordinator_of(group) == _opts.node_id; }
+    /// DescribeGroups and ConsumerGroupDescribe alike: each group id in `ids` is answered
+    /// GROUP_AUTHORIZATION_FAILED, NOT_COORDINATOR, or with `describe(id)` (and its authorized
+    /// operations when asked). Defined in handlers.cc, its only user.
+    template<typename Entry, typename Ids, typename Describe>
+    void describe_each_group(const connection_info& c, const Ids& ids, bool include_ops, std::vector<Entry>& into,
+                             Describe describe);
     const std::string& advertised_host(const connection_info& c) const noexcept {
         return c.advertised_host.empty() ? _host : c.advertised_host;
     }
