@@ -322,6 +322,7 @@ int serve(const config::settings& s) {
     bo.fetch_max_bytes = static_cast<size_t>(s.get_size("floe.kafka.fetch-max-bytes"));
     bo.fetch_max_records = static_cast<size_t>(s.get_int("floe.kafka.fetch-max-records"));
     bo.flush_interval_ms = s.get_duration("floe.log.flush-interval").count();
+    bo.sasl_max_reauth_ms = s.get_duration("floe.sasl.connections-max-reauth").count();
     bo.group_consumer_session_timeout_ms = s.get_duration("floe.kafka.group.consumer.session-timeout").count();
     bo.group_consumer_heartbeat_interval_ms = s.get_duration("floe.kafka.group.consumer.heartbeat-interval").count();
     bo.cleaner_interval_ms = s.get_duration("floe.log.cleaner.interval").count();

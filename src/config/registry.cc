@@ -89,6 +89,12 @@ registry::registry() {
     d.push_back(def("floe.sasl.mechanisms", st::string, "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
                     "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners, comma-separated: "
                     "SCRAM-SHA-512, SCRAM-SHA-256, PLAIN (PLAIN sends the password: use it over SASL_SSL)"));
+    d.push_back(bounded(def("floe.sasl.connections-max-reauth", st::duration, "0",
+                            "Longest SASL session (Kafka's connections.max.reauth.ms, KIP-368): clients that can "
+                            "re-authenticate are told it and do so on the same connection, the connection of any "
+                            "other is closed at its first request after it; a deleted or changed credential so loses "
+                            "access within this time. 0: sessions never end"),
+                        0, 365 * day_ms));
     d.push_back(optional(def("floe.security.super-users", st::string, "",
                              "Principals allowed every operation whatever the ACLs, semicolon-separated "
                              "(User:admin;User:ops); ACLs are managed with `floe acls` or CreateAcls/DeleteAcls")));

@@ -218,6 +218,7 @@ struct conn_metrics {
     metrics::gauge& open;
     metrics::counter& accepted;
     metrics::counter& tls_failed;
+    metrics::counter& sasl_expired;
 };
 conn_metrics& connection_metrics() {
     auto& r = metrics::registry::instance();
@@ -227,6 +228,10 @@ conn_metrics& connection_metrics() {
                               .with({}),
                           r.counter_family("floe_kafka_tls_handshake_failures_total",
                                            "Kafka client connections closed by a failed TLS handshake.")
+                              .with({}),
+                          r.counter_family("floe_kafka_sasl_sessions_expired_total",
+                                           "Kafka connections closed because their SASL session ended without "
+                                           "re-authentication (floe.sasl.connections-max-reauth).")
                               .with({})};
     return m;
 }
@@ -338,7 +343,8 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
         if (auto p = peer_principal(stream->native_handle())) info.principal = std::move(*p);
     }
     const bool sasl_listener = uses_sasl(l.cfg.protocol);
-    sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host);
+    sasl_session sasl(sasl_listener ? users.get() : nullptr, opts.sasl_mechanisms, info.client_host,
+                      std::chrono::milliseconds(opts.sasl_max_reauth_ms));
     bool auth_failed = false;
     byte_buffer in(64 * 1024);
     size_t begin = 0, end = 0; // unconsumed bytes are in[begin, end)
@@ -486,6 +492,17 @@ asio::awaitable<void> broker::impl::session(std::shared_ptr<Stream> stream, uint
                     info.principal = sasl.principal();
                     failed_auth.succeeded(info.client_host);
                 }
+            } else if (sasl_listener && sasl.expired(std::chrono::steady_clock::now())) {
+                // KIP-368: a session that was not re-authenticated in time ends with its next
+                // request; the client reconnects and authenticates again.
+                spdlog::info("kafka {} listener: the SASL session of {} from {} ended after {} ms without "
+                             "re-authentication (floe.sasl.connections-max-reauth); closing at its {} request",
+                             to_string(l.cfg.protocol), sasl.principal(),
+                             info.client_host.empty() ? "?" : info.client_host.substr(1),
+                             sasl.max_reauth().count(), api_name(hdr->api_key));
+                connection_metrics().sasl_expired.inc();
+                close = true;
+                break;
             } else if (sasl_listener && !sasl.authenticated() && hdr->api_key != int16_t(api_key::api_versions)) {
                 spdlog::warn("kafka {} listener: {} from {} before SASL authentication; closing",
                              to_string(l.cfg.protocol), api_name(hdr->api_key),

@@ -79,6 +79,9 @@ struct broker_options {
     /// Offered on SASL listeners, in preference order [floe.sasl.mechanisms]. Users live in
     /// <data_dir>/security/users.json (see kafka/users.h).
     std::vector<std::string> sasl_mechanisms = {"SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"};
+    /// Longest SASL session before the client must re-authenticate (KIP-368); 0: sessions never
+    /// end [floe.sasl.connections-max-reauth, Kafka's connections.max.reauth.ms].
+    int64_t sasl_max_reauth_ms = 0;
     /// Principals allowed everything ("User:admin") [floe.security.super-users]. ACLs live in
     /// <data_dir>/security/acls.json (see kafka/acl.h).
     std::vector<std::string> super_users;

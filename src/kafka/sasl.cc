@@ -15,6 +15,7 @@ namespace {
 struct sasl_metrics {
     metrics::family<metrics::counter>& failures;
     metrics::family<metrics::counter>& successes;
+    metrics::family<metrics::counter>& reauthentications;
     static sasl_metrics& get() {
         auto& r = metrics::registry::instance();
         static sasl_metrics m{r.counter_family("floe_kafka_sasl_authentication_failures_total",
@@ -22,7 +23,11 @@ struct sasl_metrics {
                                                "exchange), by mechanism.",
                                                {"mechanism"}),
                               r.counter_family("floe_kafka_sasl_authentications_total",
-                                               "Successful SASL authentications, by mechanism.", {"mechanism"})};
+                                               "Successful SASL authentications, by mechanism.", {"mechanism"}),
+                              r.counter_family("floe_kafka_sasl_reauthentications_total",
+                                               "Successful SASL re-authentications on an authenticated "
+                                               "connection (KIP-368), by mechanism.",
+                                               {"mechanism"})};
         return m;
     }
 };
@@ -55,8 +60,9 @@ result<std::vector<std::string>> parse_sasl_mechanisms(std::string_view text) {
     return out;
 }
 
-sasl_session::sasl_session(user_store* users, const std::vector<std::string>& mechanisms, std::string client_host)
-    : _users(users), _mechanisms(mechanisms), _client_host(std::move(client_host)) {}
+sasl_session::sasl_session(user_store* users, const std::vector<std::string>& mechanisms, std::string client_host,
+                           std::chrono::milliseconds max_reauth)
+    : _users(users), _mechanisms(mechanisms), _client_host(std::move(client_host)), _max_reauth(max_reauth) {}
 
 sasl_session::outcome sasl_session::handle(const request_header& h, bytes_view body, byte_buffer& out) {
     kreader r(body, h.flexible);
@@ -66,7 +72,18 @@ sasl_session::outcome sasl_session::handle(const request_header& h, bytes_view b
         sasl_handshake_response resp;
         resp.mechanisms = _users ? _mechanisms : std::vector<std::string>{};
         outcome o = outcome::ok;
-        if (!_users || _state != state::handshake) {
+        const bool reauth = _users && _state == state::done && _supports_reauth && h.api_version >= 1;
+        if (reauth && q->mechanism != _mechanism) {
+            // Kafka refuses another mechanism for a re-authentication, and so do we.
+            resp.error_code = int16_t(kerr::unsupported_sasl_mechanism);
+            spdlog::warn("kafka SASL: client {} ({}) asked to re-authenticate with '{}'; its session uses '{}'",
+                         _client_host, principal(), q->mechanism, _mechanism);
+            o = outcome::refused;
+        } else if (reauth) {
+            _state = state::authenticate;
+            _reauthenticating = true;
+            _raw = false;
+        } else if (!_users || _state != state::handshake) {
             resp.error_code = int16_t(kerr::illegal_sasl_state);
             o = outcome::refused;
         } else if (std::ranges::find(_mechanisms, q->mechanism) == _mechanisms.end()) {
@@ -105,6 +122,29 @@ void sasl_session::log_failure(std::string_view user, std::string_view why) {
     sasl_metrics::get().failures.with({_mechanism}).inc();
     _scram.reset();
     _state = state::handshake;
+    // A failed re-authentication ends the session too (the connection is closed after the answer).
+    _principal_user.clear();
+    _reauthenticating = false;
+}
+
+bool sasl_session::finish() {
+    if (_reauthenticating && _user != _principal_user) {
+        log_failure(_user, fmt::format("cannot change principals during re-authentication from User:{} to User:{}",
+                                       _principal_user, _user));
+        return false;
+    }
+    auto& m = sasl_metrics::get();
+    if (_reauthenticating) {
+        m.reauthentications.with({_mechanism}).inc();
+        spdlog::debug("kafka SASL: {} from {} re-authenticated with {}", principal(), _client_host, _mechanism);
+    } else {
+        m.successes.with({_mechanism}).inc();
+    }
+    _principal_user = _user;
+    _reauthenticating = false;
+    _state = state::done;
+    if (_max_reauth.count() > 0) _expires_at = std::chrono::steady_clock::now() + _max_reauth;
+    return true;
 }
 
 std::optional<std::string> sasl_session::step(std::string_view msg) {
@@ -141,12 +181,10 @@ std::optional<std::string> sasl_session::step(std::string_view msg) {
         }
         _user = _scram->username();
         _scram.reset();
-        _state = state::done;
-        sasl_metrics::get().successes.with({_mechanism}).inc();
+        if (!finish()) return std::nullopt;
         return std::move(*fin);
     }
-    _state = state::done;
-    sasl_metrics::get().successes.with({_mechanism}).inc();
+    if (!finish()) return std::nullopt;
     return std::string();
 }
 
@@ -165,6 +203,11 @@ sasl_session::outcome sasl_session::authenticate(const request_header& h, bytes_
         return outcome::refused;
     }
     resp.auth_bytes = std::move(*reply);
+    if (authenticated() && _state == state::done) {
+        // v1+ carries the session's lifetime; such a client can re-authenticate (KIP-368).
+        _supports_reauth = h.api_version >= 1;
+        resp.session_lifetime_ms = _max_reauth.count();
+    }
     answer(h, out, resp);
     return outcome::ok;
 }

@@ -8,6 +8,7 @@ Usage: it_security.py <test> <floe binary> <work dir>"""
 import json
 import os
 import random
+import re
 import signal
 import socket
 import struct
@@ -386,7 +387,113 @@ def kafkajs(binary, work):
         b.stop()
 
 
-TESTS = {'tls': tls, 'sasl': sasl, 'scram_api': scram_api, 'kafkajs': kafkajs}
+# ---------------------------------------------------------------- reauth
+def reauth(binary, work):
+    """KIP-368: sessions of floe.sasl.connections-max-reauth=3s. Three clients stream across
+    several sessions: kafkajs (SCRAM-SHA-256) and librdkafka 2.15 (the KIP-848 test client,
+    PLAIN) re-authenticate on their connections and see no error; librdkafka 2.0 (Debian's,
+    SCRAM-SHA-512) cannot, so its connection is closed when its session ends and it reconnects,
+    reading every record all the same. Then alice is deleted while her kafkajs producer runs: it loses
+    access within one session."""
+    b = SecBroker(binary, work, ['SASL_PLAINTEXT'],
+                  ['floe.security.super-users=User:alice;User:bob;User:carol', 'floe.sasl.connections-max-reauth=3s'])
+    for user in ['alice', 'bob', 'carol']:
+        r = floe_users(binary, b.data_dir, 'add', user, password=f'{user}-secret\n')
+        expect(r.returncode == 0, f'users add {user}: {r.stderr}')
+    kip848 = os.environ.get('KIP848_CLIENT_PATH', '')
+    expect(os.access(kip848, os.X_OK), f'the KIP-848 client (librdkafka 2.15) is not built: {kip848!r}')
+    js = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'tests', 'js', 'kafka', 'reauth.mjs')
+    topic = 'reauth'
+    procs = []
+    try:
+        b.start()
+        boot = b.bootstrap('SASL_PLAINTEXT')
+        sasl_props = lambda mech, user: {'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': mech,  # noqa: E731
+                                         'sasl.username': user, 'sasl.password': f'{user}-secret'}
+        kcat(boot, sasl_props('PLAIN', 'bob'), '-P', '-t', topic, input='first\n')
+        # librdkafka 2.0 (Debian's, through python3-confluent-kafka; kcat itself exits when its
+        # only broker connection drops) reading the partition and printing each value.
+        reader = ('import sys,time\nfrom confluent_kafka import Consumer, TopicPartition\n'
+                  'c = Consumer({**dict(a.split("=", 1) for a in sys.argv[2:]), "group.id": "reauth-py", '
+                  '"enable.auto.commit": False})\n'
+                  'c.assign([TopicPartition(sys.argv[1], 0, 0)])\nend = time.time() + 80\n'
+                  'while time.time() < end:\n'
+                  '    m = c.poll(0.2)\n'
+                  '    if m is not None and not m.error():\n'
+                  '        print(m.value().decode(), flush=True)\n')
+        rd20_out = open(os.path.join(work, 'rd20.out'), 'w')
+        procs.append(subprocess.Popen(
+            ['/usr/bin/python3', '-c', reader, topic,
+             *[f'{k}={v}' for k, v in {**sasl_props('SCRAM-SHA-512', 'bob'), 'bootstrap.servers': boot}.items()]],
+            stdout=rd20_out, stderr=subprocess.DEVNULL))
+        rd_out = open(os.path.join(work, 'kip848.out'), 'w')
+        procs.append(subprocess.Popen(
+            [kip848, boot, 'reauth-group', topic, *[f'{k}={v}' for k, v in sasl_props('PLAIN', 'carol').items()],
+             'auto.offset.reset=earliest'], stdout=rd_out, stderr=subprocess.STDOUT))
+        node = subprocess.Popen(['node', js], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, 'FLOE_BROKER': boot, 'FLOE_REAUTH_DIR': work,
+                                     'FLOE_REAUTH_TOPIC': topic, 'FLOE_REAUTH_SECONDS': '8'})
+        deadline = time.time() + 60
+        while not os.path.exists(os.path.join(work, 'phase1-done')) and time.time() < deadline and node.poll() is None:
+            time.sleep(0.1)
+        sent = int(open(os.path.join(work, 'phase1-done')).read())
+        expect(sent >= 40, f'kafkajs sent {sent} records in 8 s')
+        # Every client read everything so far, over at least two session ends.
+        want = ['first'] + [f'js-{i}' for i in range(sent)]
+
+        def read_all(path):  # the 2.0 reader prints values; the KIP-848 client 'REC <ms> <topic> <p> <offset> <value>'
+            lines = [l for l in open(path).read().split('\n') if l]
+            if path.endswith('rd20.out'):
+                return lines
+            return [l.split(' ', 5)[5] for l in lines if l.startswith('REC ')]
+        deadline = time.time() + 20
+        while time.time() < deadline and not (read_all(os.path.join(work, 'rd20.out'))[:len(want)] == want
+                                              and read_all(os.path.join(work, 'kip848.out'))[:len(want)] == want):
+            time.sleep(0.2)
+        got_rd20 = read_all(os.path.join(work, 'rd20.out'))
+        got_rd = read_all(os.path.join(work, 'kip848.out'))
+        expect(got_rd20[:len(want)] == want, f'librdkafka 2.0 (reconnecting) read {len(got_rd20)} of {len(want)}: {got_rd20[-3:]}')
+        expect(got_rd[:len(want)] == want, f'librdkafka 2.15 read {len(got_rd)} of {len(want)}: {got_rd[-3:]}')
+        m = b.metrics()
+
+        def count(name, labels):
+            x = re.search('^' + re.escape(name + labels) + r' (\S+)$', m, re.M)
+            return float(x.group(1)) if x else 0.0
+        js_reauths = count('floe_kafka_sasl_reauthentications_total', '{mechanism="SCRAM-SHA-256"}')
+        rd_reauths = count('floe_kafka_sasl_reauthentications_total', '{mechanism="PLAIN"}')
+        expect(js_reauths >= 2, f'kafkajs re-authenticated {js_reauths} times in 8 s of 3 s sessions')
+        expect(rd_reauths >= 2, f'librdkafka 2.15 re-authenticated {rd_reauths} times')
+        log = b.log()
+        ended = lambda user: len(re.findall(rf'SASL session of User:{user} from \S+ ended after 3000 ms', log))  # noqa: E731
+        expect(ended('alice') == 0 and ended('carol') == 0,
+               f'a re-authenticating client had its session ended: alice {ended("alice")}, carol {ended("carol")}')
+        expect(ended('bob') >= 1, 'librdkafka 2.0 cannot re-authenticate: its session must have been ended')
+        expect(count('floe_kafka_sasl_sessions_expired_total', '') >= 1, 'expired sessions counted')
+        # Deleting alice ends her access within one session (3 s) plus the client's next send.
+        r = floe_users(binary, b.data_dir, 'remove', 'alice')
+        expect(r.returncode == 0, f'users remove alice: {r.stderr}')
+        open(os.path.join(work, 'deleted'), 'w').close()
+        out, err = node.communicate(timeout=60)
+        expect(node.returncode == 0, f'reauth.mjs failed ({node.returncode}): {out[-500:]} {err[-1500:]}')
+        res = json.load(open(os.path.join(work, 'result.json')))
+        expect(res['failed_before_delete'] == 0, f'kafkajs sends failed across re-authentications: {res} {err[-1500:]}')
+        expect(0 <= res['refused_after_ms'] <= 6000, f'deleted alice kept access: {res} {err[-800:]}')
+        expect(re.search(r"SASL SCRAM-SHA-256 authentication of user 'alice' from \S+ failed", b.log()),
+               'the refused re-authentication is logged')
+        expect(b.proc.poll() is None, 'broker alive')
+        print(f'reauth: kafkajs {int(js_reauths)} and librdkafka 2.15 {int(rd_reauths)} re-authentications, '
+              f'librdkafka 2.0 sessions ended {ended("bob")}, deleted user refused after {res["refused_after_ms"]} ms')
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        b.stop()
+
+
+TESTS = {'tls': tls, 'sasl': sasl, 'scram_api': scram_api, 'kafkajs': kafkajs, 'reauth': reauth}
 
 if __name__ == '__main__':
     name, binary, work = sys.argv[1], sys.argv[2], sys.argv[3]
