@@ -432,7 +432,8 @@ registry::registry() {
                        "floe.encryption.provider"));
     d.push_back(optional(def(p + "floe.iceberg.encryption.columns", st::string, "",
                              "With floe.iceberg.encryption=columns: the columns encrypted (comma list, e.g. "
-                             "key,value,headers)")));
+                             "key,value,headers); name:key-id gives a column its own key (value:pii), a keyring "
+                             "id or a KMS key, so only holders of that key read it")));
     d.push_back(choice(p + "floe.iceberg.encryption.footer", "encrypted", {"encrypted", "plaintext"},
                        "Encrypted tables: an encrypted footer, or a plaintext signed one (readers without the "
                        "keys still read the columns left in clear)"));

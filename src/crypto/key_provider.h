@@ -87,6 +87,11 @@ public:
     /// A data key for a new file of `table` (the Iceberg table name; for messages and logs).
     /// keyring: the current key itself; aws-kms: a fresh data key per call.
     virtual result<data_key> data_key_for_new_file(std::string_view table) = 0;
+    /// A data key under the named master key instead of the current one, for a column with its
+    /// own key (floe.iceberg.encryption.columns `value:<key-id>`): keyring: the key `key_id`
+    /// itself (errc::not_found when the keyring lacks it); aws-kms: a fresh data key of the KMS
+    /// key `key_id` (id, ARN or alias).
+    virtual result<data_key> data_key_under(std::string_view table, std::string_view key_id) = 0;
     /// The key of a file written with `key_metadata`.
     virtual result<secret_key> key_for(bytes_view key_metadata) = 0;
 

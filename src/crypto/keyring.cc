@@ -146,6 +146,19 @@ result<data_key> keyring_provider::data_key_for_new_file(std::string_view) {
     return out;
 }
 
+result<data_key> keyring_provider::data_key_under(std::string_view table, std::string_view key_id) {
+    std::shared_lock g(_mu);
+    auto it = _ring.keys.find(std::string(key_id));
+    if (it == _ring.keys.end())
+        return fail(errc::not_found, "key '{}' (asked for a column of table {}) is not in the keyring{}{}", key_id,
+                    table, _path.empty() ? "" : " ", _path);
+    data_key out;
+    out.key_id = it->first;
+    out.key = it->second;
+    out.key_metadata = encode_key_metadata({1, "keyring", it->first, {}});
+    return out;
+}
+
 result<secret_key> keyring_provider::key_for(bytes_view key_metadata) {
     auto info = FLOE_TRY(parse_key_metadata(key_metadata));
     if (info.provider != "keyring")

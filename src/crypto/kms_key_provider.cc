@@ -21,8 +21,12 @@ void kms_key_provider::mark_ok() {
 }
 
 result<data_key> kms_key_provider::data_key_for_new_file(std::string_view table) {
-    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits),
-                           "data key for a new file of table {}", table);
+    return data_key_under(table, _key_id);
+}
+
+result<data_key> kms_key_provider::data_key_under(std::string_view table, std::string_view key_id) {
+    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(std::string(key_id), _bits),
+                           "data key of KMS key '{}' for a new file of table {}", key_id, table);
     data_key out;
     out.key = secret_key(std::move(dk.plaintext));
     out.key_id = dk.key_arn;

@@ -25,6 +25,7 @@ public:
                      size_t cache_entries);
 
     result<data_key> data_key_for_new_file(std::string_view table) override;
+    result<data_key> data_key_under(std::string_view table, std::string_view key_id) override;
     result<secret_key> key_for(bytes_view key_metadata) override;
     std::string_view kind() const noexcept override { return "aws-kms"; }
     std::string describe() const override;

@@ -79,6 +79,12 @@ std::string positions_to_json(const position_map& p) {
     return j.dump();
 }
 
+encrypted_column split_encrypted_column(std::string_view entry) {
+    auto colon = entry.rfind(':');
+    if (colon == std::string_view::npos) return {entry, {}};
+    return {entry.substr(0, colon), entry.substr(colon + 1)};
+}
+
 result<table_encryption> encryption_from_properties(const std::map<std::string, std::string>& props) {
     table_encryption e;
     auto get = [&](const char* k) -> std::optional<std::string> {
@@ -160,12 +166,15 @@ std::shared_ptr<const parquet::schema> without_blooms(const parquet::schema& lay
     return std::make_shared<const parquet::schema>(std::move(*s));
 }
 
-/// True when leaf `d` is at or below one of `names` (dotted paths).
-bool listed(const parquet::column_descriptor& d, const std::vector<std::string>& names) {
+/// The entry of `entries` (table_encryption::columns) that leaf `d` is at or below, if any.
+std::optional<encrypted_column> listed(const parquet::column_descriptor& d, const std::vector<std::string>& entries) {
     auto path = d.dotted_path();
-    for (auto& n : names)
-        if (path == n || (path.size() > n.size() && path.starts_with(n) && path[n.size()] == '.')) return true;
-    return false;
+    for (auto& e : entries) {
+        auto c = split_encrypted_column(e);
+        auto n = c.name;
+        if (path == n || (path.size() > n.size() && path.starts_with(n) && path[n.size()] == '.')) return c;
+    }
+    return std::nullopt;
 }
 
 /// The Parquet writer's sink on an object store: bytes go to a file_io object_writer (S3:
@@ -461,10 +470,29 @@ private:
             ec.encrypted_footer = _enc.encrypted_footer;
             const auto& leaves = layout->columns();
             f->secret.assign(leaves.size(), false);
+            std::map<std::string, parquet::column_encryption_key, std::less<>> own_keys; // by key id, this file's
             for (size_t i = 0; i < leaves.size(); ++i) {
                 if (_enc.how == table_encryption::mode::columns) {
-                    if (!listed(leaves[i], _enc.columns)) continue;
-                    ec.column_keys[leaves[i].dotted_path()] = {ec.footer_key, ec.footer_key_metadata};
+                    auto entry = listed(leaves[i], _enc.columns);
+                    if (!entry) continue;
+                    if (entry->key_id.empty()) {
+                        ec.column_keys[leaves[i].dotted_path()] = {ec.footer_key, ec.footer_key_metadata};
+                    } else {
+                        // A column with its own key: one data key per key id and file.
+                        auto it = own_keys.find(entry->key_id);
+                        if (it == own_keys.end()) {
+                            auto ck = FLOE_TRY_CTX(keys->data_key_under(_table.table_name(), entry->key_id),
+                                                   "the key of column {} of table {} (floe.iceberg.encryption.columns)",
+                                                   entry->name, _table.table_name());
+                            auto b = ck.key.bytes();
+                            parquet::column_encryption_key k;
+                            k.key.assign(reinterpret_cast<const char*>(b.data()), b.size());
+                            k.key_metadata.assign(reinterpret_cast<const char*>(ck.key_metadata.data()),
+                                                  ck.key_metadata.size());
+                            it = own_keys.emplace(std::string(entry->key_id), std::move(k)).first;
+                        }
+                        ec.column_keys[leaves[i].dotted_path()] = it->second;
+                    }
                     f->secret[i] = true;
                 } else {
                     // Uniform: every column is encrypted; the manifest keeps the bounds scan

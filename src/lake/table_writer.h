@@ -89,7 +89,9 @@ struct table_encryption {
     enum class mode : uint8_t { none, uniform, columns };
     mode how = mode::none;
     /// columns mode: column names (dotted Iceberg/Parquet paths: "key", "value", "headers",
-    /// "data.ssn"); a name encrypts every leaf at or below it.
+    /// "data.ssn"); a name encrypts every leaf at or below it. An entry "name:key-id" gives the
+    /// column its own key (a keyring id, or a KMS key): people without that key cannot read the
+    /// column, whatever other keys they hold. Without one a column takes the file's key.
     std::vector<std::string> columns;
     bool encrypted_footer = true; ///< false: plaintext footer signed with the file's key
     bool ctr = false;             ///< AES_GCM_CTR_V1 (CTR pages) instead of AES_GCM_V1
@@ -105,6 +107,12 @@ inline constexpr const char* encryption_property = "floe.encryption";
 inline constexpr const char* encryption_columns_property = "floe.encryption.columns";
 inline constexpr const char* encryption_footer_property = "floe.encryption.footer";
 inline constexpr const char* encryption_algorithm_property = "floe.encryption.algorithm";
+/// One entry of table_encryption::columns: "value" or "value:pii-key" (split at the last ':').
+struct encrypted_column {
+    std::string_view name;
+    std::string_view key_id; ///< empty: the file's key
+};
+encrypted_column split_encrypted_column(std::string_view entry);
 /// Reads the properties (unknown values: errc::corrupt naming the property).
 result<table_encryption> encryption_from_properties(const std::map<std::string, std::string>& props);
 /// Sets (or, for none, removes) the properties; true when they changed.

@@ -92,7 +92,8 @@ constexpr topic_config_key keys[] = {
      "none, uniform (every column and the footer) or columns (floe.iceberg.encryption.columns); "
      "needs floe.encryption.provider on the broker."},
     {"floe.iceberg.encryption.columns", config_type::list, "",
-     "Columns encrypted with floe.iceberg.encryption=columns (comma list)."},
+     "Columns encrypted with floe.iceberg.encryption=columns (comma list); name:key-id gives a "
+     "column its own key (a keyring id or a KMS key), else it takes the file's key."},
     {"floe.iceberg.encryption.footer", config_type::string, "encrypted",
      "encrypted, or plaintext (signed: readers without keys read the columns in clear)."},
     {"floe.iceberg.encryption.algorithm", config_type::string, "AES_GCM_V1",
@@ -299,6 +300,12 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
             if (item.empty())
                 return fail(errc::invalid_argument,
                             "config floe.iceberg.encryption.columns: '{}' has an empty column name", v);
+            // "name:key-id" gives the column its own key (the last ':' splits).
+            if (auto colon = item.rfind(':'); colon != std::string_view::npos && (colon == 0 || colon + 1 == item.size()))
+                return fail(errc::invalid_argument,
+                            "config floe.iceberg.encryption.columns: '{}' needs a column name and a key id on "
+                            "either side of ':' (value:pii-key)",
+                            item);
             if (!norm.empty()) norm += ',';
             norm += item;
             at = c + 1;

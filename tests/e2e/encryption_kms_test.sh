@@ -41,8 +41,10 @@ HTTP_PORT=$HP
 # times: segments seal every 300 ms and are offloaded as they come, so each kill lands during
 # encrypted offload.
 # (librdkafka through python3-confluent-kafka: kcat gives up when its only broker is down.)
-/usr/bin/python3 - "$work/expected" "$(broker)" >"$work/producer.out" 2>&1 <<'EOF' &
-import sys, time
+# The last 5,000 records wait until the third kill is over, so every kill lands before the end
+# (on a loaded machine the producer could otherwise finish first).
+/usr/bin/python3 - "$work/expected" "$(broker)" "$work/kills-done" >"$work/producer.out" 2>&1 <<'EOF' &
+import os, sys, time
 from confluent_kafka import Producer
 p = Producer({"bootstrap.servers": sys.argv[2], "enable.idempotence": True, "acks": "all",
               "message.timeout.ms": 120000, "linger.ms": 5})
@@ -52,6 +54,11 @@ def done(err, msg):
         failed.append(str(err))
 lines = [l.split("|", 1) for l in open(sys.argv[1]).read().splitlines()]
 for i in range(0, len(lines), 1000):
+    if i == len(lines) - 5000:
+        for _ in range(1200):
+            if os.path.exists(sys.argv[3]):
+                break
+            p.poll(0.1)
     for k, v in lines[i:i + 1000]:
         while True:
             try:
@@ -74,6 +81,7 @@ for i in 1 2 3; do
   start_floe "$work" "${args[@]}" || exit 1
   HTTP_PORT=$HP
 done
+touch "$work/kills-done"
 wait "$PRODUCER"; rc=$?
 check "the idempotent producer delivered every record across the kills (rc $rc: $(cat "$work/producer.out"))" test "$rc" -eq 0
 check "the table was short of the end at the last kill ($p < $total)" test "$p" -lt "$total"

@@ -2,7 +2,8 @@
 # Issue 30: encrypted tables end to end, one floe for most checks. A keyring file; two topics
 # created with librdkafka's Admin API: uniform (AES_GCM_V1, encrypted footer: the profile DuckDB
 # reads) and columns (key, value, headers with their key; plaintext signed footer;
-# AES_GCM_CTR_V1). kcat produces; once offloaded and dropped locally, the records come back
+# AES_GCM_CTR_V1); and columns with a column of its own key (value with key 'pii', so holders of
+# the file's key alone read offsets, keys and headers, never values). kcat produces; once offloaded and dropped locally, the records come back
 # through Kafka Fetch (tiered reads) and HTTP lookups. Readers Floe did not write judge the
 # files: DuckDB reads the uniform table's files with the key (same rows) and refuses them
 # without it; the independent Python decryptor (tests/parquet/pme_verify.py, `cryptography`)
@@ -20,7 +21,9 @@ trap 'stop_floe; rm -rf "$work"' EXIT
 n=${RECORDS:-3000}
 key_b64="AAECAwQFBgcICQoLDA0ODwABAgMEBQYHCAkKCwwNDg8="
 key_hex=$(/usr/bin/python3 -c 'import base64,sys; print(base64.b64decode(sys.argv[1]).hex())' "$key_b64")
-printf '{"current": "k1", "keys": {"k1": "%s"}}' "$key_b64" >"$work/keys.json"
+pii_b64=$(head -c 32 /dev/zero | tr '\0' '\5' | base64)
+pii_hex=$(/usr/bin/python3 -c 'import base64,sys; print(base64.b64decode(sys.argv[1]).hex())' "$pii_b64")
+printf '{"current": "k1", "keys": {"k1": "%s", "pii": "%s"}}' "$key_b64" "$pii_b64" >"$work/keys.json"
 chmod 600 "$work/keys.json"
 
 tiered=(--set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000
@@ -35,16 +38,19 @@ check "an encrypted topic is created now that the lake encrypts (rc=$rc: $out)" 
 out=$("$ADMIN" $broker create-topic enc-c 1 floe.iceberg.encryption=columns floe.iceberg.encryption.columns=key,value,headers \
   floe.iceberg.encryption.footer=plaintext floe.iceberg.encryption.algorithm=AES_GCM_CTR_V1 2>&1); rc=$?
 check "a columns-mode topic is created (rc=$rc: $out)" test "$rc" -eq 0
+out=$("$ADMIN" $broker create-topic enc-p 1 floe.iceberg.encryption=columns floe.iceberg.encryption.columns=key,value:pii,headers \
+  floe.iceberg.encryption.footer=plaintext 2>&1); rc=$?
+check "a topic whose value column has its own key is created (rc=$rc: $out)" test "$rc" -eq 0
 
 seq 0 $((n - 1)) | awk '{printf "key-%d|value-%d\n", $1 % 50, $1}' >"$work/expected"
-for t in enc-u enc-c; do
+for t in enc-u enc-c enc-p; do
   kcat -P -b $broker -t $t -K '|' -H src=e2e -z lz4 <"$work/expected"
   check "kcat produced $n records to $t" test $? -eq 0
 done
 
 # Bounded wait: both tables hold every record, and the local tier dropped what was offloaded.
 files_of() { /usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "$1"; }
-for t in enc_u enc_c; do
+for t in enc_u enc_c enc_p; do
   got=0
   for _ in $(seq 1 100); do
     files_of $t >"$work/$t.json" 2>/dev/null && got=$(/usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/$t.json")
@@ -54,7 +60,7 @@ for t in enc_u enc_c; do
   check "table $t holds all $n records (position ${got:-none})" test "${got:-0}" -ge "$n"
 done
 local_start() { curl -s "$api/topics" | /usr/bin/python3 -c "import json,sys; print([p['local_start'] for t in json.load(sys.stdin)['topics'] if t['name']=='$1' for p in t['partitions']][0])"; }
-for t in enc-u enc-c; do
+for t in enc-u enc-c enc-p; do
   s=0
   for _ in $(seq 1 100); do s=$(local_start $t); [ "${s:-0}" -gt 0 ] && break; sleep 0.2; done
   check "$t: the local tier dropped offloaded segments (local start $s)" test "${s:-0}" -gt 0
@@ -71,8 +77,8 @@ import json,sys
 fs=json.load(open(sys.argv[1]))["files"]
 assert fs and all(f["key_metadata"] for f in fs) and all(open(f["path"],"rb").read(4)==b"PAR1" for f in fs)' "$work/enc_c.json"
 
-# Kafka Fetch of offloaded offsets (tiered reads decrypt), for both modes.
-for t in enc-u enc-c; do
+# Kafka Fetch of offloaded offsets (tiered reads decrypt), for every mode.
+for t in enc-u enc-c enc-p; do
   timeout 30 kcat -C -b $broker -t $t -o beginning -e -q -f '%k|%s\n' >"$work/got-$t" 2>"$work/kcat-$t.err"
   check "$t: kcat reads back every record, exactly, through the remote tier ($(wc -l <"$work/got-$t") lines)" \
     cmp -s "$work/expected" "$work/got-$t"
@@ -136,6 +142,30 @@ try:
     raise SystemExit("a wrong key went unnoticed")
 except pme_verify.Fail as e:
     print("wrong key refused:", e)
+EOF
+# The value column with its own key: the file's key (k1) reads offsets, keys and headers, only
+# the pii key reads values.
+check "pme_verify: enc_p's values need the pii key, its other columns the file's key" \
+  /usr/bin/python3 - "$here/../parquet" "$work/enc_p.json" "$key_hex" "$pii_hex" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pme_verify
+f = json.load(open(sys.argv[2]))["files"][0]
+k1 = bytes.fromhex(f["key_metadata"])
+assert k1 == b"\x01K\x00\x02k1", k1
+pii = b"\x01K\x00\x03pii"
+s = pme_verify.verify(f["path"], {k1: sys.argv[3]}, None)
+cols = s["columns"]
+assert not cols["value"].get("readable") and cols["value"]["encryption"] != "plaintext", cols["value"]
+assert cols["key"].get("readable") and cols["key"]["encryption"] != "plaintext", cols["key"]
+assert all(v.get("readable") for c, v in cols.items() if c.startswith("headers")), cols
+s = pme_verify.verify(f["path"], {k1: sys.argv[3], pii: sys.argv[4]}, None)
+assert all(v.get("readable") for v in s["columns"].values()), s["columns"]
+try:
+    pme_verify.verify(f["path"], {k1: sys.argv[3], pii: sys.argv[3]}, None)
+    raise SystemExit("the file's key opened the pii column")
+except pme_verify.Fail as e:
+    print("the file's key does not open the pii column:", e)
 EOF
 
 ready=$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")

@@ -142,6 +142,21 @@ TEST(Keyring, KeyMetadataNamesTheIdNeverTheKey) {
     EXPECT_TRUE(*back == dk->key);
 }
 
+TEST(Keyring, AColumnKeyIsTheNamedKeyNotTheCurrentOne) {
+    keyring_provider p(*parse_keyring(two_keys("k2"), "kr"));
+    auto dk = p.data_key_under("orders", "k1");
+    ASSERT_TRUE(dk) << dk.error();
+    EXPECT_EQ(dk->key_id, "k1");
+    EXPECT_EQ(dk->key.bytes()[0], 0x11);
+    std::vector<uint8_t> expect{1, 'K', 0, 2, 'k', '1'};
+    EXPECT_EQ(dk->key_metadata, expect);
+    auto missing = p.data_key_under("orders", "pii");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), errc::not_found);
+    EXPECT_NE(missing.error().message().find("'pii'"), std::string::npos) << missing.error();
+    EXPECT_NE(missing.error().message().find("orders"), std::string::npos) << missing.error();
+}
+
 TEST(Keyring, UnknownIdIsNotFoundNamingIt) {
     keyring_provider p(*parse_keyring(two_keys("k2"), "kr"));
     auto r = p.key_for(encode_key_metadata({1, "keyring", "k9", {}}));

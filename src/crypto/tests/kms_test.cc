@@ -58,6 +58,23 @@ TEST(KmsProvider, EnvironmentIsSet) {
     ASSERT_FALSE(env("KMSTEST_ENDPOINT").empty()) << "run through kms_env.py";
 }
 
+TEST(KmsProvider, AColumnKeyComesFromTheNamedKmsKey) {
+    auto p = provider();
+    auto dk = p->data_key_under("orders", env("KMSTEST_OTHER_KEY_ARN"));
+    ASSERT_TRUE(dk) << dk.error();
+    EXPECT_EQ(dk->key_id, env("KMSTEST_OTHER_KEY_ARN"));
+    auto info = parse_key_metadata(dk->key_metadata);
+    ASSERT_TRUE(info) << info.error();
+    EXPECT_EQ(info->key_id, env("KMSTEST_OTHER_KEY_ARN"));
+    // Another process (no cache) unwraps it through KMS.
+    auto back = provider()->key_for(dk->key_metadata);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_TRUE(*back == dk->key);
+    auto gone = p->data_key_under("orders", "alias/no-such-key");
+    ASSERT_FALSE(gone);
+    EXPECT_NE(gone.error().message().find("alias/no-such-key"), std::string::npos) << gone.error();
+}
+
 TEST(KmsProvider, GenerateThenDecryptRoundTrip) {
     auto writer = provider();
     auto dk = writer->data_key_for_new_file("orders");

@@ -300,3 +300,61 @@ TEST_F(EncryptedLakeTest, AnEncryptedTableIsNeverWrittenInPlaintext) {
 
 } // namespace
 } // namespace floe::lake
+
+namespace floe::lake {
+namespace {
+
+TEST_F(EncryptedLakeTest, AColumnWithItsOwnKeyIsReadOnlyByHoldersOfThatKey) {
+    auto both = ring("k2", {{"pii", key_of(9)}, {"k2", key_of(2)}});
+    auto only_k2 = ring("k2", {{"k2", key_of(2)}});
+    _lake->set_key_provider(both);
+    table_encryption e;
+    e.how = table_encryption::mode::columns;
+    e.columns = {"value:pii", "headers"};
+    e.encrypted_footer = false;
+    ASSERT_TRUE(set(*_lake, e));
+    ASSERT_TRUE(append_range(*_lake, 0, 50));
+    auto df = live(*_lake).at(0);
+    EXPECT_EQ(key_label(df.key_metadata.value_or("")), "key 'k2' of the keyring"); // the file's key
+    EXPECT_EQ(file_bytes(df.file_path).find("secret value"), std::string::npos);
+
+    // A reader holding the file's key only: offsets and headers, never the value.
+    std::vector<std::string> asked;
+    parquet::reader_options o;
+    parquet::decryption_config dc;
+    dc.retriever = [&](std::string_view m) -> result<std::string> {
+        asked.push_back(key_label(m));
+        auto k = FLOE_TRY(only_k2->key_for(bytes_view(reinterpret_cast<const uint8_t*>(m.data()), m.size())));
+        auto b = k.bytes();
+        return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+    };
+    o.decryption = dc;
+    auto r = parquet::file_reader::open_file(*iceberg::local_path(df.file_path), o);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_TRUE((*r)->check_readable(0, parquet::message_col::offset));
+    EXPECT_TRUE((*r)->check_readable(0, parquet::message_col::header_value));
+    EXPECT_FALSE((*r)->check_readable(0, parquet::message_col::value));
+    EXPECT_NE(std::find(asked.begin(), asked.end(), "key 'pii' of the keyring"), asked.end());
+    auto hv = (*r)->read_column(0, parquet::message_col::header_value);
+    ASSERT_TRUE(hv) << hv.error();
+
+    // The lake holding both keys reads every column.
+    table_reader reader(*_lake, "secrets");
+    auto all = reader.files();
+    ASSERT_TRUE(all) << all.error();
+    auto rows = reader.read_file(all->at(0));
+    ASSERT_TRUE(rows) << rows.error();
+    ASSERT_EQ(rows->size(), 50u);
+    EXPECT_EQ(rows->back().value, "secret value 49");
+
+    // Without the column's key nothing is written, and the error names the key and the column.
+    _lake->set_key_provider(only_k2);
+    auto w = append_range(*_lake, 50, 60);
+    ASSERT_FALSE(w);
+    EXPECT_NE(w.error().message().find("'pii'"), std::string::npos) << w.error();
+    EXPECT_NE(w.error().message().find("column value"), std::string::npos) << w.error();
+    EXPECT_EQ(live(*_lake).size(), 1u);
+}
+
+} // namespace
+} // namespace floe::lake

@@ -97,13 +97,16 @@ TEST(topic_config, encryption_configs) {
     for (auto [k, v] : {std::pair{"floe.iceberg.encryption", "all"}, {"floe.iceberg.encryption", "UNIFORM"},
                         {"floe.iceberg.encryption.footer", "signed"},
                         {"floe.iceberg.encryption.algorithm", "AES_CTR"},
-                        {"floe.iceberg.encryption.columns", "key,,value"}}) {
+                        {"floe.iceberg.encryption.columns", "key,,value"},
+                        {"floe.iceberg.encryption.columns", "value:"},
+                        {"floe.iceberg.encryption.columns", ":pii"}}) {
         auto r = validate_topic_config(k, v);
         ASSERT_FALSE(r) << k << "=" << v;
         EXPECT_NE(r.error().message().find(k), std::string::npos) << r.error();
     }
     EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.algorithm", "AES_GCM_CTR_V1"));
     EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.footer", "plaintext"));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.columns", "value:pii,headers,data.ssn:hr-key"));
     auto* k = find_topic_config_key("floe.iceberg.encryption.columns");
     ASSERT_TRUE(k);
     EXPECT_EQ(k->type, config_type::list); // IncrementalAlterConfigs APPEND/SUBTRACT apply

@@ -204,6 +204,11 @@ public:
             return fail(errc::unavailable, "KMS GenerateDataKey for {}: injected outage", table);
         return _in->data_key_for_new_file(table);
     }
+    result<crypto::data_key> data_key_under(std::string_view table, std::string_view id) override {
+        if (down)
+            return fail(errc::unavailable, "KMS GenerateDataKey of {} for {}: injected outage", id, table);
+        return _in->data_key_under(table, id);
+    }
     result<crypto::secret_key> key_for(bytes_view m) override { return _in->key_for(m); }
     std::string_view kind() const noexcept override { return _in->kind(); }
     std::string describe() const override { return _in->describe(); }
