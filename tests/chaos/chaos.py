@@ -58,7 +58,12 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5, "disk": 1.5}
+FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5, "disk": 1.5,
+                 "clock": 2}
+# How far a `clock` fault moves one broker's wall clock (seconds), as a bad NTP step or a VM
+# resumed from a snapshot would; its monotonic clock keeps running (libfaketime).
+CLOCK_JUMPS = (-86400, -3600, -600, -60, 60, 600, 3600, 86400)
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 # What a partition of one broker cuts it from (--netns): everyone, redis-server only (it keeps its
 # clients but loses the hot tier, its leases and the registry), its clients only (it keeps Redis and
 # its leases; the clients go to the others), or the other brokers only.
@@ -93,6 +98,9 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
         elif kind == "partition":
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "variant": rng.choice(variants),
                  "duration": rng.uniform(1.0, lease + 6)}
+        elif kind == "clock":
+            f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(2.0, 10.0),
+                 "jump_s": rng.choice(CLOCK_JUMPS)}
         else:
             f = {"kind": kind, "target": "lo", "duration": rng.uniform(2.0, 8.0),
                  "delay_ms": rng.randint(5, 80), "loss_pct": rng.choice([0, 0.5, 1, 3])}
@@ -104,8 +112,11 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
 
 
 class Cluster:
-    def __init__(self, floe, work, topo=None, lake="sqlite", tier="redis", disk=None):
+    def __init__(self, floe, work, topo=None, lake="sqlite", tier="redis", disk=None, clock=False):
         self.floe = floe
+        # clock: every broker runs under libfaketime reading its offset from <work>/b<N>/clock on
+        # every call (FAKETIME_NO_CACHE), wall clock only; `clock` faults write it.
+        self.clock = clock
         self.work = work
         # The brokers' data directories, the catalog and the warehouse: on a tmpfs of its own
         # (--disk-mb) that the disk fault fills, else in the work directory.
@@ -188,8 +199,15 @@ class Cluster:
         args = self.prefix(f"b{b}") + [self.floe, "serve"]
         for k, v in sets.items():
             args += ["--set", f"{k}={v}"]
+        env = self.env
+        if self.clock:
+            clock_file = os.path.join(d, "clock")
+            if not os.path.exists(clock_file):
+                self.set_clock(b, 0)
+            env = dict(self.env, LD_PRELOAD=FAKETIME_LIB, FAKETIME_TIMESTAMP_FILE=clock_file, FAKETIME_NO_CACHE="1",
+                       FAKETIME_DONT_FAKE_MONOTONIC="1")
         with open(os.path.join(d, "floe.out"), "ab") as out, open(logf, "ab") as err:
-            br["proc"] = subprocess.Popen(args, stdout=out, stderr=err, env=self.env)
+            br["proc"] = subprocess.Popen(args, stdout=out, stderr=err, env=env)
         br["state"] = "starting"
         if not wait:
             return True
@@ -218,6 +236,15 @@ class Cluster:
             br["proc"].kill()
             br["proc"].wait()
         br["state"] = "down"
+
+    def set_clock(self, b, offset_s):
+        """Moves broker b's wall clock `offset_s` seconds from the real one (libfaketime re-reads
+        the file on every clock call); written whole through a rename, so it never reads half."""
+        d = os.path.join(self.work, f"b{b}")
+        tmp = os.path.join(d, "clock.tmp")
+        with open(tmp, "w") as f:
+            f.write(f"{offset_s:+d}\n")
+        os.replace(tmp, os.path.join(d, "clock"))
 
     def signal_broker(self, b, sig):
         br = self.brokers[b]
@@ -417,6 +444,11 @@ class Faults:
             for a, b in rec["pairs"]:
                 self.c.topo.cut(a, b)
             rec["note"] = f"{f['variant']}: cut " + ", ".join(f"{a}|{b}" for a, b in rec["pairs"])
+        elif kind == "clock":
+            if not self.c.clock:
+                return self._skip(rec, f"libfaketime unavailable ({FAKETIME_LIB})")
+            self.c.set_clock(int(target.split("-")[1]), f["jump_s"])
+            rec["note"] = f"wall clock {f['jump_s']:+d} s"
         elif kind == "netem":
             if not self.use_netem:
                 return self._skip(rec, "tc netem unavailable")
@@ -459,6 +491,8 @@ class Faults:
                 rec["note"] = "PostgreSQL restart failed"
         elif kind == "netem":
             netem(False)
+        elif kind == "clock":
+            self.c.set_clock(int(target.split("-")[1]), 0)
         elif kind == "partition":
             for a, b in rec["pairs"]:
                 self.c.topo.heal(a, b)
@@ -686,7 +720,10 @@ def run(args):
         if r.returncode != 0:
             log(f"cannot mount a tmpfs ({r.stderr.strip()}): disk faults are skipped")
             disk = None
-    cluster = Cluster(floe, work, topo, args.lake, args.tier, disk)
+    clock = "clock" in kinds and os.path.exists(FAKETIME_LIB)
+    if "clock" in kinds and not clock:
+        log(f"libfaketime is not installed ({FAKETIME_LIB}, Debian's faketime): clock faults are skipped")
+    cluster = Cluster(floe, work, topo, args.lake, args.tier, disk, clock)
     procs = []
     use_netem = args.netem and netem_available()
     if args.netem and not use_netem:
@@ -910,7 +947,7 @@ def timeline_svg(report, history):
     lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "disk", "lo"]
     colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000",
               "partition": "#2ca02c", "pg": "#8c564b",
-              "disk": "#7f7f7f"}
+              "disk": "#7f7f7f", "clock": "#e377c2"}
     out = []
     y = 20
     out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
