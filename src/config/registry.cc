@@ -439,6 +439,10 @@ registry::registry() {
                        "keys still read the columns left in clear)"));
     d.push_back(choice(p + "floe.iceberg.encryption.algorithm", "AES_GCM_V1", {"AES_GCM_V1", "AES_GCM_CTR_V1"},
                        "Encrypted tables: the Parquet encryption algorithm"));
+    d.push_back(choice(p + "floe.iceberg.encryption.aad-prefix", "none", {"none", "stored", "supplied"},
+                       "Encrypted tables: each file's AAD prefix is its table's identifier (namespace.table), "
+                       "so a file copied into another table fails to decrypt; stored in the file, or supplied "
+                       "by readers (not stored)"));
     // Kafka topic configs Floe accepts and reports without acting on them (the log module
     // validates each again against Kafka's rules; see src/log/README.md).
     auto stored = [&](std::string n, setting_type t, std::string dflt, int64_t lo, int64_t hi) {

@@ -20,13 +20,21 @@ void kms_key_provider::mark_ok() {
     _last_ok = std::chrono::steady_clock::now();
 }
 
+void kms_key_provider::mark_failed(const error& e) {
+    if (!e.retryable()) return; // a wrong key id or a refused blob is not an outage
+    std::lock_guard g(_mu);
+    _last_outage = std::chrono::steady_clock::now();
+    _outage = e.message();
+}
+
 result<data_key> kms_key_provider::data_key_for_new_file(std::string_view table) {
     return data_key_under(table, _key_id);
 }
 
 result<data_key> kms_key_provider::data_key_under(std::string_view table, std::string_view key_id) {
-    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(std::string(key_id), _bits),
-                           "data key of KMS key '{}' for a new file of table {}", key_id, table);
+    auto got = _kms.generate_data_key(std::string(key_id), _bits);
+    if (!got) mark_failed(got.error());
+    auto dk = FLOE_TRY_CTX(std::move(got), "data key of KMS key '{}' for a new file of table {}", key_id, table);
     data_key out;
     out.key = secret_key(std::move(dk.plaintext));
     out.key_id = dk.key_arn;
@@ -50,7 +58,9 @@ result<secret_key> kms_key_provider::key_for(bytes_view key_metadata) {
             errc::corrupt,
             "key '{}' was made by the {} key provider, and floe.encryption.provider is aws-kms",
             info.key_id, info.provider);
-    auto raw = FLOE_TRY(_kms.decrypt(info.key_id, info.wrapped_key));
+    auto unwrapped = _kms.decrypt(info.key_id, info.wrapped_key);
+    if (!unwrapped) mark_failed(unwrapped.error());
+    auto raw = FLOE_TRY(std::move(unwrapped));
     secret_key key(std::move(raw));
     if (key.size() != 16 && key.size() != 32)
         return fail(errc::corrupt,
@@ -72,11 +82,17 @@ std::string kms_key_provider::describe() const {
 result<void> kms_key_provider::check() {
     {
         std::lock_guard g(_mu);
-        if (_last_ok != std::chrono::steady_clock::time_point{}
-            && std::chrono::steady_clock::now() - _last_ok < std::chrono::minutes(1))
+        auto now = std::chrono::steady_clock::now();
+        // A recent outage is reported as it is; an older one is probed again below.
+        if (_last_outage > _last_ok && now - _last_outage < std::chrono::seconds(5))
+            return fail(errc::unavailable, "the latest KMS request failed: {}", _outage);
+        if (_last_ok != std::chrono::steady_clock::time_point{} && _last_ok > _last_outage
+            && now - _last_ok < std::chrono::minutes(1))
             return {};
     }
-    auto dk = FLOE_TRY_CTX(_kms.generate_data_key(_key_id, _bits), "key provider check");
+    auto got = _kms.generate_data_key(_key_id, _bits);
+    if (!got) mark_failed(got.error());
+    auto dk = FLOE_TRY_CTX(std::move(got), "key provider check");
     secret_key dropped(std::move(dk.plaintext)); // wiped on the way out
     mark_ok();
     return {};

@@ -29,7 +29,9 @@ public:
     result<secret_key> key_for(bytes_view key_metadata) override;
     std::string_view kind() const noexcept override { return "aws-kms"; }
     std::string describe() const override;
-    /// OK when a KMS call succeeded in the last minute; else one GenerateDataKey (key dropped).
+    /// Down for 5 s after a KMS call failed retryably (an outage: unreachable, throttled, timed
+    /// out) with no success since; else OK when a KMS call succeeded in the last minute and
+    /// after any such failure; else one GenerateDataKey (key dropped) decides.
     result<void> check() override;
 
     /// Calls made to KMS (tests and figures) and cache hits.
@@ -40,6 +42,8 @@ public:
 private:
     void remember(const std::vector<uint8_t>& key_metadata, const secret_key& key);
     void mark_ok();
+    /// Notes a failed KMS call; a retryable one makes check() report the outage.
+    void mark_failed(const error& e);
 
     aws::kms_client _kms;
     std::string _key_id;
@@ -48,6 +52,8 @@ private:
     lru_cache<std::string, secret_key> _cache; ///< key_metadata bytes -> unwrapped key
     uint64_t _hits = 0;
     std::chrono::steady_clock::time_point _last_ok{};
+    std::chrono::steady_clock::time_point _last_outage{}; ///< latest retryable failure
+    std::string _outage;                                  ///< its message
 };
 
 } // namespace floe::crypto

@@ -79,6 +79,8 @@ std::string positions_to_json(const position_map& p) {
     return j.dump();
 }
 
+std::string aad_prefix_of(std::string_view ns, std::string_view table) { return fmt::format("{}.{}", ns, table); }
+
 encrypted_column split_encrypted_column(std::string_view entry) {
     auto colon = entry.rfind(':');
     if (colon == std::string_view::npos) return {entry, {}};
@@ -118,13 +120,19 @@ result<table_encryption> encryption_from_properties(const std::map<std::string, 
         return fail(errc::corrupt, "table property {}='{}' is not AES_GCM_V1 or AES_GCM_CTR_V1",
                     encryption_algorithm_property, algo);
     e.ctr = algo == "AES_GCM_CTR_V1";
+    auto aad = get(encryption_aad_prefix_property).value_or("none");
+    if (aad == "stored") e.aad_prefix = table_encryption::aad::stored;
+    else if (aad == "supplied") e.aad_prefix = table_encryption::aad::supplied;
+    else if (aad != "none")
+        return fail(errc::corrupt, "table property {}='{}' is not none, stored or supplied",
+                    encryption_aad_prefix_property, aad);
     return e;
 }
 
 bool encryption_to_properties(const table_encryption& e, std::map<std::string, std::string>& props) {
     auto before = props;
     for (auto* k : {encryption_property, encryption_columns_property, encryption_footer_property,
-                    encryption_algorithm_property})
+                    encryption_algorithm_property, encryption_aad_prefix_property})
         props.erase(k);
     if (e.enabled()) {
         props[encryption_property] = e.how == table_encryption::mode::uniform ? "uniform" : "columns";
@@ -132,15 +140,20 @@ bool encryption_to_properties(const table_encryption& e, std::map<std::string, s
             props[encryption_columns_property] = fmt::format("{}", fmt::join(e.columns, ","));
         props[encryption_footer_property] = e.encrypted_footer ? "encrypted" : "plaintext";
         props[encryption_algorithm_property] = e.ctr ? "AES_GCM_CTR_V1" : "AES_GCM_V1";
+        if (e.aad_prefix != table_encryption::aad::none)
+            props[encryption_aad_prefix_property] = e.aad_prefix == table_encryption::aad::stored ? "stored" : "supplied";
     }
     return props != before;
 }
 
 std::string describe(const table_encryption& e) {
     if (!e.enabled()) return "none";
-    return fmt::format("{}{} ({}, {} footer)", e.how == table_encryption::mode::uniform ? "uniform" : "columns ",
+    return fmt::format("{}{} ({}, {} footer{})", e.how == table_encryption::mode::uniform ? "uniform" : "columns ",
                        e.how == table_encryption::mode::columns ? fmt::format("{}", fmt::join(e.columns, ",")) : "",
-                       e.ctr ? "AES_GCM_CTR_V1" : "AES_GCM_V1", e.encrypted_footer ? "encrypted" : "plaintext");
+                       e.ctr ? "AES_GCM_CTR_V1" : "AES_GCM_V1", e.encrypted_footer ? "encrypted" : "plaintext",
+                       e.aad_prefix == table_encryption::aad::stored     ? ", AAD prefix stored"
+                       : e.aad_prefix == table_encryption::aad::supplied ? ", AAD prefix supplied by readers"
+                                                                           : "");
 }
 
 std::string key_label(std::string_view key_metadata) {
@@ -468,6 +481,10 @@ private:
             ec.footer_key.assign(reinterpret_cast<const char*>(kb.data()), kb.size());
             ec.footer_key_metadata.assign(reinterpret_cast<const char*>(dk.key_metadata.data()), dk.key_metadata.size());
             ec.encrypted_footer = _enc.encrypted_footer;
+            if (_enc.aad_prefix != table_encryption::aad::none) {
+                ec.aad_prefix = aad_prefix_of(_table.ident().ns, _table.ident().name);
+                ec.store_aad_prefix = _enc.aad_prefix == table_encryption::aad::stored;
+            }
             const auto& leaves = layout->columns();
             f->secret.assign(leaves.size(), false);
             std::map<std::string, parquet::column_encryption_key, std::less<>> own_keys; // by key id, this file's
@@ -968,10 +985,14 @@ public:
     copying_rewrite(iceberg_table& table, std::unique_ptr<iceberg_append> out,
                     std::shared_ptr<const parquet::schema> layout)
         : _out(std::move(out)), _layout(std::move(layout)),
-          _reader(table.lake(), table.topic(), table.table_name()) {}
+          _reader(table.lake(), table.topic(), table.table_name()),
+          _aad_prefix(aad_prefix_of(table.ident().ns, table.ident().name)) {}
 
-    result<void> add_file(const planned_file& f) override {
+    result<void> add_file(const planned_file& given) override {
         byte_buffer storage;
+        // The rewritten files are this table's (maintenance lists them from its manifests).
+        planned_file f = given;
+        if (f.aad_prefix.empty()) f.aad_prefix = _aad_prefix;
         auto in = FLOE_TRY(_reader.open_file(f, storage));
         auto copy = FLOE_TRY_CTX(column_copy::make(in.file().file_schema(), *_layout, parquet::message_col::count),
                                  "copying data file {} into the table's current schema", f.uri);
@@ -993,6 +1014,7 @@ private:
     std::unique_ptr<iceberg_append> _out;
     std::shared_ptr<const parquet::schema> _layout;
     table_reader _reader;
+    std::string _aad_prefix;
 };
 
 result<std::unique_ptr<file_rewrite>> iceberg_table::begin_file_rewrite(std::vector<std::string> replaced) {
@@ -1084,7 +1106,7 @@ std::shared_ptr<crypto::key_provider> iceberg_lake::key_provider() const {
     return _keys;
 }
 
-parquet::reader_options iceberg_lake::reader_options_for(const std::string& uri) const {
+parquet::reader_options iceberg_lake::reader_options_for(const std::string& uri, const std::string& aad_prefix) const {
     parquet::reader_options ro;
     auto keys = key_provider();
     if (!keys) return ro; // an encrypted file then fails naming what it lacks (open_file adds the key)
@@ -1101,6 +1123,10 @@ parquet::reader_options iceberg_lake::reader_options_for(const std::string& uri)
         auto b = k->bytes();
         return std::string(reinterpret_cast<const char*>(b.data()), b.size());
     };
+    if (!aad_prefix.empty()) {
+        dc.aad_prefix = aad_prefix;
+        dc.aad_prefix_if_used = true;
+    }
     ro.decryption = std::move(dc);
     return ro;
 }

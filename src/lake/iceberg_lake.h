@@ -50,7 +50,8 @@ public:
     std::shared_ptr<crypto::key_provider> key_provider() const;
     /// Reader options for the data file `uri`: decrypting with the key provider's keys (a key
     /// the provider cannot give fails naming the file and the key id), none without provider.
-    parquet::reader_options reader_options_for(const std::string& uri) const;
+    /// `aad_prefix`: the AAD prefix the file's table uses for files that use one (aad_prefix_of).
+    parquet::reader_options reader_options_for(const std::string& uri, const std::string& aad_prefix = {}) const;
 
     iceberg::catalog& catalog() noexcept { return *_cat; }
     iceberg::file_io& io() noexcept { return *_io; }

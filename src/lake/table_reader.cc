@@ -129,6 +129,7 @@ result<std::vector<planned_file>> table_reader::all_files() {
     if (auto* snap = t.metadata.current_snapshot())
         positions = FLOE_TRY_CTX(positions_from_summary(snap->summary), "table {}.{} ({})", ident.ns, ident.name, *loc);
     auto files = FLOE_TRY(plan_files(t));
+    for (auto& f : files) f.aad_prefix = aad_prefix_of(ident.ns, ident.name);
     if (auto d = t.metadata.properties.find(dead_letter_table_property);
         _with_dead_letters && d != t.metadata.properties.end()) {
         if (_dlq_table != d->second) {
@@ -137,7 +138,10 @@ result<std::vector<planned_file>> table_reader::all_files() {
         }
         if (dlq_loc) {
             auto dt = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), {ident.ns, _dlq_table}));
-            for (auto& f : FLOE_TRY(plan_files(dt))) files.push_back(std::move(f));
+            for (auto& f : FLOE_TRY(plan_files(dt))) {
+                f.aad_prefix = aad_prefix_of(ident.ns, _dlq_table);
+                files.push_back(std::move(f));
+            }
         }
     }
     std::sort(files.begin(), files.end(), [](auto& a, auto& b) {
@@ -200,7 +204,7 @@ result<parquet::message_reader> table_reader::open_file(const planned_file& f, b
         storage.clear();
         src = std::make_unique<file_io_source>(_lake.io(), f.uri, f.file_size);
     }
-    auto r = parquet::message_reader::open(std::move(src), {}, _lake.reader_options_for(f.uri));
+    auto r = parquet::message_reader::open(std::move(src), {}, _lake.reader_options_for(f.uri, f.aad_prefix));
     if (!r) return std::unexpected(std::move(r).error().with_context("reading data file {}{}", f.uri, key_note(f)));
     return std::move(*r);
 }

@@ -23,6 +23,8 @@ struct planned_file {
     std::optional<std::string> min_key, max_key; ///< key column bounds (max may be truncated up)
     /// The data file entry's key_metadata: set when the file is encrypted (names its key).
     std::optional<std::string> key_metadata;
+    /// The AAD prefix its table's files use when they use one (aad_prefix_of its table).
+    std::string aad_prefix;
     /// False when the manifest bounds prove no row of the file has this key.
     bool may_contain_key(std::string_view key) const;
 };

@@ -95,10 +95,17 @@ struct table_encryption {
     std::vector<std::string> columns;
     bool encrypted_footer = true; ///< false: plaintext footer signed with the file's key
     bool ctr = false;             ///< AES_GCM_CTR_V1 (CTR pages) instead of AES_GCM_V1
+    /// The AAD prefix binds each file to its table: the table's identifier (namespace.table),
+    /// stored in the file or left for readers to supply. Floe's readers supply every table's
+    /// identifier, so a file copied into another table does not decrypt there.
+    enum class aad : uint8_t { none, stored, supplied };
+    aad aad_prefix = aad::none;
     bool enabled() const noexcept { return how != mode::none; }
     /// The profile DuckDB 1.5 decrypts: uniform, AES_GCM_V1, encrypted footer. Files of such a
     /// table have one data page per column chunk and no bloom filter (see DESIGN.md).
-    bool duckdb_profile() const noexcept { return how == mode::uniform && !ctr && encrypted_footer; }
+    bool duckdb_profile() const noexcept {
+        return how == mode::uniform && !ctr && encrypted_footer && aad_prefix == aad::none;
+    }
     bool operator==(const table_encryption&) const = default;
 };
 
@@ -107,12 +114,15 @@ inline constexpr const char* encryption_property = "floe.encryption";
 inline constexpr const char* encryption_columns_property = "floe.encryption.columns";
 inline constexpr const char* encryption_footer_property = "floe.encryption.footer";
 inline constexpr const char* encryption_algorithm_property = "floe.encryption.algorithm";
+inline constexpr const char* encryption_aad_prefix_property = "floe.encryption.aad-prefix"; ///< stored, supplied
 /// One entry of table_encryption::columns: "value" or "value:pii-key" (split at the last ':').
 struct encrypted_column {
     std::string_view name;
     std::string_view key_id; ///< empty: the file's key
 };
 encrypted_column split_encrypted_column(std::string_view entry);
+/// The AAD prefix of a table's files (table_encryption::aad): its identifier, "namespace.table".
+std::string aad_prefix_of(std::string_view ns, std::string_view table);
 /// Reads the properties (unknown values: errc::corrupt naming the property).
 result<table_encryption> encryption_from_properties(const std::map<std::string, std::string>& props);
 /// Sets (or, for none, removes) the properties; true when they changed.

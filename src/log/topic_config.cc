@@ -98,6 +98,9 @@ constexpr topic_config_key keys[] = {
      "encrypted, or plaintext (signed: readers without keys read the columns in clear)."},
     {"floe.iceberg.encryption.algorithm", config_type::string, "AES_GCM_V1",
      "AES_GCM_V1 or AES_GCM_CTR_V1."},
+    {"floe.iceberg.encryption.aad-prefix", config_type::string, "none",
+     "none, stored or supplied: bind each file to its table with the table's identifier "
+     "(namespace.table) as AAD prefix, kept in the file or supplied by readers."},
 };
 
 result<int64_t> parse_long(std::string_view key, std::string_view v) {
@@ -321,6 +324,11 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
             return fail(errc::invalid_argument,
                         "config floe.iceberg.encryption.algorithm: '{}' is not AES_GCM_V1 or AES_GCM_CTR_V1", v);
         cfg.iceberg_encryption_algorithm = std::string(v);
+    } else if (key == "floe.iceberg.encryption.aad-prefix") {
+        if (v != "none" && v != "stored" && v != "supplied")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.encryption.aad-prefix: '{}' is not none, stored or supplied", v);
+        cfg.iceberg_encryption_aad_prefix = std::string(v);
     } else if (auto* k = find_topic_config_key(key); k && !k->honoured) {
         auto norm = FLOE_TRY(check_stored(*k, v));
         if (norm == k->default_value) {
@@ -447,6 +455,7 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
     if (key == "floe.iceberg.encryption.columns") return c.iceberg_encryption_columns;
     if (key == "floe.iceberg.encryption.footer") return c.iceberg_encryption_footer;
     if (key == "floe.iceberg.encryption.algorithm") return c.iceberg_encryption_algorithm;
+    if (key == "floe.iceberg.encryption.aad-prefix") return c.iceberg_encryption_aad_prefix;
 
     if (key == "message.timestamp.type")
         return std::string(c.message_timestamp_type == timestamp_type::log_append_time

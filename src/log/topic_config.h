@@ -47,6 +47,7 @@ struct topic_config {
     std::string iceberg_encryption = "none";            ///< floe.iceberg.encryption: none, uniform, columns
     std::string iceberg_encryption_columns;             ///< floe.iceberg.encryption.columns (normalised comma list)
     std::string iceberg_encryption_footer = "encrypted"; ///< floe.iceberg.encryption.footer: encrypted, plaintext
+    std::string iceberg_encryption_aad_prefix = "none"; ///< floe.iceberg.encryption.aad-prefix: none, stored, supplied
     std::string iceberg_encryption_algorithm = "AES_GCM_V1"; ///< floe.iceberg.encryption.algorithm (or AES_GCM_CTR_V1)
     /// Configs Floe accepts, validates and reports but does not act on (see the README's list),
     /// as their normalised text, keyed by name; a key absent here has its Kafka default.

@@ -473,6 +473,9 @@ lake::table_encryption table_encryption_of(const log::topic_info& topic) {
     if (e.how == lake::table_encryption::mode::columns) e.columns = c.encrypted_columns();
     e.encrypted_footer = c.iceberg_encryption_footer != "plaintext";
     e.ctr = c.iceberg_encryption_algorithm == "AES_GCM_CTR_V1";
+    e.aad_prefix = c.iceberg_encryption_aad_prefix == "stored"     ? lake::table_encryption::aad::stored
+                   : c.iceberg_encryption_aad_prefix == "supplied" ? lake::table_encryption::aad::supplied
+                                                                     : lake::table_encryption::aad::none;
     return e;
 }
 

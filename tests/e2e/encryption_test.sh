@@ -41,16 +41,18 @@ check "a columns-mode topic is created (rc=$rc: $out)" test "$rc" -eq 0
 out=$("$ADMIN" $broker create-topic enc-p 1 floe.iceberg.encryption=columns floe.iceberg.encryption.columns=key,value:pii,headers \
   floe.iceberg.encryption.footer=plaintext 2>&1); rc=$?
 check "a topic whose value column has its own key is created (rc=$rc: $out)" test "$rc" -eq 0
+out=$("$ADMIN" $broker create-topic enc-a 1 floe.iceberg.encryption=uniform floe.iceberg.encryption.aad-prefix=supplied 2>&1); rc=$?
+check "a topic whose files' AAD prefix readers supply is created (rc=$rc: $out)" test "$rc" -eq 0
 
 seq 0 $((n - 1)) | awk '{printf "key-%d|value-%d\n", $1 % 50, $1}' >"$work/expected"
-for t in enc-u enc-c enc-p; do
+for t in enc-u enc-c enc-p enc-a; do
   kcat -P -b $broker -t $t -K '|' -H src=e2e -z lz4 <"$work/expected"
   check "kcat produced $n records to $t" test $? -eq 0
 done
 
 # Bounded wait: both tables hold every record, and the local tier dropped what was offloaded.
 files_of() { /usr/bin/python3 "$here/iceberg_files.py" "$work/data/catalog.db" floe "$1"; }
-for t in enc_u enc_c enc_p; do
+for t in enc_u enc_c enc_p enc_a; do
   got=0
   for _ in $(seq 1 100); do
     files_of $t >"$work/$t.json" 2>/dev/null && got=$(/usr/bin/python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["positions"].values()))' "$work/$t.json")
@@ -60,7 +62,7 @@ for t in enc_u enc_c enc_p; do
   check "table $t holds all $n records (position ${got:-none})" test "${got:-0}" -ge "$n"
 done
 local_start() { curl -s "$api/topics" | /usr/bin/python3 -c "import json,sys; print([p['local_start'] for t in json.load(sys.stdin)['topics'] if t['name']=='$1' for p in t['partitions']][0])"; }
-for t in enc-u enc-c enc-p; do
+for t in enc-u enc-c enc-p enc-a; do
   s=0
   for _ in $(seq 1 100); do s=$(local_start $t); [ "${s:-0}" -gt 0 ] && break; sleep 0.2; done
   check "$t: the local tier dropped offloaded segments (local start $s)" test "${s:-0}" -gt 0
@@ -78,7 +80,7 @@ fs=json.load(open(sys.argv[1]))["files"]
 assert fs and all(f["key_metadata"] for f in fs) and all(open(f["path"],"rb").read(4)==b"PAR1" for f in fs)' "$work/enc_c.json"
 
 # Kafka Fetch of offloaded offsets (tiered reads decrypt), for every mode.
-for t in enc-u enc-c enc-p; do
+for t in enc-u enc-c enc-p enc-a; do
   timeout 30 kcat -C -b $broker -t $t -o beginning -e -q -f '%k|%s\n' >"$work/got-$t" 2>"$work/kcat-$t.err"
   check "$t: kcat reads back every record, exactly, through the remote tier ($(wc -l <"$work/got-$t") lines)" \
     cmp -s "$work/expected" "$work/got-$t"
@@ -166,6 +168,23 @@ try:
     raise SystemExit("the file's key opened the pii column")
 except pme_verify.Fail as e:
     print("the file's key does not open the pii column:", e)
+EOF
+# enc_a's files need their table's identifier as AAD prefix, which they do not store.
+check "pme_verify: enc_a's files decrypt with the AAD prefix floe.enc_a only" \
+  /usr/bin/python3 - "$here/../parquet" "$work/enc_a.json" "$key_hex" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import pme_verify
+f = json.load(open(sys.argv[2]))["files"][0]
+keys = {bytes.fromhex(f["key_metadata"]): sys.argv[3]}
+s = pme_verify.verify(f["path"], keys, b"floe.enc_a")
+assert all(v.get("readable") for v in s["columns"].values()), s["columns"]
+for wrong in (None, b"floe.enc_u"):
+    try:
+        pme_verify.verify(f["path"], keys, wrong)
+        raise SystemExit(f"read with AAD prefix {wrong}")
+    except pme_verify.Fail as e:
+        print(f"AAD prefix {wrong} refused:", e)
 EOF
 
 ready=$(curl -s "http://127.0.0.1:$HTTP_PORT/readyz")

@@ -61,6 +61,10 @@ struct decryption_config {
     /// must verify (a tampered key_metadata cannot turn the check off). false: a footer key the
     /// retriever cannot give leaves the footer unverified (column keys only).
     bool require_footer_signature = true;
+    /// true: `aad_prefix` is what a file that uses a prefix must use (stored: equal; not stored:
+    /// supplied), and a file written without any prefix reads without one (a table whose files
+    /// gained a prefix when its setting changed). false: it is used for every file.
+    bool aad_prefix_if_used = false;
 };
 
 /// Checks a config before a file is written: key sizes, column paths against the leaves.

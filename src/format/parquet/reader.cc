@@ -109,7 +109,7 @@ result<void> file_reader::setup_decryptor(const encryption_algorithm& a, bool en
                         "the AAD prefix given ('{}') differs from the one the file stores ('{}')",
                         printable(*cfg->aad_prefix), printable(*a.aad_prefix));
         prefix = *a.aad_prefix;
-    } else if (cfg && cfg->aad_prefix) {
+    } else if (cfg && cfg->aad_prefix && (a.supply_aad_prefix || !cfg->aad_prefix_if_used)) {
         prefix = *cfg->aad_prefix;
     } else if (a.supply_aad_prefix) {
         return fail(errc::invalid_argument,

@@ -358,3 +358,68 @@ TEST_F(EncryptedLakeTest, AColumnWithItsOwnKeyIsReadOnlyByHoldersOfThatKey) {
 
 } // namespace
 } // namespace floe::lake
+
+namespace floe::lake {
+namespace {
+
+// The AAD prefix binds a file to its table ("floe.secrets"): stored in the file, or supplied by
+// readers; files written before the setting still read; a file read as another table's fails.
+TEST_F(EncryptedLakeTest, TheAadPrefixBindsEachFileToItsTable) {
+    auto keys = ring("k1", {{"k1", key_of(4)}});
+    _lake->set_key_provider(keys);
+    ASSERT_TRUE(set(*_lake, uniform()));
+    ASSERT_TRUE(append_range(*_lake, 0, 10)); // no prefix yet
+    for (auto how : {table_encryption::aad::stored, table_encryption::aad::supplied}) {
+        auto e = uniform();
+        e.aad_prefix = how;
+        ASSERT_TRUE(set(*_lake, e));
+        int64_t from = how == table_encryption::aad::stored ? 10 : 20;
+        ASSERT_TRUE(append_range(*_lake, from, from + 10));
+    }
+    auto files = live(*_lake);
+    ASSERT_EQ(files.size(), 3u);
+    // Floe's reader reads all three tables' files, old and new.
+    table_reader reader(*_lake, "secrets");
+    auto planned = reader.files_for_offsets("secrets-0", 0, 30);
+    ASSERT_TRUE(planned) << planned.error();
+    ASSERT_EQ(planned->size(), 3u);
+    int64_t rows = 0;
+    for (auto& f : *planned) {
+        EXPECT_EQ(f.aad_prefix, "floe.secrets");
+        auto r = reader.read_file(f);
+        ASSERT_TRUE(r) << r.error();
+        rows += int64_t(r->size());
+    }
+    EXPECT_EQ(rows, 30);
+    // Each file as another table's: the prefixed ones fail, the stored one saying so.
+    int refused = 0, mismatch = 0;
+    for (auto f : *planned) {
+        f.aad_prefix = "floe.other";
+        auto r = reader.read_file(f);
+        if (!r) {
+            ++refused;
+            if (r.error().message().find("differs from the one the file stores") != std::string::npos) ++mismatch;
+        }
+    }
+    EXPECT_EQ(refused, 2);
+    EXPECT_EQ(mismatch, 1);
+    // A reader that supplies nothing reads the stored-prefix file, not the supplied-prefix one.
+    parquet::reader_options o = _lake->reader_options_for("");
+    int plain_ok = 0;
+    for (auto& f : *planned) {
+        auto r = parquet::file_reader::open_file(*iceberg::local_path(f.uri), o);
+        if (!r) {
+            EXPECT_NE(r.error().message().find("must supply"), std::string::npos) << r.error();
+        } else if ((*r)->check_readable(0, parquet::message_col::value)) {
+            ++plain_ok;
+        }
+    }
+    EXPECT_EQ(plain_ok, 2);
+    // The table records the setting.
+    auto t = iceberg::load_table(_lake->catalog(), _lake->io(), {"floe", "secrets"});
+    ASSERT_TRUE(t) << t.error();
+    EXPECT_EQ(t->metadata.properties.at("floe.encryption.aad-prefix"), "supplied");
+}
+
+} // namespace
+} // namespace floe::lake
