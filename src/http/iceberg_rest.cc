@@ -572,6 +572,16 @@ void iceberg_rest::keep_answer(const iceberg::table_ident& t, const std::string&
 }
 
 response iceberg_rest::load(const request& r, const iceberg::table_ident& t) {
+    // A location names one content, except where the filesystem catalog reuses v<N> names (a
+    // table dropped and created again): there no ETag is given and no answer kept.
+    if (_cat->commit_by_create()) {
+        auto loaded = iceberg::load_table(*_cat, *_io, t, _cache.get());
+        if (!loaded) {
+            if (loaded.error().code() == errc::not_found) return no_such_table(t);
+            return to_response(from_error(loaded.error()));
+        }
+        return table_result(200, loaded->metadata_location, loaded->metadata);
+    }
     auto loc = _cat->metadata_location(t);
     if (!loc) return to_response(from_error(loc.error()));
     if (!*loc) return no_such_table(t);
@@ -921,7 +931,7 @@ response iceberg_rest::commit(const request& r, const iceberg::table_ident& t, c
         // Anything else may have happened after the swap: the client must reload to know.
         return iceberg_error(500, "CommitStateUnknownException", done.error().message());
     }
-    if (*done && !(*done)->metadata_json.empty()) {
+    if (*done && !(*done)->metadata_json.empty() && !_cat->commit_by_create()) {
         // The text of the file this commit wrote: not serialised again, and kept for loads.
         auto answer = std::make_shared<const std::string>(answer_text((*done)->metadata_location, (*done)->metadata_json));
         keep_answer(t, (*done)->metadata_location, answer);

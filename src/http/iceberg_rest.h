@@ -7,7 +7,8 @@
 // may compact, expire or set properties, never break Floe's exactly-once offload.
 //
 // loadTable answers carry an ETag (of the metadata location: a location names one content) and
-// If-None-Match is answered 304 without a body. The answer's text of each table's current
+// If-None-Match is answered 304 without a body (not over the filesystem catalog, whose v<N>
+// names come back when a table is dropped and created again). The answer's text of each table's current
 // version is kept (loadTable serialises a version once; a commit answers with the text of the
 // file it wrote), and the parsed versions live in this server's own metadata_cache.
 

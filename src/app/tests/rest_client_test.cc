@@ -9,6 +9,7 @@
 #include "iceberg/table.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <mutex>
@@ -194,7 +195,9 @@ TEST_F(rest_roundtrip, commits_cache_exactly_the_servers_version_and_loads_are_a
         ASSERT_TRUE(r) << r.error().message();
         // One conditional load answered "not modified" (the client knew the version it or the
         // create wrote), then the commit.
-        if (i > 0) EXPECT_EQ(statuses(), (std::vector<std::string>{"GET 304", "POST 200"}));
+        if (i > 0) {
+            EXPECT_EQ(statuses(), (std::vector<std::string>{"GET 304", "POST 200"}));
+        }
         // What the client cached under the new location is the file the server wrote, byte for byte.
         auto cached = iceberg::metadata_cache::global().get(r->metadata_location);
         ASSERT_TRUE(cached) << "commit " << i << " was not cached";
@@ -263,8 +266,9 @@ TEST_F(rest_roundtrip, a_client_behind_another_reloads_and_both_commits_land) {
     ASSERT_TRUE(live) << live.error().message();
     EXPECT_EQ(live->size(), 23u);
     // Each client's cache, where it holds the current version, holds the server's bytes.
-    if (auto cached = iceberg::metadata_cache::global().get(*a->metadata_location(_t).value()))
+    if (auto cached = iceberg::metadata_cache::global().get(*a->metadata_location(_t).value())) {
         EXPECT_EQ(iceberg::to_json_text(*cached), current_file(*a));
+    }
 }
 
 } // namespace
