@@ -1,8 +1,10 @@
 #include "http/iceberg_rest.h"
 
 #include "http/admin.h"
+#include "aws/sigv4.h"
 #include "iceberg/json_util.h"
 #include "iceberg/metadata.h"
+#include "iceberg/metadata_cache.h"
 #include "iceberg/table.h"
 #include "base/clock.h"
 #include "base/uuid.h"
@@ -107,14 +109,21 @@ std::string namespace_from_json(const json& j) {
     return out;
 }
 
-response table_result(int status, const std::optional<std::string>& location, const iceberg::table_metadata& m) {
+/// A LoadTableResult / CommitTableResponse around the metadata's JSON text.
+std::string answer_text(const std::optional<std::string>& location, std::string_view metadata_json) {
     std::string body = "{\"metadata-location\":";
     body += location ? ojson(*location).dump() : std::string("null");
     body += ",\"metadata\":";
-    body += iceberg::to_json_text(m);
+    body += metadata_json;
     body += ",\"config\":{}}";
-    return response::json(status, std::move(body));
+    return body;
 }
+
+response table_result(int status, const std::optional<std::string>& location, const iceberg::table_metadata& m) {
+    return response::json(status, answer_text(location, iceberg::to_json_text(m)));
+}
+
+std::string answer_key(const iceberg::table_ident& t) { return t.ns + '\x1f' + t.name; }
 
 template<typename T>
 result<T> member(const json& j, const char* key) {
@@ -533,10 +542,72 @@ result<iceberg::table_metadata> apply_commit(iceberg::table_metadata base, std::
     }
 }
 
+std::string iceberg_etag(std::string_view metadata_location) {
+    return "\"" + aws::sha256_hex(metadata_location).substr(0, 32) + "\"";
+}
+
 iceberg_rest::iceberg_rest(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,
                            iceberg_rest_options opts)
-    : _cat(std::move(cat)), _io(std::move(io)), _opts(std::move(opts)) {
+    : _cat(std::move(cat)), _io(std::move(io)), _opts(std::move(opts)),
+      _cache(std::make_unique<iceberg::metadata_cache>()) {
     while (_opts.warehouse.ends_with("/")) _opts.warehouse.pop_back();
+}
+
+iceberg_rest::~iceberg_rest() = default;
+
+std::shared_ptr<const std::string> iceberg_rest::kept_answer(const iceberg::table_ident& t,
+                                                             const std::string& location) const {
+    std::lock_guard g(_answers_mu);
+    auto it = _answers.find(answer_key(t));
+    if (it == _answers.end() || it->second.first != location) return nullptr;
+    return it->second.second;
+}
+
+void iceberg_rest::keep_answer(const iceberg::table_ident& t, const std::string& location,
+                               std::shared_ptr<const std::string> body) {
+    auto k = answer_key(t);
+    std::lock_guard g(_answers_mu);
+    if (_answers.size() >= 256 && !_answers.contains(k)) _answers.erase(_answers.begin());
+    _answers[k] = {location, std::move(body)};
+}
+
+response iceberg_rest::load(const request& r, const iceberg::table_ident& t) {
+    // A location names one content, except where the filesystem catalog reuses v<N> names (a
+    // table dropped and created again): there no ETag is given and no answer kept.
+    if (_cat->commit_by_create()) {
+        auto loaded = iceberg::load_table(*_cat, *_io, t, _cache.get());
+        if (!loaded) {
+            if (loaded.error().code() == errc::not_found) return no_such_table(t);
+            return to_response(from_error(loaded.error()));
+        }
+        return table_result(200, loaded->metadata_location, loaded->metadata);
+    }
+    auto loc = _cat->metadata_location(t);
+    if (!loc) return to_response(from_error(loc.error()));
+    if (!*loc) return no_such_table(t);
+    auto etag = iceberg_etag(**loc);
+    if (auto inm = r.headers.find("if-none-match");
+        inm != r.headers.end() && (inm->second == "*" || inm->second.find(etag) != std::string::npos)) {
+        response not_modified;
+        not_modified.status = 304;
+        not_modified.headers.emplace_back("ETag", etag);
+        return not_modified;
+    }
+    auto body = kept_answer(t, **loc);
+    if (!body) {
+        auto loaded = iceberg::load_table(*_cat, *_io, t, _cache.get());
+        if (!loaded) {
+            if (loaded.error().code() == errc::not_found) return no_such_table(t);
+            return to_response(from_error(loaded.error()));
+        }
+        if (loaded->metadata_location != **loc) etag = iceberg_etag(loaded->metadata_location);  // moved meanwhile
+        body = std::make_shared<const std::string>(
+            answer_text(loaded->metadata_location, iceberg::to_json_text(loaded->metadata)));
+        keep_answer(t, loaded->metadata_location, body);
+    }
+    auto resp = response::json(200, *body);
+    resp.headers.emplace_back("ETag", std::move(etag));
+    return resp;
 }
 
 void iceberg_rest::add_routes(server& s) {
@@ -728,12 +799,7 @@ response iceberg_rest::handle(const request& r) {
             }
             // Loading hands out the metadata and every data file's location: the topic's data.
             if (auto no = denied(r, t, acl_op::read, acl_op::describe)) return *no;
-            auto loaded = iceberg::load_table(*_cat, *_io, t);
-            if (!loaded) {
-                if (loaded.error().code() == errc::not_found) return no_such_table(t);
-                return to_response(from_error(loaded.error()));
-            }
-            return table_result(200, loaded->metadata_location, loaded->metadata);
+            return load(r, t);
         }
         if (!post) return not_allowed();
         return commit(r, t, body);
@@ -853,7 +919,9 @@ response iceberg_rest::commit(const request& r, const iceberg::table_ident& t, c
         if (!changed) refused = from_error(changed.error());
         return changed;
     };
-    auto done = iceberg::commit_metadata(*_cat, *_io, t, update);
+    iceberg::commit_options opts;
+    opts.cache = _cache.get();
+    auto done = iceberg::commit_metadata(*_cat, *_io, t, update, opts);
     if (!done) {
         if (refused) return to_response(*refused);
         spdlog::warn("iceberg rest: commit to {}.{} failed: {}", t.ns, t.name, done.error().message());
@@ -863,7 +931,15 @@ response iceberg_rest::commit(const request& r, const iceberg::table_ident& t, c
         // Anything else may have happened after the swap: the client must reload to know.
         return iceberg_error(500, "CommitStateUnknownException", done.error().message());
     }
-    auto loaded = iceberg::load_table(*_cat, *_io, t);  // from the cache the commit filled
+    if (*done && !(*done)->metadata_json.empty() && !_cat->commit_by_create()) {
+        // The text of the file this commit wrote: not serialised again, and kept for loads.
+        auto answer = std::make_shared<const std::string>(answer_text((*done)->metadata_location, (*done)->metadata_json));
+        keep_answer(t, (*done)->metadata_location, answer);
+        auto resp = response::json(200, *answer);
+        resp.headers.emplace_back("ETag", iceberg_etag((*done)->metadata_location));
+        return resp;
+    }
+    auto loaded = iceberg::load_table(*_cat, *_io, t, _cache.get());  // from the cache the commit filled
     if (loaded && (!*done || loaded->metadata_location == (*done)->metadata_location))
         return table_result(200, loaded->metadata_location, loaded->metadata);
     if (*done) {

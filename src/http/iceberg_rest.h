@@ -5,6 +5,12 @@
 // with requirement checks, on top of whichever catalog Floe itself uses. A commit that would
 // drop or move back floe.committed-positions on the main branch is refused: external engines
 // may compact, expire or set properties, never break Floe's exactly-once offload.
+//
+// loadTable answers carry an ETag (of the metadata location: a location names one content) and
+// If-None-Match is answered 304 without a body (not over the filesystem catalog, whose v<N>
+// names come back when a table is dropped and created again). The answer's text of each table's current
+// version is kept (loadTable serialises a version once; a commit answers with the text of the
+// file it wrote), and the parsed versions live in this server's own metadata_cache.
 
 #include "http/access.h"
 #include "http/server.h"
@@ -15,9 +21,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+
+namespace floe::iceberg {
+class metadata_cache;
+}
 
 namespace floe::http {
 
@@ -36,6 +48,7 @@ class iceberg_rest {
 public:
     iceberg_rest(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,
                  iceberg_rest_options opts);
+    ~iceberg_rest();
 
     /// Registers GET, POST and DELETE under <mount>/ (HEAD is served by the GET route).
     void add_routes(server& s);
@@ -69,6 +82,12 @@ private:
     /// 404 for a missing table, with a hint when `t.name` is a topic name whose table is named
     /// otherwise ("orders.created" -> "orders_created").
     response no_such_table(const iceberg::table_ident& t) const;
+    /// loadTable: 304 when `r`'s If-None-Match names the current version, else its answer.
+    response load(const request& r, const iceberg::table_ident& t);
+    /// The answer text of `t` at `location` if kept; nullptr otherwise.
+    std::shared_ptr<const std::string> kept_answer(const iceberg::table_ident& t, const std::string& location) const;
+    void keep_answer(const iceberg::table_ident& t, const std::string& location,
+                     std::shared_ptr<const std::string> body);
 
     access_control _access;
     table_topic_resolver _topic_of;
@@ -76,7 +95,17 @@ private:
     std::shared_ptr<iceberg::catalog> _cat;
     std::shared_ptr<iceberg::file_io> _io;
     iceberg_rest_options _opts;
+    /// Parsed versions for loads and commits: this server's own, so the commits of a client in
+    /// the same process (which caches its own versions) never take the server's entries.
+    std::unique_ptr<iceberg::metadata_cache> _cache;
+    mutable std::mutex _answers_mu;
+    /// "ns\x1fname" -> the location and the loadTable/commit answer text of the version last
+    /// served (at most 256 tables; any one is dropped when full).
+    std::map<std::string, std::pair<std::string, std::shared_ptr<const std::string>>> _answers;
 };
+
+/// The ETag of a table's answer at `metadata_location` (quoted, as HTTP wants it).
+std::string iceberg_etag(std::string_view metadata_location);
 
 /// What a commit request (CommitTableRequest JSON) makes of `base`: requirements checked
 /// (a failure is errc::conflict), updates applied, the floe.committed-positions guard. Pure;

@@ -378,6 +378,29 @@ result<std::string> catalog::commit_next(const table_ident& t, const std::string
     return fail(errc::unsupported, "table {}.{}: this catalog commits by swapping its pointer", t.ns, t.name);
 }
 
+result<server_commit> catalog::commit_change(const table_ident& t, const std::string& expected,
+                                             const commit_base&, table_metadata& next, snapshot_json_cache& texts) {
+    auto loc = FLOE_TRY(commit_next(t, expected, to_json_text(next, texts)));
+    return server_commit{std::move(loc), false};
+}
+
+commit_base commit_base::of(table_metadata& m) {
+    auto snapshots = std::move(m.snapshots);
+    auto snapshot_log = std::move(m.snapshot_log);
+    auto metadata_log = std::move(m.metadata_log);
+    m.snapshots.clear();
+    m.snapshot_log.clear();
+    m.metadata_log.clear();
+    commit_base b{m, {}};
+    m.snapshots = std::move(snapshots);
+    m.snapshot_log = std::move(snapshot_log);
+    m.metadata_log = std::move(metadata_log);
+    b.snapshot_ids.reserve(m.snapshots.size());
+    for (auto& s : m.snapshots) b.snapshot_ids.push_back(s.snapshot_id);
+    std::sort(b.snapshot_ids.begin(), b.snapshot_ids.end());
+    return b;
+}
+
 result<std::unique_ptr<catalog>> open_catalog(const std::string& type, const std::string& uri,
                                               const std::string& catalog_name,
                                               std::shared_ptr<file_io> io, const std::string& warehouse) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "base/result.h"
+#include "iceberg/metadata.h"
 
 #include <map>
 #include <memory>
@@ -18,6 +19,25 @@ namespace floe::iceberg {
 struct table_ident {
     std::string ns;    ///< namespace, e.g. "floe"
     std::string name;  ///< table name, e.g. "orders_created_v1"
+};
+
+/// The base version of a server-side commit, as far as the request compares it with the next
+/// version: a commit builds the next version in place over the base, so this much is kept
+/// first (everything but the history, and the ids of the snapshots). Plain data.
+struct commit_base {
+    table_metadata shape;               ///< the base without snapshots, snapshot-log and metadata-log
+    std::vector<int64_t> snapshot_ids;  ///< the base's snapshots, sorted
+    /// `m` without its history: the long vectors are moved out while the rest is copied, then
+    /// moved back (`m` is unchanged afterwards).
+    static commit_base of(table_metadata& m);
+};
+
+/// What a server-side commit made.
+struct server_commit {
+    std::string metadata_location;  ///< the file the server wrote
+    /// True when `next` (commit_change's argument) now holds exactly the version the server
+    /// committed at metadata_location, so it may be cached under that location.
+    bool next_is_committed = false;
 };
 
 /// Where a table's current metadata file is, and the compare-and-swap that moves it: the one
@@ -52,6 +72,15 @@ public:
     /// errc::already_exists when creating a table that exists.
     virtual result<std::string> commit_next(const table_ident& t, const std::string& expected,
                                             const std::string& next_json);
+    /// For server_side_commit catalogs: makes the change from `base` (the version at
+    /// `expected`, non-empty) to `next` current, sending only what changed where the catalog can.
+    /// Same errors as commit_next. On success `next` may have been replaced by the version the
+    /// server answered with (then next_is_committed; `texts`, the serialised snapshots of `next`,
+    /// are cleared when they no longer line up). The default serialises `next` whole and
+    /// calls commit_next.
+    virtual result<server_commit> commit_change(const table_ident& t, const std::string& expected,
+                                                const commit_base& base, table_metadata& next,
+                                                snapshot_json_cache& texts);
 
     /// The file name for metadata version `version`. Catalogs that swap a pointer use a unique
     /// name (two writers may prepare the same version at once); the filesystem catalog uses

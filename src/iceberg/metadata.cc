@@ -470,6 +470,20 @@ result<snapshot> parse_snapshot(const nlohmann::json& j, bool v2) {
     }
 }
 
+result<table_metadata> parse_metadata_object(const nlohmann::json& j) {
+    try {
+        return parse_object(j);
+    } catch (const json::exception& e) {
+        return fail(errc::corrupt, "metadata JSON: {}", e.what());
+    }
+}
+
+std::string to_json_text(const snapshot& s) {
+    std::string out;
+    put_snapshot(out, s);
+    return out;
+}
+
 result<table_metadata> parse_metadata(std::string_view text) {
     // nlohmann recurses while parsing; refuse absurd nesting first.
     int depth = 0;

@@ -102,6 +102,11 @@ void to_json_text(const table_metadata& m, snapshot_json_cache& cache, std::stri
 /// known snapshots). Errors are errc::corrupt naming the field; callers add the file name.
 /// v1 files are accepted (their v1-only fields mapped) so older tables can be read.
 result<table_metadata> parse_metadata(std::string_view json_text);
+/// The same from a parsed JSON value (a REST catalog's answer holds the metadata as a member).
+result<table_metadata> parse_metadata_object(const nlohmann::json& j);
+
+/// One snapshot as the metadata's "snapshots" holds it (the text to_json_text writes).
+std::string to_json_text(const snapshot& s);
 
 /// One snapshot object as the metadata's "snapshots" holds it (and a REST add-snapshot update
 /// sends it); v2 requires sequence-number, manifest-list and a summary with "operation".

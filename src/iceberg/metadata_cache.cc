@@ -2,6 +2,8 @@
 
 #include "base/crc32c.h"
 
+#include <algorithm>
+
 namespace floe::iceberg {
 
 metadata_cache& metadata_cache::global() {
@@ -61,6 +63,11 @@ void metadata_cache::put(std::unique_ptr<cached_metadata> entry) {
     _entries.push_front(std::move(entry));
     while (_entries.size() > _max)
         dropped.splice(dropped.end(), _entries, std::prev(_entries.end()));
+}
+
+bool metadata_cache::holds(std::string_view location) const {
+    std::lock_guard g(_mu);
+    return std::any_of(_entries.begin(), _entries.end(), [&](auto& e) { return e->metadata_location == location; });
 }
 
 void metadata_cache::clear() {

@@ -67,6 +67,8 @@ public:
     /// Stores an entry, replacing every entry of the same table (same table-uuid and location)
     /// unless one of those is newer (a higher last-sequence-number): then `entry` is dropped.
     void put(std::unique_ptr<cached_metadata> entry);
+    /// True when an entry for `location` is held (nothing is copied).
+    bool holds(std::string_view location) const;
     void clear();
     size_t size() const;
 

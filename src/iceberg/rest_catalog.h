@@ -4,7 +4,15 @@
 // HTTP, the spec's requests and error model. The server writes the metadata files: a commit
 // sends requirements (assert-table-uuid, assert-ref-snapshot-id on main) and updates
 // (add-snapshot, set-snapshot-ref, remove-snapshots, set/remove-properties) computed from the
-// base version and the next one that table.cc built (catalog::commit_next).
+// base version and the next one that table.cc built (catalog::commit_change), nothing else.
+//
+// What a commit costs does not grow with the table's history beyond one serialisation: a
+// loadTable carries If-None-Match with the ETag of the version last seen (a 304 answers "still
+// that one", no body); the metadata a 200 carries goes into metadata_cache::global() under its
+// location, so the commit that follows does not read the file again; and a commit's answer is
+// compared byte for byte with this client's own serialisation of the next version (with the
+// server's last-updated-ms): when they are equal the client's version is cached as the
+// committed one, else the answer is parsed and cached.
 
 #include "iceberg/catalog.h"
 #include "aws/credentials.h"
@@ -39,6 +47,9 @@ struct rest_catalog_options {
     std::chrono::milliseconds request_timeout{30'000};
     std::chrono::milliseconds connect_timeout{5'000};
     int max_attempts = 4;  ///< reads and unknown-outcome checks, with backoff
+    /// loadTable with If-None-Match (the ETag of the version last loaded or committed), so an
+    /// unchanged table is answered 304 without its metadata.
+    bool conditional_loads = true;
     std::chrono::milliseconds retry_base{100};
     /// Called with the S3 credentials a loadTable response vends (its `config` or
     /// `storage-credentials`), for the S3 file_io.
@@ -64,10 +75,13 @@ public:
     bool server_side_commit() const override { return true; }
     result<std::string> commit_next(const table_ident& t, const std::string& expected,
                                     const std::string& next_json) override;
+    result<server_commit> commit_change(const table_ident& t, const std::string& expected, const commit_base& base,
+                                        table_metadata& next, snapshot_json_cache& texts) override;
 
     struct http_response {
         long status = 0;
         std::string body;
+        std::string etag;  ///< the ETag header, if any
     };
 
 private:
@@ -75,15 +89,35 @@ private:
     /// One request with the auth and extra headers; a transport failure (timeout, refused
     /// connection) is errc::unavailable. A 401 gets a fresh OAuth2 token and one more try.
     result<http_response> send(const std::string& method, const std::string& path, const std::string& body,
-                               bool vend = false);
+                               bool vend = false, const std::string& if_none_match = {});
     /// send() retried with backoff on transport errors, 5xx and 429 (for requests that may be repeated).
-    result<http_response> send_idempotent(const std::string& method, const std::string& path, bool vend = false);
+    result<http_response> send_idempotent(const std::string& method, const std::string& path, bool vend = false,
+                                          const std::string& if_none_match = {});
+    /// loadTable: the table's metadata location, nullopt when it does not exist. `conditional`:
+    /// with If-None-Match when a version of the table is known. `body`: set to the parsed answer
+    /// when one came (not on a 304).
+    result<std::optional<std::string>> load(const table_ident& t, bool conditional, nlohmann::json* body);
     result<std::string> bearer();
     result<void> refresh_token_locked();
     std::string table_path(const table_ident& t) const;
     std::string ns_path(const std::string& ns) const;
-    /// Remembers a loaded table (location and metadata text) and hands vended credentials on.
-    void remember(const table_ident& t, const std::string& response_body, std::string* location_out);
+    /// Remembers a loaded or committed table (its location and ETag), puts its metadata into
+    /// metadata_cache::global() unless held there (`cache_metadata`), and hands vended
+    /// credentials on. `j` is the parsed answer; returns its metadata-location (empty if none).
+    std::string remember(const table_ident& t, const nlohmann::json& j, const std::string& etag,
+                         bool cache_metadata = true);
+    /// POSTs a CommitTableRequest for the version at `expected`. The 200 answer; errc::conflict
+    /// on 409; on a 5xx, 408 or no answer the table is reloaded and `landed` (given the current
+    /// metadata JSON) decides: the commit is there (an answer with an empty body and
+    /// `landed_at` set to the location) or the outcome stays unknown (errc::unavailable).
+    result<http_response> post_commit(const table_ident& t, const std::string& expected, const std::string& request,
+                                      const std::function<bool(const nlohmann::json&)>& landed,
+                                      std::string& landed_at);
+    /// The version a commit's answer holds when it is `next` with the server's
+    /// last-updated-ms, byte for byte (Floe's own server): then `next` gets that timestamp and
+    /// the location is returned; else nullopt and `next` is unchanged.
+    std::optional<std::string> same_as_answer(const std::string& body, table_metadata& next,
+                                              snapshot_json_cache& texts) const;
 
     rest_catalog_options _opts;
     std::string _prefix_path;  ///< "/v1" or "/v1/<prefix>"
@@ -92,9 +126,14 @@ private:
     std::chrono::steady_clock::time_point _refresh_at{};
     bool _oauth = false;
     std::vector<void*> _idle;  ///< idle curl easy handles (each keeps its connections)
-    /// The table as last loaded: "ns\x1fname" -> metadata location and its metadata (parsed
-    /// once; the base a commit diffs against).
-    std::map<std::string, std::pair<std::string, std::shared_ptr<const nlohmann::json>>> _loaded;
+    struct known_version {
+        std::string location;
+        std::string etag;  ///< empty: the server sent none
+        /// The answer vended storage credentials: loaded in full every time (they expire).
+        bool vended = false;
+    };
+    /// The version of each table last loaded or committed: "ns\x1fname" -> location and ETag.
+    std::map<std::string, known_version> _loaded;
 };
 
 /// Opens the REST catalog from a URI and the rest of the options.

@@ -514,26 +514,7 @@ result<result<void>> publish_version(catalog& cat, file_io& io, const table_iden
                                      const std::string& location, int64_t version, std::string& meta_uri,
                                      const std::string& json, attempt_files& written,
                                      const std::function<void(std::string_view)>& step) {
-    if (cat.server_side_commit()) {
-        // The server writes the metadata file (meta_uri becomes its location). A lost race is
-        // retried from a reload (the caller's prepare then sees whatever landed, so nothing is
-        // added twice); so is an outcome the catalog could not settle, keeping the files.
-        auto r = cat.commit_next(t, base_location, json);
-        if (r) {
-            step("metadata");
-            meta_uri = std::move(*r);
-            return result<void>{};
-        }
-        auto code = r.error().code();
-        if (code == errc::unavailable) {
-            // The outcome is unknown (the catalog could not tell): every file stays, the caller
-            // retries from a reload and first looks for this attempt's snapshot.
-            return result<void>(std::unexpected(r.error()));
-        }
-        written.cleanup(io);  // refused for sure: this attempt's files are referenced nowhere
-        if (code == errc::conflict) return result<void>(std::unexpected(r.error()));
-        return std::unexpected(std::move(r).error().with_context("commit to {}.{}", t.ns, t.name));
-    }
+    FLOE_ASSERT(!cat.server_side_commit(), "server-side commits go through publish_change");
     result<void> swapped;
     // A catalog that swaps a pointer copies its file to v<N> after the swap. That name must
     // be free: taken while the catalog still points at the base, it was written by another
@@ -593,6 +574,28 @@ result<result<void>> publish_version(catalog& cat, file_io& io, const table_iden
     if (code != errc::conflict && code != errc::unavailable)
         return std::unexpected(std::move(swapped).error().with_context("commit to {}.{}", t.ns, t.name));
     return swapped;
+}
+
+// A server-side commit (REST): the catalog sends what changed from `cb` to `next` and the
+// server writes the file (meta_uri becomes its location). Same answers as publish_version; the
+// value of a success says whether `next` is now exactly the committed version (cacheable).
+result<result<bool>> publish_change(catalog& cat, file_io& io, const table_ident& t, const std::string& base_location,
+                                    const commit_base& cb, table_metadata& next, snapshot_json_cache& texts,
+                                    std::string& meta_uri, attempt_files& written,
+                                    const std::function<void(std::string_view)>& step) {
+    auto r = cat.commit_change(t, base_location, cb, next, texts);
+    if (r) {
+        step("metadata");
+        meta_uri = std::move(r->metadata_location);
+        return result<bool>(r->next_is_committed);
+    }
+    auto code = r.error().code();
+    // Unknown outcome: every file stays, the caller retries from a reload and first looks for
+    // this attempt's snapshot.
+    if (code == errc::unavailable) return result<bool>(std::unexpected(r.error()));
+    written.cleanup(io);  // refused for sure: this attempt's files are referenced nowhere
+    if (code == errc::conflict) return result<bool>(std::unexpected(r.error()));
+    return std::unexpected(std::move(r).error().with_context("commit to {}.{}", t.ns, t.name));
 }
 
 // After the swap: the commit is done whatever happens here. Path copies for path-based
@@ -770,6 +773,10 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         written.uris.push_back(list_uri);
         step("manifest-list");
 
+        // A server-side commit sends the difference from the base: what it compares is kept
+        // before the next version is built over it.
+        std::optional<commit_base> cb;
+        if (cat.server_side_commit()) cb = commit_base::of(bm);
         // The next version, built in place (`parent` dangles from here on).
         parent = nullptr;
         const int64_t base_updated_ms = bm.last_updated_ms;
@@ -793,21 +800,30 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         next.last_updated_ms = now;
         // One buffer per committing thread, reused: a long history makes this file large.
         thread_local std::string json;
-        to_json_text(next, base->snapshot_json, json);
         int64_t version = metadata_version(base_location) + 1;
         auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
-
-        auto swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
-                                                written, step));
+        result<void> swapped;
+        bool cacheable = true;
+        if (cb) {
+            auto r = FLOE_TRY(publish_change(cat, io, t, base_location, *cb, next, base->snapshot_json, meta_uri,
+                                             written, step));
+            if (r) cacheable = *r;
+            else swapped = std::unexpected(std::move(r).error());
+        } else {
+            to_json_text(next, base->snapshot_json, json);
+            swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
+                                               written, step));
+        }
         if (swapped) {
             step("swap");
             after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
             base->metadata_location = meta_uri;
-            base->content = metadata_content::of(json);
+            base->content = cb ? metadata_content{} : metadata_content::of(json);
             base->manifest_list_uri = list_uri;
             base->manifest_list = std::move(list);
-            // A server-side commit's file is the server's text, not ours: not cached.
-            if (o.cache && !cat.server_side_commit()) o.cache->put(std::move(base));
+            // A server-side commit is cached only when the catalog confirmed that `next` is
+            // exactly what the server wrote (else the next load reads the server's file).
+            if (o.cache && cacheable) o.cache->put(std::move(base));
             return commit_result{snapshot_id, seq, meta_uri, attempt};
         }
         // unavailable from a server-side commit: the answer was lost and the snapshot was not
@@ -831,6 +847,8 @@ result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file
         const std::string base_location = base->metadata_location;
         auto& next = base->metadata;
         const int64_t base_updated_ms = next.last_updated_ms;
+        std::optional<commit_base> cb;
+        if (cat.server_side_commit()) cb = commit_base::of(next);
         auto changed = update(next);
         if (!changed || !*changed) {
             // Unchanged or abandoned: `base` was edited in place, so it does not go back to the cache.
@@ -850,19 +868,29 @@ result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file
         }
         // The current snapshot's manifest list, if cached, is still the one it names.
         thread_local std::string json;
-        to_json_text(next, base->snapshot_json, json);
+        json.clear();
         const int64_t version = metadata_version(base_location) + 1;
         auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
         attempt_files written;
-        auto swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
-                                                written, step));
+        result<void> swapped;
+        bool cacheable = true;
+        if (cb) {
+            auto r = FLOE_TRY(publish_change(cat, io, t, base_location, *cb, next, base->snapshot_json, meta_uri,
+                                             written, step));
+            if (r) cacheable = *r;
+            else swapped = std::unexpected(std::move(r).error());
+        } else {
+            to_json_text(next, base->snapshot_json, json);
+            swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
+                                               written, step));
+        }
         if (swapped) {
             step("swap");
             after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
             base->metadata_location = meta_uri;
-            base->content = metadata_content::of(json);
-            if (o.cache && !cat.server_side_commit()) o.cache->put(std::move(base));
-            return metadata_commit_result{meta_uri, attempt};
+            base->content = cb ? metadata_content{} : metadata_content::of(json);
+            if (o.cache && cacheable) o.cache->put(std::move(base));
+            return metadata_commit_result{meta_uri, attempt, json};
         }
         if (attempt >= o.max_attempts)
             return std::unexpected(std::move(swapped).error().with_context(

@@ -141,6 +141,9 @@ using metadata_update = std::function<result<bool>(table_metadata& m)>;
 struct metadata_commit_result {
     std::string metadata_location;
     int attempts = 0;
+    /// The text of the metadata file written (empty for server-side commits: the server wrote
+    /// it). Floe's REST server answers a commit with it instead of serialising the version again.
+    std::string metadata_json;
 };
 
 /// Commits a metadata update with the same protocol as commit_changes (a new metadata file,

@@ -70,4 +70,11 @@ result<std::string> metered_catalog::commit_next(const iceberg::table_ident& t, 
                    [&] { return _inner->commit_next(t, expected, next_json); });
 }
 
+result<iceberg::server_commit> metered_catalog::commit_change(const iceberg::table_ident& t, const std::string& expected,
+                                                             const iceberg::commit_base& base,
+                                                             iceberg::table_metadata& next,
+                                                             iceberg::snapshot_json_cache& texts) {
+    return metered("swap", [&] { return _inner->commit_change(t, expected, base, next, texts); });
+}
+
 } // namespace floe::lake

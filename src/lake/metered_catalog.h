@@ -27,6 +27,9 @@ public:
     bool server_side_commit() const override { return _inner->server_side_commit(); }
     result<std::string> commit_next(const iceberg::table_ident& t, const std::string& expected,
                                     const std::string& next_json) override;
+    result<iceberg::server_commit> commit_change(const iceberg::table_ident& t, const std::string& expected,
+                                                 const iceberg::commit_base& base, iceberg::table_metadata& next,
+                                                 iceberg::snapshot_json_cache& texts) override;
     std::string metadata_file_name(int64_t version) const override { return _inner->metadata_file_name(version); }
     bool commit_by_create() const override { return _inner->commit_by_create(); }
     result<std::optional<std::string>> namespace_property_set_once(const std::string& ns, const std::string& key,
