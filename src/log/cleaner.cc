@@ -2,9 +2,9 @@
 
 #include "base/metrics.h"
 #include "base/varint.h"
-#include "log/batch_builder.h"
 #include "log/compression.h"
 #include "log/fs_util.h"
+#include "log/offset_map.h"
 #include "log/records.h"
 
 #include <spdlog/spdlog.h>
@@ -19,6 +19,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <vector>
 
 namespace floe::log {
 
@@ -175,28 +176,80 @@ struct cleaned_copy {
     }
 };
 
-// What the cleaner needs of a record to decide its fate: offset, key, whether the value is
-// null. Parsed from the front of the body only (headers are not walked); the full decode happens
-// for records that stay, when a batch is re-encoded.
-struct record_key {
+// One record of a batch as the cleaner reads it, parsed in place (nothing is copied): what
+// decides its fate (offset, key, null value) and where its bytes after the timestamp delta
+// start, so that a kept record is re-framed without decoding its value and headers.
+struct record_ref {
+    bytes_view body;      // the record after its length varint
     int64_t offset = 0;
-    std::optional<std::string_view> key;
+    int64_t ts_delta = 0;
+    size_t after_ts = 0;  // position in body after the timestamp delta
+    bool has_key = false;
+    bytes_view key;
     bool tombstone = false;
 };
 
-result<record_key> peek_record_key(const record_batch_header& h, bytes_view body) {
-    byte_reader r(body);
-    FLOE_TRY(r.u8()); // attributes
-    FLOE_TRY(read_varint(r)); // timestamp delta
-    record_key out;
-    out.offset = h.base_offset + FLOE_TRY(read_varint(r));
-    if (out.offset < h.base_offset || out.offset > h.last_offset())
-        return fail(errc::corrupt, "offset {} outside the batch", out.offset);
-    int64_t klen = FLOE_TRY(read_varint(r));
-    if (klen >= 0) out.key = as_chars(FLOE_TRY(r.bytes(size_t(klen))));
-    else if (klen != -1) return fail(errc::corrupt, "key length {}", klen);
-    out.tombstone = FLOE_TRY(read_varint(r)) == -1;
-    return out;
+// A zigzag varint of at most 64 bits from [p, end); false when truncated or longer.
+inline bool get_varint(const uint8_t*& p, const uint8_t* end, int64_t& out) noexcept {
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (p == end) return false;
+        uint8_t b = *p++;
+        if (shift == 63 && (b & 0x7e) != 0) return false;
+        v |= uint64_t(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) {
+            out = zigzag_decode(v);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool parse_record(const record_batch_header& h, bytes_view body, record_ref& r) noexcept {
+    const uint8_t* p = body.data();
+    const uint8_t* end = p + body.size();
+    if (p == end) return false;
+    ++p; // attributes (unused in v2)
+    int64_t off_delta = 0, klen = 0, vlen = 0;
+    if (!get_varint(p, end, r.ts_delta)) return false;
+    r.after_ts = size_t(p - body.data());
+    if (!get_varint(p, end, off_delta)) return false;
+    r.offset = h.base_offset + off_delta;
+    if (off_delta < 0 || r.offset > h.last_offset()) return false;
+    if (!get_varint(p, end, klen)) return false;
+    r.has_key = klen >= 0;
+    if (klen >= 0) {
+        if (uint64_t(klen) > uint64_t(end - p)) return false;
+        r.key = bytes_view(p, size_t(klen));
+        p += klen;
+    } else if (klen != -1) {
+        return false;
+    }
+    if (!get_varint(p, end, vlen) || vlen < -1) return false;
+    r.tombstone = vlen == -1;
+    r.body = body;
+    return true;
+}
+
+// Calls fn(index, record_ref) for each record of a batch's (decompressed) records section.
+template<typename Fn>
+result<void> for_each_record_ref(const record_batch_header& h, bytes_view data, Fn&& fn) {
+    const uint8_t* p = data.data();
+    const uint8_t* end = p + data.size();
+    record_ref r;
+    for (int32_t i = 0; i < h.record_count; ++i) {
+        int64_t len = 0;
+        if (!get_varint(p, end, len) || len < 0 || uint64_t(len) > uint64_t(end - p))
+            return fail(errc::corrupt, "record {} of batch at offset {}: bad length", i, h.base_offset);
+        if (!parse_record(h, bytes_view(p, size_t(len)), r))
+            return fail(errc::corrupt, "record {} of batch at offset {}: malformed", i, h.base_offset);
+        fn(i, r);
+        p += len;
+    }
+    if (p != end)
+        return fail(errc::corrupt, "batch at offset {}: {} bytes after {} records", h.base_offset,
+                    size_t(end - p), h.record_count);
+    return {};
 }
 
 // The records of a batch after decompression (the view points into `batch` or `scratch`).
@@ -207,6 +260,16 @@ result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
     FLOE_TRY(decompress(h.compression(), body, scratch, 256u << 20));
     return bytes_view(scratch);
 }
+
+// What the map pass learned of one batch of the dirty section: how many of its records are
+// still their key's latest (kept up to date as later offsets supersede them), and whether it
+// holds records the rewrite must look at one by one even when all are latest.
+struct batch_fate {
+    int64_t base_offset = 0;
+    int32_t live = 0;
+    uint8_t flags = 0;
+    static constexpr uint8_t has_tombstone = 1, has_keyless = 2, not_mapped = 4;
+};
 
 void put_be32(std::span<uint8_t> b, size_t at, uint32_t v) {
     b[at] = uint8_t(v >> 24);
@@ -323,16 +386,17 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                                                 kafka_offset(segs[n_cleanable - 1].next_offset()));
     auto is_aborted = [&](const record_batch_header& h) { return in_aborted_transaction(h, aborted); };
 
-    // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer).
-    std::unordered_map<std::string, int64_t> latest;
-    size_t map_bytes = 0;
+    // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer),
+    // keyed by a digest of the key, and for each batch how many of its records stay latest.
+    const auto secret = digest_secret::random();
+    offset_map latest;
+    std::vector<batch_fate> fates;
     size_t end_seg = first_dirty; // exclusive: segments [0, end_seg) get rewritten
     byte_buffer scratch;
-    std::vector<header_view> headers;
-    std::string keybuf;
+    auto map_bytes = [&] { return latest.memory_bytes() + fates.size() * sizeof(batch_fate); };
     for (size_t i = first_dirty; i < n_cleanable; ++i) {
         if (stopping()) break;
-        if (i > first_dirty && map_bytes >= _opts.dedupe_buffer_bytes) break;
+        if (i > first_dirty && map_bytes() >= _opts.dedupe_buffer_bytes) break;
         auto& s = segs[i];
         open_fd f;
         if (auto r = open_readonly(s.path, f); !r) {
@@ -342,17 +406,34 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
                                                                  bytes_view b, uint64_t) -> result<void> {
             throttle(b.size());
-            if (h.is_control() || h.record_count == 0 || is_aborted(h)) return {};
-            auto plain = FLOE_TRY(plain_records(h, b, scratch));
-            return for_each_record_body(h, plain, [&](int32_t, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(peek_record_key(h, body));
-                if (!rec.key) return {};
-                keybuf.assign(*rec.key);
-                auto [it, fresh] = latest.try_emplace(keybuf, rec.offset);
-                if (fresh) map_bytes += rec.key->size() + 64;
-                else it->second = std::max(it->second, rec.offset);
+            const auto ordinal = uint32_t(fates.size());
+            FLOE_ASSERT(fates.size() < UINT32_MAX, "cleaner: too many batches in one pass");
+            fates.push_back({h.base_offset, 0, 0});
+            if (h.is_control() || h.record_count == 0 || is_aborted(h)) {
+                fates.back().flags = batch_fate::not_mapped;
                 return {};
-            });
+            }
+            auto plain = FLOE_TRY(plain_records(h, b, scratch));
+            int32_t live = 0;
+            uint8_t flags = 0;
+            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                if (rec.tombstone) flags |= batch_fate::has_tombstone;
+                if (!rec.has_key) {
+                    flags |= batch_fate::has_keyless;
+                    return;
+                }
+                uint32_t replaced = 0;
+                bool fresh = false;
+                if (!latest.put(digest_key(secret, rec.key), rec.offset, ordinal, replaced, fresh))
+                    return;
+                ++live;
+                if (fresh) return;
+                if (replaced == ordinal) --live;
+                else --fates[replaced].live;
+            }));
+            fates[ordinal].live = live;
+            fates[ordinal].flags = flags;
+            return {};
         }));
         st.bytes_read += s.size_bytes;
         end_seg = i + 1;
@@ -378,11 +459,19 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
     const int64_t new_horizon = cfg.delete_retention_ms > INT64_MAX - now ? INT64_MAX
                                                                          : now + cfg.delete_retention_ms;
 
-    // 2. Rewrite every segment up to the end of the dirty section.
-    batch_builder builder;
-    byte_buffer rebuilt;
-    std::vector<bool> keep;
-    std::vector<batch_builder::header> hs;
+    // 2. Rewrite every segment up to the end of the dirty section. A batch of the dirty section
+    // whose records were all superseded goes without being decompressed again; one whose records
+    // all stay (no tombstone, no keyless record) is copied byte for byte. The others are read
+    // record by record and the kept records re-framed: their bytes after the timestamp delta
+    // (offset delta, key, value, headers) are copied as they are.
+    struct kept_record {
+        bytes_view body;
+        size_t after_ts;
+        int64_t timestamp;
+    };
+    std::vector<kept_record> kept_recs;
+    byte_buffer records, rebuilt;
+    size_t next_fate = 0;
     for (size_t i = 0; i < end_seg; ++i) {
         if (stopping()) return st; // checkpoint not moved: the next pass redoes the rest
         auto& s = segs[i];
@@ -400,6 +489,14 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                                                                          bytes_view b, uint64_t pos) -> result<void> {
             throttle(b.size());
             st.records_read += uint64_t(h.record_count);
+            // The map pass saw the batches of the dirty section in this same order.
+            const batch_fate* fate = nullptr;
+            if (i >= first_dirty) {
+                if (next_fate < fates.size() && fates[next_fate].base_offset == h.base_offset
+                    && !(fates[next_fate].flags & batch_fate::not_mapped))
+                    fate = &fates[next_fate];
+                ++next_fate;
+            }
             if (h.is_control()) return copy.keep(b);
             auto producers_last_batch = [&] {
                 auto pl = producer_last.find(h.producer_id);
@@ -410,42 +507,11 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
                 return {}; // its producer has written since: it goes
             }
-            const bool aborted_batch = is_aborted(h);
-            const bool has_horizon = h.attributes & batch_attr::delete_horizon;
-            const bool horizon_passed = has_horizon && now >= h.base_timestamp;
-            auto plain = FLOE_TRY(plain_records(h, b, scratch));
-            // Pass 1: which records stay.
-            keep.assign(size_t(h.record_count), false);
-            bool kept_tombstone = false;
-            int32_t dropped = 0, kept = 0;
-            FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(peek_record_key(h, body));
-                // Keyless records have no place in a compacted log, aborted ones in none.
-                bool k = rec.key.has_value() && !aborted_batch;
-                if (k) {
-                    keybuf.assign(*rec.key);
-                    auto it = latest.find(keybuf);
-                    if (it != latest.end() && it->second > rec.offset) k = false;
-                }
-                if (k && rec.tombstone && horizon_passed) {
-                    k = false;
-                    ++tombstones;
-                }
-                keep[size_t(i)] = k;
-                if (!k) ++dropped;
-                else {
-                    ++kept;
-                    if (rec.tombstone) kept_tombstone = true;
-                }
-                return {};
-            }));
-            removed += uint64_t(dropped);
-            const bool set_horizon = kept_tombstone && !has_horizon;
-            if (dropped == 0 && !set_horizon) return copy.keep(b);
-            if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
-            if (kept == 0) {
-                if (!producers_last_batch()) return {}; // the whole batch goes
-                // Its producer's last batch: the header stays, with no records (Kafka's rule).
+            // No record of the batch stays: it goes, unless it is its producer's last batch,
+            // whose header stays with no records (Kafka's rule).
+            auto drop_all = [&]() -> result<void> {
+                if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
+                if (!producers_last_batch()) return {};
                 rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
                 auto e = std::span<uint8_t>(rebuilt);
                 put_be32(e, batch_layout::batch_length, uint32_t(batch_layout::min_batch_length));
@@ -454,32 +520,80 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 put_be32(e, batch_layout::record_count, 0);
                 put_be32(e, batch_layout::crc, compute_batch_crc(e));
                 return copy.append(rebuilt);
+            };
+            // Aborted records go, in any section (they are never a key's latest value).
+            if (is_aborted(h) || (fate && fate->live == 0)) {
+                removed += uint64_t(h.record_count);
+                return drop_all();
             }
-            // Pass 2: re-encode what stays. A batch holding tombstones carries its delete
-            // horizon in the base timestamp (set now if it had none), as Kafka's does.
-            const bool horizon = kept_tombstone || has_horizon;
-            builder.begin(h.base_offset, h.compression(), h.producer_id, h.producer_epoch,
-                          h.base_sequence,
-                          horizon ? std::optional<int64_t>(has_horizon ? h.base_timestamp : new_horizon)
-                                  : std::nullopt);
-            FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
-                if (!keep[size_t(i)]) return {};
-                auto rec = FLOE_TRY(decode_record(h, body, headers));
-                hs.clear();
-                for (auto& hv : headers) hs.push_back({hv.key, hv.value});
-                builder.add(rec.offset, rec.timestamp, rec.key, rec.value, hs);
-                return {};
+            if (fate && fate->live == h.record_count
+                && !(fate->flags & (batch_fate::has_tombstone | batch_fate::has_keyless)))
+                return copy.keep(b);
+            const bool has_horizon = h.attributes & batch_attr::delete_horizon;
+            const bool horizon_passed = has_horizon && now >= h.base_timestamp;
+            auto plain = FLOE_TRY(plain_records(h, b, scratch));
+            // Which records stay.
+            kept_recs.clear();
+            bool kept_tombstone = false;
+            int32_t dropped = 0;
+            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                // Keyless records have no place in a compacted log.
+                bool k = rec.has_key && latest.latest(digest_key(secret, rec.key)) <= rec.offset;
+                if (k && rec.tombstone && horizon_passed) {
+                    k = false;
+                    ++tombstones;
+                }
+                if (!k) {
+                    ++dropped;
+                    return;
+                }
+                if (rec.tombstone) kept_tombstone = true;
+                kept_recs.push_back({rec.body, rec.after_ts,
+                                     h.is_log_append_time() ? h.max_timestamp
+                                                            : h.base_timestamp + rec.ts_delta});
             }));
-            rebuilt.clear();
-            FLOE_TRY(builder.finish(rebuilt));
+            removed += uint64_t(dropped);
+            const bool set_horizon = kept_tombstone && !has_horizon;
+            if (dropped == 0 && !set_horizon) return copy.keep(b);
+            if (kept_recs.empty()) return drop_all();
+            if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
+            // Re-frame what stays. A batch holding tombstones carries its delete horizon in the
+            // base timestamp (set now if it had none), as Kafka's does; otherwise the base
+            // timestamp is the first kept record's, and timestamp deltas follow it.
+            const bool horizon = kept_tombstone || has_horizon;
+            const int64_t base_ts = horizon ? (has_horizon ? h.base_timestamp : new_horizon)
+                                            : kept_recs.front().timestamp;
+            int64_t max_ts = -1;
+            records.clear();
+            for (auto& kr : kept_recs) {
+                max_ts = std::max(max_ts, kr.timestamp);
+                auto rest = kr.body.subspan(kr.after_ts);
+                const int64_t ts_delta = int64_t(uint64_t(kr.timestamp) - uint64_t(base_ts));
+                put_varint(records, int64_t(1 + uvarint_size(zigzag_encode(ts_delta)) + rest.size()));
+                records.push_back(0); // attributes
+                put_varint(records, ts_delta);
+                records.insert(records.end(), rest.begin(), rest.end());
+            }
+            byte_buffer compressed;
+            bytes_view body = records;
+            if (h.compression() != compression_codec::none) {
+                compressed = FLOE_TRY(compress(h.compression(), records));
+                body = compressed;
+            }
+            // Same base offset, offsets span, leader epoch, producer fields and attributes as
+            // the original batch (plus the delete-horizon bit when it holds tombstones).
+            rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
+            rebuilt.insert(rebuilt.end(), body.begin(), body.end());
             auto e = std::span<uint8_t>(rebuilt);
-            // Same offsets span, leader epoch and attributes as the original batch.
-            put_be32(e, batch_layout::partition_leader_epoch, uint32_t(h.partition_leader_epoch));
+            put_be32(e, batch_layout::batch_length,
+                     uint32_t(batch_layout::header_size - batch_layout::log_overhead + body.size()));
             int16_t attrs = h.attributes;
             if (horizon) attrs |= batch_attr::delete_horizon;
             put_be16(e, batch_layout::attributes, uint16_t(attrs));
-            put_be32(e, batch_layout::last_offset_delta, uint32_t(h.last_offset_delta));
-            if (h.is_log_append_time()) put_be64(e, batch_layout::max_timestamp, uint64_t(h.max_timestamp));
+            put_be64(e, batch_layout::base_timestamp, uint64_t(base_ts));
+            put_be64(e, batch_layout::max_timestamp,
+                     uint64_t(h.is_log_append_time() ? h.max_timestamp : max_ts));
+            put_be32(e, batch_layout::record_count, uint32_t(kept_recs.size()));
             put_be32(e, batch_layout::crc, compute_batch_crc(e));
             return copy.append(rebuilt);
         });
