@@ -393,6 +393,12 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
     std::vector<batch_fate> fates;
     size_t end_seg = first_dirty; // exclusive: segments [0, end_seg) get rewritten
     byte_buffer scratch;
+    struct keyed_record {
+        key_digest digest;
+        int64_t offset;
+    };
+    std::vector<keyed_record> keyed;
+    constexpr size_t prefetch_distance = 8;
     auto map_bytes = [&] { return latest.memory_bytes() + fates.size() * sizeof(batch_fate); };
     for (size_t i = first_dirty; i < n_cleanable; ++i) {
         if (stopping()) break;
@@ -416,21 +422,30 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             auto plain = FLOE_TRY(plain_records(h, b, scratch));
             int32_t live = 0;
             uint8_t flags = 0;
+            // Digests first, then the map updates with the slots of the next ones prefetched.
+            keyed.clear();
             FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
                 if (rec.tombstone) flags |= batch_fate::has_tombstone;
                 if (!rec.has_key) {
                     flags |= batch_fate::has_keyless;
                     return;
                 }
+                keyed.push_back({digest_key(secret, rec.key), rec.offset});
+            }));
+            latest.reserve_more(keyed.size());
+            for (size_t k = 0; k < std::min(keyed.size(), prefetch_distance); ++k)
+                latest.prefetch(keyed[k].digest);
+            for (size_t k = 0; k < keyed.size(); ++k) {
+                if (k + prefetch_distance < keyed.size())
+                    latest.prefetch(keyed[k + prefetch_distance].digest);
                 uint32_t replaced = 0;
                 bool fresh = false;
-                if (!latest.put(digest_key(secret, rec.key), rec.offset, ordinal, replaced, fresh))
-                    return;
+                if (!latest.put(keyed[k].digest, keyed[k].offset, ordinal, replaced, fresh)) continue;
                 ++live;
-                if (fresh) return;
+                if (fresh) continue;
                 if (replaced == ordinal) --live;
                 else --fates[replaced].live;
-            }));
+            }
             fates[ordinal].live = live;
             fates[ordinal].flags = flags;
             return {};
@@ -470,6 +485,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         int64_t timestamp;
     };
     std::vector<kept_record> kept_recs;
+    std::vector<keyed_record> lookups; // digest and latest offset of each keyed record
     byte_buffer records, rebuilt;
     size_t next_fate = 0;
     for (size_t i = 0; i < end_seg; ++i) {
@@ -536,9 +552,19 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             kept_recs.clear();
             bool kept_tombstone = false;
             int32_t dropped = 0;
+            // The key map's answer for every record first (prefetched), then the decisions.
+            lookups.clear();
+            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                if (!rec.has_key) return;
+                auto d = digest_key(secret, rec.key);
+                latest.prefetch(d);
+                lookups.push_back({d, 0});
+            }));
+            for (auto& l : lookups) l.offset = latest.latest(l.digest);
+            size_t next_lookup = 0;
             FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
                 // Keyless records have no place in a compacted log.
-                bool k = rec.has_key && latest.latest(digest_key(secret, rec.key)) <= rec.offset;
+                bool k = rec.has_key && lookups[next_lookup++].offset <= rec.offset;
                 if (k && rec.tombstone && horizon_passed) {
                     k = false;
                     ++tombstones;

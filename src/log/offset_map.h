@@ -47,6 +47,16 @@ public:
     bool put(const key_digest& digest, int64_t offset, uint32_t batch, uint32_t& replaced,
              bool& fresh);
 
+    /// Makes room for `more` new digests without growing (so that prefetched slots stay put).
+    void reserve_more(size_t more) {
+        while ((_size + more) * 4 > _slots.size() * 3) grow();
+    }
+    /// Starts loading the slot where `digest` is looked for (callers look up many keys of one
+    /// batch: a digest table is larger than the caches, and its loads overlap this way).
+    void prefetch(const key_digest& digest) const noexcept {
+        if (!_slots.empty()) __builtin_prefetch(&_slots[slot_of(digest)]);
+    }
+
     /// The latest offset of `digest`, or -1 when absent.
     int64_t latest(const key_digest& digest) const noexcept;
 
