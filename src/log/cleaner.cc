@@ -252,13 +252,10 @@ result<void> for_each_record_ref(const record_batch_header& h, bytes_view data, 
     return {};
 }
 
-// The records of a batch after decompression (the view points into `batch` or `scratch`).
+// The records of a batch after decompression (the view points into `batch` or `dec`).
 result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
-                                 byte_buffer& scratch) {
-    auto body = batch.subspan(batch_layout::header_size);
-    if (h.compression() == compression_codec::none) return body;
-    FLOE_TRY(decompress(h.compression(), body, scratch, 256u << 20));
-    return bytes_view(scratch);
+                                 batch_decompressor& dec) {
+    return dec.decompress(h.compression(), batch.subspan(batch_layout::header_size), 256u << 20);
 }
 
 // What the map pass learned of one batch of the dirty section: how many of its records are
@@ -392,13 +389,13 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
     offset_map latest;
     std::vector<batch_fate> fates;
     size_t end_seg = first_dirty; // exclusive: segments [0, end_seg) get rewritten
-    byte_buffer scratch;
+    batch_decompressor scratch;
     struct keyed_record {
         key_digest digest;
         int64_t offset;
     };
     std::vector<keyed_record> keyed;
-    constexpr size_t prefetch_distance = 8;
+    constexpr size_t prefetch_distance = 16;
     auto map_bytes = [&] { return latest.memory_bytes() + fates.size() * sizeof(batch_fate); };
     for (size_t i = first_dirty; i < n_cleanable; ++i) {
         if (stopping()) break;
