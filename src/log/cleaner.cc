@@ -191,6 +191,10 @@ struct record_ref {
 
 // A zigzag varint of at most 64 bits from [p, end); false when truncated or longer.
 inline bool get_varint(const uint8_t*& p, const uint8_t* end, int64_t& out) noexcept {
+    if (p != end && *p < 0x80) { // one byte: most lengths and deltas
+        out = zigzag_decode(uint64_t(*p++));
+        return true;
+    }
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (p == end) return false;

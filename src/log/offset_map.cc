@@ -31,8 +31,7 @@ struct sip_state {
     }
     void absorb(uint64_t m) noexcept {
         v3 ^= m;
-        round();
-        round();
+        round(); // c = 1 compression round per word
         v0 ^= m;
     }
     uint64_t fold() const noexcept { return v0 ^ v1 ^ v2 ^ v3; }
@@ -63,11 +62,11 @@ key_digest digest_key(const digest_secret& s, bytes_view key) noexcept {
     for (size_t i = 0; i < n; ++i) last |= uint64_t(p[i]) << (8 * i);
     st.absorb(last);
     st.v2 ^= 0xee;
-    for (int i = 0; i < 4; ++i) st.round();
+    for (int i = 0; i < 3; ++i) st.round(); // d = 3 finalization rounds
     key_digest d;
     d.lo = st.fold();
     st.v1 ^= 0xdd;
-    for (int i = 0; i < 4; ++i) st.round();
+    for (int i = 0; i < 3; ++i) st.round();
     d.hi = st.fold();
     return d;
 }

@@ -10,10 +10,12 @@
 
 namespace floe::log {
 
-/// 128 bits of keyed SipHash-2-4 (the 128-bit output variant of Aumasson and Bernstein's
-/// SipHash) of a record key. The 128-bit secret is drawn per cleaner pass, so which keys collide
-/// cannot be chosen by a producer: two distinct keys of one pass share a digest with probability
-/// about n^2 / 2^129 for n keys.
+/// 128 bits of keyed SipHash-1-3 (SipHash with one compression and three finalization rounds,
+/// as Rust's and Python's hash tables use it, in its 128-bit output variant) of a record key.
+/// The 128-bit secret is drawn per cleaner pass and never leaves the process, so which keys
+/// collide cannot be chosen by a producer (nothing a producer can observe of one pass helps it
+/// against the next): two distinct keys of one pass share a digest with probability about
+/// n^2 / 2^129 for n keys.
 struct key_digest {
     uint64_t lo = 0, hi = 0;
     bool operator==(const key_digest&) const = default;
