@@ -218,8 +218,8 @@ bool parse_record(const record_batch_header& h, bytes_view body, record_ref& r) 
     if (!get_varint(p, end, r.ts_delta)) return false;
     r.after_ts = size_t(p - body.data());
     if (!get_varint(p, end, off_delta)) return false;
+    if (off_delta < 0 || off_delta > h.last_offset_delta) return false;
     r.offset = h.base_offset + off_delta;
-    if (off_delta < 0 || r.offset > h.last_offset()) return false;
     if (!get_varint(p, end, klen)) return false;
     r.has_key = klen >= 0;
     if (klen >= 0) {
@@ -487,6 +487,7 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
     };
     std::vector<kept_record> kept_recs;
     std::vector<keyed_record> lookups; // digest and latest offset of each keyed record
+    std::vector<header_view> header_scratch;
     byte_buffer records, rebuilt;
     size_t next_fate = 0;
     for (size_t i = 0; i < end_seg; ++i) {
@@ -593,6 +594,9 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
             int64_t max_ts = -1;
             records.clear();
             for (auto& kr : kept_recs) {
+                // A kept record is checked whole (headers included) before its bytes are copied
+                // under a new CRC: a malformed one fails the pass, as a full decode would.
+                FLOE_TRY(decode_record(h, kr.body, header_scratch));
                 max_ts = std::max(max_ts, kr.timestamp);
                 auto rest = kr.body.subspan(kr.after_ts);
                 const int64_t ts_delta = int64_t(uint64_t(kr.timestamp) - uint64_t(base_ts));
