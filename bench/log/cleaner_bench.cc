@@ -33,11 +33,11 @@ double secs_since(steady::time_point t) {
     return std::chrono::duration<double>(steady::now() - t).count();
 }
 
-// CPU seconds of this thread: the machine may be shared, so rates per CPU second are printed
-// beside the wall-clock ones.
+// CPU seconds of the process (all threads: the cleaner's map pass has a reader thread): the
+// machine may be shared, so rates per CPU second are printed beside the wall-clock ones.
 double thread_cpu() {
     timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
 }
 

@@ -12,6 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
@@ -389,6 +393,10 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
 
     // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer),
     // keyed by a digest of the key, and for each batch how many of its records stay latest.
+    // Two threads: a reader reads the dirty segments in order, decompresses each batch once,
+    // parses its records and digests their keys, a few units ahead (bounded queue); this thread
+    // applies the digests to the map in log order and decides where the dirty section ends. The
+    // reader only reads, and is joined before the map is used.
     const auto secret = digest_secret::random();
     offset_map latest;
     std::vector<batch_fate> fates;
@@ -398,61 +406,157 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
         key_digest digest;
         int64_t offset;
     };
-    std::vector<keyed_record> keyed;
     constexpr size_t prefetch_distance = 16;
     auto map_bytes = [&] { return latest.memory_bytes() + fates.size() * sizeof(batch_fate); };
-    for (size_t i = first_dirty; i < n_cleanable; ++i) {
-        if (stopping()) break;
-        if (i > first_dirty && map_bytes() >= _opts.dedupe_buffer_bytes) break;
-        auto& s = segs[i];
-        open_fd f;
-        if (auto r = open_readonly(s.path, f); !r) {
-            st.skipped = fmt::format("segment gone while mapping: {}", r.error().message());
-            return st;
-        }
-        FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
-                                                                 bytes_view b, uint64_t) -> result<void> {
-            throttle(b.size());
-            const auto ordinal = uint32_t(fates.size());
-            FLOE_ASSERT(fates.size() < UINT32_MAX, "cleaner: too many batches in one pass");
-            fates.push_back({h.base_offset, 0, 0});
-            if (h.is_control() || h.record_count == 0 || is_aborted(h)) {
-                fates.back().flags = batch_fate::not_mapped;
-                return {};
+    struct map_unit {
+        std::vector<batch_fate> fates;     // in log order; live is counted by the applier
+        std::vector<uint32_t> ends;        // per batch: the end of its records in `keyed`
+        std::vector<keyed_record> keyed;   // digest and offset of each keyed record
+        size_t segment = 0;
+        bool segment_done = false;         // the last unit of `segment`
+        std::optional<error> failed;
+        std::string gone;                  // a segment vanished: the pass is skipped
+    };
+    struct {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::deque<map_unit> units;
+        bool cancel = false, finished = false;
+    } q;
+    constexpr size_t max_units = 4, unit_records = 32768, unit_batches = 4096;
+    auto reader = [&] {
+        batch_decompressor dec;
+        auto push = [&](map_unit&& u) {
+            std::unique_lock lk(q.mu);
+            q.cv.wait(lk, [&] { return q.cancel || q.units.size() < max_units; });
+            if (q.cancel) return false;
+            q.units.push_back(std::move(u));
+            q.cv.notify_all();
+            return true;
+        };
+        for (size_t i = first_dirty; i < n_cleanable; ++i) {
+            if (stopping()) break;
+            map_unit u;
+            u.segment = i;
+            open_fd f;
+            if (auto r = open_readonly(segs[i].path, f); !r) {
+                u.gone = fmt::format("segment gone while mapping: {}", r.error().message());
+                push(std::move(u));
+                break;
             }
-            auto plain = FLOE_TRY(plain_records(h, b, scratch));
-            int32_t live = 0;
-            uint8_t flags = 0;
-            // Digests first, then the map updates with the slots of the next ones prefetched.
-            keyed.clear();
-            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
-                if (rec.tombstone) flags |= batch_fate::has_tombstone;
-                if (!rec.has_key) {
-                    flags |= batch_fate::has_keyless;
-                    return;
+            bool cancelled = false;
+            auto walked = for_each_segment_batch(f.fd, segs[i].size_bytes, [&](const record_batch_header& h,
+                                                                                bytes_view b, uint64_t) -> result<void> {
+                throttle(b.size());
+                batch_fate fate{h.base_offset, 0, 0};
+                if (h.is_control() || h.record_count == 0 || is_aborted(h)) {
+                    fate.flags = batch_fate::not_mapped;
+                } else {
+                    auto plain = FLOE_TRY(plain_records(h, b, dec));
+                    FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                        if (rec.tombstone) fate.flags |= batch_fate::has_tombstone;
+                        if (!rec.has_key) {
+                            fate.flags |= batch_fate::has_keyless;
+                            return;
+                        }
+                        u.keyed.push_back({digest_key(secret, rec.key), rec.offset});
+                    }));
                 }
-                keyed.push_back({digest_key(secret, rec.key), rec.offset});
-            }));
-            latest.reserve_more(keyed.size());
-            for (size_t k = 0; k < std::min(keyed.size(), prefetch_distance); ++k)
-                latest.prefetch(keyed[k].digest);
-            for (size_t k = 0; k < keyed.size(); ++k) {
-                if (k + prefetch_distance < keyed.size())
-                    latest.prefetch(keyed[k + prefetch_distance].digest);
+                u.fates.push_back(fate);
+                u.ends.push_back(uint32_t(u.keyed.size()));
+                if (u.keyed.size() >= unit_records || u.fates.size() >= unit_batches) {
+                    map_unit next;
+                    next.segment = i;
+                    std::swap(next, u);
+                    if (!push(std::move(next))) {
+                        cancelled = true;
+                        return fail(errc::shutting_down, "map pass cancelled");
+                    }
+                }
+                return {};
+            });
+            if (cancelled) break;
+            if (!walked) {
+                u.failed = std::move(walked).error();
+                push(std::move(u));
+                break;
+            }
+            u.segment_done = true;
+            if (!push(std::move(u))) break;
+        }
+        std::lock_guard lk(q.mu);
+        q.finished = true;
+        q.cv.notify_all();
+    };
+    std::thread reader_thread(reader);
+    auto stop_reader = [&] {
+        {
+            std::lock_guard lk(q.mu);
+            q.cancel = true;
+        }
+        q.cv.notify_all();
+        if (reader_thread.joinable()) reader_thread.join();
+    };
+    struct joined {
+        decltype(stop_reader)& stop;
+        ~joined() { stop(); }
+    } join_reader{stop_reader};
+    std::optional<error> map_failed;
+    std::string map_gone;
+    for (bool more = true; more;) {
+        map_unit u;
+        {
+            std::unique_lock lk(q.mu);
+            q.cv.wait(lk, [&] { return !q.units.empty() || q.finished; });
+            if (q.units.empty()) break; // the reader is done
+            u = std::move(q.units.front());
+            q.units.pop_front();
+            q.cv.notify_all();
+        }
+        if (u.failed) {
+            map_failed = std::move(u.failed);
+            break;
+        }
+        if (!u.gone.empty()) {
+            map_gone = std::move(u.gone);
+            break;
+        }
+        // The map updates, with the slots of the next digests prefetched.
+        latest.reserve_more(u.keyed.size());
+        for (size_t k = 0; k < std::min(u.keyed.size(), prefetch_distance); ++k)
+            latest.prefetch(u.keyed[k].digest);
+        size_t k = 0;
+        for (size_t bi = 0; bi < u.fates.size(); ++bi) {
+            FLOE_ASSERT(fates.size() < UINT32_MAX, "cleaner: too many batches in one pass");
+            const auto ordinal = uint32_t(fates.size());
+            fates.push_back(u.fates[bi]);
+            int32_t live = 0;
+            for (; k < u.ends[bi]; ++k) {
+                if (k + prefetch_distance < u.keyed.size())
+                    latest.prefetch(u.keyed[k + prefetch_distance].digest);
                 uint32_t replaced = 0;
                 bool fresh = false;
-                if (!latest.put(keyed[k].digest, keyed[k].offset, ordinal, replaced, fresh)) continue;
+                if (!latest.put(u.keyed[k].digest, u.keyed[k].offset, ordinal, replaced, fresh))
+                    continue;
                 ++live;
                 if (fresh) continue;
                 if (replaced == ordinal) --live;
                 else --fates[replaced].live;
             }
             fates[ordinal].live = live;
-            fates[ordinal].flags = flags;
-            return {};
-        }));
-        st.bytes_read += s.size_bytes;
-        end_seg = i + 1;
+        }
+        if (u.segment_done) {
+            st.bytes_read += segs[u.segment].size_bytes;
+            end_seg = u.segment + 1;
+            // The dirty section ends here when the map is full (at least one segment).
+            if (stopping() || map_bytes() >= _opts.dedupe_buffer_bytes) more = false;
+        }
+    }
+    stop_reader();
+    if (map_failed) return std::unexpected(std::move(*map_failed));
+    if (!map_gone.empty()) {
+        st.skipped = std::move(map_gone);
+        return st;
     }
     if (end_seg == first_dirty) {
         st.skipped = "stopped";
