@@ -40,7 +40,9 @@ struct clean_stats {
 };
 
 /// Compacts partitions. One instance per log_manager (one pass at a time; a pass over a
-/// partition is not run concurrently with another over the same partition). Metrics:
+/// partition is not run concurrently with another over the same partition). clean() runs on
+/// its caller's thread, plus one reader thread of its own while it maps keys (joined before it
+/// returns); throttle() is called from one of them at a time. Metrics:
 /// floe_log_cleaner_* (see README).
 ///
 /// A pass over a compacted partition:
