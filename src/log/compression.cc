@@ -253,14 +253,17 @@ result<bytes_view> batch_decompressor::decompress(compression_codec c, bytes_vie
     if (_out.size() < want) _out.resize(want);
     size_t at = 0, pos = 0, hint = 1;
     for (int rounds = 0; rounds < 1 << 20; ++rounds) {
-        if (at == _out.size()) {
-            if (_out.size() >= max_out) {
+        // The buffer may be larger than this call's bound (it only grows): the bound caps it.
+        size_t cap = std::min(_out.size(), max_out);
+        if (at == cap) {
+            if (cap >= max_out) {
                 LZ4F_resetDecompressionContext(ctx);
                 return too_large(max_out);
             }
             _out.resize(std::min(max_out, _out.size() * 2));
+            cap = std::min(_out.size(), max_out);
         }
-        size_t dst = _out.size() - at, src = in.size() - pos;
+        size_t dst = cap - at, src = in.size() - pos;
         hint = LZ4F_decompress(ctx, _out.data() + at, &dst, in.data() + pos, &src, nullptr);
         if (LZ4F_isError(hint)) {
             LZ4F_resetDecompressionContext(ctx);
@@ -271,7 +274,7 @@ result<bytes_view> batch_decompressor::decompress(compression_codec c, bytes_vie
         if (hint == 0 && pos == in.size()) return bytes_view(_out.data(), at);
         // hint == 0 with input left: another frame follows. Otherwise the frame wants more:
         // input if there is some, room for output (buffered in the context) if not.
-        if (pos == in.size() && dst == 0 && at < _out.size()) {
+        if (pos == in.size() && dst == 0 && at < cap) {
             LZ4F_resetDecompressionContext(ctx);
             return fail(errc::corrupt, "lz4: truncated frame");
         }

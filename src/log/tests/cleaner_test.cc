@@ -684,3 +684,39 @@ TEST(cleaner, random_log_in_every_codec_matches_the_latest_per_key_with_headers_
         EXPECT_TRUE(read_full(*f.log) == want);
     }
 }
+
+// The cleaner's reusable decompressor: lz4 frames of any size (past its first buffer), the
+// output bound, and a corrupt or truncated frame that fails without spoiling the next call.
+TEST(cleaner, batch_decompressor_reuses_its_lz4_context_across_frames) {
+    batch_decompressor dec;
+    std::mt19937_64 rng(3);
+    for (size_t n : {size_t(0), size_t(1), size_t(1000), size_t(70'000), size_t(3) << 20, size_t(9) << 20}) {
+        byte_buffer plain(n);
+        for (size_t i = 0; i < n; ++i) plain[i] = uint8_t(i % 251 < 200 ? 'a' + (i % 7) : rng());
+        auto packed = compress(compression_codec::lz4, plain);
+        ASSERT_TRUE(packed);
+        auto out = dec.decompress(compression_codec::lz4, *packed, 64u << 20);
+        ASSERT_TRUE(out) << n << ": " << out.error();
+        EXPECT_TRUE(std::equal(out->begin(), out->end(), plain.begin(), plain.end())) << n;
+        // Truncated: an error, and the next frame decodes again.
+        if (packed->size() > 8) {
+            auto cut = bytes_view(*packed).first(packed->size() / 2);
+            EXPECT_FALSE(dec.decompress(compression_codec::lz4, cut, 64u << 20)) << n;
+        }
+        // Past the bound: refused.
+        if (n > 1000) EXPECT_FALSE(dec.decompress(compression_codec::lz4, *packed, n - 1)) << n;
+        out = dec.decompress(compression_codec::lz4, *packed, 64u << 20);
+        ASSERT_TRUE(out) << n;
+        EXPECT_EQ(out->size(), n);
+    }
+    // Other codecs go through decompress(); none is the input itself.
+    auto z = compress(compression_codec::zstd, as_bytes(std::string_view("zstd frame")));
+    ASSERT_TRUE(z);
+    auto zo = dec.decompress(compression_codec::zstd, *z, 1 << 20);
+    ASSERT_TRUE(zo);
+    EXPECT_EQ(as_chars(*zo), "zstd frame");
+    auto raw = as_bytes(std::string_view("plain"));
+    auto ro = dec.decompress(compression_codec::none, raw, 1 << 20);
+    ASSERT_TRUE(ro);
+    EXPECT_EQ(ro->data(), raw.data());
+}
