@@ -720,3 +720,47 @@ TEST(cleaner, batch_decompressor_reuses_its_lz4_context_across_frames) {
     ASSERT_TRUE(ro);
     EXPECT_EQ(ro->data(), raw.data());
 }
+
+// Segments of more records than one unit of the map pass's reader (32,768), so that the reader
+// runs ahead of the map by several units, and a dedupe buffer that ends each pass after one
+// segment while the reader has already queued the next one's units (it is cancelled).
+TEST(cleaner, map_pass_reader_ahead_by_many_units_and_cancelled_at_the_buffer_limit) {
+    for (size_t dedupe : {size_t(1), size_t(128) << 20}) {
+        SCOPED_TRACE(dedupe);
+        fixture f;
+        f.open();
+        std::vector<rec> all;
+        int64_t offset = 0;
+        for (int seg = 0; seg < 3; ++seg) {
+            for (int b = 0; b < 250; ++b) {
+                batch_builder bb;
+                bb.begin(0, b % 2 ? compression_codec::lz4 : compression_codec::none);
+                for (int i = 0; i < 200; ++i) {
+                    auto key = fmt::format("k{}", (offset * 7919) % 3000);
+                    auto value = fmt::format("v{}", offset);
+                    bb.add(i, 1'700'000'000'000 + offset, std::string_view(key), std::string_view(value));
+                    all.push_back({offset++, key, value});
+                }
+                byte_buffer out;
+                ASSERT_TRUE(bb.finish(out));
+                auto r = f.log->append(out);
+                ASSERT_TRUE(r && r->status == append_status::ok);
+            }
+            ASSERT_TRUE(f.log->roll());
+        }
+        f.append({{s("z"), s("active")}});
+        all.push_back({offset, s("z"), s("active")});
+        cleaner_options o;
+        o.dedupe_buffer_bytes = dedupe;
+        int passes = 0;
+        for (; passes < 10; ++passes) {
+            auto st = f.clean(o);
+            ASSERT_TRUE(st) << st.error();
+            if (!st->cleaned) break;
+        }
+        EXPECT_EQ(passes, dedupe == 1 ? 3 : 1);
+        auto after = read_all(*f.log);
+        EXPECT_EQ(after.size(), 3001u);
+        EXPECT_TRUE(after == latest_per_key(all, offset));
+    }
+}
