@@ -2,9 +2,9 @@
 
 #include "base/metrics.h"
 #include "base/varint.h"
-#include "log/batch_builder.h"
 #include "log/compression.h"
 #include "log/fs_util.h"
+#include "log/offset_map.h"
 #include "log/records.h"
 
 #include <spdlog/spdlog.h>
@@ -12,6 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
@@ -19,6 +23,7 @@
 #include <thread>
 #include <unistd.h>
 #include <unordered_map>
+#include <vector>
 
 namespace floe::log {
 
@@ -175,38 +180,101 @@ struct cleaned_copy {
     }
 };
 
-// What the cleaner needs of a record to decide its fate: offset, key, whether the value is
-// null. Parsed from the front of the body only (headers are not walked); the full decode happens
-// for records that stay, when a batch is re-encoded.
-struct record_key {
+// One record of a batch as the cleaner reads it, parsed in place (nothing is copied): what
+// decides its fate (offset, key, null value) and where its bytes after the timestamp delta
+// start, so that a kept record is re-framed without decoding its value and headers.
+struct record_ref {
+    bytes_view body;      // the record after its length varint
     int64_t offset = 0;
-    std::optional<std::string_view> key;
+    int64_t ts_delta = 0;
+    size_t after_ts = 0;  // position in body after the timestamp delta
+    bool has_key = false;
+    bytes_view key;
     bool tombstone = false;
 };
 
-result<record_key> peek_record_key(const record_batch_header& h, bytes_view body) {
-    byte_reader r(body);
-    FLOE_TRY(r.u8()); // attributes
-    FLOE_TRY(read_varint(r)); // timestamp delta
-    record_key out;
-    out.offset = h.base_offset + FLOE_TRY(read_varint(r));
-    if (out.offset < h.base_offset || out.offset > h.last_offset())
-        return fail(errc::corrupt, "offset {} outside the batch", out.offset);
-    int64_t klen = FLOE_TRY(read_varint(r));
-    if (klen >= 0) out.key = as_chars(FLOE_TRY(r.bytes(size_t(klen))));
-    else if (klen != -1) return fail(errc::corrupt, "key length {}", klen);
-    out.tombstone = FLOE_TRY(read_varint(r)) == -1;
-    return out;
+// A zigzag varint of at most 64 bits from [p, end); false when truncated or longer.
+inline bool get_varint(const uint8_t*& p, const uint8_t* end, int64_t& out) noexcept {
+    if (p != end && *p < 0x80) { // one byte: most lengths and deltas
+        out = zigzag_decode(uint64_t(*p++));
+        return true;
+    }
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (p == end) return false;
+        uint8_t b = *p++;
+        if (shift == 63 && (b & 0x7e) != 0) return false;
+        v |= uint64_t(b & 0x7f) << shift;
+        if ((b & 0x80) == 0) {
+            out = zigzag_decode(v);
+            return true;
+        }
+    }
+    return false;
 }
 
-// The records of a batch after decompression (the view points into `batch` or `scratch`).
-result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
-                                 byte_buffer& scratch) {
-    auto body = batch.subspan(batch_layout::header_size);
-    if (h.compression() == compression_codec::none) return body;
-    FLOE_TRY(decompress(h.compression(), body, scratch, 256u << 20));
-    return bytes_view(scratch);
+bool parse_record(const record_batch_header& h, bytes_view body, record_ref& r) noexcept {
+    const uint8_t* p = body.data();
+    const uint8_t* end = p + body.size();
+    if (p == end) return false;
+    ++p; // attributes (unused in v2)
+    int64_t off_delta = 0, klen = 0, vlen = 0;
+    if (!get_varint(p, end, r.ts_delta)) return false;
+    r.after_ts = size_t(p - body.data());
+    if (!get_varint(p, end, off_delta)) return false;
+    if (off_delta < 0 || off_delta > h.last_offset_delta) return false;
+    r.offset = h.base_offset + off_delta;
+    if (!get_varint(p, end, klen)) return false;
+    r.has_key = klen >= 0;
+    if (klen >= 0) {
+        if (uint64_t(klen) > uint64_t(end - p)) return false;
+        r.key = bytes_view(p, size_t(klen));
+        p += klen;
+    } else if (klen != -1) {
+        return false;
+    }
+    if (!get_varint(p, end, vlen) || vlen < -1) return false;
+    r.tombstone = vlen == -1;
+    r.body = body;
+    return true;
 }
+
+// Calls fn(index, record_ref) for each record of a batch's (decompressed) records section.
+template<typename Fn>
+result<void> for_each_record_ref(const record_batch_header& h, bytes_view data, Fn&& fn) {
+    const uint8_t* p = data.data();
+    const uint8_t* end = p + data.size();
+    record_ref r;
+    for (int32_t i = 0; i < h.record_count; ++i) {
+        int64_t len = 0;
+        if (!get_varint(p, end, len) || len < 0 || uint64_t(len) > uint64_t(end - p))
+            return fail(errc::corrupt, "record {} of batch at offset {}: bad length", i, h.base_offset);
+        if (!parse_record(h, bytes_view(p, size_t(len)), r))
+            return fail(errc::corrupt, "record {} of batch at offset {}: malformed", i, h.base_offset);
+        fn(i, r);
+        p += len;
+    }
+    if (p != end)
+        return fail(errc::corrupt, "batch at offset {}: {} bytes after {} records", h.base_offset,
+                    size_t(end - p), h.record_count);
+    return {};
+}
+
+// The records of a batch after decompression (the view points into `batch` or `dec`).
+result<bytes_view> plain_records(const record_batch_header& h, bytes_view batch,
+                                 batch_decompressor& dec) {
+    return dec.decompress(h.compression(), batch.subspan(batch_layout::header_size), 256u << 20);
+}
+
+// What the map pass learned of one batch of the dirty section: how many of its records are
+// still their key's latest (kept up to date as later offsets supersede them), and whether it
+// holds records the rewrite must look at one by one even when all are latest.
+struct batch_fate {
+    int64_t base_offset = 0;
+    int32_t live = 0;
+    uint8_t flags = 0;
+    static constexpr uint8_t has_tombstone = 1, has_keyless = 2, not_mapped = 4;
+};
 
 void put_be32(std::span<uint8_t> b, size_t at, uint32_t v) {
     b[at] = uint8_t(v >> 24);
@@ -323,39 +391,172 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                                                 kafka_offset(segs[n_cleanable - 1].next_offset()));
     auto is_aborted = [&](const record_batch_header& h) { return in_aborted_transaction(h, aborted); };
 
-    // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer).
-    std::unordered_map<std::string, int64_t> latest;
-    size_t map_bytes = 0;
+    // 1. The latest offset of each key in the dirty section (bounded by the dedupe buffer),
+    // keyed by a digest of the key, and for each batch how many of its records stay latest.
+    // Two threads: a reader reads the dirty segments in order, decompresses each batch once,
+    // parses its records and digests their keys, a few units ahead (bounded queue); this thread
+    // applies the digests to the map in log order and decides where the dirty section ends. The
+    // reader only reads, and is joined before the map is used.
+    const auto secret = digest_secret::random();
+    offset_map latest;
+    std::vector<batch_fate> fates;
     size_t end_seg = first_dirty; // exclusive: segments [0, end_seg) get rewritten
-    byte_buffer scratch;
-    std::vector<header_view> headers;
-    std::string keybuf;
-    for (size_t i = first_dirty; i < n_cleanable; ++i) {
-        if (stopping()) break;
-        if (i > first_dirty && map_bytes >= _opts.dedupe_buffer_bytes) break;
-        auto& s = segs[i];
-        open_fd f;
-        if (auto r = open_readonly(s.path, f); !r) {
-            st.skipped = fmt::format("segment gone while mapping: {}", r.error().message());
-            return st;
-        }
-        FLOE_TRY(for_each_segment_batch(f.fd, s.size_bytes, [&](const record_batch_header& h,
-                                                                 bytes_view b, uint64_t) -> result<void> {
-            throttle(b.size());
-            if (h.is_control() || h.record_count == 0 || is_aborted(h)) return {};
-            auto plain = FLOE_TRY(plain_records(h, b, scratch));
-            return for_each_record_body(h, plain, [&](int32_t, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(peek_record_key(h, body));
-                if (!rec.key) return {};
-                keybuf.assign(*rec.key);
-                auto [it, fresh] = latest.try_emplace(keybuf, rec.offset);
-                if (fresh) map_bytes += rec.key->size() + 64;
-                else it->second = std::max(it->second, rec.offset);
+    batch_decompressor scratch;
+    struct keyed_record {
+        key_digest digest;
+        int64_t offset;
+    };
+    constexpr size_t prefetch_distance = 16;
+    auto map_bytes = [&] { return latest.memory_bytes() + fates.size() * sizeof(batch_fate); };
+    struct map_unit {
+        std::vector<batch_fate> fates;     // in log order; live is counted by the applier
+        std::vector<uint32_t> ends;        // per batch: the end of its records in `keyed`
+        std::vector<keyed_record> keyed;   // digest and offset of each keyed record
+        size_t segment = 0;
+        bool segment_done = false;         // the last unit of `segment`
+        std::optional<error> failed;
+        std::string gone;                  // a segment vanished: the pass is skipped
+    };
+    struct {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::deque<map_unit> units;
+        bool cancel = false, finished = false;
+    } q;
+    constexpr size_t max_units = 4, unit_records = 32768, unit_batches = 4096;
+    auto reader = [&] {
+        batch_decompressor dec;
+        auto push = [&](map_unit&& u) {
+            std::unique_lock lk(q.mu);
+            q.cv.wait(lk, [&] { return q.cancel || q.units.size() < max_units; });
+            if (q.cancel) return false;
+            q.units.push_back(std::move(u));
+            q.cv.notify_all();
+            return true;
+        };
+        for (size_t i = first_dirty; i < n_cleanable; ++i) {
+            if (stopping()) break;
+            map_unit u;
+            u.segment = i;
+            open_fd f;
+            if (auto r = open_readonly(segs[i].path, f); !r) {
+                u.gone = fmt::format("segment gone while mapping: {}", r.error().message());
+                push(std::move(u));
+                break;
+            }
+            bool cancelled = false;
+            auto walked = for_each_segment_batch(f.fd, segs[i].size_bytes, [&](const record_batch_header& h,
+                                                                                bytes_view b, uint64_t) -> result<void> {
+                throttle(b.size());
+                batch_fate fate{h.base_offset, 0, 0};
+                if (h.is_control() || h.record_count == 0 || is_aborted(h)) {
+                    fate.flags = batch_fate::not_mapped;
+                } else {
+                    auto plain = FLOE_TRY(plain_records(h, b, dec));
+                    FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                        if (rec.tombstone) fate.flags |= batch_fate::has_tombstone;
+                        if (!rec.has_key) {
+                            fate.flags |= batch_fate::has_keyless;
+                            return;
+                        }
+                        u.keyed.push_back({digest_key(secret, rec.key), rec.offset});
+                    }));
+                }
+                u.fates.push_back(fate);
+                u.ends.push_back(uint32_t(u.keyed.size()));
+                if (u.keyed.size() >= unit_records || u.fates.size() >= unit_batches) {
+                    map_unit next;
+                    next.segment = i;
+                    std::swap(next, u);
+                    if (!push(std::move(next))) {
+                        cancelled = true;
+                        return fail(errc::shutting_down, "map pass cancelled");
+                    }
+                }
                 return {};
             });
-        }));
-        st.bytes_read += s.size_bytes;
-        end_seg = i + 1;
+            if (cancelled) break;
+            if (!walked) {
+                u.failed = std::move(walked).error();
+                push(std::move(u));
+                break;
+            }
+            u.segment_done = true;
+            if (!push(std::move(u))) break;
+        }
+        std::lock_guard lk(q.mu);
+        q.finished = true;
+        q.cv.notify_all();
+    };
+    std::thread reader_thread(reader);
+    auto stop_reader = [&] {
+        {
+            std::lock_guard lk(q.mu);
+            q.cancel = true;
+        }
+        q.cv.notify_all();
+        if (reader_thread.joinable()) reader_thread.join();
+    };
+    struct joined {
+        decltype(stop_reader)& stop;
+        ~joined() { stop(); }
+    } join_reader{stop_reader};
+    std::optional<error> map_failed;
+    std::string map_gone;
+    for (bool more = true; more;) {
+        map_unit u;
+        {
+            std::unique_lock lk(q.mu);
+            q.cv.wait(lk, [&] { return !q.units.empty() || q.finished; });
+            if (q.units.empty()) break; // the reader is done
+            u = std::move(q.units.front());
+            q.units.pop_front();
+            q.cv.notify_all();
+        }
+        if (u.failed) {
+            map_failed = std::move(u.failed);
+            break;
+        }
+        if (!u.gone.empty()) {
+            map_gone = std::move(u.gone);
+            break;
+        }
+        // The map updates, with the slots of the next digests prefetched.
+        latest.reserve_more(u.keyed.size());
+        for (size_t k = 0; k < std::min(u.keyed.size(), prefetch_distance); ++k)
+            latest.prefetch(u.keyed[k].digest);
+        size_t k = 0;
+        for (size_t bi = 0; bi < u.fates.size(); ++bi) {
+            FLOE_ASSERT(fates.size() < UINT32_MAX, "cleaner: too many batches in one pass");
+            const auto ordinal = uint32_t(fates.size());
+            fates.push_back(u.fates[bi]);
+            int32_t live = 0;
+            for (; k < u.ends[bi]; ++k) {
+                if (k + prefetch_distance < u.keyed.size())
+                    latest.prefetch(u.keyed[k + prefetch_distance].digest);
+                uint32_t replaced = 0;
+                bool fresh = false;
+                if (!latest.put(u.keyed[k].digest, u.keyed[k].offset, ordinal, replaced, fresh))
+                    continue;
+                ++live;
+                if (fresh) continue;
+                if (replaced == ordinal) --live;
+                else --fates[replaced].live;
+            }
+            fates[ordinal].live = live;
+        }
+        if (u.segment_done) {
+            st.bytes_read += segs[u.segment].size_bytes;
+            end_seg = u.segment + 1;
+            // The dirty section ends here when the map is full (at least one segment).
+            if (stopping() || map_bytes() >= _opts.dedupe_buffer_bytes) more = false;
+        }
+    }
+    stop_reader();
+    if (map_failed) return std::unexpected(std::move(*map_failed));
+    if (!map_gone.empty()) {
+        st.skipped = std::move(map_gone);
+        return st;
     }
     if (end_seg == first_dirty) {
         st.skipped = "stopped";
@@ -378,11 +579,21 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
     const int64_t new_horizon = cfg.delete_retention_ms > INT64_MAX - now ? INT64_MAX
                                                                          : now + cfg.delete_retention_ms;
 
-    // 2. Rewrite every segment up to the end of the dirty section.
-    batch_builder builder;
-    byte_buffer rebuilt;
-    std::vector<bool> keep;
-    std::vector<batch_builder::header> hs;
+    // 2. Rewrite every segment up to the end of the dirty section. A batch of the dirty section
+    // whose records were all superseded goes without being decompressed again; one whose records
+    // all stay (no tombstone, no keyless record) is copied byte for byte. The others are read
+    // record by record and the kept records re-framed: their bytes after the timestamp delta
+    // (offset delta, key, value, headers) are copied as they are.
+    struct kept_record {
+        bytes_view body;
+        size_t after_ts;
+        int64_t timestamp;
+    };
+    std::vector<kept_record> kept_recs;
+    std::vector<keyed_record> lookups; // digest and latest offset of each keyed record
+    std::vector<header_view> header_scratch;
+    byte_buffer records, rebuilt;
+    size_t next_fate = 0;
     for (size_t i = 0; i < end_seg; ++i) {
         if (stopping()) return st; // checkpoint not moved: the next pass redoes the rest
         auto& s = segs[i];
@@ -400,6 +611,14 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                                                                          bytes_view b, uint64_t pos) -> result<void> {
             throttle(b.size());
             st.records_read += uint64_t(h.record_count);
+            // The map pass saw the batches of the dirty section in this same order.
+            const batch_fate* fate = nullptr;
+            if (i >= first_dirty) {
+                if (next_fate < fates.size() && fates[next_fate].base_offset == h.base_offset
+                    && !(fates[next_fate].flags & batch_fate::not_mapped))
+                    fate = &fates[next_fate];
+                ++next_fate;
+            }
             if (h.is_control()) return copy.keep(b);
             auto producers_last_batch = [&] {
                 auto pl = producer_last.find(h.producer_id);
@@ -410,42 +629,11 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
                 return {}; // its producer has written since: it goes
             }
-            const bool aborted_batch = is_aborted(h);
-            const bool has_horizon = h.attributes & batch_attr::delete_horizon;
-            const bool horizon_passed = has_horizon && now >= h.base_timestamp;
-            auto plain = FLOE_TRY(plain_records(h, b, scratch));
-            // Pass 1: which records stay.
-            keep.assign(size_t(h.record_count), false);
-            bool kept_tombstone = false;
-            int32_t dropped = 0, kept = 0;
-            FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
-                auto rec = FLOE_TRY(peek_record_key(h, body));
-                // Keyless records have no place in a compacted log, aborted ones in none.
-                bool k = rec.key.has_value() && !aborted_batch;
-                if (k) {
-                    keybuf.assign(*rec.key);
-                    auto it = latest.find(keybuf);
-                    if (it != latest.end() && it->second > rec.offset) k = false;
-                }
-                if (k && rec.tombstone && horizon_passed) {
-                    k = false;
-                    ++tombstones;
-                }
-                keep[size_t(i)] = k;
-                if (!k) ++dropped;
-                else {
-                    ++kept;
-                    if (rec.tombstone) kept_tombstone = true;
-                }
-                return {};
-            }));
-            removed += uint64_t(dropped);
-            const bool set_horizon = kept_tombstone && !has_horizon;
-            if (dropped == 0 && !set_horizon) return copy.keep(b);
-            if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
-            if (kept == 0) {
-                if (!producers_last_batch()) return {}; // the whole batch goes
-                // Its producer's last batch: the header stays, with no records (Kafka's rule).
+            // No record of the batch stays: it goes, unless it is its producer's last batch,
+            // whose header stays with no records (Kafka's rule).
+            auto drop_all = [&]() -> result<void> {
+                if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
+                if (!producers_last_batch()) return {};
                 rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
                 auto e = std::span<uint8_t>(rebuilt);
                 put_be32(e, batch_layout::batch_length, uint32_t(batch_layout::min_batch_length));
@@ -454,32 +642,93 @@ result<clean_stats> log_cleaner::clean(partition_log& p) {
                 put_be32(e, batch_layout::record_count, 0);
                 put_be32(e, batch_layout::crc, compute_batch_crc(e));
                 return copy.append(rebuilt);
+            };
+            // Aborted records go, in any section (they are never a key's latest value).
+            if (is_aborted(h) || (fate && fate->live == 0)) {
+                removed += uint64_t(h.record_count);
+                return drop_all();
             }
-            // Pass 2: re-encode what stays. A batch holding tombstones carries its delete
-            // horizon in the base timestamp (set now if it had none), as Kafka's does.
-            const bool horizon = kept_tombstone || has_horizon;
-            builder.begin(h.base_offset, h.compression(), h.producer_id, h.producer_epoch,
-                          h.base_sequence,
-                          horizon ? std::optional<int64_t>(has_horizon ? h.base_timestamp : new_horizon)
-                                  : std::nullopt);
-            FLOE_TRY(for_each_record_body(h, plain, [&](int32_t i, bytes_view body) -> result<void> {
-                if (!keep[size_t(i)]) return {};
-                auto rec = FLOE_TRY(decode_record(h, body, headers));
-                hs.clear();
-                for (auto& hv : headers) hs.push_back({hv.key, hv.value});
-                builder.add(rec.offset, rec.timestamp, rec.key, rec.value, hs);
-                return {};
+            if (fate && fate->live == h.record_count
+                && !(fate->flags & (batch_fate::has_tombstone | batch_fate::has_keyless)))
+                return copy.keep(b);
+            const bool has_horizon = h.attributes & batch_attr::delete_horizon;
+            const bool horizon_passed = has_horizon && now >= h.base_timestamp;
+            auto plain = FLOE_TRY(plain_records(h, b, scratch));
+            // Which records stay.
+            kept_recs.clear();
+            bool kept_tombstone = false;
+            int32_t dropped = 0;
+            // The key map's answer for every record first (prefetched), then the decisions.
+            lookups.clear();
+            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                if (!rec.has_key) return;
+                auto d = digest_key(secret, rec.key);
+                latest.prefetch(d);
+                lookups.push_back({d, 0});
             }));
-            rebuilt.clear();
-            FLOE_TRY(builder.finish(rebuilt));
+            for (auto& l : lookups) l.offset = latest.latest(l.digest);
+            size_t next_lookup = 0;
+            FLOE_TRY(for_each_record_ref(h, plain, [&](int32_t, const record_ref& rec) {
+                // Keyless records have no place in a compacted log.
+                bool k = rec.has_key && lookups[next_lookup++].offset <= rec.offset;
+                if (k && rec.tombstone && horizon_passed) {
+                    k = false;
+                    ++tombstones;
+                }
+                if (!k) {
+                    ++dropped;
+                    return;
+                }
+                if (rec.tombstone) kept_tombstone = true;
+                kept_recs.push_back({rec.body, rec.after_ts,
+                                     h.is_log_append_time() ? h.max_timestamp
+                                                            : h.base_timestamp + rec.ts_delta});
+            }));
+            removed += uint64_t(dropped);
+            const bool set_horizon = kept_tombstone && !has_horizon;
+            if (dropped == 0 && !set_horizon) return copy.keep(b);
+            if (kept_recs.empty()) return drop_all();
+            if (!copy.changed) FLOE_TRY(copy.begin_change(pos));
+            // Re-frame what stays. A batch holding tombstones carries its delete horizon in the
+            // base timestamp (set now if it had none), as Kafka's does; otherwise the base
+            // timestamp is the first kept record's, and timestamp deltas follow it.
+            const bool horizon = kept_tombstone || has_horizon;
+            const int64_t base_ts = horizon ? (has_horizon ? h.base_timestamp : new_horizon)
+                                            : kept_recs.front().timestamp;
+            int64_t max_ts = -1;
+            records.clear();
+            for (auto& kr : kept_recs) {
+                // A kept record is checked whole (headers included) before its bytes are copied
+                // under a new CRC: a malformed one fails the pass, as a full decode would.
+                FLOE_TRY(decode_record(h, kr.body, header_scratch));
+                max_ts = std::max(max_ts, kr.timestamp);
+                auto rest = kr.body.subspan(kr.after_ts);
+                const int64_t ts_delta = int64_t(uint64_t(kr.timestamp) - uint64_t(base_ts));
+                put_varint(records, int64_t(1 + uvarint_size(zigzag_encode(ts_delta)) + rest.size()));
+                records.push_back(0); // attributes
+                put_varint(records, ts_delta);
+                records.insert(records.end(), rest.begin(), rest.end());
+            }
+            byte_buffer compressed;
+            bytes_view body = records;
+            if (h.compression() != compression_codec::none) {
+                compressed = FLOE_TRY(compress(h.compression(), records));
+                body = compressed;
+            }
+            // Same base offset, offsets span, leader epoch, producer fields and attributes as
+            // the original batch (plus the delete-horizon bit when it holds tombstones).
+            rebuilt.assign(b.begin(), b.begin() + batch_layout::header_size);
+            rebuilt.insert(rebuilt.end(), body.begin(), body.end());
             auto e = std::span<uint8_t>(rebuilt);
-            // Same offsets span, leader epoch and attributes as the original batch.
-            put_be32(e, batch_layout::partition_leader_epoch, uint32_t(h.partition_leader_epoch));
+            put_be32(e, batch_layout::batch_length,
+                     uint32_t(batch_layout::header_size - batch_layout::log_overhead + body.size()));
             int16_t attrs = h.attributes;
             if (horizon) attrs |= batch_attr::delete_horizon;
             put_be16(e, batch_layout::attributes, uint16_t(attrs));
-            put_be32(e, batch_layout::last_offset_delta, uint32_t(h.last_offset_delta));
-            if (h.is_log_append_time()) put_be64(e, batch_layout::max_timestamp, uint64_t(h.max_timestamp));
+            put_be64(e, batch_layout::base_timestamp, uint64_t(base_ts));
+            put_be64(e, batch_layout::max_timestamp,
+                     uint64_t(h.is_log_append_time() ? h.max_timestamp : max_ts));
+            put_be32(e, batch_layout::record_count, uint32_t(kept_recs.size()));
             put_be32(e, batch_layout::crc, compute_batch_crc(e));
             return copy.append(rebuilt);
         });

@@ -40,7 +40,9 @@ struct clean_stats {
 };
 
 /// Compacts partitions. One instance per log_manager (one pass at a time; a pass over a
-/// partition is not run concurrently with another over the same partition). Metrics:
+/// partition is not run concurrently with another over the same partition). clean() runs on
+/// its caller's thread, plus one reader thread of its own while it maps keys (joined before it
+/// returns); throttle() is called from one of them at a time. Metrics:
 /// floe_log_cleaner_* (see README).
 ///
 /// A pass over a compacted partition:
@@ -50,7 +52,10 @@ struct clean_stats {
 ///  - dirty: the cleanable segments at or above the checkpoint (<dir>/cleaner_checkpoint). A
 ///    pass runs when dirty / cleanable bytes >= min.cleanable.dirty.ratio, or a dirty segment
 ///    holds a record older than max.compaction.lag.ms;
-///  - the latest offset of each key in the dirty segments is collected, then every cleanable
+///  - the latest offset of each key in the dirty segments is collected (keyed by a 128-bit keyed
+///    digest, see offset_map.h; with, per dirty batch, how many of its records are still
+///    their key's latest, so that the rewrite drops wholly superseded batches and copies wholly
+///    kept ones without decoding them again), then every cleanable
 ///    segment up to the end of the dirty section is rewritten without the records a later
 ///    offset of the same key supersedes, and without keyless records. Tombstones (null values)
 ///    stay until their batch's delete horizon (set when first cleaned: now +

@@ -226,4 +226,61 @@ result<byte_buffer> compress(compression_codec c, bytes_view in) {
     return fail(errc::unsupported, "compression codec {}", int(c));
 }
 
+batch_decompressor::~batch_decompressor() {
+    if (_lz4) LZ4F_freeDecompressionContext(static_cast<LZ4F_dctx*>(_lz4));
+}
+
+result<bytes_view> batch_decompressor::decompress(compression_codec c, bytes_view in,
+                                                  size_t max_out) {
+    if (c == compression_codec::none) {
+        if (in.size() > max_out) return too_large(max_out);
+        return in;
+    }
+    if (c != compression_codec::lz4) {
+        FLOE_TRY(log::decompress(c, in, _out, max_out));
+        return bytes_view(_out);
+    }
+    if (!_lz4) {
+        LZ4F_dctx* ctx = nullptr;
+        if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION)))
+            return fail(errc::internal, "lz4: context");
+        _lz4 = ctx;
+    }
+    auto* ctx = static_cast<LZ4F_dctx*>(_lz4);
+    // A buffer larger than a frame's block lets lz4 decode in place; it grows (doubling, up to
+    // max_out) when a batch holds more.
+    const size_t want = std::min<size_t>(std::max<size_t>(in.size() * 8, 1u << 20), max_out);
+    if (_out.size() < want) _out.resize(want);
+    size_t at = 0, pos = 0, hint = 1;
+    for (int rounds = 0; rounds < 1 << 20; ++rounds) {
+        // The buffer may be larger than this call's bound (it only grows): the bound caps it.
+        size_t cap = std::min(_out.size(), max_out);
+        if (at == cap) {
+            if (cap >= max_out) {
+                LZ4F_resetDecompressionContext(ctx);
+                return too_large(max_out);
+            }
+            _out.resize(std::min(max_out, _out.size() * 2));
+            cap = std::min(_out.size(), max_out);
+        }
+        size_t dst = cap - at, src = in.size() - pos;
+        hint = LZ4F_decompress(ctx, _out.data() + at, &dst, in.data() + pos, &src, nullptr);
+        if (LZ4F_isError(hint)) {
+            LZ4F_resetDecompressionContext(ctx);
+            return fail(errc::corrupt, "lz4: {}", LZ4F_getErrorName(hint));
+        }
+        at += dst;
+        pos += src;
+        if (hint == 0 && pos == in.size()) return bytes_view(_out.data(), at);
+        // hint == 0 with input left: another frame follows. Otherwise the frame wants more:
+        // input if there is some, room for output (buffered in the context) if not.
+        if (pos == in.size() && dst == 0 && at < cap) {
+            LZ4F_resetDecompressionContext(ctx);
+            return fail(errc::corrupt, "lz4: truncated frame");
+        }
+    }
+    LZ4F_resetDecompressionContext(ctx);
+    return fail(errc::corrupt, "lz4: frame does not end");
+}
+
 } // namespace floe::log

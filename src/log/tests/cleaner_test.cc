@@ -8,6 +8,7 @@
 #include "log/batch_builder.h"
 #include "log/cleaner.h"
 #include "log/compression.h"
+#include "log/offset_map.h"
 #include "log/partition_log.h"
 #include "log/record_batch_header.h"
 #include "log/records.h"
@@ -16,6 +17,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <set>
+#include <unordered_map>
 
 using namespace floe;
 using namespace floe::log;
@@ -495,4 +499,268 @@ TEST(cleaner, aborted_records_go_and_open_transactions_wait) {
     EXPECT_TRUE(std::find(v.begin(), v.end(), rec{open_at, s("b"), s("open")}) != v.end());
     EXPECT_TRUE(std::find(v.begin(), v.end(), rec{3, s("b"), s("b1")}) != v.end())
         << "b1 stays while the segment holding b's newer value is above the last stable offset";
+}
+
+// The key map's digest: a function of the secret and every byte of the key (its length too).
+TEST(cleaner, key_digests_differ_for_distinct_keys_and_secrets) {
+    const digest_secret sa{0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+    const digest_secret sb{0x0706050403020100ull, 0x0f0e0d0c0b0a0909ull};
+    auto dig = [](const digest_secret& s, std::string_view k) { return digest_key(s, as_bytes(k)); };
+    std::set<std::pair<uint64_t, uint64_t>> seen;
+    std::vector<std::string> keys = {"", std::string(1, '\0'), std::string(2, '\0'),
+                                     std::string(7, '\0'), std::string(8, '\0'), std::string(9, '\0'),
+                                     "a", "b", "ab", "ba", "abcdefgh", "abcdefghi", "abcdefgi"};
+    for (int i = 0; i < 200'000; ++i) keys.push_back(fmt::format("key-{:06}", i));
+    for (auto& k : keys) {
+        auto d = dig(sa, k);
+        EXPECT_TRUE(seen.insert({d.lo, d.hi}).second) << "digest shared by two keys, e.g. " << k;
+        EXPECT_EQ(d, dig(sa, k)); // deterministic for one secret
+        EXPECT_NE(d, dig(sb, k)); // another secret (another pass): another digest
+    }
+    EXPECT_EQ(seen.size(), keys.size());
+}
+
+// The offset map against a plain map: latest offset per key, which batch held the entry it
+// replaced, across growth.
+TEST(cleaner, offset_map_keeps_the_latest_offset_and_batch_of_each_digest) {
+    const auto secret = digest_secret::random();
+    offset_map m;
+    std::unordered_map<std::string, std::pair<int64_t, uint32_t>> model;
+    std::mt19937_64 rng(7);
+    int64_t offset = 0;
+    for (int i = 0; i < 300'000; ++i) {
+        auto key = fmt::format("k{}", rng() % 50'000);
+        auto d = digest_key(secret, as_bytes(key));
+        // Mostly increasing offsets, sometimes an older one (which must not win).
+        int64_t o = (rng() % 10 == 0 && offset > 100) ? offset - 100 : offset++;
+        uint32_t batch = uint32_t(o / 7);
+        uint32_t replaced = UINT32_MAX;
+        bool fresh = false;
+        bool took = m.put(d, o, batch, replaced, fresh);
+        auto it = model.find(key);
+        if (it == model.end()) {
+            EXPECT_TRUE(took);
+            EXPECT_TRUE(fresh);
+            model[key] = {o, batch};
+        } else if (it->second.first < o) {
+            EXPECT_TRUE(took);
+            EXPECT_FALSE(fresh);
+            EXPECT_EQ(replaced, it->second.second);
+            it->second = {o, batch};
+        } else {
+            EXPECT_FALSE(took);
+            EXPECT_FALSE(fresh);
+        }
+    }
+    EXPECT_EQ(m.size(), model.size());
+    for (auto& [k, v] : model) EXPECT_EQ(m.latest(digest_key(secret, as_bytes(k))), v.first) << k;
+    EXPECT_EQ(m.latest(digest_key(secret, as_bytes(std::string_view("absent")))), -1);
+    EXPECT_GE(m.memory_bytes(), model.size() * sizeof(offset_map::entry));
+}
+
+namespace {
+
+struct full_rec {
+    int64_t offset = 0, timestamp = 0;
+    std::optional<std::string> key, value;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+    bool operator==(const full_rec&) const = default;
+};
+
+// Every record with its timestamp and headers, and each batch's bytes by base offset.
+std::vector<full_rec> read_full(partition_log& l, std::map<int64_t, byte_buffer>* batches = nullptr) {
+    std::vector<full_rec> out;
+    int64_t at = 0;
+    byte_buffer scratch;
+    for (int guard = 0; at < l.log_end_offset()() && guard < 100'000; ++guard) {
+        auto r = l.read(kafka_offset(at), {.max_bytes = 1 << 20});
+        EXPECT_TRUE(r) << r.error();
+        if (!r || r->slices.empty()) break;
+        byte_buffer bytes;
+        EXPECT_TRUE(r->copy_to(bytes));
+        EXPECT_TRUE(for_each_batch(bytes, true, [&](const record_batch_header& h, bytes_view b) {
+            if (h.last_offset() < at) return true;
+            if (batches) (*batches)[h.base_offset] = byte_buffer(b.begin(), b.end());
+            bytes_view body = b.subspan(batch_layout::header_size);
+            if (h.compression() != compression_codec::none) {
+                EXPECT_TRUE(decompress(h.compression(), body, scratch, 1 << 26));
+                body = scratch;
+            }
+            std::vector<header_view> hv;
+            EXPECT_TRUE(for_each_record_body(h, body, [&](int32_t, bytes_view rb) -> result<void> {
+                auto r2 = FLOE_TRY(decode_record(h, rb, hv));
+                full_rec x{r2.offset, r2.timestamp, {}, {}, {}};
+                if (r2.key) x.key = std::string(*r2.key);
+                if (r2.value) x.value = std::string(*r2.value);
+                for (auto& e : hv)
+                    x.headers.push_back({std::string(e.key), e.value ? std::optional<std::string>(std::string(*e.value))
+                                                                     : std::nullopt});
+                out.push_back(std::move(x));
+                return {};
+            }));
+            at = std::max(at, h.last_offset() + 1);
+            return true;
+        }));
+    }
+    return out;
+}
+
+} // namespace
+
+// Randomized: six segments of batches in every codec, with record headers, distinct
+// timestamps, tombstones and keyless records, cleaned in passes of one segment each (a dedupe
+// buffer of one byte) and then in one pass; the result is the latest record of each key with
+// its timestamp and headers as written, and a batch whose records all stay keeps its bytes.
+TEST(cleaner, random_log_in_every_codec_matches_the_latest_per_key_with_headers_and_timestamps) {
+    for (size_t dedupe : {size_t(1), size_t(128) << 20}) {
+        SCOPED_TRACE(dedupe);
+        fixture f;
+        f.cfg.delete_retention_ms = INT64_MAX; // tombstones stay: the model keeps them
+        f.open();
+        std::mt19937_64 rng(dedupe);
+        const compression_codec codecs[] = {compression_codec::none, compression_codec::lz4,
+                                            compression_codec::zstd, compression_codec::gzip,
+                                            compression_codec::snappy};
+        int64_t ts = 1'700'000'000'000;
+        for (int seg = 0; seg < 6; ++seg) {
+            for (int b = 0; b < 15; ++b) {
+                batch_builder bb;
+                bb.begin(0, codecs[rng() % 5]);
+                int n = 1 + int(rng() % 25);
+                for (int i = 0; i < n; ++i) {
+                    auto key = fmt::format("key-{}", rng() % 40);
+                    auto value = fmt::format("v{}-{}", seg, rng());
+                    std::string hk = fmt::format("h{}", i);
+                    std::vector<batch_builder::header> hs;
+                    if (rng() % 2) hs.push_back({hk, std::string_view(value).substr(0, 3)});
+                    if (rng() % 4 == 0) hs.push_back({"null", std::nullopt});
+                    ts += int64_t(rng() % 1000) - 300; // not monotonic
+                    uint64_t kind = rng() % 20;
+                    if (kind == 0) bb.add(i, ts, std::nullopt, std::string_view(value), hs);
+                    else if (kind == 1) bb.add(i, ts, std::string_view(key), std::nullopt, hs);
+                    else bb.add(i, ts, std::string_view(key), std::string_view(value), hs);
+                }
+                byte_buffer out;
+                ASSERT_TRUE(bb.finish(out));
+                auto r = f.log->append(out);
+                ASSERT_TRUE(r && r->status == append_status::ok);
+            }
+            if (seg == 5) // a batch of keys written once only: all its records stay
+                f.append({{s("once-1"), s("x")}, {s("once-2"), s("y")}}, compression_codec::lz4);
+            ASSERT_TRUE(f.log->roll());
+        }
+        f.append({{s("key-1"), s("active")}}); // the active segment: never cleaned
+        const int64_t active_base = f.log->segments().back().base_offset();
+        std::map<int64_t, byte_buffer> batches_before;
+        auto before = read_full(*f.log, &batches_before);
+        const int64_t once_base = before[before.size() - 3].offset;
+        ASSERT_EQ(before[before.size() - 3].key, s("once-1"));
+
+        cleaner_options o;
+        o.dedupe_buffer_bytes = dedupe;
+        int passes = 0;
+        for (; passes < 20; ++passes) {
+            auto st = f.clean(o);
+            ASSERT_TRUE(st) << st.error();
+            if (!st->cleaned) break;
+        }
+        EXPECT_EQ(passes, dedupe == 1 ? 6 : 1);
+
+        // The model: the latest record of each key below the active segment, keyless ones gone.
+        std::map<std::string, int64_t> last;
+        for (auto& r : before)
+            if (r.offset < active_base && r.key) last[*r.key] = r.offset;
+        std::vector<full_rec> want;
+        for (auto& r : before)
+            if (r.offset >= active_base || (r.key && last[*r.key] == r.offset)) want.push_back(r);
+        std::map<int64_t, byte_buffer> batches_after;
+        auto after = read_full(*f.log, &batches_after);
+        EXPECT_EQ(after.size(), want.size());
+        EXPECT_TRUE(after == want);
+        ASSERT_TRUE(batches_after.contains(once_base));
+        EXPECT_TRUE(batches_after[once_base] == batches_before[once_base]);
+        // Recovery reads the same log back.
+        f.open();
+        EXPECT_TRUE(read_full(*f.log) == want);
+    }
+}
+
+// The cleaner's reusable decompressor: lz4 frames of any size (past its first buffer), the
+// output bound, and a corrupt or truncated frame that fails without spoiling the next call.
+TEST(cleaner, batch_decompressor_reuses_its_lz4_context_across_frames) {
+    batch_decompressor dec;
+    std::mt19937_64 rng(3);
+    for (size_t n : {size_t(0), size_t(1), size_t(1000), size_t(70'000), size_t(3) << 20, size_t(9) << 20}) {
+        byte_buffer plain(n);
+        for (size_t i = 0; i < n; ++i) plain[i] = uint8_t(i % 251 < 200 ? 'a' + (i % 7) : rng());
+        auto packed = compress(compression_codec::lz4, plain);
+        ASSERT_TRUE(packed);
+        auto out = dec.decompress(compression_codec::lz4, *packed, 64u << 20);
+        ASSERT_TRUE(out) << n << ": " << out.error();
+        EXPECT_TRUE(std::equal(out->begin(), out->end(), plain.begin(), plain.end())) << n;
+        // Truncated: an error, and the next frame decodes again.
+        if (packed->size() > 8) {
+            auto cut = bytes_view(*packed).first(packed->size() / 2);
+            EXPECT_FALSE(dec.decompress(compression_codec::lz4, cut, 64u << 20)) << n;
+        }
+        // Past the bound: refused.
+        if (n > 1000) EXPECT_FALSE(dec.decompress(compression_codec::lz4, *packed, n - 1)) << n;
+        out = dec.decompress(compression_codec::lz4, *packed, 64u << 20);
+        ASSERT_TRUE(out) << n;
+        EXPECT_EQ(out->size(), n);
+    }
+    // Other codecs go through decompress(); none is the input itself.
+    auto z = compress(compression_codec::zstd, as_bytes(std::string_view("zstd frame")));
+    ASSERT_TRUE(z);
+    auto zo = dec.decompress(compression_codec::zstd, *z, 1 << 20);
+    ASSERT_TRUE(zo);
+    EXPECT_EQ(as_chars(*zo), "zstd frame");
+    auto raw = as_bytes(std::string_view("plain"));
+    auto ro = dec.decompress(compression_codec::none, raw, 1 << 20);
+    ASSERT_TRUE(ro);
+    EXPECT_EQ(ro->data(), raw.data());
+}
+
+// Segments of more records than one unit of the map pass's reader (32,768), so that the reader
+// runs ahead of the map by several units, and a dedupe buffer that ends each pass after one
+// segment while the reader has already queued the next one's units (it is cancelled).
+TEST(cleaner, map_pass_reader_ahead_by_many_units_and_cancelled_at_the_buffer_limit) {
+    for (size_t dedupe : {size_t(1), size_t(128) << 20}) {
+        SCOPED_TRACE(dedupe);
+        fixture f;
+        f.open();
+        std::vector<rec> all;
+        int64_t offset = 0;
+        for (int seg = 0; seg < 3; ++seg) {
+            for (int b = 0; b < 250; ++b) {
+                batch_builder bb;
+                bb.begin(0, b % 2 ? compression_codec::lz4 : compression_codec::none);
+                for (int i = 0; i < 200; ++i) {
+                    auto key = fmt::format("k{}", (offset * 7919) % 3000);
+                    auto value = fmt::format("v{}", offset);
+                    bb.add(i, 1'700'000'000'000 + offset, std::string_view(key), std::string_view(value));
+                    all.push_back({offset++, key, value});
+                }
+                byte_buffer out;
+                ASSERT_TRUE(bb.finish(out));
+                auto r = f.log->append(out);
+                ASSERT_TRUE(r && r->status == append_status::ok);
+            }
+            ASSERT_TRUE(f.log->roll());
+        }
+        f.append({{s("z"), s("active")}});
+        all.push_back({offset, s("z"), s("active")});
+        cleaner_options o;
+        o.dedupe_buffer_bytes = dedupe;
+        int passes = 0;
+        for (; passes < 10; ++passes) {
+            auto st = f.clean(o);
+            ASSERT_TRUE(st) << st.error();
+            if (!st->cleaned) break;
+        }
+        EXPECT_EQ(passes, dedupe == 1 ? 3 : 1);
+        auto after = read_all(*f.log);
+        EXPECT_EQ(after.size(), 3001u);
+        EXPECT_TRUE(after == latest_per_key(all, offset));
+    }
 }
