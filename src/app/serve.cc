@@ -14,6 +14,9 @@
 #include "http/admin.h"
 #include "config/redact.h"
 #include "http/auth.h"
+#include "http/console_routes.h"
+#include "http/metric_ring.h"
+#include "kafka/groups.h"
 #include "http/iceberg_rest.h"
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
@@ -42,6 +45,7 @@
 #include <chrono>
 #include <csignal>
 #include <ranges>
+#include <set>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -599,6 +603,11 @@ int serve(const config::settings& s) {
         http_opts.tls = http::tls_files{*cert, *key};
     }
     std::unique_ptr<kafka::authorizer> http_acls; // asked by the HTTP threads: outlives `admin`
+    // The last hour of the metrics, sampled every 10 s, for /v1/metrics/series (the console's
+    // charts): declared before `admin`, whose threads read it.
+    constexpr std::chrono::milliseconds metric_interval{10'000};
+    http::metric_ring metric_history(360);
+    http::metric_sampler metric_sampling(metric_history, metric_interval);
     http::server admin(http_opts);
     // Every HTTP request has a principal for the ACLs: the bearer token's with
     // floe.http.tokens-file (then only floe.http.open-paths go without one), else User:ANONYMOUS.
@@ -614,6 +623,12 @@ int serve(const config::settings& s) {
             return 2;
         }
         admin.guard_prefix("", [tokens](http::request& r) { return (*tokens)(r); });
+        // The console's static files hold no data and must load before the user gives a token;
+        // everything it shows comes from /v1, under the token guard and the ACLs.
+        admin.guard_prefix("/console", [](http::request& r) -> std::optional<http::response> {
+            r.principal = "User:ANONYMOUS";
+            return std::nullopt;
+        });
     } else {
         admin.guard_prefix("", [](http::request& r) -> std::optional<http::response> {
             r.principal = "User:ANONYMOUS";
@@ -622,9 +637,39 @@ int serve(const config::settings& s) {
     }
     http::add_admin_routes(admin, health);
     http::add_ingest_routes(admin, ingest);
+    http::add_metric_routes(admin, metric_history, metric_interval);
+    if (s.get_bool("floe.http.console.enabled"))
+        http::add_console_routes(admin, {.export_enabled = s.get_bool("floe.http.console.export"),
+                                         .tokens = tokens != nullptr});
     http::lookup_options lookup_opts;
     lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
+    lookup_opts.export_enabled = s.get_bool("floe.http.console.export");
     http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
+    if (auto* gc = broker.groups()) {
+        // /v1/groups: the coordinator's groups (classic and KIP-848) and their committed offsets.
+        lookups.set_groups([gc]() -> result<std::vector<http::group_info>> {
+            std::vector<http::group_info> out;
+            std::set<std::string> consumer_groups;
+            for (auto& [name, state] : gc->consumer().list()) consumer_groups.insert(name);
+            for (auto& g : gc->list({}).groups) {
+                http::group_info gi;
+                gi.id = g.group_id;
+                gi.state = g.state;
+                gi.protocol_type = g.protocol_type;
+                auto d = gc->describe(g.group_id);
+                bool classic = !d.members.empty() || (d.state != "Empty" && d.state != "Dead");
+                gi.kind = classic ? "classic" : consumer_groups.contains(g.group_id) ? "consumer" : "";
+                for (auto& m : d.members)
+                    gi.members.push_back({m.member_id, m.client_id, m.client_host, m.group_instance_id});
+                auto committed = gc->offsets().load(g.group_id);
+                if (!committed) return fail(std::move(committed).error());
+                for (auto& [k, c] : *committed)
+                    if (c.offset >= 0) gi.committed.push_back({k.first, k.second, c.offset});
+                out.push_back(std::move(gi));
+            }
+            return out;
+        });
+    }
     lookups.add_routes(admin);
     // /v1 and /iceberg ask the Kafka ACLs (same store and super users as the Kafka APIs). They
     // are strict (no ACL = no access) when a Kafka listener authenticates, as for Kafka, and
@@ -641,7 +686,9 @@ int serve(const config::settings& s) {
                        : op == http::acl_op::write  ? kafka::acl_operation::write
                        : op == http::acl_op::create ? kafka::acl_operation::create
                                                     : kafka::acl_operation::alter;
-            auto ktype = type == http::acl_type::topic ? kafka::acl_resource::topic : kafka::acl_resource::cluster;
+            auto ktype = type == http::acl_type::topic   ? kafka::acl_resource::topic
+                         : type == http::acl_type::group ? kafka::acl_resource::group
+                                                         : kafka::acl_resource::cluster;
             return a->allowed(principal, host, kop, ktype, name);
         });
         spdlog::info("http plane: /v1 and /iceberg follow the ACLs ({})",

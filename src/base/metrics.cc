@@ -220,4 +220,39 @@ std::vector<collected_family> process_metrics() {
     return out;
 }
 
+std::map<std::string, registry::totals> registry::reduce() const {
+    std::map<std::string, totals> out;
+    auto add = [&](const std::string& name, double v) {
+        auto& t = out[name];
+        t.max = t.children == 0 ? v : std::max(t.max, v);
+        t.sum += v;
+        ++t.children;
+    };
+    std::vector<collector> collectors;
+    {
+        std::lock_guard g(_mu);
+        for (auto& [id, c] : _collectors) collectors.push_back(c);
+        for (auto& f : _counters) {
+            out.try_emplace(f.name());
+            f.each([&](auto&, const counter& c) { add(f.name(), double(c.value())); });
+        }
+        for (auto& f : _gauges) {
+            out.try_emplace(f.name());
+            f.each([&](auto&, const gauge& c) { add(f.name(), c.value()); });
+        }
+        for (auto& f : _histograms)
+            f.each([&](auto&, const histogram& h) {
+                add(f.name() + "_count", double(h.count()));
+                add(f.name() + "_sum", h.sum());
+            });
+    }
+    // Collectors run outside the lock, as in render().
+    for (auto& c : collectors)
+        for (auto& fam : c()) {
+            out.try_emplace(fam.name);
+            for (auto& s : fam.samples) add(s.name, s.value);
+        }
+    return out;
+}
+
 } // namespace floe::metrics

@@ -125,6 +125,15 @@ public:
     /// Prometheus text exposition format 0.0.4.
     std::string render() const;
 
+    /// Every counter and gauge family (collectors' too) reduced over its children: the sum and
+    /// the largest value (histograms give their _count and _sum). For the console's metric
+    /// ring, sampled every few seconds.
+    struct totals {
+        double sum = 0, max = 0;
+        size_t children = 0;
+    };
+    std::map<std::string, totals> reduce() const;
+
 private:
     mutable std::mutex _mu;
     std::deque<family<counter>> _counters;

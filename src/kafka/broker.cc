@@ -551,6 +551,7 @@ uint16_t broker::port(size_t i) const noexcept {
 
 log::local_tier* broker::logs() noexcept { return _impl->logs.get(); }
 authorizer* broker::acl_authorizer() noexcept { return _impl->auth.get(); }
+group_coordinator* broker::groups() noexcept { return _impl->groups.get(); }
 
 result<void> broker::impl::make_tls_context() {
     auto& t = opts.tls;

@@ -22,6 +22,7 @@ namespace floe::kafka {
 class authorizer;
 class cluster_view;
 class offset_store;
+class group_coordinator;
 class producer_id_allocator;
 
 /// One bound listener as clients are told it: its name (the security protocol) and address.
@@ -154,6 +155,9 @@ public:
     result<void> reload_tls();
     /// The authorizer of every Kafka API (valid between start and stop), for the HTTP plane.
     authorizer* acl_authorizer() noexcept;
+    /// The group coordinator and its committed offsets (valid between start and stop), for the
+    /// HTTP plane's read-only /v1/groups.
+    group_coordinator* groups() noexcept;
 
     struct impl;
 
