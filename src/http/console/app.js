@@ -1,6 +1,6 @@
 // The console's shell: hash routes (#/page/arg?state), the login dialog, theme and time zone.
 // Every view's state lives in the URL, so each one is a deep link.
-import { AuthError, token } from './api.js';
+import { AuthError, get, token } from './api.js';
 import { h, mount, prefs } from './dom.js';
 import * as pages from './pages.js';
 import { messages } from './messages.js';
@@ -17,6 +17,7 @@ const routes = {
 };
 
 let current = null; // the page's cleanup (timers)
+let checked = undefined; // the token last accepted (null: none needed)
 
 async function render() {
   if (current) { current(); current = null; }
@@ -30,6 +31,12 @@ async function render() {
   const fn = routes[page];
   if (!fn) { mount(main, h('h1', {}, 'Not found'), h('p', {}, `No page ${page}.`)); return; }
   try {
+    // One request tells whether the token is good, before a page sends several at once (each
+    // refused one would count as a failed attempt and be answered later and later).
+    if (checked !== token.get()) {
+      await get('/v1/console/settings');
+      checked = token.get();
+    }
     const cleanup = await fn(main, args, params);
     if (typeof cleanup === 'function') current = cleanup;
   } catch (e) {
