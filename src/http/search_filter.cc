@@ -87,8 +87,14 @@ bool search_filter::json_matches(std::string_view value) const {
     auto doc = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return false;
     const auto& ptr = *_operand->pointer;
-    if (!doc.contains(ptr)) return false;
-    const auto& field = doc.at(ptr);
+    const nlohmann::json* found = nullptr;
+    try { // a pointer that does not fit the document (an array index that is not a number) throws
+        if (doc.contains(ptr)) found = &doc.at(ptr);
+    } catch (const std::exception&) {
+        return false;
+    }
+    if (!found) return false;
+    const auto& field = *found;
     const auto& want = _operand->value;
     switch (json->op) {
     case json_op::exists: return true;

@@ -37,7 +37,7 @@ jq_() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"
 # 2000 JSON records (keys key-0..key-1999), offloaded to Iceberg and deleted from the local log.
 seq 0 1999 | sed 's/.*/key-&:{"user":{"id":&},"n":&}/' | kcat -P -b $broker -t clicks -K: -H src=e2e
 for _ in $(seq 1 150); do
-  start=$(curl -s "${auth[@]}" "$api/v1/topics" | jq_ 'd["topics"][0]["partitions"][0]["local_start"]' 2>/dev/null)
+  start=$(curl -s "${auth[@]}" "$api/v1/topics" | jq_ '[t for t in d["topics"] if t["name"]=="clicks"][0]["partitions"][0]["local_start"]' 2>/dev/null)
   [ "${start:-0}" -ge 2000 ] 2>/dev/null && break; sleep 0.2
 done
 check "offloaded and deleted locally (local_start ${start:-none})" test "${start:-0}" -ge 2000
