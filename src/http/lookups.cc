@@ -979,6 +979,7 @@ response lookup_service::search(const request& r, const std::string& topic) {
             if (cur.forward ? pos < end[p] : pos > low[p]) out.push_back(p);
         return out;
     };
+    std::map<int32_t, size_t> width; // backward: each partition's next window
     for (int round = 0; round < 10'000 && !full() && scanned < budget; ++round) {
         auto parts = active();
         if (parts.empty()) break;
@@ -1002,11 +1003,15 @@ response lookup_service::search(const request& r, const std::string& topic) {
                 if (!next) return from_error(next.error());
                 pos = *next;
             } else {
-                // A window below `pos` as wide as the share (offsets are unique, so it holds at
-                // most that many records), read in offset order; its newest matches are kept.
-                const int64_t lo = std::max(low[p], pos - int64_t(n));
+                // A window below `pos` no wider than the share (offsets are unique, so it holds
+                // at most that many records), read in offset order; its newest matches are kept.
+                // Windows start small (the newest page is usually near the end) and double.
+                auto& w = width.try_emplace(p, std::max<size_t>(64, cap)).first->second;
+                const size_t span = std::min(n, w);
+                w *= 2;
+                const int64_t lo = std::max(low[p], pos - int64_t(span));
                 std::vector<record_out> window;
-                auto next = read_range(*_impl, topic, *pl, lo, pos, n, [&](record_out&& o) {
+                auto next = read_range(*_impl, topic, *pl, lo, pos, span, [&](record_out&& o) {
                     ++scanned;
                     if (filter->matches(view_of(o))) window.push_back(std::move(o));
                     return true;

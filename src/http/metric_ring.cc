@@ -106,7 +106,7 @@ std::string number(double v) {
 void add_metric_routes(server& s, const metric_ring& ring, std::chrono::milliseconds interval) {
     s.route("GET", "/v1/metrics/series", [&ring, interval](const request& r) {
         count_request("/v1/metrics/series");
-        std::string out = fmt::format(R"({{"interval_ms":{},"capacity_ms":{},)", interval.count(), interval.count() * 360);
+        std::string out = fmt::format(R"({{"interval_ms":{},"capacity_ms":{},)", interval.count(), interval.count() * int64_t(ring.capacity()));
         auto [b, e] = r.query.equal_range("name");
         if (b == e) {
             std::string names;
@@ -122,12 +122,16 @@ void add_metric_routes(server& s, const metric_ring& ring, std::chrono::millisec
         for (auto it = b; it != e; ++it) {
             auto& name = it->second;
             auto f = forced ? *forced : name.ends_with("_total") ? metric_ring::fn::rate : metric_ring::fn::sum;
+            // A name the ring has not sampled (a family registered since, or one this broker never
+            // registers, as the storage worker's when it is off) has no points, and says so.
             auto pts = ring.series(name, f);
-            if (!pts) return response::error(404, fmt::format("no metric named '{}'", name));
+            const bool known = pts.has_value();
+            if (!pts) pts.emplace();
             std::string p;
             for (auto& x : *pts) p += fmt::format(R"({}[{},{}])", p.empty() ? "" : ",", x.at_ms, number(x.value));
-            series += fmt::format(R"({}{{"name":"{}","fn":"{}","points":[{}]}})", series.empty() ? "" : ",",
-                                  json_escape(name), f == metric_ring::fn::rate ? "rate" : f == metric_ring::fn::sum ? "sum" : "max", p);
+            series += fmt::format(R"({}{{"name":"{}","fn":"{}","known":{},"points":[{}]}})", series.empty() ? "" : ",",
+                                  json_escape(name), f == metric_ring::fn::rate ? "rate" : f == metric_ring::fn::sum ? "sum" : "max",
+                                  known, p);
         }
         return response::json(200, out + fmt::format(R"("series":[{}]}})", series));
     });

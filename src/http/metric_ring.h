@@ -41,6 +41,7 @@ public:
     std::optional<std::vector<point>> series(std::string_view name, fn f) const;
     std::vector<std::string> names() const;
     size_t size() const;
+    size_t capacity() const noexcept { return _capacity; }
 
 private:
     struct sample {
@@ -73,7 +74,8 @@ private:
 
 /// GET /v1/metrics/series?name=N[&name=M...][&fn=rate|sum|max]: each name's points
 /// ({"interval_ms":..,"series":[{"name","fn","points":[[ms,value],...]}]}); fn defaults to rate
-/// for names ending in _total, else sum. GET /v1/metrics/series without a name lists the names.
+/// for names ending in _total, else sum; a name not sampled (yet) has no points and "known":false.
+/// GET /v1/metrics/series without a name lists the names.
 void add_metric_routes(server& s, const metric_ring& ring, std::chrono::milliseconds interval);
 
 } // namespace floe::http

@@ -21,6 +21,12 @@ const api = async (path) => {
   return r.json();
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A full load of a console URL (a goto that changes only the hash is a same-document navigation
+// that resolves before the page re-renders). sessionStorage (the token) survives it.
+async function open(hash) {
+  await page.goto('about:blank');
+  await page.goto(base + hash, { waitUntil: 'networkidle0' });
+}
 async function until(what, fn, ms = 15000) { // bounded polling
   const end = Date.now() + ms;
   let last;
@@ -84,7 +90,7 @@ try {
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
     for (const [name, hash, title] of pages) {
       problems = [];
-      await page.goto(base + hash, { waitUntil: 'networkidle0' });
+      await open(hash);
       await until(`${name} to render`, () => page.$eval('main h1', (e, t) => e.textContent.startsWith(t), title));
       await sleep(150);
       check(`${name} (${scheme}) renders with no console error or failed request`, problems.length === 0, problems.join('; '));
@@ -97,7 +103,7 @@ try {
       await page.screenshot({ path: `${env.SCREENSHOTS}/${name}-${scheme}.png`, fullPage: true });
     }
     // Chart labels follow the theme: in dark mode an SVG label is light on the dark page.
-    await page.goto(`${base}#/overview`, { waitUntil: 'networkidle0' });
+    await open('#/overview');
     await until('a sparkline', () => page.$('svg text'));
     const lum = await page.$eval('svg text', (t) => {
       const [r, g, b] = getComputedStyle(t).fill.match(/\d+/g).map(Number);
@@ -110,7 +116,7 @@ try {
   // --- the timeline matches /v1/topics ---
   const topics = await api('/v1/topics');
   const t = topics.topics.find((x) => x.name === env.TOPIC);
-  await page.goto(`${base}#/topic/${env.TOPIC}`, { waitUntil: 'networkidle0' });
+  await open(`#/topic/${env.TOPIC}`);
   await until('the timeline table', () => page.$('#timeline-table tbody tr'));
   const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
   const want = t.partitions.map((p) => {
@@ -124,12 +130,13 @@ try {
 
   // --- a key search the lake alone can answer (the deep link holds the query) ---
   problems = [];
-  await page.goto(`${base}#/messages/${env.TOPIC}?key=key-77`, { waitUntil: 'networkidle0' });
+  await open(`#/messages/${env.TOPIC}?key=key-77`);
   const hit = await until('the search result', () => page.$$eval('#records tr', (trs) => trs.map((tr) => [tr.dataset.offset, tr.children[3].textContent])).then((r) => (r.length ? r : null)));
   check('key search finds the record only Iceberg holds', JSON.stringify(hit) === JSON.stringify([['77', 'remote']]), JSON.stringify(hit));
   check('the key filter is restored from the URL', (await page.$eval('#f-key', (e) => e.value)) === 'key-77');
   // a JSON field filter typed in the form, written back to the URL
-  await page.goto(`${base}#/messages/${env.TOPIC}`, { waitUntil: 'networkidle0' });
+  await open(`#/messages/${env.TOPIC}`);
+  await until('the first page', () => page.$eval('#search-status', (e) => e.textContent.includes('records shown')));
   await page.type('#f-json', '/user/id');
   await page.select('#f-json-op', 'eq');
   await page.type('#f-json-value', '1234');
@@ -140,7 +147,7 @@ try {
   check('messages: no console error or failed request', problems.length === 0, problems.join('; '));
 
   // --- live tail: a record produced after the page opened shows up ---
-  await page.goto(`${base}#/messages/${env.TOPIC}?limit=5`, { waitUntil: 'networkidle0' });
+  await open(`#/messages/${env.TOPIC}?limit=5`);
   await until('the first page', () => page.$$eval('#records tr', (trs) => trs.length === 5));
   await page.click('#tail');
   await sleep(1500);
@@ -151,7 +158,7 @@ try {
   await page.click('#tail');
 
   // --- the group's lag against the Kafka client and kcat ---
-  await page.goto(`${base}#/groups`, { waitUntil: 'networkidle0' });
+  await open('#/groups');
   const g = await until('the group', () => page.$eval(`section[data-group="${env.GROUP}"]`, (s) => ({
     records: s.querySelector('.lag-records')?.textContent, seconds: s.querySelector('.lag-seconds')?.textContent })));
   const now = Date.now();
@@ -164,10 +171,11 @@ try {
   // --- read-only: no request but GET was made ---
   const methods = new Set();
   page.on('request', (r) => methods.add(r.method()));
-  for (const [, hash] of pages) await page.goto(base + hash, { waitUntil: 'networkidle0' });
+  for (const [, hash] of pages) await open(hash);
   check('the console only GETs', [...methods].every((m) => m === 'GET'), [...methods].join(','));
 } catch (e) {
   check(`no exception: ${e.message}`, false);
+  await page.screenshot({ path: `${env.SCREENSHOTS}/failure.png`, fullPage: true }).catch(() => {});
 } finally {
   await browser.close();
 }
