@@ -695,6 +695,17 @@ int serve(const config::settings& s) {
                      http_acls->strict() ? "strict: no ACL means no access" : "open where no ACL names a resource");
     }
     lookups.set_access(http_access);
+    // GET /v1/brokers: the brokers Metadata lists (the console's overview); DESCRIBE on the cluster.
+    admin.route("GET", "/v1/brokers", [&broker, &http_access](const http::request& r) {
+        http::count_request("/v1/brokers");
+        if (!http_access.allows(r, http::acl_op::describe, http::acl_type::cluster, http::access_control::cluster_name))
+            return http::response::error(403, fmt::format("{} may not describe the cluster", r.principal));
+        std::string out;
+        for (auto& b : broker.cluster_brokers())
+            out += fmt::format(R"({}{{"node_id":{},"host":"{}","port":{},"self":{}}})", out.empty() ? "" : ",", b.node_id,
+                               json_escape(b.host), b.port, b.node_id == broker.node_id());
+        return http::response::json(200, fmt::format(R"({{"brokers":[{}]}})", out));
+    });
     // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.
     const auto topics_ns = s.get_string("floe.namespace");
     http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse, .topics_namespace = topics_ns});

@@ -12,7 +12,7 @@ export function sparkline(title, points, unit = '') {
   const x = (t) => P + ((t - t0) / Math.max(1, t1 - t0)) * (W - 2 * P);
   const y = (v) => H - 14 - (v / max) * (H - 24);
   const line = points.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
-  const svg = h('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': `${title}: ${points.length} samples, latest ${values.length ? fmtNum(values[values.length - 1], 2) : 'none'} ${unit}` },
+  const svg = h('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', 'aria-label': `${title}: ${points.length} samples, latest ${values.length ? fmtNum(values[values.length - 1], 2) : 'none'} ${unit}` },
     h('line', { class: 'axis', x1: P, x2: W - P, y1: H - 14, y2: H - 14 }),
     points.length > 1 ? h('polyline', { class: 'line', points: line }) : null,
     h('text', { x: P, y: 10 }, `max ${fmtNum(max, 1)} ${unit}`),
@@ -44,7 +44,7 @@ export function timeline(p, marks) {
   const span = Math.max(1, s.end - s.start);
   const x = (o) => P + ((o - s.start) / span) * (W - 2 * P);
   const seg = (cls, [a, b], label) => (b > a ? h('rect', { class: cls, x: x(a).toFixed(1), y: 6, width: Math.max(1, x(b) - x(a)).toFixed(1), height: 18 }, h('title', {}, `${label}: offsets ${a}–${b - 1}`)) : null);
-  const svg = h('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', height: H, role: 'img', preserveAspectRatio: 'none',
+  const svg = h('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img',
     'aria-label': `Partition ${p.partition}: lake only ${s.lakeOnly[1] - s.lakeOnly[0]}, both ${s.both[1] - s.both[0]}, local only ${s.localOnly[1] - s.localOnly[0]} records` },
     h('rect', { class: 'seg-empty', x: P, y: 6, width: W - 2 * P, height: 18 }),
     seg('seg-lake', s.lakeOnly, 'only in the lake'),

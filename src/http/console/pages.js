@@ -33,8 +33,8 @@ function every(ms, fn) {
 // ---- Overview ----
 export async function overview(main) {
   const draw = async () => {
-    const [ready, topics, inRate, outRate, offRate, lagRec, lagSec] = await Promise.all([
-      getAllowing('/readyz', [503]), get('/v1/topics'),
+    const [ready, topics, brokers, inRate, outRate, offRate, lagRec, lagSec] = await Promise.all([
+      getAllowing('/readyz', [503]), get('/v1/topics'), get('/v1/brokers').catch(() => null),
       series('floe_kafka_records_in_total', 'rate'), series('floe_kafka_records_out_total', 'rate'),
       series('floe_offload_records_total', 'rate'), series('floe_offload_lag_records', 'max'),
       series('floe_offload_lag_seconds', 'max')]);
@@ -59,6 +59,12 @@ export async function overview(main) {
         h('section', { class: 'card' }, h('div', { class: 'muted' }, 'Offloaded records/s'), h('div', { class: 'value' }, fmtNum(last(offRate), 1)), sparkline('Records offloaded to Iceberg per second', offRate, 'rec/s')),
         h('section', { class: 'card' }, h('div', { class: 'muted' }, 'Worst lake lag (records)'), h('div', { class: 'value' }, fmtNum(last(lagRec))), sparkline('Worst partition lake lag in records', lagRec, 'records')),
         h('section', { class: 'card' }, h('div', { class: 'muted' }, 'Worst lake lag (seconds)'), h('div', { class: 'value' }, fmtAge(last(lagSec))), sparkline('Worst partition lake lag in seconds', lagSec, 's'))),
+      h('h2', {}, 'Brokers'),
+      brokers ? table('Brokers (as Metadata lists them)', [
+        { label: 'Node', num: true, get: (b) => b.node_id },
+        { label: 'Address', get: (b) => `${b.host}:${b.port}` },
+        { label: 'This broker', get: (b) => (b.self ? 'yes' : '') },
+      ], brokers.brokers) : h('p', { class: 'muted' }, 'Not visible to you (DESCRIBE on the cluster).'),
       h('h2', {}, 'Components (/readyz)'),
       table('Components', [
         { label: 'Component', get: (c) => c.name },
