@@ -10,6 +10,7 @@
 #include "crypto/keyring.h"
 
 #include "base/file_lock.h"
+#include "base/log.h"
 #include "base/metrics.h"
 #include "http/admin.h"
 #include "config/redact.h"
@@ -703,7 +704,7 @@ int serve(const config::settings& s) {
         std::string out;
         for (auto& b : broker.cluster_brokers())
             out += fmt::format(R"({}{{"node_id":{},"host":"{}","port":{},"self":{}}})", out.empty() ? "" : ",", b.node_id,
-                               json_escape(b.host), b.port, b.node_id == broker.node_id());
+                               floe::json_escape(b.host), b.port, b.node_id == broker.node_id());
         return http::response::json(200, fmt::format(R"({{"brokers":[{}]}})", out));
     });
     // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.

@@ -97,6 +97,8 @@ check "CSV export" contains "$csv" 'partition,offset,timestamp,tier,key,value'
 check "a malformed JSON test is a 400" test "$(code "${auth[@]}" "$api/v1/topics/clicks/search?json=x")" = 400
 r=$(curl -s "${auth[@]}" "$api/v1/groups")
 check "/v1/groups: lag in records" test "$(jq_ "[(p['committed_offset'], p['lag_records'], p['committed_record_timestamp']) for g in d['groups'] if g['group_id']=='console-readers' for p in g['partitions']]" <<<"$r")" = "[(1500, $((high - committed)), $committed_ts)]"
+r=$(curl -s "${auth[@]}" "$api/v1/brokers")
+check "/v1/brokers lists this broker" test "$(jq_ "[(b['port'], b['self']) for b in d['brokers']]" <<<"$r")" = "[($KAFKA_PORT, True)]"
 r=$(curl -s "${auth[@]}" "$api/v1/metrics/series?name=floe_kafka_records_in_total")
 check "/v1/metrics/series" test "$(jq_ "(d['interval_ms'], d['series'][0]['fn'])" <<<"$r")" = "(10000, 'rate')"
 r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/configs")
@@ -113,7 +115,10 @@ check "browser checks (console_browser.mjs exit $rc)" test "$rc" = 0
 
 # --- floe.http.console.enabled=false: no console ------------------------------------------------
 stop_floe
-start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false --set floe.http.console.enabled=false || exit 1
+start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false --set floe.http.console.enabled=false \
+  --set floe.http.console.export=false || exit 1
 check "console off: 404" test "$(code "http://127.0.0.1:$HTTP_PORT/console/")" = 404
+check "export off: 403" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?format=csv")" = 403
+check "export off: searches still answer" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?key=key-1")" = 200
 stop_floe
 finish

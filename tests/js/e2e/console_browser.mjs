@@ -113,6 +113,14 @@ try {
   }
   await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
 
+  // --- the overview lists this broker ---
+  await open('#/overview');
+  const brokerRows = await until('the brokers table', () => page.$$eval('main table', (ts) => {
+    const t = ts.find((x) => x.caption && x.caption.textContent.startsWith('Brokers'));
+    return t ? [...t.tBodies[0].rows].map((r) => r.cells[1].textContent) : null;
+  }));
+  check('the overview lists this broker', brokerRows.length === 1 && brokerRows[0].endsWith(`:${env.BROKER.split(':')[1]}`), JSON.stringify(brokerRows));
+
   // --- the timeline matches /v1/topics ---
   const topics = await api('/v1/topics');
   const t = topics.topics.find((x) => x.name === env.TOPIC);
