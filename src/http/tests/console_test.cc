@@ -253,3 +253,24 @@ TEST(console_assets, served_with_etag_gzip_and_csp) {
     r.path = "/console/nope.js";
     EXPECT_EQ(console_asset_response(r).status, 404);
 }
+
+TEST(console_routes, redirect_assets_and_settings_through_the_server) {
+    server s(server_options{.port = 0});
+    add_console_routes(s, {.export_enabled = false, .tokens = true});
+    request r;
+    r.method = "GET";
+    r.path = "/console";
+    auto redirect = s.dispatch(r);
+    EXPECT_EQ(redirect.status, 301);
+    EXPECT_EQ(header(redirect, "Location"), "/console/");
+    r.path = "/console/app.js";
+    auto js = s.dispatch(r);
+    EXPECT_EQ(js.status, 200);
+    EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
+    r.path = "/v1/console/settings";
+    auto settings = s.dispatch(r);
+    EXPECT_EQ(settings.body, R"({"export":false,"read_only":true,"tokens":true})");
+    r.method = "POST";
+    r.path = "/console/app.js";
+    EXPECT_EQ(s.dispatch(r).status, 405); // nothing but GET (and HEAD)
+}

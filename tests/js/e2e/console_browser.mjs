@@ -176,6 +176,22 @@ try {
   const wantSeconds = (now - Number(env.COMMITTED_TS)) / 1000;
   check('group lag in seconds = now - the committed record\'s timestamp (kcat)', Math.abs(Number(g.seconds) - wantSeconds) < 12, `${g.seconds} vs ${wantSeconds.toFixed(1)}`);
 
+  // --- the theme toggle, the UTC/local toggle, keyboard navigation ---
+  await open('#/overview');
+  await page.click('#theme'); // system -> light
+  await page.click('#theme'); // light -> dark
+  const theme = await page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.body).backgroundColor]);
+  check('the theme toggle switches to dark', theme[0] === 'dark' && theme[1] === 'rgb(13, 17, 23)', JSON.stringify(theme));
+  await page.click('#theme'); // dark -> system
+  await page.click('#tz');
+  check('the time zone toggle', (await page.$eval('#tz', (b) => [b.textContent, b.getAttribute('aria-pressed')].join())) === 'Local time,true');
+  await page.click('#tz');
+  await page.keyboard.press('g');
+  await page.keyboard.press('t');
+  await until('g t to open the topics', () => page.$eval('main h1', (e) => e.textContent === 'Topics'));
+  await page.keyboard.press('/');
+  check('/ focuses the filter', (await page.evaluate(() => document.activeElement.id)) === 'topic-filter');
+
   // --- read-only: no request but GET was made ---
   const methods = new Set();
   page.on('request', (r) => methods.add(r.method()));
