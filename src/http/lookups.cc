@@ -847,9 +847,14 @@ static result<int64_t> read_range(lookup_service::impl& im, const std::string& t
     }
     next = std::max(next, local_start);
     if (next >= until) return until;
-    bool past_until = false, stopped = false;
-    const int64_t lso = pl.last_stable_offset()();
+    bool past_until = false, stopped = false, first = true;
+    const int64_t lso = pl.last_stable_offset()(), local_from = next;
     FLOE_TRY(scan_local(pl, next, max - seen, [&](record_out&& o) {
+        // Local retention moved the start past `local_from` since the remote tier was read: the
+        // records in between went to the table meanwhile and the local scan skipped them. Stop
+        // before this record; the caller reads again from `local_from` (the table now has them).
+        if (first && o.offset > local_from && pl.log_start_offset()() > local_from) return false;
+        first = false;
         if (o.offset >= until) {
             past_until = true;
             return false;
@@ -864,6 +869,7 @@ static result<int64_t> read_range(lookup_service::impl& im, const std::string& t
     }));
     if (past_until) return until;
     if (stopped || seen >= max) return next;
+    if (first && pl.log_start_offset()() > local_from) return local_from; // moved before any record: again
     return std::min(until, std::max(next, lso));
 }
 
@@ -1017,6 +1023,7 @@ response lookup_service::search(const request& r, const std::string& topic) {
                     return true;
                 });
                 if (!next) return from_error(next.error());
+                if (*next < pos) continue; // not read to its end (the local start moved): again next round
                 const size_t room = cap - found.size();
                 if (window.size() > room) {
                     window.erase(window.begin(), window.end() - ptrdiff_t(room));
