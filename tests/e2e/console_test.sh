@@ -57,6 +57,7 @@ while time.time() < end:
 print(rounds, len(bad), bad[:3])
 PY
 )
+echo "paged searches during offload (rounds, rounds with a wrong answer, examples): $paged"
 check "paged searches during offload see every offset once (rounds, bad: $paged)" test "$(cut -d' ' -f2 <<<"$paged")" = 0
 for _ in $(seq 1 150); do
   start=$(curl -s "${auth[@]}" "$api/v1/topics" | jq_ '[t for t in d["topics"] if t["name"]=="clicks"][0]["partitions"][0]["local_start"]' 2>/dev/null)
