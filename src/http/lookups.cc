@@ -321,6 +321,10 @@ lookup_service::lookup_service(log::local_tier& logs, lake::iceberg_lake* lake, 
 lookup_service::~lookup_service() = default;
 
 namespace {
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 response from_error(const error& e) {
     // A store that cannot be reached right now (Redis down) is worth a retry: 503.
     int status = e.code() == errc::invalid_argument ? 400
@@ -478,9 +482,21 @@ response lookup_service::topics(const request& r) {
             }
             auto offloaded = pl->offloaded_up_to()();
             int64_t lag = t.config.remote_storage_enable ? std::max<int64_t>(0, o.log_end() - offloaded) : 0;
-            out += fmt::format(R"({}{{"partition":{},"local_start":{},"log_end":{},"high_watermark":{},"remote_start":{},"offloaded_up_to":{},"offload_lag_records":{}}})",
+            // How far the table is behind, in time: the age of the oldest record not yet in it
+            // (by its batch's timestamp, as floe_offload_lag_seconds), 0 when none; null untiered.
+            std::string lag_s = "null";
+            if (t.config.remote_storage_enable) {
+                auto h = pl->batch_header_at(kafka_offset(offloaded));
+                double age = 0;
+                if (h && *h) {
+                    int64_t ts = (*h)->is_log_append_time() ? (*h)->max_timestamp : (*h)->base_timestamp;
+                    age = double(std::max<int64_t>(0, now_ms() - ts)) / 1000.0;
+                }
+                if (h) lag_s = fmt::format("{:.3f}", age); // unreadable (store down): null
+            }
+            out += fmt::format(R"({}{{"partition":{},"local_start":{},"log_end":{},"high_watermark":{},"remote_start":{},"offloaded_up_to":{},"offload_lag_records":{},"offload_lag_seconds":{}}})",
                                p ? "," : "", p, o.log_start(), o.log_end(), o.high_watermark(), remote_start,
-                               offloaded, lag);
+                               offloaded, lag, lag_s);
         }
         out += "]}";
     }
@@ -814,11 +830,6 @@ std::string csv_field(const std::optional<std::string>& s) {
         out += c;
     }
     return out + '"';
-}
-
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 } // namespace

@@ -120,6 +120,8 @@ check "CSV export" contains "$csv" 'partition,offset,timestamp,tier,key,value'
 check "a malformed JSON test is a 400" test "$(code "${auth[@]}" "$api/v1/topics/clicks/search?json=x")" = 400
 r=$(curl -s "${auth[@]}" "$api/v1/groups")
 check "/v1/groups: lag in records" test "$(jq_ "[(p['committed_offset'], p['lag_records'], p['committed_record_timestamp']) for g in d['groups'] if g['group_id']=='console-readers' for p in g['partitions']]" <<<"$r")" = "[(1500, $((high - committed)), $committed_ts)]"
+r=$(curl -s "${auth[@]}" "$api/v1/topics")
+check "/v1/topics: the table is 100 records and some seconds behind" test "$(jq_ "[(p['offload_lag_records'], p['offload_lag_seconds'] > 0) for t in d['topics'] if t['name']=='clicks' for p in t['partitions']]" <<<"$r")" = "[(100, True)]"
 r=$(curl -s "${auth[@]}" "$api/v1/brokers")
 check "/v1/brokers lists this broker" test "$(jq_ "[(b['port'], b['self']) for b in d['brokers']]" <<<"$r")" = "[($KAFKA_PORT, True)]"
 r=$(curl -s "${auth[@]}" "$api/v1/metrics/series?name=floe_kafka_records_in_total")

@@ -90,6 +90,7 @@ export async function topics(main, args, params) {
       { label: 'Records (both tiers)', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.log_end - lowest(p)))) },
       { label: 'Local records', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.log_end - p.local_start))) },
       { label: 'Lake lag (records)', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.offload_lag_records))) },
+      { label: 'Lake behind by', num: true, get: (t) => (t.remote_storage_enable ? fmtAge(Math.max(0, ...t.partitions.map((p) => p.offload_lag_seconds || 0))) : '—') },
       { label: 'Tiered', get: (t) => (t.remote_storage_enable ? 'yes' : 'no') },
       { label: 'Table', get: (t) => (t.remote_storage_enable ? h('a', { href: `#/lake/${enc(t.name)}` }, `${t.table.namespace}.${t.table.name}`) : '—') },
       { label: 'Data files', num: true, get: (t) => (t.table.state ? fmtNum(t.table.state.data_files) : '—') },
