@@ -671,6 +671,31 @@ int serve(const config::settings& s) {
             return out;
         });
     }
+    if (auto* gc = broker.groups()) {
+        // Each group's lag in records (high watermark minus the committed offset, clamped at the
+        // log start across both tiers), for /metrics and the console's lag charts (the metric
+        // ring keeps families of up to 32 children per child).
+        auto lag_collector = metrics::registry::instance().add_collector([gc, logs, &remote] {
+            std::vector<metrics::collected_family> fams{
+                {"floe_group_lag_records", "Records of the group's committed partitions not yet consumed.", "gauge", {}}};
+            for (auto& name : gc->offsets().groups()) {
+                double lag = 0;
+                for (auto& [k, c] : gc->offsets().all(name)) {
+                    auto pl = logs->partition(k.first, k.second);
+                    if (!pl || c.offset < 0) continue;
+                    auto o = pl->offsets();
+                    int64_t lo = o.log_start();
+                    if (auto rs = remote.start_offset(k.first, k.second); rs && *rs) lo = std::min(lo, **rs);
+                    lag += double(std::max<int64_t>(0, o.high_watermark() - std::max(c.offset, lo)));
+                }
+                fams[0].samples.push_back({fams[0].name, {{"group", name}}, lag});
+            }
+            return fams;
+        });
+        running.push_back({"group lag metrics", [lag_collector] {
+                               metrics::registry::instance().remove_collector(lag_collector);
+                           }});
+    }
     lookups.add_routes(admin);
     // /v1 and /iceberg ask the Kafka ACLs (same store and super users as the Kafka APIs). They
     // are strict (no ACL = no access) when a Kafka listener authenticates, as for Kafka, and

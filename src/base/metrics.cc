@@ -220,7 +220,7 @@ std::vector<collected_family> process_metrics() {
     return out;
 }
 
-std::map<std::string, registry::totals> registry::reduce() const {
+std::map<std::string, registry::totals> registry::reduce(size_t children_each) const {
     std::map<std::string, totals> out;
     auto add = [&](const std::string& name, double v) {
         auto& t = out[name];
@@ -228,17 +228,34 @@ std::map<std::string, registry::totals> registry::reduce() const {
         t.sum += v;
         ++t.children;
     };
+    // Each child of a family with few children, under its own key.
+    std::vector<std::pair<std::string, double>> children;
+    auto flush_children = [&] {
+        if (children.size() <= children_each)
+            for (auto& [k, v] : children) out[k] = {v, v, 1};
+        children.clear();
+    };
     std::vector<collector> collectors;
     {
         std::lock_guard g(_mu);
         for (auto& [id, c] : _collectors) collectors.push_back(c);
         for (auto& f : _counters) {
             out.try_emplace(f.name());
-            f.each([&](auto&, const counter& c) { add(f.name(), double(c.value())); });
+            f.each([&](auto& values, const counter& c) {
+                add(f.name(), double(c.value()));
+                if (children_each && !values.empty())
+                    children.emplace_back(f.name() + label_text(f.label_names(), values), double(c.value()));
+            });
+            flush_children();
         }
         for (auto& f : _gauges) {
             out.try_emplace(f.name());
-            f.each([&](auto&, const gauge& c) { add(f.name(), c.value()); });
+            f.each([&](auto& values, const gauge& c) {
+                add(f.name(), c.value());
+                if (children_each && !values.empty())
+                    children.emplace_back(f.name() + label_text(f.label_names(), values), c.value());
+            });
+            flush_children();
         }
         for (auto& f : _histograms)
             f.each([&](auto&, const histogram& h) {
@@ -250,7 +267,18 @@ std::map<std::string, registry::totals> registry::reduce() const {
     for (auto& c : collectors)
         for (auto& fam : c()) {
             out.try_emplace(fam.name);
-            for (auto& s : fam.samples) add(s.name, s.value);
+            for (auto& s : fam.samples) {
+                add(s.name, s.value);
+                if (children_each && !s.label_values.empty()) {
+                    std::vector<std::string> names, values;
+                    for (auto& [k, v] : s.label_values) {
+                        names.push_back(k);
+                        values.push_back(v);
+                    }
+                    children.emplace_back(s.name + label_text(names, values), s.value);
+                }
+            }
+            flush_children();
         }
     return out;
 }

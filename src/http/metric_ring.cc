@@ -77,7 +77,7 @@ metric_sampler::metric_sampler(metric_ring& ring, std::chrono::milliseconds inte
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
             try {
-                _ring.add(now, metrics::registry::instance().reduce());
+                _ring.add(now, metrics::registry::instance().reduce(ring_children_each));
             } catch (const std::exception& e) {
                 spdlog::warn("metric ring: sampling failed: {}", e.what());
             }

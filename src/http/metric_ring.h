@@ -55,7 +55,9 @@ private:
 };
 
 /// Feeds a metric_ring from the process-wide registry every `interval` on its own thread, from
-/// construction (a first sample at once) until destruction.
+/// construction (a first sample at once) until destruction. Families with at most
+/// `children_each` children are kept per child too (`floe_group_lag_records{group="g"}`).
+inline constexpr size_t ring_children_each = 32;
 class metric_sampler {
 public:
     metric_sampler(metric_ring& ring, std::chrono::milliseconds interval);

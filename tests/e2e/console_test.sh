@@ -124,6 +124,7 @@ r=$(curl -s "${auth[@]}" "$api/v1/topics")
 check "/v1/topics: the table is 100 records and some seconds behind" test "$(jq_ "[(p['offload_lag_records'], p['offload_lag_seconds'] > 0) for t in d['topics'] if t['name']=='clicks' for p in t['partitions']]" <<<"$r")" = "[(100, True)]"
 r=$(curl -s "${auth[@]}" "$api/v1/brokers")
 check "/v1/brokers lists this broker" test "$(jq_ "[(b['port'], b['self']) for b in d['brokers']]" <<<"$r")" = "[($KAFKA_PORT, True)]"
+check "/metrics: the group's lag" contains "$(curl -s "$api/metrics")" "floe_group_lag_records{group=\"console-readers\"} $((high - committed))"
 r=$(curl -s "${auth[@]}" "$api/v1/metrics/series?name=floe_kafka_records_in_total")
 check "/v1/metrics/series" test "$(jq_ "(d['interval_ms'], d['series'][0]['fn'])" <<<"$r")" = "(10000, 'rate')"
 r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/configs")

@@ -169,10 +169,12 @@ export async function topic(main, args) {
 export async function groups(main) {
   const draw = async () => {
     const data = await get('/v1/groups');
+    const lagSeries = await Promise.all(data.groups.map((g) => series(`floe_group_lag_records{group="${g.group_id.replace(/[\\"]/g, (c) => `\\${c}`)}"}`, 'sum')));
     mount(main, h('h1', {}, 'Consumer groups'),
       data.groups.length ? null : h('p', { class: 'muted' }, 'No consumer groups.'),
       data.groups.map((g) => h('section', { class: 'group', 'data-group': g.group_id, 'aria-label': `Group ${g.group_id}` },
         h('h2', {}, `${g.group_id} `, h('span', { class: 'muted' }, `${g.state}${g.kind ? `, ${g.kind}` : ''}; lag ${fmtNum(g.lag_records)} records, ${fmtAge(g.max_lag_seconds)}`)),
+        sparkline(`Lag of ${g.group_id} in records, last hour`, lagSeries[data.groups.indexOf(g)], 'records'),
         table('Members', [
           { label: 'Member', get: (m) => m.member_id },
           { label: 'Client', get: (m) => m.client_id },

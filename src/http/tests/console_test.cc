@@ -178,6 +178,16 @@ TEST(metric_ring, reduce_reads_the_registry) {
     EXPECT_DOUBLE_EQ(t["console_test_things_total"].max, 5);
     EXPECT_DOUBLE_EQ(t["console_test_level"].sum, 11);
     EXPECT_DOUBLE_EQ(t["console_test_level"].max, 9);
+    EXPECT_FALSE(t.contains(R"(console_test_level{p="1"})")); // children only when asked
+    auto each = reg.reduce(2);
+    EXPECT_DOUBLE_EQ(each[R"(console_test_level{p="1"})"].sum, 9);
+    EXPECT_DOUBLE_EQ(each[R"(console_test_things_total{topic="a"})"].sum, 3);
+    EXPECT_DOUBLE_EQ(each["console_test_level"].sum, 11);
+    auto& many = reg.gauge_family("console_test_many", "test", {"p"});
+    for (int i = 0; i < 3; ++i) many.with({std::to_string(i)}).set(i);
+    auto few = reg.reduce(2);
+    EXPECT_FALSE(few.contains(R"(console_test_many{p="0"})")); // more children than asked: the total only
+    EXPECT_DOUBLE_EQ(few["console_test_many"].sum, 3);
 }
 
 namespace {

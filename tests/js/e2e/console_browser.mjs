@@ -169,6 +169,7 @@ try {
   await open('#/groups');
   const g = await until('the group', () => page.$eval(`section[data-group="${env.GROUP}"]`, (s) => ({
     records: s.querySelector('.lag-records')?.textContent, seconds: s.querySelector('.lag-seconds')?.textContent })));
+  check('the group has a lag chart with its table', await page.$eval(`section[data-group="${env.GROUP}"]`, (s) => !!s.querySelector('figure.spark svg') && !!s.querySelector('figure.spark table')));
   const now = Date.now();
   // The tail added one record after COMMITTED/HIGH were measured.
   const wantRecords = Number(env.HIGH) - Number(env.COMMITTED) + 1;
