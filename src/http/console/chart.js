@@ -10,7 +10,7 @@ export function sparkline(title, points, unit = '') {
   const max = Math.max(1e-9, ...values, 0);
   const t0 = points.length ? points[0][0] : 0, t1 = points.length ? points[points.length - 1][0] : 1;
   const x = (t) => P + ((t - t0) / Math.max(1, t1 - t0)) * (W - 2 * P);
-  const y = (v) => H - 14 - (v / max) * (H - 24);
+  const y = (v) => H - 14 - (v / max) * (H - 30);
   const line = points.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
   const svg = h('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', 'aria-label': `${title}: ${points.length} samples, latest ${values.length ? fmtNum(values[values.length - 1], 2) : 'none'} ${unit}` },
     h('line', { class: 'axis', x1: P, x2: W - P, y1: H - 14, y2: H - 14 }),
