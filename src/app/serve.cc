@@ -10,10 +10,14 @@
 #include "crypto/keyring.h"
 
 #include "base/file_lock.h"
+#include "base/log.h"
 #include "base/metrics.h"
 #include "http/admin.h"
 #include "config/redact.h"
 #include "http/auth.h"
+#include "http/console_routes.h"
+#include "http/metric_ring.h"
+#include "kafka/groups.h"
 #include "http/iceberg_rest.h"
 #include "http/ingest_routes.h"
 #include "ingest/ingest_engine.h"
@@ -42,6 +46,7 @@
 #include <chrono>
 #include <csignal>
 #include <ranges>
+#include <set>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/statvfs.h>
@@ -600,6 +605,11 @@ int serve(const config::settings& s) {
         http_opts.tls = http::tls_files{*cert, *key};
     }
     std::unique_ptr<kafka::authorizer> http_acls; // asked by the HTTP threads: outlives `admin`
+    // The last hour of the metrics, sampled every 10 s, for /v1/metrics/series (the console's
+    // charts): declared before `admin`, whose threads read it.
+    constexpr std::chrono::milliseconds metric_interval{10'000};
+    http::metric_ring metric_history(360);
+    http::metric_sampler metric_sampling(metric_history, metric_interval);
     http::server admin(http_opts);
     // Every HTTP request has a principal for the ACLs: the bearer token's with
     // floe.http.tokens-file (then only floe.http.open-paths go without one), else User:ANONYMOUS.
@@ -615,6 +625,12 @@ int serve(const config::settings& s) {
             return 2;
         }
         admin.guard_prefix("", [tokens](http::request& r) { return (*tokens)(r); });
+        // The console's static files hold no data and must load before the user gives a token;
+        // everything it shows comes from /v1, under the token guard and the ACLs.
+        admin.guard_prefix("/console", [](http::request& r) -> std::optional<http::response> {
+            r.principal = "User:ANONYMOUS";
+            return std::nullopt;
+        });
     } else {
         admin.guard_prefix("", [](http::request& r) -> std::optional<http::response> {
             r.principal = "User:ANONYMOUS";
@@ -623,9 +639,64 @@ int serve(const config::settings& s) {
     }
     http::add_admin_routes(admin, health);
     http::add_ingest_routes(admin, ingest);
+    http::add_metric_routes(admin, metric_history, metric_interval);
+    if (s.get_bool("floe.http.console.enabled"))
+        http::add_console_routes(admin, {.export_enabled = s.get_bool("floe.http.console.export"),
+                                         .tokens = tokens != nullptr});
     http::lookup_options lookup_opts;
     lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
+    lookup_opts.export_enabled = s.get_bool("floe.http.console.export");
     http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
+    if (auto* gc = broker.groups()) {
+        // /v1/groups: the coordinator's groups (classic and KIP-848) and their committed offsets.
+        lookups.set_groups([gc]() -> result<std::vector<http::group_info>> {
+            std::vector<http::group_info> out;
+            std::set<std::string> consumer_groups;
+            for (auto& [name, state] : gc->consumer().list()) consumer_groups.insert(name);
+            for (auto& g : gc->list({}).groups) {
+                http::group_info gi;
+                gi.id = g.group_id;
+                gi.state = g.state;
+                gi.protocol_type = g.protocol_type;
+                auto d = gc->describe(g.group_id);
+                bool classic = !d.members.empty() || (d.state != "Empty" && d.state != "Dead");
+                gi.kind = classic ? "classic" : consumer_groups.contains(g.group_id) ? "consumer" : "";
+                for (auto& m : d.members)
+                    gi.members.push_back({m.member_id, m.client_id, m.client_host, m.group_instance_id});
+                auto committed = gc->offsets().load(g.group_id);
+                if (!committed) return fail(std::move(committed).error());
+                for (auto& [k, c] : *committed)
+                    if (c.offset >= 0) gi.committed.push_back({k.first, k.second, c.offset});
+                out.push_back(std::move(gi));
+            }
+            return out;
+        });
+    }
+    if (auto* gc = broker.groups()) {
+        // Each group's lag in records (high watermark minus the committed offset, clamped at the
+        // log start across both tiers), for /metrics and the console's lag charts (the metric
+        // ring keeps families of up to 32 children per child).
+        auto lag_collector = metrics::registry::instance().add_collector([gc, logs, &remote] {
+            std::vector<metrics::collected_family> fams{
+                {"floe_group_lag_records", "Records of the group's committed partitions not yet consumed.", "gauge", {}}};
+            for (auto& name : gc->offsets().groups()) {
+                double lag = 0;
+                for (auto& [k, c] : gc->offsets().all(name)) {
+                    auto pl = logs->partition(k.first, k.second);
+                    if (!pl || c.offset < 0) continue;
+                    auto o = pl->offsets();
+                    int64_t lo = o.log_start();
+                    if (auto rs = remote.start_offset(k.first, k.second); rs && *rs) lo = std::min(lo, **rs);
+                    lag += double(std::max<int64_t>(0, o.high_watermark() - std::max(c.offset, lo)));
+                }
+                fams[0].samples.push_back({fams[0].name, {{"group", name}}, lag});
+            }
+            return fams;
+        });
+        running.push_back({"group lag metrics", [lag_collector] {
+                               metrics::registry::instance().remove_collector(lag_collector);
+                           }});
+    }
     lookups.add_routes(admin);
     // /v1 and /iceberg ask the Kafka ACLs (same store and super users as the Kafka APIs). They
     // are strict (no ACL = no access) when a Kafka listener authenticates, as for Kafka, and
@@ -642,13 +713,26 @@ int serve(const config::settings& s) {
                        : op == http::acl_op::write  ? kafka::acl_operation::write
                        : op == http::acl_op::create ? kafka::acl_operation::create
                                                     : kafka::acl_operation::alter;
-            auto ktype = type == http::acl_type::topic ? kafka::acl_resource::topic : kafka::acl_resource::cluster;
+            auto ktype = type == http::acl_type::topic   ? kafka::acl_resource::topic
+                         : type == http::acl_type::group ? kafka::acl_resource::group
+                                                         : kafka::acl_resource::cluster;
             return a->allowed(principal, host, kop, ktype, name);
         });
         spdlog::info("http plane: /v1 and /iceberg follow the ACLs ({})",
                      http_acls->strict() ? "strict: no ACL means no access" : "open where no ACL names a resource");
     }
     lookups.set_access(http_access);
+    // GET /v1/brokers: the brokers Metadata lists (the console's overview); DESCRIBE on the cluster.
+    admin.route("GET", "/v1/brokers", [&broker, &http_access](const http::request& r) {
+        http::count_request("/v1/brokers");
+        if (!http_access.allows(r, http::acl_op::describe, http::acl_type::cluster, http::access_control::cluster_name))
+            return http::response::error(403, fmt::format("{} may not describe the cluster", r.principal));
+        std::string out;
+        for (auto& b : broker.cluster_brokers())
+            out += fmt::format(R"({}{{"node_id":{},"host":"{}","port":{},"self":{}}})", out.empty() ? "" : ",", b.node_id,
+                               floe::json_escape(b.host), b.port, b.node_id == broker.node_id());
+        return http::response::json(200, fmt::format(R"({{"brokers":[{}]}})", out));
+    });
     // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.
     const auto topics_ns = s.get_string("floe.namespace");
     http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse, .topics_namespace = topics_ns});

@@ -220,4 +220,67 @@ std::vector<collected_family> process_metrics() {
     return out;
 }
 
+std::map<std::string, registry::totals> registry::reduce(size_t children_each) const {
+    std::map<std::string, totals> out;
+    auto add = [&](const std::string& name, double v) {
+        auto& t = out[name];
+        t.max = t.children == 0 ? v : std::max(t.max, v);
+        t.sum += v;
+        ++t.children;
+    };
+    // Each child of a family with few children, under its own key.
+    std::vector<std::pair<std::string, double>> children;
+    auto flush_children = [&] {
+        if (children.size() <= children_each)
+            for (auto& [k, v] : children) out[k] = {v, v, 1};
+        children.clear();
+    };
+    std::vector<collector> collectors;
+    {
+        std::lock_guard g(_mu);
+        for (auto& [id, c] : _collectors) collectors.push_back(c);
+        for (auto& f : _counters) {
+            out.try_emplace(f.name());
+            f.each([&](auto& values, const counter& c) {
+                add(f.name(), double(c.value()));
+                if (children_each && !values.empty())
+                    children.emplace_back(f.name() + label_text(f.label_names(), values), double(c.value()));
+            });
+            flush_children();
+        }
+        for (auto& f : _gauges) {
+            out.try_emplace(f.name());
+            f.each([&](auto& values, const gauge& c) {
+                add(f.name(), c.value());
+                if (children_each && !values.empty())
+                    children.emplace_back(f.name() + label_text(f.label_names(), values), c.value());
+            });
+            flush_children();
+        }
+        for (auto& f : _histograms)
+            f.each([&](auto&, const histogram& h) {
+                add(f.name() + "_count", double(h.count()));
+                add(f.name() + "_sum", h.sum());
+            });
+    }
+    // Collectors run outside the lock, as in render().
+    for (auto& c : collectors)
+        for (auto& fam : c()) {
+            out.try_emplace(fam.name);
+            for (auto& s : fam.samples) {
+                add(s.name, s.value);
+                if (children_each && !s.label_values.empty()) {
+                    std::vector<std::string> names, values;
+                    for (auto& [k, v] : s.label_values) {
+                        names.push_back(k);
+                        values.push_back(v);
+                    }
+                    children.emplace_back(s.name + label_text(names, values), s.value);
+                }
+            }
+            flush_children();
+        }
+    return out;
+}
+
 } // namespace floe::metrics

@@ -125,6 +125,17 @@ public:
     /// Prometheus text exposition format 0.0.4.
     std::string render() const;
 
+    /// Every counter and gauge family (collectors' too) reduced over its children: the sum and
+    /// the largest value (histograms give their _count and _sum). For the console's metric
+    /// ring, sampled every few seconds. A family with at most `children_each` children also
+    /// gives each child, keyed as Prometheus writes it (`name{topic="orders"}`), so a trend per
+    /// topic or group can be kept without the number of names growing with them.
+    struct totals {
+        double sum = 0, max = 0;
+        size_t children = 0;
+    };
+    std::map<std::string, totals> reduce(size_t children_each = 0) const;
+
 private:
     mutable std::mutex _mu;
     std::deque<family<counter>> _counters;

@@ -178,6 +178,12 @@ registry::registry() {
                     "(re-read on SIGHUP)"));
     d.push_back(def("floe.http.listen", st::address, "127.0.0.1:8080",
                     "Address of the HTTP admin plane (/metrics, /healthz, /readyz, /v1)"));
+    d.push_back(def("floe.http.console.enabled", st::boolean, "true",
+                    "Serve the read-only web console at /console/ on the HTTP plane (false: 404); its "
+                    "static files go without a token, its data through /v1 with the user's bearer token"));
+    d.push_back(def("floe.http.console.export", st::boolean, "true",
+                    "Let the console (and /v1/topics/{topic}/search?format=ndjson|csv) export search "
+                    "results as NDJSON or CSV; false: 403"));
     d.push_back(def("floe.schema-registry.enabled", st::boolean, "true",
                     "Serve the Confluent-compatible schema registry on floe.schema-registry.listen (with the HTTP "
                     "plane's TLS and bearer tokens when those are on)"));

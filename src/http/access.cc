@@ -17,7 +17,14 @@ std::string_view to_string(acl_op op) noexcept {
     return "UNKNOWN";
 }
 
-std::string_view to_string(acl_type t) noexcept { return t == acl_type::topic ? "TOPIC" : "CLUSTER"; }
+std::string_view to_string(acl_type t) noexcept {
+    switch (t) {
+    case acl_type::topic: return "TOPIC";
+    case acl_type::cluster: return "CLUSTER";
+    case acl_type::group: return "GROUP";
+    }
+    return "UNKNOWN";
+}
 
 bool access_control::allows(const request& r, acl_op op, acl_type type, std::string_view name, bool quiet) const {
     if (!_check) return true;

@@ -14,9 +14,9 @@ namespace floe::http {
 
 /// Kafka's operations and resource types that the HTTP plane asks about (a subset).
 enum class acl_op { describe, read, write, create, alter };
-enum class acl_type { topic, cluster };
+enum class acl_type { topic, cluster, group };
 std::string_view to_string(acl_op op) noexcept;   ///< "DESCRIBE", ...
-std::string_view to_string(acl_type t) noexcept;  ///< "TOPIC", "CLUSTER"
+std::string_view to_string(acl_type t) noexcept;  ///< "TOPIC", "CLUSTER", "GROUP"
 
 /// Whether `principal` from `host` may do `op` on the resource: the Kafka authorizer's answer.
 using acl_check = std::function<bool(const std::string& principal, const std::string& host, acl_op op, acl_type type,

@@ -3,9 +3,11 @@
 #include "base/log.h"
 #include "base/lru_cache.h"
 #include "http/admin.h"
+#include "http/search_filter.h"
 #include "http/time_order.h"
 #include "lake/iceberg_lake.h"
 #include "log/local_tier.h"
+#include "log/topic_config.h"
 #include "tiering/batch_records.h"
 #include "tiering/remote_reader.h"
 #include "tiering/storage_worker.h"
@@ -274,6 +276,7 @@ struct lookup_service::impl {
     batch_cache batches{opts.batch_cache_bytes};
     std::mutex mu;
     std::map<std::pair<std::string, int32_t>, std::shared_ptr<partition_key_index>> indexes;
+    std::map<std::string, size_t> searches; ///< running searches by client address (under mu)
 
     std::shared_ptr<partition_key_index> index_for(const std::string& topic, int32_t p) {
         std::lock_guard g(mu);
@@ -318,6 +321,10 @@ lookup_service::lookup_service(log::local_tier& logs, lake::iceberg_lake* lake, 
 lookup_service::~lookup_service() = default;
 
 namespace {
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 response from_error(const error& e) {
     // A store that cannot be reached right now (Redis down) is worth a retry: 503.
     int status = e.code() == errc::invalid_argument ? 400
@@ -356,6 +363,10 @@ void lookup_service::add_routes(server& s) {
             return response::error(403, fmt::format("{} may not alter topic '{}'", r.principal, parts[2]));
         return replay_dead_letters(parts[2]);
     });
+    s.route("GET", "/v1/groups", [this](const request& r) {
+        count_request("/v1/groups");
+        return groups(r);
+    });
     s.route("GET", "/v1/topics", [this](const request& r) {
         count_request("/v1/topics");
         return topics(r);
@@ -367,6 +378,14 @@ void lookup_service::add_routes(server& s) {
         if (parts.size() == 5 && parts[3] == "table" && parts[4] == "files") {
             count_request("/v1/topics/{topic}/table/files");
             return table_files(r, parts[2]);
+        }
+        if (parts.size() == 4 && parts[3] == "search") {
+            count_request("/v1/topics/{topic}/search");
+            return search(r, parts[2]);
+        }
+        if (parts.size() == 4 && parts[3] == "configs") {
+            count_request("/v1/topics/{topic}/configs");
+            return configs(r, parts[2]);
         }
         if (parts.size() == 4 && parts[3] == "records") {
             count_request("/v1/topics/{topic}/records");
@@ -463,9 +482,21 @@ response lookup_service::topics(const request& r) {
             }
             auto offloaded = pl->offloaded_up_to()();
             int64_t lag = t.config.remote_storage_enable ? std::max<int64_t>(0, o.log_end() - offloaded) : 0;
-            out += fmt::format(R"({}{{"partition":{},"local_start":{},"log_end":{},"high_watermark":{},"remote_start":{},"offloaded_up_to":{},"offload_lag_records":{}}})",
+            // How far the table is behind, in time: the age of the oldest record not yet in it
+            // (by its batch's timestamp, as floe_offload_lag_seconds), 0 when none; null untiered.
+            std::string lag_s = "null";
+            if (t.config.remote_storage_enable) {
+                auto h = pl->batch_header_at(kafka_offset(offloaded));
+                double age = 0;
+                if (h && *h) {
+                    int64_t ts = (*h)->is_log_append_time() ? (*h)->max_timestamp : (*h)->base_timestamp;
+                    age = double(std::max<int64_t>(0, now_ms() - ts)) / 1000.0;
+                }
+                if (h) lag_s = fmt::format("{:.3f}", age); // unreadable (store down): null
+            }
+            out += fmt::format(R"({}{{"partition":{},"local_start":{},"log_end":{},"high_watermark":{},"remote_start":{},"offloaded_up_to":{},"offload_lag_records":{},"offload_lag_seconds":{}}})",
                                p ? "," : "", p, o.log_start(), o.log_end(), o.high_watermark(), remote_start,
-                               offloaded, lag);
+                               offloaded, lag, lag_s);
         }
         out += "]}";
     }
@@ -732,6 +763,412 @@ response lookup_service::records_by_time(const request& r, const std::string& to
     auto next = more && last ? fmt::format(R"("{}")", format_cursor(*last)) : std::string("null");
     return response::json(200, fmt::format(R"({{"topic":"{}","records":[{}],"next":{}}})", json_escape(topic),
                                            fmt::join(out, ","), next));
+}
+
+
+// ---- search, groups, configs (the console's endpoints; scripts may use them too) ----
+
+namespace {
+
+/// Where a search goes on, per partition: forward, the next offset to read; backward, the
+/// offset below which to read next (towards the log start). "f:0.120,1.98" / "b:0.40".
+struct search_cursor {
+    bool forward = true;
+    std::map<int32_t, int64_t> pos;
+};
+
+std::string format_search_cursor(const search_cursor& c) {
+    std::string out = c.forward ? "f:" : "b:";
+    for (auto& [p, o] : c.pos) out += fmt::format("{}{}.{}", out.size() > 2 ? "," : "", p, o);
+    return out;
+}
+
+result<search_cursor> parse_search_cursor(std::string_view s) {
+    search_cursor c;
+    const std::string given(s);
+    if (s.size() < 2 || (s[0] != 'f' && s[0] != 'b') || s[1] != ':')
+        return fail(errc::invalid_argument, "cursor '{}' is not one this endpoint gave", given);
+    c.forward = s[0] == 'f';
+    s.remove_prefix(2);
+    while (!s.empty()) {
+        auto comma = s.find(',');
+        auto item = s.substr(0, comma);
+        auto dot = item.find('.');
+        int32_t p = 0;
+        int64_t o = 0;
+        bool ok = dot != std::string_view::npos;
+        if (ok) {
+            auto [e1, c1] = std::from_chars(item.data(), item.data() + dot, p);
+            auto [e2, c2] = std::from_chars(item.data() + dot + 1, item.data() + item.size(), o);
+            ok = c1 == std::errc() && e1 == item.data() + dot && c2 == std::errc() &&
+                 e2 == item.data() + item.size() && p >= 0 && o >= 0;
+        }
+        if (!ok) return fail(errc::invalid_argument, "cursor '{}' is not one this endpoint gave", given);
+        c.pos[p] = o;
+        if (comma == std::string_view::npos) break;
+        s.remove_prefix(comma + 1);
+    }
+    return c;
+}
+
+searched_record view_of(const record_out& o) {
+    searched_record v;
+    v.timestamp = o.timestamp;
+    if (o.key) v.key = *o.key;
+    if (o.value) v.value = *o.value;
+    v.headers = &o.headers;
+    return v;
+}
+
+std::string csv_field(const std::optional<std::string>& s) {
+    if (!s) return "";
+    std::string text = valid_utf8(*s) ? *s : "base64:" + base64(*s);
+    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + '"';
+}
+
+} // namespace
+
+/// Reads the records of one partition with offsets in [from, until) across both tiers, in offset
+/// order (the remote tier below the local start, then the local tier), at most `max`, calling
+/// fn (false: stop). Returns the offset to go on from: past the last record read, or `until`
+/// when the range was read to its end.
+static result<int64_t> read_range(lookup_service::impl& im, const std::string& topic, log::local_partition& pl,
+                                  int64_t from, int64_t until, size_t max,
+                                  const std::function<bool(record_out&&)>& fn) {
+    int64_t next = from;
+    size_t seen = 0;
+    const int32_t part = pl.tp().partition;
+    const int64_t local_start = pl.log_start_offset()();
+    if (next < local_start && next < until && im.remote && max > 0) {
+        const int64_t below = std::min(until, local_start);
+        auto rows = FLOE_TRY(im.remote->read_rows(topic, part, next, below, max));
+        for (auto& m : rows) {
+            ++seen;
+            next = m.offset + 1;
+            if (!fn(from_remote(m))) return next;
+        }
+        if (seen >= max) return next;
+        next = below; // nothing more in the table below the local start
+    }
+    next = std::max(next, local_start);
+    if (next >= until) return until;
+    bool past_until = false, stopped = false, first = true;
+    const int64_t lso = pl.last_stable_offset()(), local_from = next;
+    FLOE_TRY(scan_local(pl, next, max - seen, [&](record_out&& o) {
+        // Local retention moved the start past `local_from` since the remote tier was read: the
+        // records in between went to the table meanwhile and the local scan skipped them. Stop
+        // before this record; the caller reads again from `local_from` (the table now has them).
+        if (first && o.offset > local_from && pl.log_start_offset()() > local_from) return false;
+        first = false;
+        if (o.offset >= until) {
+            past_until = true;
+            return false;
+        }
+        ++seen;
+        next = o.offset + 1;
+        if (!fn(std::move(o))) {
+            stopped = true;
+            return false;
+        }
+        return true;
+    }));
+    if (past_until) return until;
+    if (stopped || seen >= max) return next;
+    if (first && pl.log_start_offset()() > local_from) return local_from; // moved before any record: again
+    return std::min(until, std::max(next, lso));
+}
+
+response lookup_service::search(const request& r, const std::string& topic) {
+    auto t = _impl->logs.topic(topic);
+    if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
+    auto filter = search_filter::parse(r.query);
+    if (!filter) return from_error(filter.error());
+    auto format = choice_param(r, "format", {"json", "ndjson", "csv"}, "json");
+    if (!format) return from_error(format.error());
+    if (*format != "json" && !_impl->opts.export_enabled)
+        return response::error(403, "exports are disabled on this broker (floe.http.console.export=false)");
+    auto b64 = force_base64_param(r);
+    if (!b64) return from_error(b64.error());
+    auto limit = int_param(r, "limit", 50);
+    if (!limit || *limit <= 0) return response::error(400, "limit must be a positive integer");
+    const size_t cap = std::min<size_t>(size_t(*limit), _impl->opts.max_limit);
+    auto budget_p = int_param(r, "budget", int64_t(_impl->opts.default_search_budget));
+    if (!budget_p || *budget_p <= 0) return response::error(400, "budget must be a positive integer (records read)");
+    const size_t budget = std::min<size_t>(size_t(*budget_p), _impl->opts.max_search_budget);
+
+    std::vector<int32_t> selected;
+    auto part_p = r.param("partition");
+    if (!part_p || *part_p == "all") {
+        for (int32_t p = 0; p < t->partitions; ++p) selected.push_back(p);
+    } else {
+        auto p = int_param(r, "partition", std::nullopt);
+        if (!p) return response::error(400, fmt::format("partition must be a partition number or 'all', got '{}'", *part_p));
+        if (*p < 0 || *p >= t->partitions)
+            return response::error(404, fmt::format("no partition {} of topic '{}'", *p, topic));
+        selected.push_back(int32_t(*p));
+    }
+    // Each partition's ends now: the lowest offset either tier holds, and the last stable offset.
+    std::map<int32_t, int64_t> low, end;
+    for (auto p : selected) {
+        auto pl = _impl->logs.partition(topic, p);
+        if (!pl) continue;
+        int64_t lo = pl->log_start_offset()();
+        if (_impl->remote && t->config.remote_storage_enable) {
+            auto rs = _impl->remote->start_offset(topic, p);
+            if (!rs) return from_error(rs.error());
+            if (*rs) lo = std::min(lo, **rs);
+        }
+        low[p] = lo;
+        end[p] = pl->last_stable_offset()();
+    }
+
+    search_cursor cur;
+    if (auto c = r.param("cursor")) {
+        auto parsed = parse_search_cursor(*c);
+        if (!parsed) return from_error(parsed.error());
+        cur = std::move(*parsed);
+        for (auto it = cur.pos.begin(); it != cur.pos.end();)
+            it = low.contains(it->first) ? std::next(it) : cur.pos.erase(it);
+    } else {
+        auto start = choice_param(r, "from", {"newest", "oldest", "offset", "time"}, "newest");
+        if (!start) return from_error(start.error());
+        cur.forward = *start != "newest";
+        std::optional<int64_t> at;
+        if (*start == "offset" || *start == "time") {
+            auto a = int_param(r, *start == "offset" ? "offset" : "ts", std::nullopt);
+            if (!a) return from_error(a.error());
+            at = *a;
+        }
+        for (auto& [p, lo] : low) {
+            if (*start == "newest") cur.pos[p] = end[p];
+            else if (*start == "oldest") cur.pos[p] = lo;
+            else if (*start == "offset") cur.pos[p] = std::clamp(*at, lo, end[p]);
+            else {
+                // The first record at or after the time: in the table below the local start,
+                // else in the local tier, else the end.
+                auto pl = _impl->logs.partition(topic, p);
+                std::optional<int64_t> hit;
+                if (_impl->remote && lo < pl->log_start_offset()()) {
+                    auto h = _impl->remote->offset_for_timestamp(topic, p, *at, pl->log_start_offset()());
+                    if (!h) return from_error(h.error());
+                    if (*h) hit = (*h)->offset;
+                }
+                if (!hit) {
+                    auto h = pl->offset_for_timestamp(*at);
+                    if (!h) return from_error(h.error());
+                    if (*h) hit = (*h)->offset();
+                }
+                cur.pos[p] = hit ? std::max(*hit, lo) : end[p];
+            }
+        }
+    }
+
+    // At most max_searches_per_client at once per client address: a scan may read many records.
+    {
+        std::lock_guard g(_impl->mu);
+        auto& n = _impl->searches[r.client_host];
+        if (n >= _impl->opts.max_searches_per_client)
+            return response::error(429, fmt::format("{} searches are running for {} already; retry when one has ended",
+                                                    n, r.client_host));
+        ++n;
+    }
+    struct release {
+        impl& im;
+        const std::string& client;
+        ~release() {
+            std::lock_guard g(im.mu);
+            if (auto it = im.searches.find(client); it != im.searches.end() && --it->second == 0) im.searches.erase(it);
+        }
+    } released{*_impl, r.client_host};
+
+    std::vector<record_out> found;
+    size_t scanned = 0, found_bytes = 0;
+    auto full = [&] { return found.size() >= cap || found_bytes >= _impl->opts.max_response_bytes; };
+    auto active = [&] {
+        std::vector<int32_t> out;
+        for (auto& [p, pos] : cur.pos)
+            if (cur.forward ? pos < end[p] : pos > low[p]) out.push_back(p);
+        return out;
+    };
+    std::map<int32_t, size_t> width; // backward: each partition's next window
+    for (int round = 0; round < 10'000 && !full() && scanned < budget; ++round) {
+        auto parts = active();
+        if (parts.empty()) break;
+        const size_t share = std::max<size_t>(64, (budget - scanned) / parts.size());
+        for (auto p : parts) {
+            if (full() || scanned >= budget) break;
+            const size_t n = std::min(share, budget - scanned);
+            auto pl = _impl->logs.partition(topic, p);
+            if (!pl) continue;
+            auto& pos = cur.pos[p];
+            if (cur.forward) {
+                auto next = read_range(*_impl, topic, *pl, pos, end[p], n, [&](record_out&& o) {
+                    ++scanned;
+                    if (filter->matches(view_of(o))) {
+                        found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
+                        found.push_back(std::move(o));
+                        if (full()) return false;
+                    }
+                    return true;
+                });
+                if (!next) return from_error(next.error());
+                pos = *next;
+            } else {
+                // A window below `pos` no wider than the share (offsets are unique, so it holds
+                // at most that many records), read in offset order; its newest matches are kept.
+                // Windows start small (the newest page is usually near the end) and double.
+                auto& w = width.try_emplace(p, std::max<size_t>(64, cap)).first->second;
+                const size_t span = std::min(n, w);
+                w *= 2;
+                const int64_t lo = std::max(low[p], pos - int64_t(span));
+                std::vector<record_out> window;
+                auto next = read_range(*_impl, topic, *pl, lo, pos, span, [&](record_out&& o) {
+                    ++scanned;
+                    if (filter->matches(view_of(o))) window.push_back(std::move(o));
+                    return true;
+                });
+                if (!next) return from_error(next.error());
+                if (*next < pos) continue; // not read to its end (the local start moved): again next round
+                const size_t room = cap - found.size();
+                if (window.size() > room) {
+                    window.erase(window.begin(), window.end() - ptrdiff_t(room));
+                    pos = window.front().offset; // the rest of the window is read again next time
+                } else {
+                    pos = lo;
+                }
+                for (auto& o : window) {
+                    found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
+                    found.push_back(std::move(o));
+                }
+            }
+        }
+    }
+    const bool done = active().empty();
+    auto order = [](const record_out& a, const record_out& b) {
+        return std::tie(a.timestamp, a.partition, a.offset) < std::tie(b.timestamp, b.partition, b.offset);
+    };
+    if (cur.forward) std::sort(found.begin(), found.end(), order);
+    else std::sort(found.begin(), found.end(), [&](auto& a, auto& b) { return order(b, a); });
+
+    search_cursor tail{true, {}};
+    for (auto& [p, e] : end) tail.pos[p] = e;
+    const std::string cursor_text = cur.forward || !done ? format_search_cursor(cur) : std::string();
+
+    if (*format == "ndjson" || *format == "csv") {
+        response out;
+        std::string body;
+        if (*format == "ndjson") {
+            out.content_type = "application/x-ndjson";
+            for (auto& f : found) body += render(f, *b64) + "\n";
+        } else {
+            out.content_type = "text/csv; charset=utf-8";
+            body = "partition,offset,timestamp,tier,key,value\r\n";
+            for (auto& f : found)
+                body += fmt::format("{},{},{},{},{},{}\r\n", f.partition, f.offset, f.timestamp, f.tier,
+                                    csv_field(f.key), csv_field(f.value));
+        }
+        out.body = std::move(body);
+        out.headers.emplace_back("Content-Disposition",
+                                 fmt::format("attachment; filename=\"{}.{}\"", lake::table_name_for_topic(topic), *format));
+        if (!cursor_text.empty()) out.headers.emplace_back("X-Floe-Cursor", cursor_text);
+        return out;
+    }
+    std::vector<std::string> recs;
+    recs.reserve(found.size());
+    for (auto& f : found) recs.push_back(render(f, *b64));
+    return response::json(
+        200, fmt::format(R"({{"topic":"{}","direction":"{}","records":[{}],"scanned":{},"budget":{},"done":{},"cursor":{},"tail_cursor":"{}"}})",
+                         json_escape(topic), cur.forward ? "forward" : "backward", fmt::join(recs, ","), scanned, budget,
+                         done, cursor_text.empty() ? std::string("null") : fmt::format(R"("{}")", cursor_text),
+                         format_search_cursor(tail)));
+}
+
+response lookup_service::groups(const request& r) {
+    if (!_groups) return response::error(404, "this broker has no group coordinator");
+    auto gs = _groups();
+    if (!gs) return from_error(gs.error());
+    const int64_t now = now_ms();
+    std::string out = fmt::format(R"({{"now_ms":{},"groups":[)", now);
+    bool first_group = true;
+    for (auto& g : *gs) {
+        if (!_access.allows(r, acl_op::describe, acl_type::group, g.id, /*quiet=*/true)) continue;
+        std::string members;
+        for (auto& m : g.members)
+            members += fmt::format(R"({}{{"member_id":"{}","client_id":"{}","client_host":"{}","instance_id":{}}})",
+                                   members.empty() ? "" : ",", json_escape(m.member_id), json_escape(m.client_id),
+                                   json_escape(m.client_host),
+                                   m.instance_id ? fmt::format(R"("{}")", json_escape(*m.instance_id)) : "null");
+        std::string parts;
+        int64_t total_lag = 0;
+        double max_lag_s = 0;
+        for (auto& c : g.committed) {
+            if (!_access.allows(r, acl_op::describe, acl_type::topic, c.topic, /*quiet=*/true)) continue;
+            auto pl = _impl->logs.partition(c.topic, c.partition);
+            std::string row = fmt::format(R"({}{{"topic":"{}","partition":{},"committed_offset":{})",
+                                          parts.empty() ? "" : ",", json_escape(c.topic), c.partition, c.offset);
+            if (!pl) {
+                parts += row + R"(,"lag_records":null,"lag_seconds":null})";
+                continue;
+            }
+            auto o = pl->offsets();
+            int64_t lo = o.log_start();
+            auto t = _impl->logs.topic(c.topic);
+            if (_impl->remote && t && t->config.remote_storage_enable)
+                if (auto rs = _impl->remote->start_offset(c.topic, c.partition); rs && *rs) lo = std::min(lo, **rs);
+            const int64_t hw = o.high_watermark();
+            const int64_t from = std::max(c.offset, lo);
+            const int64_t lag = std::max<int64_t>(0, hw - from);
+            std::string lag_s = "0", ts = "null";
+            if (lag > 0) {
+                // The record at the committed offset (or the first one after it) waits longest.
+                std::optional<int64_t> at;
+                auto rd = read_range(*_impl, c.topic, *pl, from, hw, 1, [&](record_out&& rec) {
+                    at = rec.timestamp;
+                    return false;
+                });
+                if (rd && at) {
+                    double s = double(std::max<int64_t>(0, now - *at)) / 1000.0;
+                    max_lag_s = std::max(max_lag_s, s);
+                    lag_s = fmt::format("{:.3f}", s);
+                    ts = std::to_string(*at);
+                } else {
+                    lag_s = "null";
+                }
+            }
+            total_lag += lag;
+            parts += row + fmt::format(R"(,"log_start":{},"high_watermark":{},"lag_records":{},"lag_seconds":{},"committed_record_timestamp":{}}})",
+                                       lo, hw, lag, lag_s, ts);
+        }
+        out += fmt::format(R"({}{{"group_id":"{}","kind":"{}","state":"{}","protocol_type":"{}","members":[{}],"lag_records":{},"max_lag_seconds":{:.3f},"partitions":[{}]}})",
+                           first_group ? "" : ",", json_escape(g.id), json_escape(g.kind), json_escape(g.state),
+                           json_escape(g.protocol_type), members, total_lag, max_lag_s, parts);
+        first_group = false;
+    }
+    return response::json(200, out + "]}");
+}
+
+response lookup_service::configs(const request& r, const std::string& topic) {
+    (void)r;
+    auto t = _impl->logs.topic(topic);
+    if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
+    std::string out;
+    for (auto& k : log::topic_config_keys()) {
+        auto v = log::topic_config_value(t->config, k.name);
+        if (!v) continue;
+        // Set on the topic (CreateTopics/AlterConfigs), else a broker default that differs from
+        // Kafka's, else Kafka's default.
+        const char* source = t->overrides.contains(k.name) ? "topic" : *v == k.default_value ? "default" : "broker";
+        out += fmt::format(R"({}{{"name":"{}","value":"{}","source":"{}","default":"{}","honoured":{}}})",
+                           out.empty() ? "" : ",", json_escape(k.name), json_escape(*v), source,
+                           json_escape(k.default_value), k.honoured);
+    }
+    return response::json(200, fmt::format(R"({{"topic":"{}","configs":[{}]}})", json_escape(topic), out));
 }
 
 } // namespace floe::http

@@ -5,7 +5,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace floe::log {
 class local_tier;
@@ -29,7 +31,35 @@ struct lookup_options {
     /// Where /v1/topics gets each table's state (files, snapshots, last maintenance runs);
     /// nullptr (maintenance disabled): "state" is null.
     tiering::table_maintainer* maintainer = nullptr;
+    /// Bounded search (/v1/topics/{topic}/search): records one request may read (its `budget`
+    /// is capped to this), how many searches one client address may run at once (429 beyond),
+    /// and whether format=ndjson|csv is answered (floe.http.console.export; else 403).
+    size_t default_search_budget = 10'000;
+    size_t max_search_budget = 200'000;
+    size_t max_searches_per_client = 2;
+    bool export_enabled = true;
 };
+
+/// A consumer group as the group coordinator knows it, for GET /v1/groups (`floe serve` reads it
+/// from the Kafka coordinator and the committed offsets; the http module does not depend on kafka).
+struct group_info {
+    std::string id;
+    std::string kind; ///< "classic" (JoinGroup) or "consumer" (KIP-848); "" when only offsets are known
+    std::string state;
+    std::string protocol_type;
+    struct member {
+        std::string member_id, client_id, client_host;
+        std::optional<std::string> instance_id;
+    };
+    std::vector<member> members;
+    struct committed_offset {
+        std::string topic;
+        int32_t partition = 0;
+        int64_t offset = 0;
+    };
+    std::vector<committed_offset> committed;
+};
+using groups_source = std::function<result<std::vector<group_info>>()>;
 
 /// The /v1 lookup API over both tiers:
 ///   GET /v1/topics   (each topic's partitions, and its table with the table's state)
@@ -57,6 +87,8 @@ public:
     /// files) needs READ on the topic (else 403, the refusal logged and counted); /v1/topics
     /// lists the topics the principal may describe.
     void set_access(access_control a) { _access = std::move(a); }
+    /// Where GET /v1/groups reads the groups; unset: the route answers 404.
+    void set_groups(groups_source g) { _groups = std::move(g); }
 
     response topics(const request& r);
     response replay_dead_letters(const std::string& topic);
@@ -66,6 +98,16 @@ public:
     /// GET /v1/topics/{topic}/table/files: the data files of the table's current snapshot (what
     /// a query must read for the table as it is now: no file compaction replaced, no orphan).
     response table_files(const request& r, const std::string& topic);
+    /// GET /v1/topics/{topic}/search: a bounded scan across both tiers with a server-side filter
+    /// (http/search_filter.h), a budget of records read and a cursor to go on (see README).
+    response search(const request& r, const std::string& topic);
+    /// GET /v1/groups: each group's state and members, and per committed partition the offset,
+    /// the lag in records (high watermark minus the offset, the offset clamped at the log start)
+    /// and in seconds (now minus the timestamp of the record at the committed offset; 0 when
+    /// caught up).
+    response groups(const request& r);
+    /// GET /v1/topics/{topic}/configs: the topic's settings with where each came from.
+    response configs(const request& r, const std::string& topic);
 
     struct impl;
 
@@ -74,6 +116,7 @@ private:
     std::string table_state_json(const std::string& topic);
     std::unique_ptr<impl> _impl;
     access_control _access;
+    groups_source _groups;
 };
 
 } // namespace floe::http

@@ -41,11 +41,16 @@ std::string_view status_text(int status) {
     switch (status) {
     case 200: return "OK";
     case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 304: return "Not Modified";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
     case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";

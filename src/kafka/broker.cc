@@ -568,6 +568,16 @@ uint16_t broker::port(size_t i) const noexcept {
 
 log::local_tier* broker::logs() noexcept { return _impl->logs.get(); }
 authorizer* broker::acl_authorizer() noexcept { return _impl->auth.get(); }
+group_coordinator* broker::groups() noexcept { return _impl->groups.get(); }
+int32_t broker::node_id() const noexcept { return _impl->opts.node_id; }
+
+std::vector<broker_endpoint> broker::cluster_brokers() const {
+    if (_impl->listeners.empty()) return {};
+    auto& first = _impl->listeners.front();
+    broker_endpoint self{_impl->opts.node_id, first.advertised_host, first.advertised_port};
+    if (!_impl->cluster) return {self};
+    return _impl->cluster->brokers(to_string(first.cfg.protocol), self);
+}
 
 result<void> broker::impl::make_tls_context() {
     auto& t = opts.tls;

@@ -22,6 +22,8 @@ namespace floe::kafka {
 class authorizer;
 class cluster_view;
 class offset_store;
+class group_coordinator;
+struct broker_endpoint;
 class producer_id_allocator;
 
 /// One bound listener as clients are told it: its name (the security protocol) and address.
@@ -157,6 +159,14 @@ public:
     result<void> reload_tls();
     /// The authorizer of every Kafka API (valid between start and stop), for the HTTP plane.
     authorizer* acl_authorizer() noexcept;
+    /// The group coordinator and its committed offsets (valid between start and stop), for the
+    /// HTTP plane's read-only /v1/groups.
+    group_coordinator* groups() noexcept;
+    /// The live brokers as Metadata lists them to clients of the first listener (this one
+    /// included; only this one without a cluster). Empty before start. Any thread.
+    std::vector<broker_endpoint> cluster_brokers() const;
+    /// This broker's id (the one the cluster chose when it joined one).
+    int32_t node_id() const noexcept;
 
     struct impl;
 

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The web console (issue 34) in a real browser against a real floe: Debian's chromium driven by
+# puppeteer-core (tests/js/e2e/console_browser.mjs). Records are produced with kcat, offloaded to
+# Iceberg and deleted locally, then more are produced that stay local; a consumer group
+# (confluent-kafka, librdkafka) commits part of the way. The browser signs in with the bearer
+# token (a wrong one first: refused), renders every page in light and dark mode with no console
+# error or failed request, runs axe-core on each, saves screenshots under SCREENSHOTS (the build
+# folder), and checks the timeline against /v1/topics, a key search that only Iceberg can answer,
+# the live tail, and the group's lag against what the Kafka client and kcat report. The endpoints
+# under the console (search, series, groups, configs) and the asset headers are checked with curl.
+# FAILS (never skips) when chromium is missing.
+FLOE_BIN="$(realpath "$1")"
+SCREENSHOTS="${2:-$(pwd)/console-screenshots}"
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/lib.sh"
+js="$here/../js/e2e"
+work="$(mktemp -d)"
+trap 'stop_floe; rm -rf "$work"' EXIT
+CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM" ]; then
+  echo "FAIL: $CHROMIUM is missing (scripts/bootstrap installs Debian's chromium)"; exit 1
+fi
+mkdir -p "$SCREENSHOTS"
+
+admin=tok-admin-3b9e0c6d2a7f41e8
+digest() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
+printf 'User:admin sha256:%s\n' "$(digest $admin)" >"$work/tokens"
+common=(--set floe.http.tokens-file="$work/tokens" --set floe.security.super-users=User:admin
+        --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500
+        --set floe.topic-defaults.local.retention.ms=500)
+start_floe "$work" "${common[@]}" --set floe.storage.worker.tick-interval=200ms || exit 1
+api="http://127.0.0.1:$HTTP_PORT"
+broker=127.0.0.1:$KAFKA_PORT
+auth=(-H "Authorization: Bearer $admin")
+jq_() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+# 2000 JSON records (keys key-0..key-1999), offloaded to Iceberg and deleted from the local log.
+seq 0 1999 | sed 's/.*/key-&:{"user":{"id":&},"n":&}/' | kcat -P -b $broker -t clicks -K: -H src=e2e
+# Paged searches from the oldest record while the storage worker offloads segments and local
+# retention deletes them: every offset exactly once, none lost between the tiers.
+paged=$(/usr/bin/python3 - "$api" "$admin" <<'PY'
+import json, sys, time, urllib.request
+api, tok = sys.argv[1], sys.argv[2]
+def get(q):
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?{q}", headers={"Authorization": f"Bearer {tok}"})
+    return json.load(urllib.request.urlopen(req))
+rounds, bad = 0, []
+end = time.time() + 8
+while time.time() < end:
+    seen, r = [], get("from=oldest&limit=97&budget=300")
+    for _ in range(500):
+        seen += [x["offset"] for x in r["records"]]
+        if r["done"]: break
+        r = get(f"cursor={r['cursor']}&limit=97&budget=300")
+    rounds += 1
+    if seen != list(range(2000)): bad.append((len(seen), len(set(seen))))
+print(rounds, len(bad), bad[:3])
+PY
+)
+echo "paged searches during offload (rounds, rounds with a wrong answer, examples): $paged"
+check "paged searches during offload see every offset once (rounds, bad: $paged)" test "$(cut -d' ' -f2 <<<"$paged")" = 0
+for _ in $(seq 1 150); do
+  start=$(curl -s "${auth[@]}" "$api/v1/topics" | jq_ '[t for t in d["topics"] if t["name"]=="clicks"][0]["partitions"][0]["local_start"]' 2>/dev/null)
+  [ "${start:-0}" -ge 2000 ] 2>/dev/null && break; sleep 0.2
+done
+check "offloaded and deleted locally (local_start ${start:-none})" test "${start:-0}" -ge 2000
+# The same floe without its storage worker: what is produced now stays in the local tier only.
+stop_floe
+start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false || exit 1
+api="http://127.0.0.1:$HTTP_PORT"
+broker=127.0.0.1:$KAFKA_PORT
+seq 2000 2099 | sed 's/.*/key-&:{"user":{"id":&},"n":&}/' | kcat -P -b $broker -t clicks -K:
+
+# A consumer group that read and committed 1500 records (librdkafka through confluent-kafka).
+group_out=$(/usr/bin/python3 - "$broker" <<'PY'
+import sys, time
+from confluent_kafka import Consumer, TopicPartition
+c = Consumer({"bootstrap.servers": sys.argv[1], "group.id": "console-readers", "auto.offset.reset": "earliest",
+              "enable.auto.commit": False})
+c.assign([TopicPartition("clicks", 0, 0)])
+got, deadline = 0, time.time() + 30
+while got < 1500 and time.time() < deadline:
+    m = c.poll(0.5)
+    if m is not None and not m.error(): got += 1
+c.commit(offsets=[TopicPartition("clicks", 0, 1500)], asynchronous=False)
+committed = c.committed([TopicPartition("clicks", 0)], timeout=10)[0].offset
+low, high = c.get_watermark_offsets(TopicPartition("clicks", 0), timeout=10)
+c.close()
+print(committed, high)
+PY
+)
+read -r committed high <<<"$group_out"
+check "group committed 1500 (got ${committed:-none}, high watermark ${high:-none})" test "${committed:-0}" = 1500
+# The timestamp of the record at the committed offset, as kcat reads it (from the lake).
+committed_ts=$(kcat -C -b $broker -t clicks -p 0 -o "$committed" -c 1 -e -f '%T\n' 2>/dev/null)
+check "kcat read the committed record's timestamp ($committed_ts)" test -n "$committed_ts"
+
+# --- the endpoints under the console (curl) ------------------------------------------------------
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check "/v1 needs the token" test "$(code "$api/v1/topics")" = 401
+check "/console/ is served without a token" test "$(code "$api/console/")" = 200
+heads=$(curl -s -D - -o /dev/null -H 'Accept-Encoding: gzip' "$api/console/app.js")
+check "app.js is text/javascript" contains "$heads" "Content-Type: text/javascript"
+check "gzip when accepted" contains "$heads" "Content-Encoding: gzip"
+check "strict CSP" contains "$heads" "Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self'"
+etag=$(sed -n 's/^ETag: *//p' <<<"$heads" | tr -d '\r')
+check "ETag revalidates (304)" test "$(code -H "If-None-Match: $etag" "$api/console/app.js")" = 304
+r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?key=key-77")
+check "search by key finds the lake-only record" test "$(jq_ "[(x['offset'], x['tier']) for x in d['records']]" <<<"$r")" = "[(77, 'remote')]"
+r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?from=oldest&json=/user/id&json-op=gt&json-value=1995&limit=10")
+check "JSON pointer > across both tiers, oldest first" test "$(jq_ "[x['offset'] for x in d['records']]" <<<"$r")" = "[1996, 1997, 1998, 1999, 2000, 2001, 2002, 2003, 2004, 2005]"
+r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?from=newest&contains=%22n%22&budget=50&limit=1000")
+check "a budget bounds the scan and gives a cursor" test "$(jq_ "(d['scanned'], len(d['records']), d['done'], d['cursor'])" <<<"$r")" = "(50, 50, False, 'b:0.2050')"
+r2=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?cursor=b:0.2050&contains=%22n%22&budget=50&limit=1000")
+check "the cursor goes on where it stopped" test "$(jq_ "[x['offset'] for x in d['records']][0]" <<<"$r2")" = 2049
+lines=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?from=oldest&limit=20&format=ndjson" | wc -l)
+check "NDJSON export" test "$lines" = 20
+csv=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/search?from=oldest&limit=2&format=csv")
+check "CSV export" contains "$csv" 'partition,offset,timestamp,tier,key,value'
+check "a malformed JSON test is a 400" test "$(code "${auth[@]}" "$api/v1/topics/clicks/search?json=x")" = 400
+r=$(curl -s "${auth[@]}" "$api/v1/groups")
+check "/v1/groups: lag in records" test "$(jq_ "[(p['committed_offset'], p['lag_records'], p['committed_record_timestamp']) for g in d['groups'] if g['group_id']=='console-readers' for p in g['partitions']]" <<<"$r")" = "[(1500, $((high - committed)), $committed_ts)]"
+r=$(curl -s "${auth[@]}" "$api/v1/topics")
+check "/v1/topics: the table is 100 records and some seconds behind" test "$(jq_ "[(p['offload_lag_records'], p['offload_lag_seconds'] > 0) for t in d['topics'] if t['name']=='clicks' for p in t['partitions']]" <<<"$r")" = "[(100, True)]"
+r=$(curl -s "${auth[@]}" "$api/v1/brokers")
+check "/v1/brokers lists this broker" test "$(jq_ "[(b['port'], b['self']) for b in d['brokers']]" <<<"$r")" = "[($KAFKA_PORT, True)]"
+check "/metrics: the group's lag" contains "$(curl -s "$api/metrics")" "floe_group_lag_records{group=\"console-readers\"} $((high - committed))"
+r=$(curl -s "${auth[@]}" "$api/v1/metrics/series?name=floe_kafka_records_in_total")
+check "/v1/metrics/series" test "$(jq_ "(d['interval_ms'], d['series'][0]['fn'])" <<<"$r")" = "(10000, 'rate')"
+r=$(curl -s "${auth[@]}" "$api/v1/topics/clicks/configs")
+check "/v1/topics/{t}/configs shows sources" test "$(jq_ "[c['source'] for c in d['configs'] if c['name']=='remote.storage.enable']" <<<"$r")" = "['broker']"
+
+# --- the browser --------------------------------------------------------------------------------
+CONSOLE_URL="$api/console/" TOKEN="$admin" CHROMIUM="$CHROMIUM" SCREENSHOTS="$SCREENSHOTS" \
+  GROUP=console-readers COMMITTED="$committed" HIGH="$high" COMMITTED_TS="$committed_ts" \
+  BROKER="$broker" TOPIC=clicks \
+  timeout 120 node "$js/console_browser.mjs" >"$work/browser.log" 2>&1
+rc=$?
+cat "$work/browser.log"
+check "browser checks (console_browser.mjs exit $rc)" test "$rc" = 0
+
+# --- floe.http.console.enabled=false: no console ------------------------------------------------
+stop_floe
+start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false --set floe.http.console.enabled=false \
+  --set floe.http.console.export=false || exit 1
+check "console off: 404" test "$(code "http://127.0.0.1:$HTTP_PORT/console/")" = 404
+check "export off: 403" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?format=csv")" = 403
+check "export off: searches still answer" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?key=key-1")" = 200
+stop_floe
+finish
