@@ -543,7 +543,7 @@ result<iceberg::table_metadata> apply_commit(iceberg::table_metadata base, std::
 }
 
 std::string iceberg_etag(std::string_view metadata_location) {
-    return "\"" + aws::sha256_hex(metadata_location).substr(0, 32) + "\"";
+    return fmt::format("\"{}\"", aws::sha256_hex(metadata_location).substr(0, 32));
 }
 
 iceberg_rest::iceberg_rest(std::shared_ptr<iceberg::catalog> cat, std::shared_ptr<iceberg::file_io> io,

@@ -598,6 +598,30 @@ result<result<bool>> publish_change(catalog& cat, file_io& io, const table_ident
     return std::unexpected(std::move(r).error().with_context("commit to {}.{}", t.ns, t.name));
 }
 
+struct published {
+    result<void> swapped; ///< as publish_version's and publish_change's answers
+    bool cacheable = true; ///< `next` is exactly the committed version
+};
+
+// Publishes `next`: as a change the server applies (`cb` set: a REST catalog), else as version
+// `version` written to `meta_uri` (its text left in `json`) and swapped in.
+result<published> publish(catalog& cat, file_io& io, const table_ident& t, const std::string& base_location,
+                          const std::optional<commit_base>& cb, table_metadata& next, snapshot_json_cache& texts,
+                          int64_t version, std::string& meta_uri, std::string& json, attempt_files& written,
+                          const std::function<void(std::string_view)>& step) {
+    published p;
+    if (cb) {
+        auto r = FLOE_TRY(publish_change(cat, io, t, base_location, *cb, next, texts, meta_uri, written, step));
+        if (r) p.cacheable = *r;
+        else p.swapped = std::unexpected(std::move(r).error());
+    } else {
+        to_json_text(next, texts, json);
+        p.swapped = FLOE_TRY(
+            publish_version(cat, io, t, base_location, next.location, version, meta_uri, json, written, step));
+    }
+    return p;
+}
+
 // After the swap: the commit is done whatever happens here. Path copies for path-based
 // readers, and the metadata files that fell off the metadata-log when the table asks for it.
 void after_commit(catalog& cat, file_io& io, const table_ident& t, const table_metadata& next, int64_t version,
@@ -802,18 +826,8 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
         thread_local std::string json;
         int64_t version = metadata_version(base_location) + 1;
         auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
-        result<void> swapped;
-        bool cacheable = true;
-        if (cb) {
-            auto r = FLOE_TRY(publish_change(cat, io, t, base_location, *cb, next, base->snapshot_json, meta_uri,
-                                             written, step));
-            if (r) cacheable = *r;
-            else swapped = std::unexpected(std::move(r).error());
-        } else {
-            to_json_text(next, base->snapshot_json, json);
-            swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
-                                               written, step));
-        }
+        auto [swapped, cacheable] = FLOE_TRY(publish(cat, io, t, base_location, cb, next, base->snapshot_json,
+                                                     version, meta_uri, json, written, step));
         if (swapped) {
             step("swap");
             after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
@@ -872,18 +886,8 @@ result<std::optional<metadata_commit_result>> commit_metadata(catalog& cat, file
         const int64_t version = metadata_version(base_location) + 1;
         auto meta_uri = metadata_dir(next.location) + cat.metadata_file_name(version);
         attempt_files written;
-        result<void> swapped;
-        bool cacheable = true;
-        if (cb) {
-            auto r = FLOE_TRY(publish_change(cat, io, t, base_location, *cb, next, base->snapshot_json, meta_uri,
-                                             written, step));
-            if (r) cacheable = *r;
-            else swapped = std::unexpected(std::move(r).error());
-        } else {
-            to_json_text(next, base->snapshot_json, json);
-            swapped = FLOE_TRY(publish_version(cat, io, t, base_location, next.location, version, meta_uri, json,
-                                               written, step));
-        }
+        auto [swapped, cacheable] = FLOE_TRY(publish(cat, io, t, base_location, cb, next, base->snapshot_json,
+                                                     version, meta_uri, json, written, step));
         if (swapped) {
             step("swap");
             after_commit(cat, io, t, next, version, meta_uri, dropped_versions);
