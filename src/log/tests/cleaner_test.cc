@@ -704,7 +704,9 @@ TEST(cleaner, batch_decompressor_reuses_its_lz4_context_across_frames) {
             EXPECT_FALSE(dec.decompress(compression_codec::lz4, cut, 64u << 20)) << n;
         }
         // Past the bound: refused.
-        if (n > 1000) EXPECT_FALSE(dec.decompress(compression_codec::lz4, *packed, n - 1)) << n;
+        if (n > 1000) {
+            EXPECT_FALSE(dec.decompress(compression_codec::lz4, *packed, n - 1)) << n;
+        }
         out = dec.decompress(compression_codec::lz4, *packed, 64u << 20);
         ASSERT_TRUE(out) << n;
         EXPECT_EQ(out->size(), n);

@@ -166,7 +166,8 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                    {"floe.iceberg.encryption", "columns"},
                    {"floe.iceberg.encryption.columns", "key,value,headers"},
                    {"floe.iceberg.encryption.footer", "plaintext"},
-                   {"floe.iceberg.encryption.algorithm", "AES_GCM_CTR_V1"}};
+                   {"floe.iceberg.encryption.algorithm", "AES_GCM_CTR_V1"},
+                   {"floe.iceberg.encryption.aad-prefix", "stored"}};
     EXPECT_EQ(topic_config_keys().size(), all.size());
     auto c = resolve_topic_config({}, all);
     ASSERT_TRUE(c) << c.error();
