@@ -1,5 +1,6 @@
 #include "http/lookups.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/lru_cache.h"
 #include "http/admin.h"
@@ -321,10 +322,6 @@ lookup_service::lookup_service(log::local_tier& logs, lake::iceberg_lake* lake, 
 lookup_service::~lookup_service() = default;
 
 namespace {
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 response from_error(const error& e) {
     // A store that cannot be reached right now (Redis down) is worth a retry: 503.
     int status = e.code() == errc::invalid_argument ? 400
@@ -490,7 +487,7 @@ response lookup_service::topics(const request& r) {
                 double age = 0;
                 if (h && *h) {
                     int64_t ts = (*h)->is_log_append_time() ? (*h)->max_timestamp : (*h)->base_timestamp;
-                    age = double(std::max<int64_t>(0, now_ms() - ts)) / 1000.0;
+                    age = double(std::max<int64_t>(0, system_clock_source::instance().now_ms() - ts)) / 1000.0;
                 }
                 if (h) lag_s = fmt::format("{:.3f}", age); // unreadable (store down): null
             }
@@ -1097,7 +1094,7 @@ response lookup_service::groups(const request& r) {
     if (!_groups) return response::error(404, "this broker has no group coordinator");
     auto gs = _groups();
     if (!gs) return from_error(gs.error());
-    const int64_t now = now_ms();
+    const int64_t now = system_clock_source::instance().now_ms();
     std::string out = fmt::format(R"({{"now_ms":{},"groups":[)", now);
     bool first_group = true;
     for (auto& g : *gs) {
