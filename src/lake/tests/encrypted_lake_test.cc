@@ -85,6 +85,16 @@ protected:
         return files ? files->files : std::vector<iceberg::data_file>{};
     }
 
+    // The rows of the table's only (or first) file, read by the lake's own reader.
+    void read_first_file(std::vector<parquet::message_record>& rows) {
+        table_reader reader(*_lake, "secrets");
+        auto all = reader.files();
+        ASSERT_TRUE(all) << all.error();
+        auto r = reader.read_file(all->at(0));
+        ASSERT_TRUE(r) << r.error();
+        rows = std::move(*r);
+    }
+
     std::string file_bytes(const std::string& uri) {
         std::ifstream in(*iceberg::local_path(uri), std::ios::binary);
         return {std::istreambuf_iterator<char>(in), {}};
@@ -227,13 +237,10 @@ TEST_F(EncryptedLakeTest, ColumnModeWithPlaintextFooterLeavesOffsetsReadable) {
     ASSERT_TRUE(offsets) << offsets.error();
     EXPECT_EQ(offsets->i64.front(), 0);
     // The lake reads everything.
-    table_reader reader(*_lake, "secrets");
-    auto all = reader.files();
-    ASSERT_TRUE(all) << all.error();
-    auto rows = reader.read_file(all->at(0));
-    ASSERT_TRUE(rows) << rows.error();
-    ASSERT_EQ(rows->size(), 100u);
-    EXPECT_EQ(rows->back().value, "secret value 99");
+    std::vector<parquet::message_record> rows;
+    read_first_file(rows);
+    ASSERT_EQ(rows.size(), 100u);
+    EXPECT_EQ(rows.back().value, "secret value 99");
 }
 
 TEST_F(EncryptedLakeTest, RotationAndRewritesUseTheCurrentKey) {
@@ -273,12 +280,9 @@ TEST_F(EncryptedLakeTest, RotationAndRewritesUseTheCurrentKey) {
     ASSERT_EQ(after.size(), 1u);
     EXPECT_EQ(key_label(after[0].key_metadata.value_or("")), "key 'k2' of the keyring");
     EXPECT_EQ(file_bytes(after[0].file_path).substr(0, 4), "PARE");
-    table_reader fresh(*_lake, "secrets");
-    auto now = fresh.files();
-    ASSERT_TRUE(now) << now.error();
-    auto rows = fresh.read_file(now->at(0));
-    ASSERT_TRUE(rows) << rows.error();
-    EXPECT_EQ(rows->size(), 60u);
+    std::vector<parquet::message_record> rows; // through a new reader: the rewrite's file
+    read_first_file(rows);
+    EXPECT_EQ(rows.size(), 60u);
 }
 
 TEST_F(EncryptedLakeTest, AnEncryptedTableIsNeverWrittenInPlaintext) {
@@ -339,13 +343,10 @@ TEST_F(EncryptedLakeTest, AColumnWithItsOwnKeyIsReadOnlyByHoldersOfThatKey) {
     ASSERT_TRUE(hv) << hv.error();
 
     // The lake holding both keys reads every column.
-    table_reader reader(*_lake, "secrets");
-    auto all = reader.files();
-    ASSERT_TRUE(all) << all.error();
-    auto rows = reader.read_file(all->at(0));
-    ASSERT_TRUE(rows) << rows.error();
-    ASSERT_EQ(rows->size(), 50u);
-    EXPECT_EQ(rows->back().value, "secret value 49");
+    std::vector<parquet::message_record> rows;
+    read_first_file(rows);
+    ASSERT_EQ(rows.size(), 50u);
+    EXPECT_EQ(rows.back().value, "secret value 49");
 
     // Without the column's key nothing is written, and the error names the key and the column.
     _lake->set_key_provider(only_k2);

@@ -80,6 +80,18 @@ struct fixture {
         log_cleaner c(o);
         return c.clean(*log);
     }
+
+    // Cleans until a pass finds nothing left (at most `max_passes`); the passes that cleaned,
+    // or -1 after a failed pass.
+    int clean_until_done(const cleaner_options& o, int max_passes) {
+        for (int passes = 0; passes < max_passes; ++passes) {
+            auto st = clean(o);
+            EXPECT_TRUE(st) << st.error();
+            if (!st) return -1;
+            if (!st->cleaned) return passes;
+        }
+        return max_passes;
+    }
 };
 
 struct rec {
@@ -658,13 +670,7 @@ TEST(cleaner, random_log_in_every_codec_matches_the_latest_per_key_with_headers_
 
         cleaner_options o;
         o.dedupe_buffer_bytes = dedupe;
-        int passes = 0;
-        for (; passes < 20; ++passes) {
-            auto st = f.clean(o);
-            ASSERT_TRUE(st) << st.error();
-            if (!st->cleaned) break;
-        }
-        EXPECT_EQ(passes, dedupe == 1 ? 6 : 1);
+        EXPECT_EQ(f.clean_until_done(o, 20), dedupe == 1 ? 6 : 1);
 
         // The model: the latest record of each key below the active segment, keyless ones gone.
         std::map<std::string, int64_t> last;
@@ -754,13 +760,7 @@ TEST(cleaner, map_pass_reader_ahead_by_many_units_and_cancelled_at_the_buffer_li
         all.push_back({offset, s("z"), s("active")});
         cleaner_options o;
         o.dedupe_buffer_bytes = dedupe;
-        int passes = 0;
-        for (; passes < 10; ++passes) {
-            auto st = f.clean(o);
-            ASSERT_TRUE(st) << st.error();
-            if (!st->cleaned) break;
-        }
-        EXPECT_EQ(passes, dedupe == 1 ? 3 : 1);
+        EXPECT_EQ(f.clean_until_done(o, 10), dedupe == 1 ? 3 : 1);
         auto after = read_all(*f.log);
         EXPECT_EQ(after.size(), 3001u);
         EXPECT_TRUE(after == latest_per_key(all, offset));
