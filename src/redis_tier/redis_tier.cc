@@ -1,5 +1,6 @@
 #include "redis_tier/redis_tier.h"
 
+#include "base/clock.h"
 #include "log/batch_builder.h"
 #include "log/compression.h"
 #include "log/record_batch_header.h"
@@ -30,10 +31,7 @@ namespace {
 
 constexpr std::string_view k_library = "floe_tier";
 
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+int64_t now_ms() { return system_clock_source::instance().now_ms(); }
 
 int64_t to_i64(std::string_view s, int64_t d = 0) {
     int64_t v = d;
