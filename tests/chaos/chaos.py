@@ -38,6 +38,7 @@ import netns  # noqa: E402
 
 JS = os.path.join(HERE, "..", "js", "chaos")
 ICEBERG_FILES = os.path.join(HERE, "..", "e2e", "iceberg_files.py")
+FAULT_PROXY = os.path.join(HERE, "..", "s3", "fault_proxy.py")
 TOPIC = "chaos.t"
 TABLE = "chaos_t"
 PARTITIONS = 4
@@ -59,7 +60,7 @@ def log(msg):
 
 
 FAULT_WEIGHTS = {"kill": 4, "pause": 3, "redis": 1.5, "netem": 1.5, "partition": 3, "pg": 1.5, "disk": 1.5,
-                 "clock": 2}
+                 "clock": 2, "s3err": 2}
 # How far a `clock` fault moves one broker's wall clock (seconds), as a bad NTP step or a VM
 # resumed from a snapshot would; its monotonic clock keeps running (libfaketime).
 CLOCK_JUMPS = (-86400, -3600, -600, -60, 60, 600, 3600, 86400)
@@ -70,6 +71,11 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 PARTITIONS_OF = ("isolate", "redis", "clients", "peers")
 # With the lake on PostgreSQL and S3 (--lake s3pg), also: cut from the catalog and the object store.
 LAKE_PARTITIONS = ("lake", "catalog", "s3")
+# What an `s3err` fault makes of the object store (--lake s3pg): the share of requests answered 500
+# InternalError / 503 SlowDown, dropped before or after they reach S3, or reset mid-upload
+# (tests/s3/fault_proxy.py), and a delay before each request, from slow to past a request timeout.
+S3ERR_RATES = (0.2, 0.5, 1.0)
+S3ERR_DELAYS_MS = (0, 300, 3000)
 BUCKET = "chaos-lake"
 
 
@@ -101,6 +107,9 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
         elif kind == "clock":
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(2.0, 10.0),
                  "jump_s": rng.choice(CLOCK_JUMPS)}
+        elif kind == "s3err":
+            f = {"kind": kind, "target": "s3", "duration": rng.uniform(2.0, 10.0),
+                 "rate": rng.choice(S3ERR_RATES), "delay_ms": rng.choice(S3ERR_DELAYS_MS)}
         else:
             f = {"kind": kind, "target": "lo", "duration": rng.uniform(2.0, 8.0),
                  "delay_ms": rng.randint(5, 80), "loss_pct": rng.choice([0, 0.5, 1, 3])}
@@ -126,8 +135,13 @@ class Cluster:
         self.lake = lake  # sqlite: SQLite catalog + file:// warehouse; s3pg: PostgreSQL catalog + S3 (moto)
         self.pg_port = free_port()
         self.s3_port = free_port()
+        # The brokers reach S3 through a fault proxy beside moto (s3err faults); the checker
+        # reads moto directly.
+        self.s3_proxy_port = free_port()
+        self.s3_control = os.path.join(work, "s3-faults.json")
         self.pg_bin = None
         self.s3 = None
+        self.s3_proxy = None
         self.topo = topo  # a netns.Topology, or None: everything on 127.0.0.1
         self.redis_port = free_port()
         self.redis = None
@@ -258,7 +272,7 @@ class Cluster:
             return {}
         return {
             "floe.storage.remote.path": f"s3://{BUCKET}/wh",
-            "floe.storage.remote.s3.endpoint": self.s3_endpoint(),
+            "floe.storage.remote.s3.endpoint": f"http://{self.host('s3')}:{self.s3_proxy_port}",
             "floe.storage.remote.s3.path-style-access": "true",
             "floe.storage.remote.s3.region": "us-east-1",
             "floe.storage.remote.s3.access-key-id": "chaos",
@@ -332,7 +346,37 @@ class Cluster:
         else:
             return False
         self.s3_client().create_bucket(Bucket=BUCKET)
-        return True
+        proxy_log = open(os.path.join(self.work, "s3-proxy.log"), "w")
+        self.s3_proxy = subprocess.Popen(
+            self.prefix("s3") + [sys.executable, FAULT_PROXY, "serve", self.host("s3"), str(self.s3_proxy_port),
+                                 self.s3_endpoint(), self.s3_control], stdout=proxy_log, stderr=proxy_log)
+        end = time.time() + 30
+        while time.time() < end:
+            try:
+                socket.create_connection((self.host("s3"), self.s3_proxy_port), timeout=1).close()
+                return True
+            except OSError:
+                time.sleep(0.1)
+        return False
+
+    def set_s3_faults(self, rate, delay_ms):
+        """What the fault proxy does to the brokers' S3 requests from now on (0, 0: nothing)."""
+        tmp = self.s3_control + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"rate": rate, "delay_ms": delay_ms}, f)
+        os.replace(tmp, self.s3_control)
+
+    def s3_faults_injected(self):
+        """The faults the proxy injected, by kind."""
+        out = {}
+        try:
+            with open(self.s3_control + ".log") as f:
+                for line in f:
+                    kind = line.split()[1]
+                    out[kind] = out.get(kind, 0) + 1
+        except FileNotFoundError:
+            pass
+        return out
 
     def s3_client(self):
         import boto3
@@ -347,9 +391,10 @@ class Cluster:
         if self.lake == "s3pg":
             if self.pg_bin:
                 self.kill_pg()
-            if self.s3 and self.s3.poll() is None:
-                self.s3.kill()
-                self.s3.wait()
+            for p in (self.s3_proxy, self.s3):
+                if p and p.poll() is None:
+                    p.kill()
+                    p.wait()
 
 
 def netem(on, delay_ms=0, loss_pct=0):
@@ -449,6 +494,11 @@ class Faults:
                 return self._skip(rec, f"libfaketime unavailable ({FAKETIME_LIB})")
             self.c.set_clock(int(target.split("-")[1]), f["jump_s"])
             rec["note"] = f"wall clock {f['jump_s']:+d} s"
+        elif kind == "s3err":
+            if self.c.lake != "s3pg":
+                return self._skip(rec, "the object store is not S3 (--lake s3pg)")
+            self.c.set_s3_faults(f["rate"], f["delay_ms"])
+            rec["note"] = f"{f['rate']:.0%} of S3 requests fail, {f['delay_ms']} ms delay"
         elif kind == "netem":
             if not self.use_netem:
                 return self._skip(rec, "tc netem unavailable")
@@ -491,6 +541,8 @@ class Faults:
                 rec["note"] = "PostgreSQL restart failed"
         elif kind == "netem":
             netem(False)
+        elif kind == "s3err":
+            self.c.set_s3_faults(0, 0)
         elif kind == "clock":
             self.c.set_clock(int(target.split("-")[1]), 0)
         elif kind == "partition":
@@ -695,7 +747,7 @@ def run(args):
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
-    kinds = [k for k in args.faults if (k != "pg" or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")
+    kinds = [k for k in args.faults if (k not in ("pg", "s3err") or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")
              and (k != "disk" or args.disk_mb)]
     variants = (PARTITIONS_OF if args.tier == "redis" else ("clients",)) + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
     schedule = make_schedule(seed, args.seconds, kinds, variants)
@@ -872,6 +924,8 @@ def run(args):
                 table = json.loads(r.stdout)
         history = read_history(hist)
         report["faults"] = faults.applied
+        if args.lake == "s3pg":
+            report["s3_faults_injected"] = cluster.s3_faults_injected()
         report["final_complete"] = final.get("complete")
         anomalies, stats = check(history, final, table, lookups=lookups)
         report["stats"] = stats
@@ -925,6 +979,8 @@ def write_report(work, report, history):
     for f in report["faults"]:
         lines.append(f"  {f['start']:8.2f}-{(f['end'] if f['end'] is not None else -1):8.2f}s {f['kind']:6} {f['target']:9} "
                      f"{f.get('note', '')}")
+    if "s3_faults_injected" in report:
+        lines.append(f"S3 faults injected by the proxy: {report['s3_faults_injected'] or 'none'}")
     lines.append(f"client errors: {report.get('client_errors')}")
     lines.append(f"broker log error lines: {report.get('broker_log_errors')}")
     lines.append(f"anomalies: {report['anomaly_counts'] or 'none'}")
@@ -944,14 +1000,14 @@ def timeline_svg(report, history):
     end = max([report["seconds"] + 10] + [e["t"] / 1000 - t0 for e in history])
     width, left = 1100, 90
     scale = (width - left - 10) / max(end, 1)
-    lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "disk", "lo"]
+    lanes = ["broker-1", "broker-2", "broker-3", "redis", "pg", "s3", "disk", "lo"]
     colors = {"kill": "#d62728", "pause": "#ff7f0e", "redis": "#9467bd", "netem": "#17becf", "exit": "#000000",
               "partition": "#2ca02c", "pg": "#8c564b",
-              "disk": "#7f7f7f", "clock": "#e377c2"}
+              "disk": "#7f7f7f", "clock": "#e377c2", "s3err": "#bcbd22"}
     out = []
     y = 20
     out.append(f'<text x="5" y="14" font-size="12">seed {report["seed"]}: faults (kill red, pause orange, '
-               f'redis purple, netem cyan, partition green, pg brown, disk grey) and operations per second</text>')
+               f'redis purple, netem cyan, partition green, pg brown, disk grey, clock pink, s3err olive) and operations per second</text>')
     for i, lane in enumerate(lanes):
         ly = y + i * 18
         out.append(f'<text x="5" y="{ly + 12}" font-size="11">{lane}</text>')

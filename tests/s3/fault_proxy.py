@@ -8,8 +8,16 @@ Faults, chosen at random among failing requests: 500 InternalError and 503 SlowD
 without forwarding; the connection dropped before forwarding; the request forwarded and the
 connection dropped before the answer (the outcome is unknown to the client: a create_new must
 find its own object); for requests with a body, a reset mid-upload (half the body read, then
-the socket reset). Signatures still hold: the Host header is forwarded unchanged."""
+the socket reset). Signatures still hold: the Host header is forwarded unchanged.
+
+    fault_proxy.py serve HOST PORT UPSTREAM CONTROL    (a standing proxy, for the chaos harness)
+
+serves on HOST:PORT in front of UPSTREAM (http://host:port) until killed. CONTROL is a JSON file,
+{"rate": 0.5, "delay_ms": 300}, read again whenever it changes: the share of requests failed as
+above, and a delay before every request is handled (a slow object store). A missing file means no
+faults. Each fault is appended to CONTROL + ".log" as it is injected."""
 import http.client
+import json
 import os
 import random
 import socket
@@ -17,20 +25,46 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
-upstream = urlparse(os.environ["S3TEST_ENDPOINT"])
+upstream = urlparse(os.environ.get("S3TEST_ENDPOINT", "http://127.0.0.1:0"))
 rate = 0.0
+delay_ms = 0
 faults = Counter()
 lock = threading.Lock()
 rng = random.Random(int(os.environ.get("FAULT_SEED", "15")))
+control = None         # serve mode: the control file's path
+control_mtime = None
+fault_log = None
 
 
 def count(kind):
     with lock:
         faults[kind] += 1
+        if fault_log:
+            fault_log.write(f"{time.time():.3f} {kind}\n")
+            fault_log.flush()
+
+
+def read_control():
+    """Serve mode: takes rate and delay_ms from the control file when it changed."""
+    global rate, delay_ms, control_mtime
+    try:
+        m = os.stat(control).st_mtime_ns
+    except FileNotFoundError:
+        rate, delay_ms, control_mtime = 0.0, 0, None
+        return
+    if m == control_mtime:
+        return
+    try:
+        with open(control) as f:
+            c = json.load(f)
+    except (OSError, ValueError):
+        return  # half-written: read again at the next request
+    rate, delay_ms, control_mtime = float(c.get("rate", 0)), int(c.get("delay_ms", 0)), m
 
 
 def reset(sock):
@@ -47,6 +81,12 @@ class Proxy(BaseHTTPRequestHandler):
 
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
+        with lock:
+            if control:
+                read_control()
+            wait = delay_ms
+        if wait:
+            time.sleep(wait / 1000)
         with lock:
             fail = rng.random() < rate
             kind = rng.choice(["500", "503", "drop_before", "drop_after"] + (["reset_upload"] if length > 0 else []))
@@ -92,8 +132,20 @@ class Proxy(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
 
+def serve(host, port, up, control_path):
+    global upstream, control, fault_log
+    upstream, control = urlparse(up), control_path
+    fault_log = open(control_path + ".log", "a")
+    server = ThreadingHTTPServer((host, int(port)), Proxy)
+    server.daemon_threads = True
+    server.handle_error = lambda request, address: None
+    server.serve_forever()
+
+
 def main():
     global rate
+    if sys.argv[1] == "serve":
+        return serve(*sys.argv[2:6])
     sep = sys.argv.index("--")
     rate = float(sys.argv[1])
     cmd = sys.argv[sep + 1:]
