@@ -649,7 +649,7 @@ int serve(const config::settings& s) {
     http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
     if (auto* gc = broker.groups()) {
         // /v1/groups: the coordinator's groups (classic and KIP-848) and their committed offsets.
-        lookups.set_groups([gc]() -> result<std::vector<http::group_info>> {
+        lookups.set_groups([gc, logs]() -> result<std::vector<http::group_info>> {
             std::vector<http::group_info> out;
             std::set<std::string> consumer_groups;
             for (auto& [name, state] : gc->consumer().list()) consumer_groups.insert(name);
@@ -662,7 +662,20 @@ int serve(const config::settings& s) {
                 bool classic = !d.members.empty() || (d.state != "Empty" && d.state != "Dead");
                 gi.kind = classic ? "classic" : consumer_groups.contains(g.group_id) ? "consumer" : "";
                 for (auto& m : d.members)
-                    gi.members.push_back({m.member_id, m.client_id, m.client_host, m.group_instance_id});
+                    gi.members.push_back({m.member_id, m.client_id, m.client_host, m.group_instance_id, {}, {}});
+                if (gi.kind == "consumer") {
+                    // KIP-848 members as ConsumerGroupDescribe shows them: epoch and owned partitions.
+                    std::vector<kafka::cg_topic> topics;
+                    for (auto& t : logs->topics()) topics.push_back({t.name, t.id, t.partitions});
+                    auto cd = gc->consumer().describe(g.group_id, topics);
+                    gi.state = cd.group_state;
+                    for (auto& m : cd.members) {
+                        std::vector<std::pair<std::string, std::vector<int32_t>>> owned;
+                        for (auto& tp : m.assignment) owned.push_back({tp.topic_name, tp.partitions});
+                        gi.members.push_back({m.member_id, m.client_id, m.client_host, m.instance_id, m.member_epoch,
+                                              std::move(owned)});
+                    }
+                }
                 auto committed = gc->offsets().load(g.group_id);
                 if (!committed) return fail(std::move(committed).error());
                 for (auto& [k, c] : *committed)

@@ -1100,11 +1100,21 @@ response lookup_service::groups(const request& r) {
     for (auto& g : *gs) {
         if (!_access.allows(r, acl_op::describe, acl_type::group, g.id, /*quiet=*/true)) continue;
         std::string members;
-        for (auto& m : g.members)
-            members += fmt::format(R"({}{{"member_id":"{}","client_id":"{}","client_host":"{}","instance_id":{}}})",
+        for (auto& m : g.members) {
+            std::string assigned = "null";
+            if (m.assignment) {
+                assigned.clear();
+                for (auto& [topic, ps] : *m.assignment)
+                    assigned += fmt::format(R"({}{{"topic":"{}","partitions":[{}]}})", assigned.empty() ? "" : ",",
+                                            json_escape(topic), fmt::join(ps, ","));
+                assigned = "[" + assigned + "]";
+            }
+            members += fmt::format(R"({}{{"member_id":"{}","client_id":"{}","client_host":"{}","instance_id":{},"member_epoch":{},"assignment":{}}})",
                                    members.empty() ? "" : ",", json_escape(m.member_id), json_escape(m.client_id),
                                    json_escape(m.client_host),
-                                   m.instance_id ? fmt::format(R"("{}")", json_escape(*m.instance_id)) : "null");
+                                   m.instance_id ? fmt::format(R"("{}")", json_escape(*m.instance_id)) : "null",
+                                   m.member_epoch ? std::to_string(*m.member_epoch) : "null", assigned);
+        }
         std::string parts;
         int64_t total_lag = 0;
         double max_lag_s = 0;

@@ -50,6 +50,10 @@ struct group_info {
     struct member {
         std::string member_id, client_id, client_host;
         std::optional<std::string> instance_id;
+        /// KIP-848 members: the member epoch and the partitions it owns now (classic members:
+        /// nullopt; their assignment is the client's own bytes).
+        std::optional<int32_t> member_epoch;
+        std::optional<std::vector<std::pair<std::string, std::vector<int32_t>>>> assignment;
     };
     std::vector<member> members;
     struct committed_offset {

@@ -4,16 +4,21 @@ group.protocol=consumer) against a running floe: 4 members over 16 partitions, a
 a kill -9, a topic created later that matches the subscription regex, a static member
 restart, a classic member of the same group id (refused), and a group on the range assignor.
 Prints every settle time; fails when one exceeds 5 s or a record is lost or read twice
-outside what the kill allows. Usage: kip848_driver.py CLIENT BOOTSTRAP WORKDIR"""
+outside what the kill allows. With HTTP (host:port of floe's HTTP plane), also checks that
+GET /v1/groups lists the members with their epochs and the partitions they own.
+Usage: kip848_driver.py CLIENT BOOTSTRAP WORKDIR [HTTP]"""
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 CLIENT, BOOTSTRAP, WORK = sys.argv[1:4]
+HTTP = sys.argv[4] if len(sys.argv) > 4 else None
 GROUP = 'kip848-e2e'
 REGEX = r'^kip\..*'
 MAIN, LATE = 'kip.main', 'kip.late'
@@ -208,6 +213,26 @@ check(not (others_got & kept), f'no other member was given the static member\'s 
 produce('p5', MAIN, 800)
 produce('p5', LATE, 800)
 check(all_read(), 'phase 5 read')
+
+# 5b. /v1/groups shows the KIP-848 members as the coordinator sees them: one entry per live member
+# (client.id = the member's name), each with its epoch and exactly the partitions it owns.
+if HTTP:
+    deadline = time.time() + 10
+    want = {m.name: m.owned() for m in live()}
+    shown = None
+    while time.time() < deadline:
+        with urllib.request.urlopen(f'http://{HTTP}/v1/groups', timeout=10) as r:
+            g = next((g for g in json.load(r)['groups'] if g['group_id'] == GROUP), None)
+        shown = g and {m['client_id']: {(a['topic'], p) for a in (m['assignment'] or []) for p in a['partitions']}
+                       for m in g['members']}
+        if shown == want:
+            break
+        time.sleep(0.2)
+    check(shown == want, f'/v1/groups lists each KIP-848 member with the partitions it owns ({sorted((shown or {}).keys())})')
+    check(g is not None and g['kind'] == 'consumer' and g['state'] == 'Stable'
+          and all(isinstance(m['member_epoch'], int) and m['member_epoch'] > 0 for m in g['members']),
+          f'/v1/groups: kind consumer, state Stable, member epochs ({g and g["state"]}, '
+          f'{g and [m["member_epoch"] for m in g["members"]]})')
 
 # 6. The same group id under the classic protocol is refused while the consumer group has
 # members (librdkafka 2.0.2, classic JoinGroup: INCONSISTENT_GROUP_PROTOCOL).

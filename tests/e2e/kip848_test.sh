@@ -17,6 +17,6 @@ start_floe "$work" --set floe.default-partitions=16 --set floe.auto-create-topic
   --set floe.kafka.group.consumer.session-timeout=2s \
   --set floe.kafka.group.consumer.heartbeat-interval=250ms || exit 1
 check "the KIP-848 group with a librdkafka 2.15.1 client" \
-  timeout 240 /usr/bin/python3 "$here/kip848_driver.py" "$CLIENT" "127.0.0.1:$KAFKA_PORT" "$work"
+  timeout 240 /usr/bin/python3 "$here/kip848_driver.py" "$CLIENT" "127.0.0.1:$KAFKA_PORT" "$work" "127.0.0.1:$HTTP_PORT"
 check "floe logged no error" bash -c "! grep -E '\\[(error|critical)\\]' '$work/floe.log'"
 finish

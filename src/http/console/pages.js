@@ -179,6 +179,8 @@ export async function groups(main) {
           { label: 'Member', get: (m) => m.member_id },
           { label: 'Client', get: (m) => m.client_id },
           { label: 'Host', get: (m) => m.client_host },
+          { label: 'Epoch', num: true, get: (m) => m.member_epoch ?? '—' },
+          { label: 'Owns', get: (m) => (m.assignment ? m.assignment.map((a) => `${a.topic} [${a.partitions.join(', ')}]`).join('; ') || 'nothing' : '—') },
         ], g.members, 'no members'),
         table('Committed offsets and lag', [
           { label: 'Topic', get: (p) => p.topic },
