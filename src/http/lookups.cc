@@ -885,9 +885,127 @@ static result<int64_t> read_range(lookup_service::impl& im, const std::string& t
     return std::min(until, std::max(next, lso));
 }
 
+namespace {
+
+/// One search in progress: what it matches, where each partition is, and what it has read.
+struct search_run {
+    std::string topic;
+    search_filter filter;
+    size_t cap = 0;    ///< matches to return (a stream: in all)
+    size_t budget = 0; ///< records to read
+    bool b64 = false;
+    search_cursor cur;
+    std::map<int32_t, int64_t> low, end;
+    std::map<int32_t, size_t> width; ///< backward: each partition's next window
+    size_t scanned = 0, matched = 0;
+
+    bool done() const {
+        for (auto& [p, pos] : cur.pos)
+            if (cur.forward ? pos < end.at(p) : pos > low.at(p)) return false;
+        return true;
+    }
+};
+
+/// Holds one of a client's `max_searches_per_client` places for as long as it lives.
+class search_slot {
+public:
+    search_slot(lookup_service::impl& im, std::string client) : _im(im), _client(std::move(client)) {}
+    search_slot(const search_slot&) = delete;
+    search_slot& operator=(const search_slot&) = delete;
+    ~search_slot();
+
+private:
+    lookup_service::impl& _im;
+    std::string _client;
+};
+
+} // namespace
+
+/// Reads on from `s.cur` at most `slice` records (and no more than `cap` matches or the
+/// response byte limit), across the selected partitions in rounds; returns the matches in
+/// (timestamp, partition, offset) order, newest first when the search goes backward.
+static result<std::vector<record_out>> search_step(lookup_service::impl& im, search_run& s, size_t slice, size_t cap) {
+    std::vector<record_out> found;
+    size_t scanned = 0, found_bytes = 0;
+    auto full = [&] { return found.size() >= cap || found_bytes >= im.opts.max_response_bytes; };
+    auto active = [&] {
+        std::vector<int32_t> out;
+        for (auto& [p, pos] : s.cur.pos)
+            if (s.cur.forward ? pos < s.end[p] : pos > s.low[p]) out.push_back(p);
+        return out;
+    };
+    for (int round = 0; round < 10'000 && !full() && scanned < slice; ++round) {
+        auto parts = active();
+        if (parts.empty()) break;
+        const size_t share = std::max<size_t>(64, (slice - scanned) / parts.size());
+        for (auto p : parts) {
+            if (full() || scanned >= slice) break;
+            const size_t n = std::min(share, slice - scanned);
+            auto pl = im.logs.partition(s.topic, p);
+            if (!pl) continue;
+            auto& pos = s.cur.pos[p];
+            if (s.cur.forward) {
+                auto next = read_range(im, s.topic, *pl, pos, s.end[p], n, [&](record_out&& o) {
+                    ++scanned;
+                    if (s.filter.matches(view_of(o))) {
+                        found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
+                        found.push_back(std::move(o));
+                        if (full()) return false;
+                    }
+                    return true;
+                });
+                if (!next) return std::unexpected(next.error());
+                pos = *next;
+            } else {
+                // A window below `pos` no wider than the share (offsets are unique, so it holds
+                // at most that many records), read in offset order; its newest matches are kept.
+                // Windows start small (the newest page is usually near the end) and double.
+                auto& w = s.width.try_emplace(p, std::max<size_t>(64, cap)).first->second;
+                const size_t span = std::min(n, w);
+                w *= 2;
+                const int64_t lo = std::max(s.low[p], pos - int64_t(span));
+                std::vector<record_out> window;
+                auto next = read_range(im, s.topic, *pl, lo, pos, span, [&](record_out&& o) {
+                    ++scanned;
+                    if (s.filter.matches(view_of(o))) window.push_back(std::move(o));
+                    return true;
+                });
+                if (!next) return std::unexpected(next.error());
+                if (*next < pos) continue; // not read to its end (the local start moved): again next round
+                const size_t room = cap - found.size();
+                if (window.size() > room) {
+                    window.erase(window.begin(), window.end() - ptrdiff_t(room));
+                    pos = window.front().offset; // the rest of the window is read again next time
+                } else {
+                    pos = lo;
+                }
+                for (auto& o : window) {
+                    found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
+                    found.push_back(std::move(o));
+                }
+            }
+        }
+    }
+    s.scanned += scanned;
+    s.matched += found.size();
+    auto order = [](const record_out& a, const record_out& b) {
+        return std::tie(a.timestamp, a.partition, a.offset) < std::tie(b.timestamp, b.partition, b.offset);
+    };
+    if (s.cur.forward) std::sort(found.begin(), found.end(), order);
+    else std::sort(found.begin(), found.end(), [&](auto& a, auto& b) { return order(b, a); });
+    return found;
+}
+
+search_slot::~search_slot() {
+    std::lock_guard g(_im.mu);
+    if (auto it = _im.searches.find(_client); it != _im.searches.end() && --it->second == 0) _im.searches.erase(it);
+}
+
 response lookup_service::search(const request& r, const std::string& topic) {
     auto t = _impl->logs.topic(topic);
     if (!t) return response::error(404, fmt::format("no topic '{}'", topic));
+    auto run = std::make_shared<search_run>();
+    run->topic = topic;
     auto filter = search_filter::parse(r.query);
     if (!filter) return from_error(filter.error());
     auto format = choice_param(r, "format", {"json", "ndjson", "csv"}, "json");
@@ -902,6 +1020,23 @@ response lookup_service::search(const request& r, const std::string& topic) {
     auto budget_p = int_param(r, "budget", int64_t(_impl->opts.default_search_budget));
     if (!budget_p || *budget_p <= 0) return response::error(400, "budget must be a positive integer (records read)");
     const size_t budget = std::min<size_t>(size_t(*budget_p), _impl->opts.max_search_budget);
+    run->filter = std::move(*filter);
+    run->cap = cap;
+    run->budget = budget;
+    run->b64 = *b64;
+    // stream=sse: Server-Sent Events, a `records` or `progress` event per slice read, then `end`.
+    auto stream_p = choice_param(r, "stream", {"none", "sse"}, "none");
+    if (!stream_p) return from_error(stream_p.error());
+    const bool sse = *stream_p == "sse";
+    if (sse && *format != "json") return response::error(400, "stream=sse answers records as JSON events (format=json)");
+    // follow=true (with stream=sse): a live tail; once at the end, new records as they arrive.
+    auto follow_p = choice_param(r, "follow", {"false", "true"}, "false");
+    if (!follow_p) return from_error(follow_p.error());
+    const bool follow = *follow_p == "true";
+    auto follow_s = int_param(r, "follow-seconds", 300);
+    if (!follow_s || *follow_s <= 0 || *follow_s > 3600)
+        return response::error(400, "follow-seconds must be an integer in [1, 3600]");
+    if (follow && !sse) return response::error(400, "follow=true needs stream=sse");
 
     std::vector<int32_t> selected;
     auto part_p = r.param("partition");
@@ -915,7 +1050,8 @@ response lookup_service::search(const request& r, const std::string& topic) {
         selected.push_back(int32_t(*p));
     }
     // Each partition's ends now: the lowest offset either tier holds, and the last stable offset.
-    std::map<int32_t, int64_t> low, end;
+    auto& low = run->low;
+    auto& end = run->end;
     for (auto p : selected) {
         auto pl = _impl->logs.partition(topic, p);
         if (!pl) continue;
@@ -929,7 +1065,7 @@ response lookup_service::search(const request& r, const std::string& topic) {
         end[p] = pl->last_stable_offset()();
     }
 
-    search_cursor cur;
+    auto& cur = run->cur;
     if (auto c = r.param("cursor")) {
         auto parsed = parse_search_cursor(*c);
         if (!parsed) return from_error(parsed.error());
@@ -979,115 +1115,114 @@ response lookup_service::search(const request& r, const std::string& topic) {
                                                     n, r.client_host));
         ++n;
     }
-    struct release {
-        impl& im;
-        const std::string& client;
-        ~release() {
-            std::lock_guard g(im.mu);
-            if (auto it = im.searches.find(client); it != im.searches.end() && --it->second == 0) im.searches.erase(it);
-        }
-    } released{*_impl, r.client_host};
-
-    std::vector<record_out> found;
-    size_t scanned = 0, found_bytes = 0;
-    auto full = [&] { return found.size() >= cap || found_bytes >= _impl->opts.max_response_bytes; };
-    auto active = [&] {
-        std::vector<int32_t> out;
-        for (auto& [p, pos] : cur.pos)
-            if (cur.forward ? pos < end[p] : pos > low[p]) out.push_back(p);
-        return out;
+    auto slot = std::make_shared<search_slot>(*_impl, r.client_host);
+    auto cursor_json = [run] {
+        const bool done = run->done();
+        return run->cur.forward || !done ? fmt::format(R"("{}")", format_search_cursor(run->cur)) : std::string("null");
     };
-    std::map<int32_t, size_t> width; // backward: each partition's next window
-    for (int round = 0; round < 10'000 && !full() && scanned < budget; ++round) {
-        auto parts = active();
-        if (parts.empty()) break;
-        const size_t share = std::max<size_t>(64, (budget - scanned) / parts.size());
-        for (auto p : parts) {
-            if (full() || scanned >= budget) break;
-            const size_t n = std::min(share, budget - scanned);
-            auto pl = _impl->logs.partition(topic, p);
-            if (!pl) continue;
-            auto& pos = cur.pos[p];
-            if (cur.forward) {
-                auto next = read_range(*_impl, topic, *pl, pos, end[p], n, [&](record_out&& o) {
-                    ++scanned;
-                    if (filter->matches(view_of(o))) {
-                        found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
-                        found.push_back(std::move(o));
-                        if (full()) return false;
-                    }
-                    return true;
-                });
-                if (!next) return from_error(next.error());
-                pos = *next;
-            } else {
-                // A window below `pos` no wider than the share (offsets are unique, so it holds
-                // at most that many records), read in offset order; its newest matches are kept.
-                // Windows start small (the newest page is usually near the end) and double.
-                auto& w = width.try_emplace(p, std::max<size_t>(64, cap)).first->second;
-                const size_t span = std::min(n, w);
-                w *= 2;
-                const int64_t lo = std::max(low[p], pos - int64_t(span));
-                std::vector<record_out> window;
-                auto next = read_range(*_impl, topic, *pl, lo, pos, span, [&](record_out&& o) {
-                    ++scanned;
-                    if (filter->matches(view_of(o))) window.push_back(std::move(o));
-                    return true;
-                });
-                if (!next) return from_error(next.error());
-                if (*next < pos) continue; // not read to its end (the local start moved): again next round
-                const size_t room = cap - found.size();
-                if (window.size() > room) {
-                    window.erase(window.begin(), window.end() - ptrdiff_t(room));
-                    pos = window.front().offset; // the rest of the window is read again next time
-                } else {
-                    pos = lo;
+    auto tail_cursor = [run] {
+        search_cursor tail{true, {}};
+        for (auto& [p, e] : run->end) tail.pos[p] = e;
+        return format_search_cursor(tail);
+    };
+    if (sse) {
+        response out;
+        out.content_type = "text/event-stream";
+        // Slices of at most 2,000 records a call, so progress shows while a large budget is read
+        // and the I/O thread is never held long.
+        if (follow && !cur.forward)
+            return response::error(400, "follow=true reads forward: start from oldest, an offset, a time or a cursor");
+        using steady = std::chrono::steady_clock;
+        const auto until = steady::now() + std::chrono::seconds(*follow_s);
+        out.stream = [im = _impl.get(), run, slot, cursor_json, tail_cursor, follow, until, quiet_since = steady::now(),
+                      ended = false]() mutable -> std::optional<std::string> {
+            if (ended) return std::nullopt;
+            if (follow) {
+                // A live tail reads on to each partition's current end; its `budget` and `limit`
+                // bound each slice, not the stream, which ends after follow-seconds.
+                if (steady::now() >= until) {
+                    ended = true;
+                    return fmt::format("event: end\ndata: {{\"matched\":{},\"scanned\":{},\"done\":true,\"cursor\":{},\"tail_cursor\":\"{}\"}}\n\n",
+                                       run->matched, run->scanned, cursor_json(), tail_cursor());
                 }
-                for (auto& o : window) {
-                    found_bytes += (o.key ? o.key->size() : 0) + (o.value ? o.value->size() : 0) + 64;
-                    found.push_back(std::move(o));
+                for (auto& [p, e] : run->end)
+                    if (auto pl = im->logs.partition(run->topic, p)) e = pl->last_stable_offset()();
+                if (run->done()) {
+                    // Nothing new: a pause, and a comment every 2 s so a client that left is
+                    // noticed at a write within seconds (and its search place given back).
+                    if (steady::now() - quiet_since < std::chrono::seconds(2)) return std::string();
+                    quiet_since = steady::now();
+                    return std::string(": keep-alive\n\n");
                 }
+                quiet_since = steady::now();
+                auto found = search_step(*im, *run, std::min<size_t>(2'000, run->budget), run->cap);
+                if (!found) {
+                    ended = true;
+                    return fmt::format("event: error\ndata: {{\"error\":{{\"message\":\"{}\"}}}}\n\n",
+                                       json_escape(found.error().message()));
+                }
+                if (found->empty()) return std::string();
+                std::vector<std::string> recs;
+                for (auto& f : *found) recs.push_back(render(f, run->b64));
+                return fmt::format("event: records\ndata: {{\"records\":[{}],\"scanned\":{},\"cursor\":{}}}\n\n",
+                                   fmt::join(recs, ","), run->scanned, cursor_json());
             }
-        }
+            const size_t slice = std::min<size_t>(2'000, run->budget - run->scanned);
+            auto found = search_step(*im, *run, slice, run->cap - run->matched);
+            if (!found) {
+                ended = true;
+                return fmt::format("event: error\ndata: {{\"error\":{{\"message\":\"{}\"}}}}\n\n",
+                                   json_escape(found.error().message()));
+            }
+            std::string ev;
+            if (!found->empty()) {
+                std::vector<std::string> recs;
+                for (auto& f : *found) recs.push_back(render(f, run->b64));
+                ev = fmt::format("event: records\ndata: {{\"records\":[{}],\"scanned\":{},\"budget\":{}}}\n\n",
+                                 fmt::join(recs, ","), run->scanned, run->budget);
+            } else {
+                ev = fmt::format("event: progress\ndata: {{\"scanned\":{},\"budget\":{}}}\n\n", run->scanned,
+                                 run->budget);
+            }
+            if (run->done() || run->scanned >= run->budget || run->matched >= run->cap) {
+                ended = true;
+                ev += fmt::format("event: end\ndata: {{\"matched\":{},\"scanned\":{},\"budget\":{},\"done\":{},\"cursor\":{},\"tail_cursor\":\"{}\"}}\n\n",
+                                  run->matched, run->scanned, run->budget, run->done(), cursor_json(), tail_cursor());
+            }
+            return ev;
+        };
+        return out;
     }
-    const bool done = active().empty();
-    auto order = [](const record_out& a, const record_out& b) {
-        return std::tie(a.timestamp, a.partition, a.offset) < std::tie(b.timestamp, b.partition, b.offset);
-    };
-    if (cur.forward) std::sort(found.begin(), found.end(), order);
-    else std::sort(found.begin(), found.end(), [&](auto& a, auto& b) { return order(b, a); });
 
-    search_cursor tail{true, {}};
-    for (auto& [p, e] : end) tail.pos[p] = e;
-    const std::string cursor_text = cur.forward || !done ? format_search_cursor(cur) : std::string();
-
+    auto found = search_step(*_impl, *run, run->budget, run->cap);
+    if (!found) return from_error(found.error());
+    const std::string cursor = cursor_json();
     if (*format == "ndjson" || *format == "csv") {
         response out;
         std::string body;
         if (*format == "ndjson") {
             out.content_type = "application/x-ndjson";
-            for (auto& f : found) body += render(f, *b64) + "\n";
+            for (auto& f : *found) body += render(f, *b64) + "\n";
         } else {
             out.content_type = "text/csv; charset=utf-8";
             body = "partition,offset,timestamp,tier,key,value\r\n";
-            for (auto& f : found)
+            for (auto& f : *found)
                 body += fmt::format("{},{},{},{},{},{}\r\n", f.partition, f.offset, f.timestamp, f.tier,
                                     csv_field(f.key), csv_field(f.value));
         }
         out.body = std::move(body);
         out.headers.emplace_back("Content-Disposition",
                                  fmt::format("attachment; filename=\"{}.{}\"", lake::table_name_for_topic(topic), *format));
-        if (!cursor_text.empty()) out.headers.emplace_back("X-Floe-Cursor", cursor_text);
+        if (cursor != "null") out.headers.emplace_back("X-Floe-Cursor", cursor.substr(1, cursor.size() - 2));
         return out;
     }
     std::vector<std::string> recs;
-    recs.reserve(found.size());
-    for (auto& f : found) recs.push_back(render(f, *b64));
+    recs.reserve(found->size());
+    for (auto& f : *found) recs.push_back(render(f, *b64));
     return response::json(
         200, fmt::format(R"({{"topic":"{}","direction":"{}","records":[{}],"scanned":{},"budget":{},"done":{},"cursor":{},"tail_cursor":"{}"}})",
-                         json_escape(topic), cur.forward ? "forward" : "backward", fmt::join(recs, ","), scanned, budget,
-                         done, cursor_text.empty() ? std::string("null") : fmt::format(R"("{}")", cursor_text),
-                         format_search_cursor(tail)));
+                         json_escape(topic), cur.forward ? "forward" : "backward", fmt::join(recs, ","), run->scanned,
+                         budget, run->done(), cursor, tail_cursor()));
 }
 
 response lookup_service::groups(const request& r) {

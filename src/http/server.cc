@@ -136,6 +136,14 @@ result<request> parse_request_head(std::string_view head) {
 namespace {
 
 std::string serialize(const response& r, bool keep_alive, bool head_only) {
+    if (r.stream) { // the body follows in chunks (serve_connection)
+        std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\n"
+                                      "Cache-Control: no-cache\r\n",
+                                      r.status, status_text(r.status), r.content_type);
+        for (auto& [k, v] : r.headers) out += fmt::format("{}: {}\r\n", k, v);
+        out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+        return out;
+    }
     std::string out = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
                                   r.status, status_text(r.status), r.content_type, r.body.size());
     for (auto& [k, v] : r.headers) out += fmt::format("{}: {}\r\n", k, v);
@@ -308,7 +316,27 @@ asio::awaitable<void> serve_connection(Stream& sock, const std::string& client_h
         }
         auto out = serialize(resp, keep_alive, req.method == "HEAD");
         auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(out), use_tuple);
-        if (wec || !keep_alive) co_return;
+        if (wec) co_return;
+        if (resp.stream && req.method != "HEAD") {
+            // Chunks as the stream makes them; a pause when it has nothing yet. A failed write
+            // (the client left) ends the connection and drops the stream.
+            for (;;) {
+                std::optional<std::string> chunk = resp.stream();
+                std::string frame;
+                if (!chunk) frame = "0\r\n\r\n";
+                else if (!chunk->empty()) frame = fmt::format("{:x}\r\n{}\r\n", chunk->size(), *chunk);
+                if (!frame.empty()) {
+                    auto [cec, cn] = co_await asio::async_write(sock, asio::buffer(frame), use_tuple);
+                    if (cec) co_return;
+                }
+                if (!chunk) break;
+                if (chunk->empty()) {
+                    timer.expires_after(resp.stream_pause);
+                    co_await timer.async_wait(use_tuple);
+                }
+            }
+        }
+        if (!keep_alive) co_return;
     }
 }
 

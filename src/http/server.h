@@ -37,6 +37,14 @@ struct response {
     /// Sent no sooner than this after the request was handled (a failed authentication's
     /// backoff); the connection waits on a timer, no thread is held.
     std::chrono::milliseconds delay{0};
+    /// A streamed answer (Server-Sent Events): after the head, with chunked transfer encoding
+    /// and no Content-Length, the connection calls `stream` on its I/O thread and writes each
+    /// chunk it returns as soon as it has it, until it returns nullopt (the end). An empty
+    /// chunk asks for a pause of `stream_pause` before the next call (nothing new yet). Each
+    /// call must do bounded work; the stream is dropped (with what it captured) when the
+    /// client goes away, found at the next write. `body` is not sent.
+    std::function<std::optional<std::string>()> stream;
+    std::chrono::milliseconds stream_pause{250};
 
     static response json(int status, std::string body);
     /// {"error": {"status": N, "message": "..."}}

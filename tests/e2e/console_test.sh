@@ -134,10 +134,93 @@ check "/v1/topics/{t}/configs shows sources" test "$(jq_ "[c['source'] for c in 
 CONSOLE_URL="$api/console/" TOKEN="$admin" CHROMIUM="$CHROMIUM" SCREENSHOTS="$SCREENSHOTS" \
   GROUP=console-readers COMMITTED="$committed" HIGH="$high" COMMITTED_TS="$committed_ts" \
   BROKER="$broker" TOPIC=clicks \
-  timeout 120 node "$js/console_browser.mjs" >"$work/browser.log" 2>&1
+  timeout 240 node "$js/console_browser.mjs" >"$work/browser.log" 2>&1
 rc=$?
 cat "$work/browser.log"
 check "browser checks (console_browser.mjs exit $rc)" test "$rc" = 0
+
+# --- stream=sse: the same search as events, a live tail, the per-client limit -----------------------
+cat >"$work/sse.py" <<'PY'
+import json, subprocess, sys, threading, time, urllib.error, urllib.request
+api, tok, broker = sys.argv[1:4]
+H = {"Authorization": f"Bearer {tok}"}
+fails = []
+def check(what, ok, detail=""):
+    print(("ok   " if ok else "FAIL ") + what + (f" ({detail})" if detail else ""), flush=True)
+    if not ok: fails.append(what)
+def events(query, limit_s=30):
+    """(name, data) for every event of a stream=sse search, read to its end."""
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?{query}&stream=sse", headers=H)
+    out, name = [], None
+    with urllib.request.urlopen(req, timeout=limit_s) as r:
+        check(f"{query}: text/event-stream", r.headers["Content-Type"] == "text/event-stream", r.headers["Content-Type"])
+        for line in r:
+            line = line.decode().rstrip("\n")
+            if line.startswith("event: "): name = line[7:]
+            elif line.startswith("data: "): out.append((name, json.loads(line[6:])))
+    return out
+def plain(query):
+    with urllib.request.urlopen(urllib.request.Request(f"{api}/v1/topics/clicks/search?{query}", headers=H), timeout=30) as r:
+        return json.load(r)
+# 1. The same search, as a stream: the same records (in slices of 2,000 read), the same end.
+for q in ("from=oldest&json=/user/id&json-op=gt&json-value=1500&budget=5000&limit=1000",
+          "from=newest&json=/user/id&json-op=lt&json-value=300&budget=4500&limit=1000"):
+    ev, j = events(q), plain(q)
+    got = [(r["partition"], r["offset"]) for n, d in ev if n == "records" for r in d["records"]]
+    want = [(r["partition"], r["offset"]) for r in j["records"]]
+    end = [d for n, d in ev if n == "end"]
+    check(f"{q}: the stream's records are the JSON answer's", sorted(got) == sorted(want) and len(got) == len(set(got)),
+          f"{len(got)} vs {len(want)}")
+    check(f"{q}: progress in slices before the end", len([n for n, _ in ev if n in ("records", "progress")]) >= 2
+          and [n for n, _ in ev][-1] == "end", [n for n, _ in ev])
+    check(f"{q}: the end event has the JSON answer's scanned, done and cursor", end and
+          (end[0]["scanned"], end[0]["done"], end[0]["cursor"]) == (j["scanned"], j["done"], j["cursor"]),
+          f"{end and end[0]} vs {(j['scanned'], j['done'], j['cursor'])}")
+# 2. A live tail (follow=true) from the tail cursor sees a record produced after it opened.
+tail_cursor = plain("from=newest&limit=1")["tail_cursor"]
+seen, ready = [], threading.Event()
+def tail():
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?cursor={tail_cursor}&stream=sse&follow=true&follow-seconds=8", headers=H)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        ready.set()
+        for line in r:
+            line = line.decode()
+            if line.startswith("data: "): seen.append(json.loads(line[6:]))
+t = threading.Thread(target=tail); t.start()
+ready.wait(10); time.sleep(0.5)
+marker = f"sse-{time.time_ns()}"
+subprocess.run(["kcat", "-P", "-b", broker, "-t", "clicks", "-K:"], input=f"sse-key:{marker}\n", text=True, check=True)
+deadline = time.time() + 15
+while time.time() < deadline and not any(marker == r.get("value") for d in seen for r in d.get("records", [])):
+    time.sleep(0.1)
+check("the live tail streams a record produced after it opened",
+      any(marker == r.get("value") for d in seen for r in d.get("records", [])))
+t.join(20)
+check("the tail ends after follow-seconds with an end event and its cursor", not t.is_alive() and seen and "cursor" in seen[-1]
+      and seen[-1].get("done") is True, seen[-1:] )
+# 3. Two open tails hold this client's two places: a third search is 429 until one leaves.
+procs = [subprocess.Popen(["curl", "-sN", "-H", f"Authorization: Bearer {tok}",
+                           f"{api}/v1/topics/clicks/search?from=oldest&budget=10&stream=sse&follow=true&follow-seconds=60"],
+                          stdout=subprocess.DEVNULL) for _ in range(2)]
+time.sleep(1.5)
+try:
+    plain("key=key-1"); code = 200
+except urllib.error.HTTPError as e:
+    code = e.code
+check("a third search while two tails run: 429", code == 429, code)
+for p in procs: p.kill(); p.wait()
+t0, code = time.time(), None
+while time.time() < t0 + 15:
+    try:
+        plain("key=key-1"); code = 200; break
+    except urllib.error.HTTPError as e:
+        code = e.code; time.sleep(0.2)
+check("the places come back once the tails' clients have gone", code == 200, f"{code} after {time.time() - t0:.1f} s")
+print(f"place given back after {time.time() - t0:.1f} s")
+sys.exit(1 if fails else 0)
+PY
+timeout 120 /usr/bin/python3 "$work/sse.py" "$api" "$admin" "$broker"
+check "stream=sse searches, the live tail and the 429 limit (sse.py)" test $? = 0
 
 # --- floe.http.console.enabled=false: no console ------------------------------------------------
 stop_floe

@@ -1,7 +1,8 @@
-// Messages: a bounded server-side search across both tiers (/v1/topics/{topic}/search), a
-// cursor to go on, a live tail (polling from the search's tail cursor: the HTTP plane answers
-// whole bodies, it does not stream), JSON/text/hex views and NDJSON/CSV export.
-import { download, enc, get } from './api.js';
+// Messages: a bounded server-side search across both tiers (/v1/topics/{topic}/search) streamed
+// as Server-Sent Events (records and progress as the server reads), a cursor to go on, a live
+// tail (the same stream with follow=true, from the search's tail cursor), JSON/text/hex views
+// and NDJSON/CSV export.
+import { download, enc, get, stream } from './api.js';
 import { fmtTime, h, mount } from './dom.js';
 import { setParams } from './route.js';
 
@@ -95,48 +96,78 @@ export async function messages(main, args, params) {
     h('td', {}, r.tier), h('td', { class: 'key' }, show(r.key, r.key_encoding, 'text')), h('td', { class: 'value' }, show(r.value, r.value_encoding, viewSel.value)),
     h('td', {}, r.headers.map((x) => h('div', {}, `${x.key}: `, show(x.value, x.value_encoding, 'text')))));
 
-  let cursor = null, tailCursor = null, tailTimer = null, busy = false;
+  let cursor = null, tailCursor = null, tailAbort = null, busy = false;
+  // Records of this search in the order the server gives them overall ((time, partition,
+  // offset), newest first when reading backward); each event's slice is merged in.
+  const key = (r) => [r.timestamp, r.partition, r.offset];
+  const before = (a, b) => { const x = key(a), y = key(b); for (let i = 0; i < 3; ++i) if (x[i] !== y[i]) return x[i] < y[i]; return false; };
   async function run(more) {
     if (busy) return;
     busy = true;
     try {
       const q = query();
       if (more && cursor) q.set('cursor', cursor);
-      status.textContent = 'Searching…';
-      const r = await get(`/v1/topics/${enc(name)}/search?${q}`);
+      q.set('stream', 'sse');
+      const backward = more && cursor ? cursor.startsWith('b:') : (q.get('from') || 'newest') === 'newest';
+      const shown = [];
       if (!more) tbody.replaceChildren();
-      for (const rec of r.records) tbody.append(row(rec));
-      cursor = r.cursor;
-      tailCursor = r.tail_cursor;
-      moreBtn.disabled = !cursor || (r.direction === 'forward' && r.done);
-      status.textContent = `${tbody.children.length} records shown; this request read ${r.scanned} of a budget of ${r.budget}${r.done ? '; reached the end' : '; more to read (More)'}.`;
+      status.classList.remove('error');
+      status.textContent = 'Searching…';
+      let end = null;
+      await stream(`/v1/topics/${enc(name)}/search?${q}`, (ev, d) => {
+        if (ev === 'records') {
+          for (const rec of d.records) {
+            let i = shown.length;
+            while (i > 0 && (backward ? before(shown[i - 1], rec) : before(rec, shown[i - 1]))) --i;
+            shown.splice(i, 0, rec);
+            const tr = row(rec);
+            const at = tbody.children[tbody.children.length - shown.length + 1 + i];
+            if (at) tbody.insertBefore(tr, at); else tbody.append(tr);
+          }
+        }
+        if (ev === 'records' || ev === 'progress') status.textContent = `Searching… read ${d.scanned} of a budget of ${d.budget}; ${tbody.children.length} records shown.`;
+        if (ev === 'error') throw new Error(d.error.message);
+        if (ev === 'end') end = d;
+      });
+      if (!end) throw new Error('the search stream ended early');
+      cursor = end.cursor;
+      tailCursor = end.tail_cursor;
+      moreBtn.disabled = !cursor || (!backward && end.done);
+      status.textContent = `${tbody.children.length} records shown; this request read ${end.scanned} of a budget of ${end.budget}${end.done ? '; reached the end' : '; more to read (More)'}.`;
     } catch (e) {
       status.textContent = `Search failed: ${e.message}`;
       status.classList.add('error');
     } finally { busy = false; }
   }
-  async function tailOnce() {
-    if (!tailCursor) return;
-    const q = query();
-    q.delete('from'); q.delete('offset'); q.delete('ts');
-    q.set('cursor', tailCursor);
-    const r = await get(`/v1/topics/${enc(name)}/search?${q}`);
-    tailCursor = r.cursor || r.tail_cursor;
-    for (const rec of r.records) tbody.prepend(row(rec));
-    while (tbody.children.length > 500) tbody.lastChild.remove();
-    status.textContent = `Tailing: ${tbody.children.length} records shown.`;
+  // The live tail: one stream (follow=true) from the tail cursor; the server ends it after
+  // follow-seconds and it is opened again from where it stopped.
+  async function tail(signal) {
+    while (!signal.aborted && tailCursor) {
+      const q = query();
+      q.delete('from'); q.delete('offset'); q.delete('ts');
+      q.set('cursor', tailCursor);
+      q.set('stream', 'sse');
+      q.set('follow', 'true');
+      status.textContent = `Tailing: ${tbody.children.length} records shown.`;
+      await stream(`/v1/topics/${enc(name)}/search?${q}`, (ev, d) => {
+        if (ev === 'records') {
+          for (const rec of d.records) tbody.prepend(row(rec));
+          while (tbody.children.length > 500) tbody.lastChild.remove();
+          status.textContent = `Tailing: ${tbody.children.length} records shown.`;
+        }
+        if (d.cursor) tailCursor = d.cursor;
+        if (ev === 'error') throw new Error(d.error.message);
+      }, signal);
+    }
   }
   function setTail(on) {
     tailBtn.setAttribute('aria-pressed', String(on));
     tailBtn.textContent = on ? 'Stop tail' : 'Live tail';
-    clearTimeout(tailTimer);
-    tailTimer = null;
+    if (tailAbort) tailAbort.abort();
+    tailAbort = null;
     if (!on) return;
-    const loop = async () => {
-      try { await tailOnce(); } catch (e) { status.textContent = `Tail failed: ${e.message}`; }
-      if (tailBtn.getAttribute('aria-pressed') === 'true') tailTimer = setTimeout(loop, 1000);
-    };
-    tailTimer = setTimeout(loop, 0);
+    tailAbort = new AbortController();
+    tail(tailAbort.signal).catch((e) => { status.textContent = `Tail failed: ${e.message}`; });
   }
   async function doExport(format) {
     const q = query();

@@ -28,7 +28,9 @@ public:
         ::setsockopt(_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         EXPECT_EQ(::connect(_fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
     }
-    ~raw_client() { ::close(_fd); }
+    ~raw_client() {
+        if (_fd >= 0) ::close(_fd);
+    }
     void send(std::string_view s) { ASSERT_EQ(::send(_fd, s.data(), s.size(), MSG_NOSIGNAL), ssize_t(s.size())); }
     /// Reads one response (head + Content-Length body).
     std::string read_response() {
@@ -48,6 +50,20 @@ public:
             if (n <= 0) return std::exchange(_buf, {});
             _buf.append(tmp, size_t(n));
         }
+    }
+    /// Reads until `marker` has arrived (or the peer closes / 5 s pass): everything read so far.
+    std::string read_until(std::string_view marker) {
+        while (_buf.find(marker) == std::string::npos) {
+            char tmp[4096];
+            auto n = ::recv(_fd, tmp, sizeof tmp, 0);
+            if (n <= 0) break;
+            _buf.append(tmp, size_t(n));
+        }
+        return std::exchange(_buf, {});
+    }
+    void close() {
+        ::close(_fd);
+        _fd = -1;
     }
     bool closed_by_peer() {
         char c;
@@ -200,6 +216,67 @@ TEST(HttpServer, ADelayedAnswerIsSentLateWithoutHoldingTheThread) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(350));
     EXPECT_NE(slow.read_response().find("401"), std::string::npos);
     EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(400));
+    s.stop();
+}
+
+TEST(HttpServer, AStreamIsSentInChunksAsItComes) {
+    // response::stream: chunked, each chunk written when made, an empty one is a pause; then
+    // the connection serves the next request.
+    server s({.port = 0, .threads = 1});
+    s.route("GET", "/stream", [](const request&) {
+        response r;
+        r.content_type = "text/event-stream";
+        r.stream_pause = std::chrono::milliseconds(100);
+        r.stream = [n = 0]() mutable -> std::optional<std::string> {
+            switch (n++) {
+            case 0: return std::string("data: a\n\n");
+            case 1: return std::string(); // nothing yet
+            case 2: return std::string("data: bb\n\n");
+            default: return std::nullopt;
+            }
+        };
+        return r;
+    });
+    s.route("GET", "/after", [](const request&) { return response::json(200, R"({"after":true})"); });
+    ASSERT_TRUE(s.start());
+    raw_client c(s.port());
+    auto t0 = std::chrono::steady_clock::now();
+    c.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+    auto got = c.read_until("0\r\n\r\n");
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100)); // the pause
+    EXPECT_NE(got.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << got;
+    EXPECT_EQ(got.find("Content-Length"), std::string::npos) << got;
+    EXPECT_NE(got.find("Content-Type: text/event-stream\r\n"), std::string::npos) << got;
+    auto body = got.substr(got.find("\r\n\r\n") + 4);
+    EXPECT_EQ(body, "9\r\ndata: a\n\n\r\na\r\ndata: bb\n\n\r\n0\r\n\r\n"); // sizes in hex
+    c.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n"); // the same connection goes on
+    EXPECT_NE(c.read_response().find(R"({"after":true})"), std::string::npos);
+    s.stop();
+}
+
+TEST(HttpServer, AStreamIsDroppedWhenItsClientLeaves) {
+    // An endless stream (a live tail) ends, with what it holds, once a write finds the client gone.
+    server s({.port = 0, .threads = 1});
+    auto held = std::make_shared<int>(0);
+    std::weak_ptr<int> alive = held;
+    s.route("GET", "/tail", [&held](const request&) {
+        response r;
+        r.stream_pause = std::chrono::milliseconds(20);
+        r.stream = [h = std::move(held), n = 0]() mutable -> std::optional<std::string> {
+            return ++n % 2 ? std::string(": tick\n\n") : std::string();
+        };
+        return r;
+    });
+    ASSERT_TRUE(s.start());
+    {
+        raw_client c(s.port());
+        c.send("GET /tail HTTP/1.1\r\nHost: x\r\n\r\n");
+        EXPECT_NE(c.read_until(": tick").find(": tick"), std::string::npos);
+        EXPECT_FALSE(alive.expired()); // still streaming
+        c.close();
+    }
+    for (int i = 0; i < 200 && !alive.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(alive.expired()) << "the stream outlived its client";
     s.stop();
 }
 

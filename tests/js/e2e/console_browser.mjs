@@ -12,8 +12,9 @@ const env = process.env;
 const base = env.CONSOLE_URL; // http://127.0.0.1:PORT/console/
 const origin = new URL(base).origin;
 let failures = 0;
+const t0 = Date.now();
 const check = (name, ok, detail = '') => {
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${name}${detail ? ` (${detail})` : ''}`);
+  console.log(`${ok ? 'ok' : 'FAIL'}: ${name}${detail ? ` (${detail})` : ''} [${((Date.now() - t0) / 1000).toFixed(1)} s]`);
   if (!ok) failures++;
 };
 const api = async (path) => {
@@ -157,12 +158,17 @@ try {
   // --- live tail: a record produced after the page opened shows up ---
   await open(`#/messages/${env.TOPIC}?limit=5`);
   await until('the first page', () => page.$$eval('#records tr', (trs) => trs.length === 5));
+  const searches = [];
+  const onRequest = (r) => { if (r.url().includes('/search?')) searches.push(r.url()); };
+  page.on('request', onRequest);
   await page.click('#tail');
   await sleep(1500);
   const marker = `m${Date.now()}`;
   execFileSync('kcat', ['-P', '-b', env.BROKER, '-t', env.TOPIC, '-K:'], { input: `tail-key:{"tail":"${marker}"}\n` });
   const tailed = await until('the tailed record', () => page.$$eval('#records tr td.value', (tds, m) => tds.some((td) => td.textContent.includes(m)), marker), 20000).catch(() => false);
   check('the live tail shows a record produced after the page opened', tailed === true);
+  check('the tail is one event stream, not polling', searches.length === 1 && searches[0].includes('follow=true'), searches.join(' '));
+  page.off('request', onRequest);
   await page.click('#tail');
 
   // --- the group's lag against the Kafka client and kcat ---
