@@ -55,6 +55,15 @@ def free_port():
     return p
 
 
+def free_cluster_port():
+    """A free port a Redis Cluster node can use: its bus port (+10000) must exist too."""
+    for _ in range(1000):
+        p = free_port()
+        if p <= 55535:
+            return p
+    raise RuntimeError("no free port below 55536 for a Redis Cluster node")
+
+
 def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -79,7 +88,7 @@ S3ERR_DELAYS_MS = (0, 300, 3000)
 BUCKET = "chaos-lake"
 
 
-def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS_OF):
+def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS_OF, redis_down=(0.3, 4.0)):
     """The fault schedule of a run: [{at, kind, target, duration}], at in seconds from the start of
     the workload. Only the seed, the length and the fault kinds drawn from decide it (a schedule
     drawn without `partition` is the one it was before that kind existed)."""
@@ -96,7 +105,7 @@ def make_schedule(seed, seconds, kinds=tuple(FAULT_WEIGHTS), variants=PARTITIONS
             # Longer than the session timeout and the lease: the paused broker wakes up as a zombie.
             f = {"kind": kind, "target": f"broker-{rng.choice(BROKERS)}", "duration": rng.uniform(lease + 0.5, lease + 5)}
         elif kind == "redis":
-            f = {"kind": kind, "target": "redis", "duration": rng.uniform(0.3, 4.0)}
+            f = {"kind": kind, "target": "redis", "duration": rng.uniform(*redis_down)}
         elif kind == "pg":
             f = {"kind": kind, "target": "pg", "duration": rng.uniform(0.5, 6.0)}
         elif kind == "disk":
@@ -131,7 +140,10 @@ class Cluster:
         # (--disk-mb) that the disk fault fills, else in the work directory.
         self.disk = disk
         store = disk or work
-        self.tier = tier  # redis: the brokers share redis-server; embedded: one broker, its own segment log
+        # redis: the brokers share redis-server; redis-cluster: a Redis Cluster of three masters,
+        # each with one replica, acks=all waiting for it (min-replicas 1); embedded: one broker,
+        # its own segment log.
+        self.tier = tier
         self.lake = lake  # sqlite: SQLite catalog + file:// warehouse; s3pg: PostgreSQL catalog + S3 (moto)
         self.pg_port = free_port()
         self.s3_port = free_port()
@@ -145,6 +157,10 @@ class Cluster:
         self.topo = topo  # a netns.Topology, or None: everything on 127.0.0.1
         self.redis_port = free_port()
         self.redis = None
+        self.cluster_ports = [free_cluster_port() for _ in range(6)] if tier == "redis-cluster" else []
+        self.cluster_nodes = {}  # port -> Popen
+        self.cluster_created = False
+        self.killed_node = None
         self.brokers = {b: {"kport": free_port(), "hport": free_port(), "proc": None, "state": "down"} for b in BROKERS}
         self.env = dict(os.environ, FLOE_SCHEMA_REGISTRY_LISTEN="127.0.0.1:0")
         self.catalog = os.path.join(store, "catalog.db")
@@ -162,7 +178,82 @@ class Cluster:
     def http(self, b):
         return f"http://{self.host(f'b{b}')}:{self.brokers[b]['hport']}"
 
+    def redis_cli(self, port, *args):
+        return subprocess.run(["redis-cli", "-h", self.host("redis"), "-p", str(port), *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def start_cluster_node(self, port):
+        d = os.path.join(self.work, "redis", str(port))
+        os.makedirs(d, exist_ok=True)
+        self.cluster_nodes[port] = subprocess.Popen(
+            self.prefix("redis") + ["redis-server", "--port", str(port), "--bind", self.host("redis"), "--protected-mode", "no",
+                                    "--dir", d, "--save", "", "--appendonly", "yes", "--appendfsync", "always",
+                                    "--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf"),
+                                    "--cluster-node-timeout", "2000", "--logfile", os.path.join(d, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if "PONG" in self.redis_cli(port, "ping").stdout:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def cluster_ok(self, ports):
+        return all("cluster_state:ok" in self.redis_cli(p, "cluster", "info").stdout for p in ports)
+
+    def start_redis_cluster(self):
+        """Six nodes; the first start makes them three masters with a replica each."""
+        if not all(self.start_cluster_node(p) for p in self.cluster_ports):
+            return False
+        if not self.cluster_created:
+            r = subprocess.run(self.prefix("redis") + ["redis-cli", "--cluster", "create"]
+                               + [f"{self.host('redis')}:{p}" for p in self.cluster_ports]
+                               + ["--cluster-replicas", "1", "--cluster-yes"], capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                log(f"redis-cli --cluster create failed: {r.stdout[-500:]} {r.stderr[-500:]}")
+                return False
+            self.cluster_created = True
+        end = time.time() + 30
+        while time.time() < end:
+            if self.cluster_ok(self.cluster_ports):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def cluster_masters(self):
+        """The ports of the nodes that are masters now (CLUSTER NODES through any live node)."""
+        for p in self.cluster_ports:
+            if p == self.killed_node:
+                continue
+            out = self.redis_cli(p, "cluster", "nodes").stdout
+            if out:
+                return [int(l.split()[1].split("@")[0].rsplit(":", 1)[1]) for l in out.splitlines()
+                        if "master" in l.split()[2] and "fail" not in l.split()[2]]
+        return []
+
+    def kill_cluster_master(self, pick):
+        """kill -9 of one master: its replica takes over after the node timeout (2 s)."""
+        masters = self.cluster_masters()
+        if not masters:
+            return None
+        port = sorted(masters)[pick % len(masters)]
+        proc = self.cluster_nodes.get(port)
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        self.killed_node = port
+        return port
+
+    def restart_cluster_node(self):
+        """The killed node starts again on its AOF and nodes.conf: it rejoins (as a replica when
+        its replica was promoted meanwhile)."""
+        port, self.killed_node = self.killed_node, None
+        if port is None:
+            return True
+        return self.start_cluster_node(port)
+
     def start_redis(self):
+        if self.tier == "redis-cluster":
+            return self.start_redis_cluster()
         d = os.path.join(self.work, "redis")
         os.makedirs(d, exist_ok=True)
         self.redis = subprocess.Popen(
@@ -178,6 +269,12 @@ class Cluster:
         return False
 
     def kill_redis(self):
+        if self.tier == "redis-cluster":
+            for p in self.cluster_nodes.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            return
         if self.redis:
             self.redis.kill()
             self.redis.wait()
@@ -196,6 +293,10 @@ class Cluster:
             "floe.http.listen": f"{self.host(f'b{b}')}:{br['hport']}",
             **({"floe.local.type": "redis", "floe.local.redis.uri": f"redis://{self.host('redis')}:{self.redis_port}"}
                if self.tier == "redis" else {}),
+            **({"floe.local.type": "redis",
+                "floe.local.redis.uri": ",".join(f"redis://{self.host('redis')}:{p}" for p in self.cluster_ports),
+                "floe.local.redis.min-replicas": 1}
+               if self.tier == "redis-cluster" else {}),
             # One lake for the cluster, named explicitly on every broker.
             "floe.storage.remote.path": f"file://{self.warehouse}",
             "floe.storage.remote.catalog.type": "sql",
@@ -386,7 +487,7 @@ class Cluster:
     def stop_all(self):
         for b in BROKERS:
             self.kill_broker(b)
-        if self.tier == "redis":
+        if self.tier in ("redis", "redis-cluster"):
             self.kill_redis()
         if self.lake == "s3pg":
             if self.pg_bin:
@@ -469,6 +570,11 @@ class Faults:
             else:
                 self.c.signal_broker(b, signal.SIGSTOP)
                 self.c.brokers[b]["state"] = "paused"
+        elif kind == "redis" and self.c.tier == "redis-cluster":
+            port = self.c.kill_cluster_master(int(f["at"] * 1000))
+            if port is None:
+                return self._skip(rec, "no live master found")
+            rec["note"] = f"master :{port} killed -9"
         elif kind == "redis":
             self.c.kill_redis()
         elif kind == "disk":
@@ -531,6 +637,14 @@ class Faults:
             b = int(target.split("-")[1])
             self.c.signal_broker(b, signal.SIGCONT)
             self.c.brokers[b]["state"] = "up"
+        elif kind == "redis" and self.c.tier == "redis-cluster":
+            # Whether the replica took over while it was down (the node timeout is 2 s).
+            port = self.c.killed_node
+            promoted = port is not None and port not in self.c.cluster_masters()
+            if not self.c.restart_cluster_node():
+                rec["note"] = rec.get("note", "") + "; restart failed"
+            else:
+                rec["note"] = rec.get("note", "") + ("; its replica took over" if promoted else "; back before a failover")
         elif kind == "redis":
             if not self.c.start_redis():
                 rec["note"] = "redis restart failed"
@@ -747,16 +861,19 @@ def run(args):
     work = args.work or tempfile.mkdtemp(prefix="floe-chaos-")
     os.makedirs(work, exist_ok=True)
     log(f"seed {seed}, {args.seconds}s of faults ({','.join(args.faults)}), work directory {work}")
-    kinds = [k for k in args.faults if (k not in ("pg", "s3err") or args.lake == "s3pg") and (k != "redis" or args.tier == "redis")
+    kinds = [k for k in args.faults if (k not in ("pg", "s3err") or args.lake == "s3pg") and (k != "redis" or args.tier != "embedded")
              and (k != "disk" or args.disk_mb)]
-    variants = (PARTITIONS_OF if args.tier == "redis" else ("clients",)) + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
-    schedule = make_schedule(seed, args.seconds, kinds, variants)
+    variants = (PARTITIONS_OF if args.tier != "embedded" else ("clients",)) + (LAKE_PARTITIONS if args.lake == "s3pg" else ())
+    # A Redis Cluster master stays down long enough for its replica to take over (node timeout
+    # 2 s, then the election) most of the time.
+    schedule = make_schedule(seed, args.seconds, kinds, variants,
+                             redis_down=(2.0, 8.0) if args.tier == "redis-cluster" else (0.3, 4.0))
     topo = None
     if args.netns:
         ok, why = netns.available()
         if ok:
             lake = ["pg", "s3"] if args.lake == "s3pg" else []
-            topo = netns.Topology((["redis"] if args.tier == "redis" else []) + [f"b{b}" for b in BROKERS] + lake)
+            topo = netns.Topology((["redis"] if args.tier != "embedded" else []) + [f"b{b}" for b in BROKERS] + lake)
             topo.setup()
             log(f"network namespaces: clients {topo.addr[netns.CLIENTS]}, redis {topo.addr.get('redis')}, brokers "
                 + ", ".join(topo.addr[f"b{b}"] for b in BROKERS)
@@ -783,7 +900,7 @@ def run(args):
     report = {"seed": seed, "seconds": args.seconds, "faults": kinds, "schedule": schedule, "work": work,
               "netns": topo is not None, "lake": args.lake, "tier": args.tier, "brokers": len(BROKERS)}
     try:
-        if args.tier == "redis" and not cluster.start_redis():
+        if args.tier != "embedded" and not cluster.start_redis():
             raise RuntimeError("redis-server did not start")
         if args.lake == "s3pg":
             if not cluster.start_pg():
@@ -1084,9 +1201,11 @@ def main():
     ap.add_argument("--disk-mb", type=int, default=0,
                     help="put the brokers' data, the catalog and the warehouse on a tmpfs of this size (root "
                          "needed), so that `disk` faults can fill it")
-    ap.add_argument("--tier", choices=("redis", "embedded"), default="redis",
-                    help="redis: the brokers share one redis-server (no transactions there yet); embedded: each "
-                         "broker its own segment log (use with --brokers 1)")
+    ap.add_argument("--tier", choices=("redis", "redis-cluster", "embedded"), default="redis",
+                    help="redis: the brokers share one redis-server (no transactions there yet); redis-cluster: a "
+                         "Redis Cluster of 3 masters with a replica each (min-replicas 1; `redis` faults kill -9 a "
+                         "master, so its replica takes over); embedded: each broker its own segment log (use with "
+                         "--brokers 1)")
     ap.add_argument("--brokers", type=int, default=3)
     ap.add_argument("--producers", type=int, default=2, help="idempotent producers")
     ap.add_argument("--txn-producers", type=int, default=0,
