@@ -77,6 +77,26 @@ public:
         _renewed = now;
         return {};
     }
+    /// Renews now, whatever the time since the last renewal: OK only when the lease store
+    /// confirms this holder and epoch, so nothing another holder did can have happened since
+    /// the lease was last kept. errc::conflict (lost) or the store's error (unreachable).
+    result<void> confirm() {
+        if (!_held) return {};
+        if (_lost) return fail(errc::conflict, "{}", *_lost);
+        auto r = _leases->renew(*_held);
+        if (!r) {
+            if (r.error().code() == errc::conflict) {
+                _lost = fmt::format("lease of {} lost (epoch {}): {}", stream_key_for(_held->topic, _held->partition),
+                                    _held->epoch, r.error().message());
+                return fail(errc::conflict, "{}", *_lost);
+            }
+            return fail(r.error().code(), "confirming the lease of {}: {}",
+                        stream_key_for(_held->topic, _held->partition), r.error().message());
+        }
+        _held = std::move(*r);
+        _renewed = std::chrono::steady_clock::now();
+        return {};
+    }
     /// Passes `r` through; a fenced write refused for a stale epoch (errc::conflict) means the
     /// lease is lost.
     result<void> fenced(result<void> r) {
@@ -497,6 +517,12 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
     } else if (committed < marker) {
         // The table does not hold what the marker says was offloaded: another writer, a restored
         // catalog or a forked table (or another lake: a broker with other catalog settings).
+        // Or this worker lost its lease while it read the table (a slow object store) and the
+        // new holder offloaded and moved the shared marker meanwhile: this worker's view of the
+        // table is older than the marker. Only a holder that still has its lease, confirmed now,
+        // knows the two were read with nobody else writing (found by the chaos harness: a
+        // zombie's false "in neither tier" error, its rewind refused by the fence).
+        FLOE_TRY(keeper.confirm());
         const int64_t local_start = p.offsets().log_start();
         // Offsets in neither tier: below the local start, at or above the table's position, and
         // not hidden by DeleteRecords (a floor past them is how an operator accepts the loss).

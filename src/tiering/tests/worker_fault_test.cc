@@ -369,5 +369,92 @@ TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     fs::remove_all(dir);
 }
 
+/// Partition leases held in memory, always granted, whose renewal can be made to fail as when
+/// another broker took the lease over (errc::conflict).
+class switchable_leases final : public partition_leases {
+public:
+    bool owns(std::string_view, int32_t) override { return true; }
+    result<bool> is_free(std::string_view, int32_t) override { return true; }
+    /// Granted even when taken over: the takeover happens between the grant and the next renewal.
+    result<std::optional<partition_lease>> acquire(std::string_view topic, int32_t partition) override {
+        return std::optional<partition_lease>(partition_lease{std::string(topic), partition, 1, valid()});
+    }
+    result<partition_lease> renew(const partition_lease& l) override {
+        ++renewals;
+        if (taken_over) return fail(errc::conflict, "the lease of {}-{} is held by another broker", l.topic, l.partition);
+        auto n = l;
+        n.valid_until = valid();
+        return n;
+    }
+    void release(const partition_lease&) override {}
+    std::chrono::milliseconds duration() const override { return std::chrono::minutes(1); }
+    std::atomic<bool> taken_over{false};
+    std::atomic<int> renewals{0};
+
+private:
+    static std::chrono::steady_clock::time_point valid() { return std::chrono::steady_clock::now() + std::chrono::minutes(1); }
+};
+
+TEST(WorkerFaults, AMarkerAheadOfTheTableIsActedOnOnlyUnderAConfirmedLease) {
+    // The shared marker ahead of the table this worker reads: after a takeover, the new holder
+    // moved it while this worker was reading an older table. A worker whose lease is gone must
+    // neither rewind the marker nor report offsets "in neither tier"; one that still holds its
+    // lease finds a real mismatch and offloads the missing offsets again.
+    auto dir = fs::temp_directory_path() / fmt::format("floe-worker-confirm-{}", ::getpid());
+    fs::remove_all(dir);
+    log::log_manager_options lo;
+    lo.data_dir = dir;
+    lo.background_threads = false;
+    auto logs = log::log_manager::open(lo);
+    ASSERT_TRUE(logs) << logs.error();
+    ASSERT_TRUE((*logs)->create_topic("m", 1, {{"remote.storage.enable", "true"}}));
+    auto p = (*logs)->partition("m", 0);
+    const int64_t now = system_clock_source::instance().now_ms(); // within retention.ms
+    int64_t next = 0;
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 2, 2, [now](int64_t offset) { return now + offset; }, next));
+    auto cat = iceberg::open_sql_catalog("sqlite://" + (dir / "catalog.db").string(), "floe");
+    ASSERT_TRUE(cat);
+    lake::lake_options opts;
+    opts.warehouse = "file://" + (dir / "warehouse").string();
+    lake::iceberg_lake lake(std::shared_ptr<iceberg::catalog>(std::move(*cat)), std::make_shared<iceberg::local_file_io>(), opts);
+    worker_options wo;
+    wo.max_backoff = std::chrono::milliseconds(1);
+    auto leases_owned = std::make_unique<switchable_leases>();
+    auto* leases = leases_owned.get();
+    storage_worker w(**logs, lake, std::move(leases_owned), wo);
+    for (int tick = 0; tick < 50 && p->offloaded_up_to()() < next; ++tick) w.tick();
+    ASSERT_EQ(p->offloaded_up_to()(), next);
+    const int64_t in_table = next;
+
+    // More segments; the marker says they are offloaded, the table (as this worker reads it)
+    // does not hold them.
+    ASSERT_NO_FATAL_FAILURE(fill_sealed(*p, 2, 2, [now](int64_t offset) { return now + offset; }, next));
+    ASSERT_TRUE(p->set_offloaded_up_to(kafka_offset(next)));
+
+    // The lease was taken over: the worker's pass stops, the marker stays where the new holder
+    // put it.
+    leases->taken_over = true;
+    const int renewals_before = leases->renewals;
+    w.tick();
+    EXPECT_EQ(p->offloaded_up_to()(), next) << "a worker without its lease rewound the shared marker";
+    EXPECT_GT(leases->renewals, renewals_before) << "the lease was not confirmed before acting on the mismatch";
+
+    // Still the holder: the mismatch is real; the marker goes back to the table's position and
+    // the missing offsets are offloaded again, each once.
+    leases->taken_over = false;
+    for (int tick = 0; tick < 50; ++tick) {
+        w.tick();
+        auto t = lake.table_for_topic("m");
+        auto pos = t ? (*t)->committed_positions() : result<std::map<std::string, int64_t>>(std::map<std::string, int64_t>{});
+        if (pos && (*pos)["m-0"] == next) break;
+    }
+    lake::table_reader tr(lake, "m");
+    expect_each_offset_once(tr, "m-0", next);
+    EXPECT_GT(next, in_table);
+    EXPECT_EQ(p->offloaded_up_to()(), next);
+    (void)(*logs)->close();
+    fs::remove_all(dir);
+}
+
 } // namespace
 } // namespace floe::tiering
