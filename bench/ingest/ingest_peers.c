@@ -13,6 +13,7 @@
  *                                                 fetches of 512 (500 ms timeout), AckAll on the
  *                                                 last of each fetch (as Floe's source does),
  *                                                 until N messages: "records secs rate end"
+ *                                                 (PEER_FETCH=K: fetches of K instead)
  * Exit status 0 on success; errors on stderr. */
 #include <librdkafka/rdkafka.h>
 #include <nats/nats.h>
@@ -117,10 +118,11 @@ static int nats_consume(jsCtx* js, const char* stream, const char* subject, long
         return 1;
     }
     long got = 0;
+    const int batch = getenv("PEER_FETCH") ? atoi(getenv("PEER_FETCH")) : 512;
     double t0 = now_s(), idle = now_s();
     while (got < n && now_s() - idle < 30) {
         natsMsgList list = {0};
-        s = natsSubscription_Fetch(&list, sub, 512, 500, &ec);
+        s = natsSubscription_Fetch(&list, sub, batch, 500, &ec);
         if (s == NATS_OK) {
             got += list.Count;
             if (list.Count > 0) natsMsg_Ack(list.Msgs[list.Count - 1], NULL);

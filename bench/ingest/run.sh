@@ -11,7 +11,7 @@
 # theirs (the peer prints the wall clock at its Nth record).
 # usage: bash bench/ingest/run.sh     (N, NJ, DURATION override the sizes; IDLE_SEAL the sources'
 #        idle-seal, 100ms unless set, empty: not set)
-#        KAFKA_ONLY=1 stops after the Kafka part
+#        KAFKA_ONLY=1 stops after the Kafka part; KAFKA_SETS: more --set arguments for the mirror
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 N=${N:-1000000}; NJ=${NJ:-300000}; DURATION=${DURATION:-20}; IDLE_SEAL=${IDLE_SEAL-100ms}
 idle=(); [ -n "$IDLE_SEAL" ] && idle=(--set "floe.ingest.sources.@.idle-seal=$IDLE_SEAL")
@@ -92,7 +92,7 @@ mk=$(port); mh=$(port)
 t0=$(date +%s.%N)
 serve mirror "$mk" "$mh" "${tiered[@]}" --set floe.topic-defaults.segment.ms=1000 \
   --set floe.ingest.sources.k.type=kafka --set floe.ingest.sources.k.bootstrap-servers=127.0.0.1:$sk \
-  --set floe.ingest.sources.k.topics=src --set floe.ingest.sources.k.start=earliest "${idle[@]/@/k}"
+  --set floe.ingest.sources.k.topics=src --set floe.ingest.sources.k.start=earliest "${idle[@]/@/k}" ${KAFKA_SETS:-}
 mirror_pid=$last_pid
 read -r lsecs secs <<<"$(until_committed "$mh" "$N" "$t0")"
 echo "mirror process: $(cpu "$mirror_pid")"
@@ -104,9 +104,9 @@ peer "librdkafka consume (after, Floe's queue settings)" PEER_FLOE_QUEUE=1 "$pee
 grep -c "offloaded segment" "$work/mirror.log" | xargs echo "segments offloaded:"
 grep -m1 "floe is up" "$work/mirror.log" | cut -c12-23 | xargs echo "mirror up at"
 grep -m1 "owns src-0" "$work/mirror.log" | cut -c12-23 | xargs echo "partition assigned (group joined) at"
-grep -m1 "sealed by" "$work/mirror.log" | cut -c12-23 | xargs echo "first seal by the source at"
-grep "offloaded segment" "$work/mirror.log" | tail -1 | cut -c12-23 | xargs echo "last commit at"
 date -d "@$t0" +%H:%M:%S.%3N | xargs echo "mirror launched at"
+{ grep "sealed by" "$work/mirror.log" || true; } | cut -c12-23 | xargs echo "segments sealed by the source at"
+grep "offloaded segment" "$work/mirror.log" | sed -E 's/^.{11}(.{12}).*offsets ([0-9.]+).*snapshot [0-9-]+ \((.*)\)$/\1 offsets \2: \3/' || true
 [ -n "${KAFKA_ONLY:-}" ] && exit 0
 
 echo "== JetStream -> Iceberg, $NJ messages of 100 bytes"
