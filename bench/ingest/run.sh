@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Ingest end to end (issue 17), each beside its peer in the same run, 100-byte records:
+# Ingest end to end (issues 17, 35), each beside its peer in the same run, 100-byte records:
 #  1. Kafka source (a second floe serve, one partition, N records) -> Floe mirror -> Iceberg:
 #     records/s from the mirror's start until the table's committed position reaches N, against
-#     librdkafka's bare consume of the same partition (before and after).
+#     librdkafka's bare consume of the same partition (before and after; then once more with
+#     the prefetch queue settings Floe's source uses); the ratio is to the fastest of the three.
 #  2. JetStream (nats-server -js, file store, NJ messages) -> Floe (mode=duplicate, max-age=1s)
 #     -> Iceberg, against a bare libnats pull consumer on the same stream (before and after).
 #  3. Publish-to-visible-in-Iceberg latency with 1-second thresholds (max-age=1s; a message every
@@ -61,8 +62,8 @@ threads.sort(reverse=True)
 print(f"{secs(f'/proc/{pid}/stat'):.2f} s CPU; threads: " + ", ".join(f"{n}:{c:.2f}" for c, n in threads[:5]))
 PY
 }
-peer() { # label kind args... [env VAR=1 ...]: a peer from a cold process; appends its rate to
-  # peer_rates. kind: kafka-consume or nats-consume.
+peer() { # label [VAR=value ...] command args...: runs a peer (its environment first) from a cold
+  # process and appends its rate to peer_rates.
   local label="$1" t0 n s r end; shift
   t0=$(date +%s.%N)
   read -r n s r end <<<"$(env "$@")"
