@@ -1,14 +1,19 @@
 /* Peers for bench/ingest/run.sh, and the loaders that fill the sources:
  *   ingest_peers kafka-consume BROKER TOPIC N   -> librdkafka consumer, partition 0 from the
- *                                                 beginning until N records: "records secs rate"
+ *                                                 beginning until N records: "records secs rate
+ *                                                 end" (secs from the consumer's creation; end:
+ *                                                 wall clock at the Nth record, so the harness
+ *                                                 can time it from the process's start)
  *                                                 (PEER_SUBSCRIBE=1: joins a group instead, as
- *                                                 Floe's source does)
+ *                                                 Floe's source does; PEER_FLOE_QUEUE=1: the
+ *                                                 prefetch queue settings Floe's source uses)
  *   ingest_peers nats-publish URL SUBJECT N SIZE -> N messages of SIZE bytes, async JetStream
  *                                                 publish, all acks awaited
  *   ingest_peers nats-consume URL STREAM SUBJECT N -> ephemeral pull consumer from sequence 1,
  *                                                 fetches of 512 (500 ms timeout), AckAll on the
  *                                                 last of each fetch (as Floe's source does),
- *                                                 until N messages: "records secs rate"
+ *                                                 until N messages: "records secs rate end"
+ *                                                 (PEER_FETCH=K: fetches of K instead)
  * Exit status 0 on success; errors on stderr. */
 #include <librdkafka/rdkafka.h>
 #include <nats/nats.h>
@@ -31,6 +36,12 @@ static int kafka_consume(const char* broker, const char* topic, long n) {
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err) != RD_KAFKA_CONF_OK ||
         rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof err) != RD_KAFKA_CONF_OK ||
         rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err) != RD_KAFKA_CONF_OK) {
+        fprintf(stderr, "conf: %s\n", err);
+        return 1;
+    }
+    if (getenv("PEER_FLOE_QUEUE") &&
+        (rd_kafka_conf_set(conf, "queued.min.messages", "1000000", err, sizeof err) != RD_KAFKA_CONF_OK ||
+         rd_kafka_conf_set(conf, "queued.max.messages.kbytes", "262144", err, sizeof err) != RD_KAFKA_CONF_OK)) {
         fprintf(stderr, "conf: %s\n", err);
         return 1;
     }
@@ -61,7 +72,9 @@ static int kafka_consume(const char* broker, const char* topic, long n) {
         rd_kafka_message_destroy(m);
     }
     double secs = now_s() - t0;
-    printf("%ld %.3f %.0f\n", got, secs, (double)got / secs);
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    printf("%ld %.3f %.0f %.3f\n", got, secs, (double)got / secs, (double)end.tv_sec + (double)end.tv_nsec / 1e9);
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
     return got == n ? 0 : 1;
@@ -105,10 +118,11 @@ static int nats_consume(jsCtx* js, const char* stream, const char* subject, long
         return 1;
     }
     long got = 0;
+    const int batch = getenv("PEER_FETCH") ? atoi(getenv("PEER_FETCH")) : 512;
     double t0 = now_s(), idle = now_s();
     while (got < n && now_s() - idle < 30) {
         natsMsgList list = {0};
-        s = natsSubscription_Fetch(&list, sub, 512, 500, &ec);
+        s = natsSubscription_Fetch(&list, sub, batch, 500, &ec);
         if (s == NATS_OK) {
             got += list.Count;
             if (list.Count > 0) natsMsg_Ack(list.Msgs[list.Count - 1], NULL);
@@ -117,7 +131,9 @@ static int nats_consume(jsCtx* js, const char* stream, const char* subject, long
         natsMsgList_Destroy(&list);
     }
     double secs = now_s() - t0;
-    printf("%ld %.3f %.0f\n", got, secs, (double)got / secs);
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    printf("%ld %.3f %.0f %.3f\n", got, secs, (double)got / secs, (double)end.tv_sec + (double)end.tv_nsec / 1e9);
     natsSubscription_Destroy(sub);
     return got >= n ? 0 : 1;
 }

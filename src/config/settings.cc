@@ -130,13 +130,13 @@ constexpr ingest_key ingest_keys[] = {
     {"token", "jetstream"}, {"creds-file", "jetstream"}, {"stream", "jetstream"},
     {"streams", "jetstream"},
     {"filter-subject", "jetstream"}, {"topic", "jetstream"}, {"mode", "jetstream"},
-    {"max-age", ""}, {"max-messages", ""}, {"max-bytes", ""},
+    {"max-age", ""}, {"max-messages", ""}, {"max-bytes", ""}, {"idle-seal", ""},
     {"max-local-bytes", ""}, {"remote-storage", ""},
 };
 constexpr std::string_view librdkafka_prefix = "librdkafka.";
 // overrides.<stream>.<key>: a JetStream source's settings for one of its streams.
 constexpr std::string_view overrides_prefix = "overrides.";
-constexpr std::string_view overridable_keys[] = {"mode", "max-age", "max-messages", "max-bytes",
+constexpr std::string_view overridable_keys[] = {"mode", "max-age", "max-messages", "max-bytes", "idle-seal",
                                                  "max-local-bytes", "filter-subject", "topic", "remote-storage"};
 
 // "overrides.<stream>.<key>" -> {stream, key}; empty when not of that shape (a NATS stream name
@@ -184,10 +184,10 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
     if (ingest_key_type(key).empty())
         return fail(errc::invalid_argument,
                     "unknown setting '{}' in {}: an ingest source takes type, remote-storage, max-age, "
-                    "max-messages, max-bytes, max-local-bytes, then bootstrap-servers, topics, group-id, start, "
+                    "max-messages, max-bytes, idle-seal, max-local-bytes, then bootstrap-servers, topics, group-id, start, "
                     "topic-prefix, librdkafka.<property> (kafka) or url, user, password, token, creds-file, "
                     "stream, streams, filter-subject, topic, mode, overrides.<stream>.<key> (jetstream; a "
-                    "stream's overrides take mode, max-age, max-messages, max-bytes, max-local-bytes, "
+                    "stream's overrides take mode, max-age, max-messages, max-bytes, idle-seal, max-local-bytes, "
                     "filter-subject, topic, remote-storage)",
                     name, source.describe());
     auto bad = [&](std::string_view why) {
@@ -209,6 +209,8 @@ result<void> settings::set_ingest(std::string_view name, std::string_view text, 
         return bad("is not a count (or 0: every message at once)");
     if (key == "max-age" && (!parse_duration(text) || parse_duration(text)->count() < 0))
         return bad("is not a duration (e.g. 1s, 500ms, or 0: every message at once)");
+    if (key == "idle-seal" && (!parse_duration(text) || parse_duration(text)->count() < 0))
+        return bad("is not a duration (e.g. 200ms, or 0: as soon as the source has nothing more)");
     if ((key == "bootstrap-servers" || key == "topics" || key == "url" || key == "stream" || key == "streams")
         && text.empty())
         return bad("must not be empty");

@@ -1,8 +1,8 @@
 #include "ingest/ingest_engine.h"
 
+#include "base/clock.h"
 #include "base/metrics.h"
 
-#include <chrono>
 
 namespace floe::ingest {
 
@@ -22,9 +22,7 @@ std::vector<metrics::collected_family> collect(const std::vector<source_status>&
         {"floe_ingest_pauses_total", "Times consumption paused for the local-bytes budget since start.", "counter", {}},
         {"floe_ingest_local_bytes", "Bytes of the mirror's local segments not yet committed to Iceberg.", "gauge", {}},
         {"floe_ingest_max_local_bytes", "The source's budget of local bytes not yet in Iceberg.", "gauge", {}}};
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+    auto now = system_clock_source::instance().now_ms();
     for (auto& s : sources) {
         metrics::labels sl{{"source", s.name}};
         f[0].samples.push_back({f[0].name, sl, s.state == "running" || s.state == "paused" ? 1.0 : 0.0});

@@ -1,5 +1,6 @@
 #include "ingest/jetstream_source.h"
 
+#include "base/clock.h"
 #include "config/units.h"
 #include "ingest/mirror_policy.h"
 #include "log/batch_builder.h"
@@ -21,11 +22,6 @@
 namespace floe::ingest {
 
 namespace {
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 constexpr int fetch_batch = 512;
 constexpr int64_t fetch_timeout_ms = 500;
 // libnats 3.4.1 can leave a pull subscription that no longer receives messages after a fetch
@@ -196,6 +192,7 @@ struct stream_mirror {
     bool workqueue = false;          // the stream's retention is WorkQueue: ack, not purge
     seal_thresholds limits;
     segment_sealer sealer;           // follows the active segment for the thresholds
+    bool at_end = false;             // the last fetch timed out with nothing (for idle-seal)
     int64_t budget = 0;
     int64_t purged_to = 0;           // offsets below this were purged from the stream
     int64_t stream_last = 0;         // the stream's last sequence, last seen
@@ -222,7 +219,7 @@ struct stream_mirror {
             ++st.errors;
         }
         st.last_error = std::move(msg);
-        st.last_error_ms = now_ms();
+        st.last_error_ms = system_clock_source::instance().now_ms();
         st.state = "error";
     }
     void set_running() {
@@ -342,7 +339,7 @@ struct stream_mirror {
         else
             spdlog::info("ingest {}: mirroring stream {} ({}) into {}-0 from sequence {}", cfg.name, stream,
                          subj.empty() ? "all subjects" : subj, topic, end > 0 ? end + 1 : 1);
-        last_progress_ms = now_ms();
+        last_progress_ms = system_clock_source::instance().now_ms();
         return {};
     }
 
@@ -571,14 +568,14 @@ struct stream_mirror {
             auto r = FLOE_TRY(plog->mirror_append(bytes));
             if (r.status != log::append_status::ok)
                 return fail(errc::internal, "appending to {}-0: {}: {}", topic, log::to_string(r.status), r.message);
-            if (limits.any()) sealer.appended(*plog, n, now_ms());
+            if (limits.any()) sealer.appended(*plog, n, system_clock_source::instance().now_ms());
             std::lock_guard g(mu);
             auto& ps = st.partitions.front();
             ps.records += n;
             ps.last_record_ts = last_ts;
             ps.local_end = last + 1;
             ps.source_end = std::max(ps.source_end, last + 1);
-            last_progress_ms = now_ms();
+            last_progress_ms = system_clock_source::instance().now_ms();
         }
         // Acknowledged only once appended (duplicate mode keeps the messages in NATS anyway);
         // a work queue's messages are acked one by one once in Iceberg (settle_offload).
@@ -590,7 +587,7 @@ struct stream_mirror {
     // storage worker lands it in Iceberg.
     void maybe_seal(int64_t now) {
         if (!limits.any() || !plog) return;
-        auto r = sealer.maybe_seal(*plog, limits, now);
+        auto r = sealer.maybe_seal(*plog, limits, now, at_end);
         if (!r) {
             set_error(r.error().message());
             return;
@@ -663,11 +660,14 @@ struct stream_mirror {
         return over;
     }
 
-    // Shorter fetches with a short max-age, so a segment is sealed close to its age.
+    // Shorter fetches with a short max-age, so a segment is sealed close to its age, and with
+    // idle-seal, so the end of the stream is seen within about that long.
     int64_t fetch_timeout() const {
         if (limits.immediate) return 50;
-        return limits.max_age_ms > 0 ? std::clamp<int64_t>(limits.max_age_ms / 4, 50, fetch_timeout_ms)
-                                     : fetch_timeout_ms;
+        int64_t t = limits.max_age_ms > 0 ? std::clamp<int64_t>(limits.max_age_ms / 4, 50, fetch_timeout_ms)
+                                          : fetch_timeout_ms;
+        if (limits.idle_ms >= 0) t = std::min(t, std::max<int64_t>(limits.idle_ms, 50));
+        return t;
     }
 
     void run() {
@@ -695,18 +695,19 @@ struct stream_mirror {
                 backoff = 200;
                 set_running();
             }
-            maybe_seal(now_ms());
-            settle_offload(now_ms());
+            maybe_seal(system_clock_source::instance().now_ms());
+            settle_offload(system_clock_source::instance().now_ms());
             if (over_budget()) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(paused_sleep_ms));
-                last_progress_ms = now_ms(); // not a stall: nothing was asked for
+                last_progress_ms = system_clock_source::instance().now_ms(); // not a stall: nothing was asked for
             } else {
                 natsMsgList list{};
                 jsErrCode ec = jsErrCode(0);
-                const int64_t t0 = now_ms();
+                const int64_t t0 = system_clock_source::instance().now_ms();
                 natsStatus s = natsSubscription_Fetch(&list, sub, fetch_batch, fetch_timeout(), &ec);
                 if (s == NATS_OK) {
                     early_timeouts = 0;
+                    at_end = false;
                     auto r = append(list);
                     natsMsgList_Destroy(&list);
                     if (!r) {
@@ -717,8 +718,11 @@ struct stream_mirror {
                     }
                     if (!paused) set_running();
                 } else if (s == NATS_TIMEOUT) {
-                    if (now_ms() - t0 >= fetch_timeout() / 2) early_timeouts = 0; // a real timeout
-                    else if (++early_timeouts >= early_timeouts_before_resubscribe) {
+                    // a real timeout: the consumer has nothing more for now
+                    if (system_clock_source::instance().now_ms() - t0 >= fetch_timeout() / 2) {
+                        early_timeouts = 0;
+                        at_end = true;
+                    } else if (++early_timeouts >= early_timeouts_before_resubscribe) {
                         spdlog::info("ingest {}: {} fetches in a row ended at once with a timeout (stale pull "
                                      "statuses, libnats < 3.6.1): recreating the pull consumer",
                                      cfg.name, early_timeouts);
@@ -732,7 +736,7 @@ struct stream_mirror {
                     continue;
                 }
             }
-            auto now = now_ms();
+            auto now = system_clock_source::instance().now_ms();
             if (now - last_info_ms >= info_interval_ms) {
                 last_info_ms = now;
                 auto end = stream_end();
@@ -799,11 +803,11 @@ struct stream_mirror {
             run();
         });
         spdlog::info("ingest {}: jetstream source {} stream={} ({}) topic={} mode={} max-age={} max-messages={} "
-                     "max-bytes={} max-local-bytes={}",
+                     "max-bytes={} idle-seal={} max-local-bytes={}",
                      cfg.name, cfg.get("url"), stream,
                      kind == stream_kind::kv ? "KV bucket" : kind == stream_kind::obj ? "object store" : "stream", topic,
                      offload ? "offload" : "duplicate", cfg.get("max-age", "-"), cfg.get("max-messages", "-"),
-                     cfg.get("max-bytes", "-"), budget);
+                     cfg.get("max-bytes", "-"), cfg.get("idle-seal", "-"), budget);
         return {};
     }
 
@@ -950,7 +954,7 @@ struct jetstream_source::impl {
         jsCtx* js = nullptr;
         int64_t last = 0;
         while (!stopping.load()) {
-            auto now = now_ms();
+            auto now = system_clock_source::instance().now_ms();
             if (now - last >= stream_list_interval_ms) {
                 last = now;
                 if (!nc || natsConnection_IsClosed(nc)) {

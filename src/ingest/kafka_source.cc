@@ -1,6 +1,7 @@
 #include "ingest/kafka_source.h"
 
 #include "base/log.h"
+#include "base/clock.h"
 #include "config/units.h"
 #include "ingest/mirror_policy.h"
 #include "log/batch_builder.h"
@@ -9,18 +10,11 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <set>
 
 namespace floe::ingest {
 
 namespace {
-
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -94,6 +88,7 @@ struct kafka_source::impl {
         std::shared_ptr<log::local_partition> log;
         int64_t committed = -1; // last offset committed to the source group
         segment_sealer sealer = {}; // the active segment, for the seal thresholds
+        bool at_end = false; // librdkafka reported the partition's end, nothing consumed since
     };
     std::map<std::pair<std::string, int32_t>, assigned> parts; // owned partitions; consumer thread only
     std::map<std::pair<std::string, int32_t>, pending_batches> pend; // this poll round's records
@@ -112,7 +107,7 @@ struct kafka_source::impl {
             ++st.errors;
         }
         st.last_error = std::move(msg);
-        st.last_error_ms = now_ms();
+        st.last_error_ms = system_clock_source::instance().now_ms();
         st.state = "error";
     }
     void set_running() {
@@ -136,7 +131,8 @@ struct kafka_source::impl {
         FLOE_TRY(set("group.id", group_id, key("group-id")));
         FLOE_TRY(set("enable.auto.commit", "false", key("group-id")));
         FLOE_TRY(set("enable.auto.offset.store", "false", key("group-id")));
-        FLOE_TRY(set("enable.partition.eof", "false", key("group-id")));
+        // End-of-partition events only for idle-seal (they say the source has nothing more).
+        FLOE_TRY(set("enable.partition.eof", limits.idle_ms >= 0 ? "true" : "false", key("idle-seal")));
         FLOE_TRY(set("auto.offset.reset", self._cfg.get("start", "earliest"), key("start")));
         FLOE_TRY(set("client.id", "floe-ingest-" + self._cfg.name, key("group-id")));
         // A deep prefetch queue: librdkafka 2.0 postpones a partition's next fetch by 1 s each
@@ -433,7 +429,8 @@ struct kafka_source::impl {
                                       log::to_string(r->status), r->message));
                 seek_to_local_end(k, a);
             } else {
-                if (limits.any()) a.sealer.appended(*a.log, int64_t(pb.records), now_ms());
+                if (limits.any())
+                    a.sealer.appended(*a.log, int64_t(pb.records), system_clock_source::instance().now_ms());
                 std::lock_guard g(mu);
                 for (auto& ps : st.partitions)
                     if (ps.source_topic == k.first && ps.partition == k.second) {
@@ -452,9 +449,9 @@ struct kafka_source::impl {
     void seal_due() {
         if (!limits.any()) return;
         bool any = false;
-        const auto now = now_ms();
+        const auto now = system_clock_source::instance().now_ms();
         for (auto& [k, a] : parts) {
-            auto r = a.sealer.maybe_seal(*a.log, limits, now);
+            auto r = a.sealer.maybe_seal(*a.log, limits, now, a.at_end);
             if (!r) {
                 set_error(r.error().message());
                 continue;
@@ -485,6 +482,14 @@ struct kafka_source::impl {
     } cached;
     void forget_route() { cached = {}; }
 
+    // librdkafka's end of partition (idle-seal only): the consumer has fetched up to the source
+    // partition's high watermark; cleared by the partition's next message.
+    void reached_end(rd_kafka_message_t* m) {
+        if (!m->rkt) return;
+        auto it = parts.find({rd_kafka_topic_name(m->rkt), m->partition});
+        if (it != parts.end()) it->second.at_end = true;
+    }
+
     void add_message(rd_kafka_message_t* m) {
         if (m->rkt != cached.rkt || m->partition != cached.partition) {
             std::pair<std::string, int32_t> k{rd_kafka_topic_name(m->rkt), m->partition};
@@ -493,6 +498,7 @@ struct kafka_source::impl {
                       ait == parts.end() ? nullptr : &pend[k]};
         }
         if (!cached.a) return;
+        cached.a->at_end = false;
         auto& pb = *cached.pb;
         int64_t off = m->offset;
         // Never below what the mirror (or this round) already holds: a replay adds nothing.
@@ -501,7 +507,7 @@ struct kafka_source::impl {
         if (off < floor) return;
         rd_kafka_timestamp_type_t tst;
         int64_t ts = rd_kafka_message_timestamp(m, &tst);
-        if (ts < 0) ts = now_ms();
+        if (ts < 0) ts = system_clock_source::instance().now_ms();
         std::vector<std::string> hstore;
         std::vector<log::batch_builder::header> hdrs;
         rd_kafka_headers_t* h = nullptr;
@@ -542,7 +548,7 @@ struct kafka_source::impl {
 
     void run() {
         while (!stopping.load()) {
-            auto now = now_ms();
+            auto now = system_clock_source::instance().now_ms();
             if (now - last_metadata_ms >= metadata_interval_ms) {
                 last_metadata_ms = now;
                 refresh_metadata();
@@ -550,21 +556,21 @@ struct kafka_source::impl {
             pend.clear();
             forget_route();
             size_t bytes = 0;
-            auto round_end = now_ms() + 100;
+            auto round_end = system_clock_source::instance().now_ms() + 100;
             while (!stopping.load() && bytes < 4 * max_batch_bytes) {
-                auto left = round_end - now_ms();
+                auto left = round_end - system_clock_source::instance().now_ms();
                 if (left <= 0) break;
                 // Messages in batches from the consumer queue: one queue lock and wake-up per
                 // batch, not per message. Rebalances are still served here (by rebalance()).
                 ssize_t n = rd_kafka_consume_batch_queue(cq, int(left), msgs.data(), msgs.size());
                 for (ssize_t i = 0; i < n; ++i) {
                     rd_kafka_message_t* m = msgs[size_t(i)];
-                    if (m->err) {
-                        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
-                            set_error(fmt::format("consuming {}: {}",
-                                                  m->rkt ? rd_kafka_topic_name(m->rkt)
-                                                         : self._cfg.get("bootstrap-servers"),
-                                                  rd_kafka_message_errstr(m)));
+                    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                        reached_end(m);
+                    } else if (m->err) {
+                        set_error(fmt::format("consuming {}: {}",
+                                              m->rkt ? rd_kafka_topic_name(m->rkt) : self._cfg.get("bootstrap-servers"),
+                                              rd_kafka_message_errstr(m)));
                     } else {
                         add_message(m);
                         bytes += m->len + m->key_len;
@@ -575,8 +581,8 @@ struct kafka_source::impl {
             flush_pending();
             seal_due();
             apply_budget();
-            if (now_ms() - last_commit_ms >= commit_interval_ms) {
-                last_commit_ms = now_ms();
+            if (system_clock_source::instance().now_ms() - last_commit_ms >= commit_interval_ms) {
+                last_commit_ms = system_clock_source::instance().now_ms();
                 commit_progress();
                 refresh_status();
             }
@@ -616,9 +622,10 @@ result<void> kafka_source::start() {
         _impl->run();
     });
     spdlog::info("ingest {}: kafka source {} topics={} group={} remote-storage={} max-age={} max-messages={} "
-                 "max-bytes={}",
+                 "max-bytes={} idle-seal={}",
                  _cfg.name, _cfg.get("bootstrap-servers"), _cfg.get("topics"), I.group_id, mirrors_to_lake(_cfg),
-                 _cfg.get("max-age", "-"), _cfg.get("max-messages", "-"), _cfg.get("max-bytes", "-"));
+                 _cfg.get("max-age", "-"), _cfg.get("max-messages", "-"), _cfg.get("max-bytes", "-"),
+                 _cfg.get("idle-seal", "-"));
     return {};
 }
 

@@ -14,6 +14,8 @@ result<seal_thresholds> seal_thresholds::of(const config::settings::ingest_sourc
         t.max_messages = FLOE_TRY_CTX(config::parse_int(v), "setting 'floe.ingest.sources.{}.max-messages'", cfg.name);
     if (auto v = cfg.get("max-bytes"); !v.empty())
         t.max_bytes = FLOE_TRY_CTX(config::parse_size(v), "setting 'floe.ingest.sources.{}.max-bytes'", cfg.name);
+    if (auto v = cfg.get("idle-seal"); !v.empty())
+        t.idle_ms = FLOE_TRY_CTX(config::parse_duration(v), "setting 'floe.ingest.sources.{}.idle-seal'", cfg.name).count();
     for (auto k : {"max-age", "max-messages", "max-bytes"})
         if (cfg.values.contains(k) && !cfg.get(k).empty())
             t.immediate |= (k == std::string_view("max-age") ? t.max_age_ms : k == std::string_view("max-messages")
@@ -32,13 +34,15 @@ void segment_sealer::appended(const log::local_partition& p, int64_t added, int6
         // A new active segment (or one found at start): counted from here.
         _seg_id = a.id();
         _first_ms = now_ms;
+        _last_ms = now_ms;
         _msgs = added > 0 ? 0 : a.next_offset() - a.base_offset();
     }
     _msgs += added;
+    if (added > 0) _last_ms = now_ms;
 }
 
 result<std::optional<sealed_segment>> segment_sealer::maybe_seal(log::local_partition& p, const seal_thresholds& t,
-                                                                 int64_t now_ms) {
+                                                                 int64_t now_ms, bool at_source_end) {
     if (!t.any()) return std::nullopt;
     appended(p, 0, now_ms);
     auto segs = p.segments();
@@ -61,6 +65,7 @@ result<std::optional<sealed_segment>> segment_sealer::maybe_seal(log::local_part
     else if (t.max_messages > 0 && _msgs >= t.max_messages) why = "max-messages";
     else if (t.max_bytes > 0 && int64_t(a.size_bytes) >= t.max_bytes) why = "max-bytes";
     else if (t.max_age_ms > 0 && now_ms - _first_ms >= t.max_age_ms) why = "max-age";
+    else if (t.idle_ms >= 0 && at_source_end && now_ms - _last_ms >= t.idle_ms) why = "idle-seal";
     if (!why) return std::nullopt;
     FLOE_TRY_CTX(p.roll(), "sealing a segment of {}-{} ({})", p.tp().topic, p.tp().partition, why);
     sealed_segment s{why, a.id(), _msgs, a.size_bytes};

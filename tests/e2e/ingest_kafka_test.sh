@@ -226,6 +226,22 @@ rm "$work/bpwh" && mv "$work/bpwh.away" "$work/bpwh"
 check "backpressure: resumes by itself once the lake is back, all 1900 mirrored and committed ($(bp_state))" wait_for 60 bp_at 1900
 kill -TERM "$BP_PID"; wait "$BP_PID"; BP_PID=
 
+# ---- idle-seal: segments never reach segment.ms (7 days) nor max-age (1 h) here; the mirror
+# seals once the source has nothing more (end of partition) and nothing came for 200 ms, so the
+# backlog, then a later burst, land in Iceberg within seconds ----
+mkdir -p "$work/idle"
+start_floe "$work/idle" --set floe.ingest.sources.i.type=kafka --set floe.ingest.sources.i.bootstrap-servers="$SRC" \
+  --set floe.ingest.sources.i.topics=orders --set floe.ingest.sources.i.topic-prefix=idle. \
+  --set floe.ingest.sources.i.max-age=1h --set floe.ingest.sources.i.idle-seal=200ms \
+  --set floe.topic-defaults.remote.storage.enable=true \
+  --set floe.storage.worker.tick-interval=1h --set floe.auto-create-topics=false || exit 1
+BP_PID=$FLOE_PID; BP_HTTP=$HTTP_PORT; FLOE_PID=
+check "idle-seal: the 1900 orders records mirrored and committed without max-age or segment.ms ($(bp_state))" wait_for 30 bp_at 1900
+check "idle-seal: the mirror says why it sealed" grep -q "sealed by idle-seal" "$work/idle/floe.log"
+produce orders 7400 7599 1
+check "idle-seal: a later burst lands too, 2100 committed ($(bp_state))" wait_for 30 bp_at 2100
+kill -TERM "$BP_PID"; wait "$BP_PID"; BP_PID=
+
 # ---- the source goes away: readyz names the problem, no crash ----
 kill -9 "$SRC_PID"; wait "$SRC_PID" 2>/dev/null; SRC_PID=
 down() { curl -s "http://127.0.0.1:$MIR_HTTP/readyz" > "$work/ready.json"; grep -q '"ingest-up":{"status":"down"' "$work/ready.json"; }

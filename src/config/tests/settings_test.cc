@@ -404,8 +404,9 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
               std::string::npos);
     // Thresholds and the budget: typed, positive; a wrong one names its key.
     for (auto bad : {"max-age=-1s", "max-age=soon", "max-messages=-1", "max-messages=1x", "max-bytes=-1",
-                     "max-bytes=lots", "max-local-bytes=0", "overrides.S.max-age=soon", "overrides.S.url=x",
-                     "overrides.S=x", "overrides..mode=offload"}) {
+                     "max-bytes=lots", "idle-seal=-1s", "idle-seal=soon", "max-local-bytes=0",
+                     "overrides.S.max-age=soon", "overrides.S.idle-seal=soon", "overrides.S.url=x", "overrides.S=x",
+                     "overrides..mode=offload"}) {
         std::string kv = std::string("floe.ingest.sources.j.") + bad;
         auto key = kv.substr(0, kv.find('='));
         EXPECT_NE(err({"floe.ingest.sources.j.type=jetstream", "floe.ingest.sources.j.url=nats://h:1",
@@ -459,9 +460,10 @@ TEST_F(SettingsTest, IngestSourcesAreADynamicFamily) {
     auto k = load_with(std::nullopt, {}, {"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
                                           "floe.ingest.sources.k.bootstrap-servers=h:1",
                                           "floe.ingest.sources.k.max-age=1s", "floe.ingest.sources.k.max-messages=10",
-                                          "floe.ingest.sources.k.max-bytes=1MiB",
+                                          "floe.ingest.sources.k.max-bytes=1MiB", "floe.ingest.sources.k.idle-seal=200ms",
                                           "floe.ingest.sources.k.remote-storage=false"});
     ASSERT_TRUE(k) << k.error();
+    EXPECT_EQ(k->ingest_sources().at("k").get("idle-seal"), "200ms");
     EXPECT_EQ(k->ingest_sources().at("k").get("remote-storage"), "false");
     EXPECT_NE(err({"floe.ingest.sources.k.type=kafka", "floe.ingest.sources.k.topics=a",
                    "floe.ingest.sources.k.bootstrap-servers=h:1", "floe.ingest.sources.k.remote-storage=off"})

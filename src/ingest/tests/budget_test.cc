@@ -134,3 +134,57 @@ TEST(IngestThresholds, ZeroSealsEveryAppendWithAtMostOneSegmentWaitingForTheLake
     local.appended(*q, 1, 2);
     EXPECT_TRUE(*local.maybe_seal(*q, t, 2));
 }
+
+// idle-seal: a segment is sealed only when the source has nothing more for the partition and
+// nothing was appended for the idle time; max-age and the others still apply without it.
+TEST(IngestThresholds, IdleSealOnlyAtTheSourcesEndAfterTheIdleTime) {
+    config::settings::ingest_source s;
+    s.name = "i";
+    s.values["max-age"] = "10s";
+    s.values["idle-seal"] = "200ms";
+    auto t = seal_thresholds::of(s);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->idle_ms, 200);
+    EXPECT_TRUE(t->any());
+    EXPECT_FALSE(t->immediate);
+    config::settings::ingest_source only;
+    only.name = "i";
+    only.values["idle-seal"] = "0";
+    auto o = seal_thresholds::of(only);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(o->idle_ms, 0);
+    EXPECT_TRUE(o->any());
+    EXPECT_FALSE(o->immediate); // idle-seal 0 is not "every append"
+    config::settings::ingest_source none;
+    none.name = "i";
+    EXPECT_EQ(seal_thresholds::of(none)->idle_ms, -1);
+
+    log::testing::temp_dir tmp;
+    auto p = open_mirror(tmp.path / "tiered", true);
+    ASSERT_TRUE(p);
+    segment_sealer sealer;
+    auto seal = [&](int64_t now, bool at_end) {
+        auto r = sealer.maybe_seal(*p, *t, now, at_end);
+        EXPECT_TRUE(r) << r.error();
+        return r ? *r : std::nullopt;
+    };
+    EXPECT_FALSE(seal(1'000, true)); // nothing appended
+    mirror(*p, 0, 3);
+    sealer.appended(*p, 3, 1'000);
+    mirror(*p, 3, 2);
+    sealer.appended(*p, 2, 1'150);
+    EXPECT_FALSE(seal(1'300, false)); // idle long enough, but the source has more
+    EXPECT_FALSE(seal(1'300, true));  // at the source's end, idle 150 ms of 200
+    auto first = seal(1'350, true);
+    ASSERT_TRUE(first);
+    EXPECT_STREQ(first->why, "idle-seal");
+    EXPECT_EQ(first->messages, 5);
+    // Without the source's end, max-age seals as before (10 s from the first append).
+    mirror(*p, 5, 1);
+    sealer.appended(*p, 1, 2'000);
+    EXPECT_FALSE(seal(11'999, false));
+    auto second = seal(12'000, false);
+    ASSERT_TRUE(second);
+    EXPECT_STREQ(second->why, "max-age");
+    EXPECT_EQ(p->sealed_segments().size(), 2u);
+}
