@@ -62,6 +62,12 @@ public:
     const char* entry(uint32_t idx) const noexcept {
         return reinterpret_cast<const char*>(_data.data()) + _offsets[idx] + 4;
     }
+    /// Entry `idx` as a view, valid until the next insert.
+    std::string_view value(uint32_t idx) const noexcept {
+        uint32_t len;
+        std::memcpy(&len, _data.data() + _offsets[idx], 4);
+        return {entry(idx), len};
+    }
     size_t size() const noexcept { return _offsets.size(); }
     size_t bytes() const noexcept { return _data.size(); }
     const byte_buffer& data() const noexcept { return _data; }
@@ -396,8 +402,7 @@ void column_writer::add_dict_slow(std::string_view v) {
     }
     if (inserted) {
         if (_bloom) _bloom_hashes.push_back(hash_bytes(v));
-        if (_dict->bytes() > _opts.dictionary_size_limit && !_opts.single_page_chunks)
-            _dict_overflow = true;
+        if (_dict->bytes() > _opts.dictionary_size_limit) _dict_overflow = true;
     }
     // Give up early on near-unique columns (ids, payloads): every 1024 values, compare the
     // dictionary's cost with PLAIN's.
@@ -405,8 +410,27 @@ void column_writer::add_dict_slow(std::string_view v) {
         uint64_t est =
             _dict->bytes()
             + _dict_values_in_chunk * static_cast<uint64_t>(bit_width_of(_dict->size())) / 8;
-        if (est > _dict_plain_equiv && !_opts.single_page_chunks) _dict_overflow = true;
+        if (est > _dict_plain_equiv) _dict_overflow = true;
     }
+    // One page per chunk: no later page could go PLAIN, so the open page (the whole chunk so
+    // far) goes PLAIN now, and a unique column never builds a dictionary of the whole chunk.
+    // The values are the dictionary's entries in index order; levels, counts and the bloom
+    // hashes (one per distinct value so far) stay as they are.
+    if (!_dict_overflow || !_opts.single_page_chunks) [[likely]]
+        return;
+    _page_has_bminmax = false;
+    for (uint32_t idx : _indices) {
+        std::string_view v = _dict->value(idx);
+        size_t off = _plain.append_plain(v);
+        update_minmax_plain(off, v);
+    }
+    _page_plain_values += static_cast<int64_t>(_indices.size());
+    _page_bytes = _plain.size();
+    _indices.clear();
+    _dict->clear();
+    _last_dict_idx = UINT32_MAX;
+    _dict_plain_equiv = _dict_values_in_chunk = 0;
+    fallback_to_plain();
 }
 
 uint64_t column_writer::buffered_bytes() const noexcept {

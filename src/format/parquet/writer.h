@@ -49,12 +49,15 @@ struct writer_options {
     std::string created_by = "floe version 0.1.0";
     /// Parquet Modular Encryption (encryption.h); nullopt writes a plaintext file.
     std::optional<encryption_config> encryption;
-    /// One data page per column chunk (after its dictionary page, kept for the whole chunk):
-    /// page_size, page_row_limit and the dictionary fallback are ignored, so bound the row
-    /// group (row_group_rows / row_group_size) instead. For readers that handle one page per
-    /// chunk only: DuckDB 1.5 decrypts every data page of a chunk with page ordinal 0 in its
-    /// AAD, so it reads encrypted files only when each chunk has a single data page (and no
-    /// bloom filter: it fails the tag of any encrypted column that has one).
+    /// One data page per column chunk: page_size and page_row_limit are ignored, so bound the
+    /// row group (row_group_rows / row_group_size) instead. A byte-array chunk is dictionary
+    /// encoded (a dictionary page, then the data page) while the dictionary pays; once it
+    /// fails the normal fallback tests (dictionary_size_limit, or bigger than PLAIN), the
+    /// page so far is re-encoded PLAIN and the chunk is written without a dictionary. For
+    /// readers that handle one page per chunk only: DuckDB 1.5 decrypts every data page of a
+    /// chunk with page ordinal 0 in its AAD, so it reads encrypted files only when each chunk
+    /// has a single data page (and no bloom filter: it fails the tag of any encrypted column
+    /// that has one).
     bool single_page_chunks = false;
 };
 

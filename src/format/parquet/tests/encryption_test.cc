@@ -637,6 +637,89 @@ TEST(pme_floe, wrong_keys_and_prefixes_name_what_failed) {
 }
 
 /// The header and page modules of data page `p` of a chunk: [offset, size) in the file.
+// DuckDB's layout (one data page per chunk): a byte-array chunk keeps its dictionary while it
+// pays and otherwise turns PLAIN, mid-chunk, with the values, levels and bounds of the rows
+// already added; plaintext and encrypted files alike.
+TEST(pme_floe, single_page_chunks_go_plain_when_the_dictionary_does_not_pay) {
+    auto rows = sample_rows(5000);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        // Each value twice: the dictionary pays on size, but outgrows the limit below after
+        // about 250 entries of a chunk. message_id is unique: dropped at the 1,024th value.
+        if (i % 17 == 5)
+            rows[i].value.reset();
+        else
+            rows[i].value = fmt::format("{:060}", i / 2);
+    }
+    const size_t rg_rows = 2048; // 2048, 2048, 904: the last message_id chunk stays a dictionary
+    for (bool encrypted : {false, true}) {
+        SCOPED_TRACE(encrypted ? "uniform" : "plaintext");
+        auto o = small_pages(encrypted ? std::optional(uniform()) : std::nullopt, rg_rows);
+        o.single_page_chunks = true;
+        o.dictionary_size_limit = 16u << 10;
+        auto buf = write_mem(rows, o);
+        auto ro = encrypted ? with_keys(floe_keys) : reader_options{};
+        auto got = read_all(buf, ro);
+        ASSERT_TRUE(got.has_value()) << got.error().to_string();
+        ASSERT_EQ(got->size(), rows.size());
+        EXPECT_TRUE(*got == rows);
+        auto r = file_reader::open(make_memory_source(buf), ro);
+        ASSERT_TRUE(r.has_value()) << r.error().to_string();
+        ASSERT_EQ((*r)->num_row_groups(), 3u);
+        for (size_t rg = 0; rg < 3; ++rg) {
+            SCOPED_TRACE(rg);
+            size_t first = rg * rg_rows, end = std::min(rows.size(), first + rg_rows);
+            for (size_t col = 0; col < (*r)->file_schema().columns().size(); ++col) {
+                auto oi = (*r)->chunk_offset_index(rg, col);
+                ASSERT_TRUE(oi.has_value() && *oi) << col;
+                EXPECT_EQ((*oi)->page_locations.size(), 1u) << col;
+            }
+            auto meta = [&](size_t col) -> const column_metadata& {
+                return *(*r)->metadata().row_groups[rg].columns[col].meta_data;
+            };
+            auto plain_only = [&](size_t col) {
+                const auto& m = meta(col);
+                EXPECT_FALSE(m.dictionary_page_offset.has_value()) << col;
+                ASSERT_EQ(m.encoding_stats.size(), 1u) << col;
+                EXPECT_EQ(m.encoding_stats[0].type, page_type::data_page);
+                EXPECT_EQ(m.encoding_stats[0].enc, encoding::plain);
+                EXPECT_EQ(m.encoding_stats[0].count, 1);
+            };
+            auto with_dictionary = [&](size_t col) {
+                const auto& m = meta(col);
+                EXPECT_TRUE(m.dictionary_page_offset.has_value()) << col;
+                ASSERT_EQ(m.encoding_stats.size(), 2u) << col;
+                EXPECT_EQ(m.encoding_stats[1].enc, encoding::rle_dictionary);
+                EXPECT_EQ(m.encoding_stats[1].count, 1);
+            };
+            plain_only(mc::value);
+            with_dictionary(mc::stream_key);
+            if (rg < 2)
+                plain_only(mc::message_id);
+            else
+                with_dictionary(mc::message_id);
+            // Chunk bounds: those of the rows, whether the dictionary was dropped or kept.
+            std::optional<std::string> vmin, vmax, imin, imax;
+            int64_t vnulls = 0;
+            for (size_t i = first; i < end; ++i) {
+                if (!rows[i].value) {
+                    ++vnulls;
+                } else {
+                    if (!vmin || *rows[i].value < *vmin) vmin = *rows[i].value;
+                    if (!vmax || *vmax < *rows[i].value) vmax = *rows[i].value;
+                }
+                if (!imin || rows[i].message_id < *imin) imin = rows[i].message_id;
+                if (!imax || *imax < rows[i].message_id) imax = rows[i].message_id;
+            }
+            const auto& vs = *meta(mc::value).stats;
+            EXPECT_EQ(vs.min_value, vmin);
+            EXPECT_EQ(vs.max_value, vmax);
+            EXPECT_EQ(vs.null_count, vnulls);
+            EXPECT_EQ(meta(mc::message_id).stats->min_value, imin);
+            EXPECT_EQ(meta(mc::message_id).stats->max_value, imax);
+        }
+    }
+}
+
 std::pair<size_t, size_t> page_span(bytes_view file, size_t rg, size_t col, size_t p) {
     auto r = file_reader::open(make_memory_source(file), with_keys(floe_keys));
     EXPECT_TRUE(r.has_value());

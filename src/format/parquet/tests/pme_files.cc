@@ -64,6 +64,9 @@ result<void> write_flat(const std::string& dir, json& manifest) {
     o.page_row_limit = 300;
     // DuckDB 1.5 puts page ordinal 0 in the AAD of every data page: one page per chunk.
     o.single_page_chunks = true;
+    // `name` (unique) outgrows this dictionary limit a few hundred rows into each chunk, which
+    // then goes PLAIN; `city` keeps its dictionary: DuckDB reads both kinds of chunk.
+    o.dictionary_size_limit = 4096;
     encryption_config e;
     e.footer_key = footer_key;
     e.footer_key_metadata = "footer";
