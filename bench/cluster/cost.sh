@@ -12,11 +12,16 @@
 # Also each process's CPU while idle (IDLE_SECONDS, brokers joined, nothing produced yet), Redis
 # `INFO commandstats` per phase (calls per million records, µs per call), and the load average.
 # Ends with the ratio of the servers' CPU per record (brokers + Redis), 3 brokers / 1 broker.
-# usage: bench/cluster/cost.sh   (RECORDS=1000000 IDLE_SECONDS=10 SETUPS="1 3 3c" BUILD=build)
+# Kafka requests per phase come from each broker's /metrics (floe_kafka_requests_total).
+# RATE=R paces the producer at R records/s (batches of R x 5 ms / 12 records per partition in
+# every set-up, so the same appends are split over more requests with more brokers); unpaced by
+# default (the batches grow until the slowest process keeps up).
+# usage: bench/cluster/cost.sh   (RECORDS=1000000 IDLE_SECONDS=10 SETUPS="1 3 3c" RATE=0 BUILD=build)
 source "$(dirname "$0")/../lib.sh"
 records=${RECORDS:-1000000}
 idle_s=${IDLE_SECONDS:-10}
 setups=${SETUPS:-1 3 3c}
+rate=${RATE:-0}
 client="$build/bench/floe-bench-kafka"
 hz=$(getconf CLK_TCK)
 parts=12
@@ -37,9 +42,9 @@ start_redis_node() { # label dir port [redis-server args...]
   for _ in $(seq 1 100); do redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && return 0; sleep 0.1; done
   echo "redis-server on $p did not start" >&2; return 1
 }
-declare -a kp
+declare -a kp hp
 start_broker() { # setup id redis-uri
-  local s="$1" id="$2" uri="$3" h; kp[$id]=$(port); h=$(port)
+  local s="$1" id="$2" uri="$3" h; kp[$id]=$(port); h=$(port); hp[$id]=$h
   env -u FLOE_BIN "${FLOE_BIN:-$build/bin/floe}" serve --set floe.data-dir="$work/$s/b$id" \
     --set floe.kafka.listen=127.0.0.1:${kp[$id]} --set floe.http.listen=127.0.0.1:$h \
     --set floe.local.type=redis --set floe.local.redis.uri="$uri" \
@@ -58,6 +63,13 @@ snap() { # array-name
   for l in "${labels[@]}"; do into[$l]=$(cpu_ticks "${pid_of[$l]}"); done
 }
 redis_ports=()
+brokers=()
+# kafka_requests API: floe_kafka_requests_total{api=API} summed over this set-up's brokers.
+kafka_requests() {
+  local id
+  for id in "${brokers[@]}"; do curl -s "http://127.0.0.1:${hp[$id]}/metrics"; done |
+    sed -n "s/^floe_kafka_requests_total{api=\"$1\"} \([0-9.e+]*\)\$/\1/p" | awk '{s += $1} END {printf "%d", s}'
+}
 reset_stats() { local p; for p in "${redis_ports[@]}"; do redis-cli -p "$p" config resetstat >/dev/null; done; }
 # commandstats: calls and usec summed over the Redis nodes, per command, biggest first.
 commandstats() { # phase records
@@ -74,7 +86,7 @@ declare -A cost # "setup phase label" -> CPU s per million records (idle: CPU % 
 declare -A order # setup -> labels in print order
 run_setup() { # 1 | 3 | 3c
   local s="$1" uri nb=1 l
-  labels=(); pid_of=(); redis_ports=()
+  labels=(); pid_of=(); redis_ports=(); brokers=()
   mkdir -p "$work/$s"
   if [ "$s" = 3c ]; then
     local i p ports=()
@@ -107,7 +119,7 @@ run_setup() { # 1 | 3 | 3c
   fi
   [ "$s" = 1 ] || nb=3
   local id boot=""
-  for id in $(seq 1 $nb); do start_broker "$s" "$id" "$uri"; boot+="127.0.0.1:${kp[$id]},"; done
+  for id in $(seq 1 $nb); do start_broker "$s" "$id" "$uri"; boot+="127.0.0.1:${kp[$id]},"; brokers+=("$id"); done
   boot=${boot%,}
   # Each broker reads the live set every third of the session timeout (6 s): wait until every
   # broker names all of them, so the partitions are spread before anything is produced.
@@ -119,24 +131,26 @@ run_setup() { # 1 | 3 | 3c
   snap t0; sleep "$idle_s"; snap t1
   for l in "${labels[@]}"; do cost[$s idle $l]=$(awk -v a="${t0[$l]}" -v b="${t1[$l]}" -v hz="$hz" -v w="$idle_s" 'BEGIN{printf "%.2f", (b-a)/hz/w*100}'); done
 
-  local phase out rate ccpu la
+  local phase out r ccpu la api q0 q1
   for phase in produce consume; do
-    reset_stats; snap t0
+    api=Produce; [ $phase = consume ] && api=Fetch
+    reset_stats; q0=$(kafka_requests $api); snap t0
     if [ $phase = produce ]; then
       out=$("$client" --brokers "$boot" --topic cost --records "$records" --value-size 100 --acks all \
-        --partitions $parts --idempotent --no-consume)
+        --partitions $parts --idempotent --rate "$rate" --no-consume)
     else
       out=$("$client" --brokers "$boot" --topic cost --records "$records" --partitions $parts --no-produce)
     fi
-    snap t1; la=$(load1)
-    rate=$(grep -oE '[0-9]+ records/s' <<<"$out" | head -1 | cut -d' ' -f1)
+    snap t1; la=$(load1); q1=$(kafka_requests $api)
+    r=$(grep -oE '[0-9]+ records/s' <<<"$out" | head -1 | cut -d' ' -f1)
     ccpu=$(sed -n 's/.*client cpu \([0-9.]*\) s.*/\1/p' <<<"$out")
     echo "[$s] $out (load average $la)"
     for l in "${labels[@]}"; do
       cost[$s $phase $l]=$(awk -v a="${t0[$l]}" -v b="${t1[$l]}" -v hz="$hz" -v n="$records" 'BEGIN{printf "%.3f", (b-a)/hz*1e6/n}')
     done
     cost[$s $phase client]=$(awk -v c="$ccpu" -v n="$records" 'BEGIN{printf "%.3f", c*1e6/n}')
-    cost[$s $phase rate]=$rate; cost[$s $phase load]=$la
+    cost[$s $phase rate]=$r; cost[$s $phase load]=$la
+    awk -v q=$((q1 - q0)) -v n="$records" -v a=$api 'BEGIN{printf "    floe  %-8s %9d %s requests (%8.0f per M records), %.0f records per request\n", a == "Produce" ? "produce" : "consume", q, a, q * 1e6 / n, q ? n / q : 0}'
     commandstats "$phase" "$records"
   done
   if [ "$nb" = 3 ]; then
@@ -149,7 +163,7 @@ run_setup() { # 1 | 3 | 3c
   done
 }
 
-echo "records=$records value=100B partitions=$parts, idle window ${idle_s}s, $(nproc) cores shared by every process," \
+echo "records=$records value=100B partitions=$parts, producer $([ "$rate" = 0 ] && echo unpaced || echo "paced at $rate records/s"), idle window ${idle_s}s, $(nproc) cores shared by every process," \
   "librdkafka $(pkg-config --modversion rdkafka 2>/dev/null || echo '?'), $(redis-server --version | cut -d' ' -f1-3)"
 for s in $setups; do run_setup "$s"; done
 

@@ -5,7 +5,8 @@
 // the CPU seconds this client spent in it (user + system, every thread: getrusage).
 //
 //   floe-bench-kafka --brokers 127.0.0.1:9092 --topic t --records 1000000 --value-size 100
-//                    --acks 1 --partitions 4 [--idempotent] [--no-consume | --no-produce]
+//                    --acks 1 --partitions 4 [--idempotent] [--rate R] [--no-consume | --no-produce]
+// (--rate: enqueue at most R records/s, so batches have the size R x linger.ms gives them)
 #include "common/kafka_client.h"
 #include "testkit/datagen.h"
 
@@ -34,6 +35,7 @@ struct options {
     bool consume = true;
     bool produce = true;
     bool idempotent = false;
+    double rate = 0; ///< records/s the producer is paced at; 0: as fast as it can
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -58,6 +60,7 @@ options parse(int argc, char** argv) {
         else if (a == "--no-consume") o.consume = false;
         else if (a == "--no-produce") o.produce = false;
         else if (a == "--idempotent") o.idempotent = true;
+        else if (a == "--rate") o.rate = std::stod(next());
         else die("unknown option " + a);
     }
     return o;
@@ -102,6 +105,12 @@ double cpu_seconds() {
     return tv(u.ru_utime) + tv(u.ru_stime);
 }
 
+std::string fmt_rate(double rate) {
+    char b[64];
+    std::snprintf(b, sizeof b, " paced at %.0f/s", rate);
+    return b;
+}
+
 double percentile(std::vector<double>& v, double p) {
     if (v.empty()) return 0;
     size_t k = std::min(v.size() - 1, static_cast<size_t>(p * double(v.size())));
@@ -144,6 +153,9 @@ void run_produce(const options& o) {
     const double cpu0 = cpu_seconds();
     for (size_t i = 0; i < o.records; ++i) {
         auto& r = recs[i];
+        if (o.rate > 0)
+            while (std::chrono::duration<double>(clock_type::now() - t0).count() * o.rate < double(i))
+                rd_kafka_poll(rk, 1);
         st.enqueued[i] = clock_type::now();
         for (;;) {
             auto e = rd_kafka_producev(
@@ -170,9 +182,10 @@ void run_produce(const options& o) {
     const double cpu = cpu_seconds() - cpu0;
     if (st.failed) die("deliveries failed: " + std::to_string(st.failed) + " (" + st.first_error + ")");
     double p50 = percentile(st.latency_us, 0.5), p99 = percentile(st.latency_us, 0.99);
-    std::printf("produce  acks=%-3s partitions=%d records=%zu value=%zuB%s: %.0f records/s, %.1f MB/s, "
+    std::printf("produce  acks=%-3s partitions=%d records=%zu value=%zuB%s%s: %.0f records/s, %.1f MB/s, "
                 "latency p50 %.0f us, p99 %.0f us, client cpu %.2f s\n",
                 o.acks.c_str(), o.partitions, st.delivered, o.value_size, o.idempotent ? " idempotent" : "",
+                o.rate > 0 ? fmt_rate(o.rate).c_str() : "",
                 double(st.delivered) / secs, double(payload) / secs / 1e6, p50, p99, cpu);
 }
 
