@@ -97,7 +97,7 @@ run_setup() { # 1 | 3 | 3c
           $((p + 10000)) 2>/dev/null && break
       done
       start_redis_node "redis$i" "$work/$s/rc$i" "$p" --cluster-enabled yes --cluster-config-file "$work/$s/rc$i/nodes.conf" \
-        --cluster-node-timeout 2000
+        --cluster-node-timeout 15000
       ports+=("$p")
     done
     redis-cli --cluster create $(printf '127.0.0.1:%s ' "${ports[@]}") --cluster-replicas 0 --cluster-yes \
@@ -155,6 +155,18 @@ run_setup() { # 1 | 3 | 3c
   done
   if [ "$nb" = 3 ]; then
     echo "[$s] partition leaders (count broker): $(kcat -L -b 127.0.0.1:${kp[1]} -t cost | awk '/leader/{print $4}' | sort | uniq -c | tr -s ' \n' ' ')"
+  fi
+  if [ "$s" = 3c ]; then # each partition's keys share the slot of its hash tag {floe:cost:<partition>}
+    local i n line=""
+    for i in 0 1 2; do
+      n=0
+      for p in $(seq 0 $((parts - 1))); do
+        redis-cli -p "${redis_ports[$i]}" cluster countkeysinslot "$(redis-cli -p "${redis_ports[$i]}" cluster keyslot "floe:cost:$p")" |
+          grep -qv '^0$' && n=$((n + 1))
+      done
+      line+="redis$((i + 1)): $n, "
+    done
+    echo "[$s] partitions per master: ${line%, }"
   fi
   # This set-up's servers stop before the next one starts (each measured alone).
   for l in "${labels[@]}"; do kill "${pid_of[$l]}" 2>/dev/null || true; done
