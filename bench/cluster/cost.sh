@@ -131,17 +131,18 @@ run_setup() { # 1 | 3 | 3c
   snap t0; sleep "$idle_s"; snap t1
   for l in "${labels[@]}"; do cost[$s idle $l]=$(awk -v a="${t0[$l]}" -v b="${t1[$l]}" -v hz="$hz" -v w="$idle_s" 'BEGIN{printf "%.2f", (b-a)/hz/w*100}'); done
 
-  local phase out r ccpu la api q0 q1
+  local phase out r ccpu la api q0 q1 stats
   for phase in produce consume; do
     api=Produce; [ $phase = consume ] && api=Fetch
-    reset_stats; q0=$(kafka_requests $api); snap t0
+    # /metrics reads every partition's offsets from Redis: scraped outside the measured window.
+    q0=$(kafka_requests $api); reset_stats; snap t0
     if [ $phase = produce ]; then
       out=$("$client" --brokers "$boot" --topic cost --records "$records" --value-size 100 --acks all \
         --partitions $parts --idempotent --rate "$rate" --no-consume)
     else
       out=$("$client" --brokers "$boot" --topic cost --records "$records" --partitions $parts --no-produce)
     fi
-    snap t1; la=$(load1); q1=$(kafka_requests $api)
+    snap t1; la=$(load1); stats=$(commandstats "$phase" "$records"); q1=$(kafka_requests $api)
     r=$(grep -oE '[0-9]+ records/s' <<<"$out" | head -1 | cut -d' ' -f1)
     ccpu=$(sed -n 's/.*client cpu \([0-9.]*\) s.*/\1/p' <<<"$out")
     echo "[$s] $out (load average $la)"
@@ -151,7 +152,7 @@ run_setup() { # 1 | 3 | 3c
     cost[$s $phase client]=$(awk -v c="$ccpu" -v n="$records" 'BEGIN{printf "%.3f", c*1e6/n}')
     cost[$s $phase rate]=$r; cost[$s $phase load]=$la
     awk -v q=$((q1 - q0)) -v n="$records" -v a=$api 'BEGIN{printf "    floe  %-8s %9d %s requests (%8.0f per M records), %.0f records per request\n", a == "Produce" ? "produce" : "consume", q, a, q * 1e6 / n, q ? n / q : 0}'
-    commandstats "$phase" "$records"
+    echo "$stats"
   done
   if [ "$nb" = 3 ]; then
     echo "[$s] partition leaders (count broker): $(kcat -L -b 127.0.0.1:${kp[1]} -t cost | awk '/leader/{print $4}' | sort | uniq -c | tr -s ' \n' ' ')"
