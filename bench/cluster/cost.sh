@@ -52,7 +52,7 @@ start_broker() { # setup id redis-uri
     --set floe.storage.remote.catalog.uri=sqlite://$work/$s/catalog.db --set floe.storage.remote.path=file://$work/$s/warehouse \
     >"$work/$s/b$id.log" 2>&1 &
   bench_pids+=($!); pid_of[broker$id]=$!; labels+=("broker$id")
-  for _ in $(seq 1 200); do grep -q "floe is up" "$work/$s/b$id.log" && return 0; sleep 0.1; done
+  for _ in $(seq 1 200); do grep -qs "floe is up" "$work/$s/b$id.log" && return 0; sleep 0.1; done
   echo "broker $id did not come up" >&2; tail "$work/$s/b$id.log" >&2; return 1
 }
 brokers_in_metadata() { kcat -L -b "$1" -m 5 2>/dev/null | sed -n 's/^ \([0-9]*\) brokers:$/\1/p'; }
