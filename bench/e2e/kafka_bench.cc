@@ -5,7 +5,8 @@
 // the CPU seconds this client spent in it (user + system, every thread: getrusage).
 //
 //   floe-bench-kafka --brokers 127.0.0.1:9092 --topic t --records 1000000 --value-size 100
-//                    --acks 1 --partitions 4 [--idempotent] [--rate R] [--no-consume | --no-produce]
+//                    --acks 1 --partitions 4 [--idempotent] [--rate R]
+//                    [--no-consume | --no-produce]
 // (--rate: enqueue at most R records/s, so batches have the size R x linger.ms gives them)
 #include "common/kafka_client.h"
 #include "testkit/datagen.h"
@@ -151,10 +152,14 @@ void run_produce(const options& o) {
 
     auto t0 = clock_type::now();
     const double cpu0 = cpu_seconds();
+    // Records the pace allows by now (--rate).
+    const auto due = [&] {
+        return std::chrono::duration<double>(clock_type::now() - t0).count() * o.rate;
+    };
     for (size_t i = 0; i < o.records; ++i) {
         auto& r = recs[i];
         if (o.rate > 0)
-            while (std::chrono::duration<double>(clock_type::now() - t0).count() * o.rate < double(i))
+            while (due() < double(i))
                 rd_kafka_poll(rk, 1);
         st.enqueued[i] = clock_type::now();
         for (;;) {
@@ -182,11 +187,12 @@ void run_produce(const options& o) {
     const double cpu = cpu_seconds() - cpu0;
     if (st.failed) die("deliveries failed: " + std::to_string(st.failed) + " (" + st.first_error + ")");
     double p50 = percentile(st.latency_us, 0.5), p99 = percentile(st.latency_us, 0.99);
-    std::printf("produce  acks=%-3s partitions=%d records=%zu value=%zuB%s%s: %.0f records/s, %.1f MB/s, "
-                "latency p50 %.0f us, p99 %.0f us, client cpu %.2f s\n",
-                o.acks.c_str(), o.partitions, st.delivered, o.value_size, o.idempotent ? " idempotent" : "",
-                o.rate > 0 ? fmt_rate(o.rate).c_str() : "",
-                double(st.delivered) / secs, double(payload) / secs / 1e6, p50, p99, cpu);
+    std::printf(
+        "produce  acks=%-3s partitions=%d records=%zu value=%zuB%s%s: %.0f records/s, %.1f MB/s, "
+        "latency p50 %.0f us, p99 %.0f us, client cpu %.2f s\n",
+        o.acks.c_str(), o.partitions, st.delivered, o.value_size, o.idempotent ? " idempotent" : "",
+        o.rate > 0 ? fmt_rate(o.rate).c_str() : "", double(st.delivered) / secs,
+        double(payload) / secs / 1e6, p50, p99, cpu);
 }
 
 void run_consume(const options& o) {
@@ -217,8 +223,8 @@ void run_consume(const options& o) {
     auto start = r.started, c0 = r.first_record;
     double csecs = std::chrono::duration<double>(r.finished - c0).count();
     const double cpu = cpu_seconds() - cpu0;
-    std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s (first record after %.0f ms), "
-                "client cpu %.2f s\n",
+    std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s "
+                "(first record after %.0f ms), client cpu %.2f s\n",
                 o.partitions, got, double(got) / csecs, double(bytes) / csecs / 1e6,
                 std::chrono::duration<double, std::milli>(c0 - start).count(), cpu);
 }

@@ -547,7 +547,9 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 return false;
             }
             // read_committed: nothing at or above the last stable offset (KIP-98).
-            if (committed_only) ro.max_offset = std::min(*ro.max_offset, stable.value_or(plog.last_stable_offset()));
+            if (committed_only)
+                ro.max_offset =
+                    std::min(*ro.max_offset, stable.value_or(plog.last_stable_offset()));
             if (tiered && remote_down && p.fetch_offset < local_start) {
                 // Below the local start and the remote tier cannot say what it holds: a
                 // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).
