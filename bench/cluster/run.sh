@@ -4,6 +4,7 @@
 #   partitions), first with one broker, then with three (partition leaders spread over them);
 # - how long a broker killed with -9 stays in Metadata (floe.cluster.session-timeout, default 6s),
 #   i.e. until its partitions and groups are named on the others.
+# Then bench/cluster/cost.sh: the CPU seconds of every process per million records (COST=0: not).
 # usage: bench/cluster/run.sh   (RECORDS=300000 by default; BUILD=build)
 source "$(dirname "$0")/../lib.sh"
 records=${RECORDS:-300000}
@@ -41,3 +42,10 @@ t0=$(date +%s.%N)
 kill -9 "${pids[3]}"
 for _ in $(seq 1 300); do [ "$(brokers_in_metadata 127.0.0.1:${kp[1]})" = 2 ] && break; sleep 0.05; done
 echo "killed broker 3 left Metadata after $(/usr/bin/python3 -c "print(f'{$(date +%s.%N) - $t0:.2f}')") s (session timeout 6 s)"
+# The cost per record of each process (bench/cluster/cost.sh, issue 35), on fresh servers once
+# these have stopped; COST=0 skips it.
+if [ "${COST:-1}" != 0 ]; then
+  for p in "${bench_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  bash "$(dirname "$0")/cost.sh"
+fi

@@ -1,14 +1,18 @@
 // floe-bench-kafka: a librdkafka producer and consumer against any Kafka-protocol broker.
 // Produces N generated records (testkit datagen values of a chosen size, keys from 100k ids),
 // measuring records/s, MB/s and per-record produce latency (enqueue -> delivery report), then
-// consumes them back from the beginning and measures fetch records/s.
+// consumes them back from the beginning and measures fetch records/s. Each phase also prints
+// the CPU seconds this client spent in it (user + system, every thread: getrusage).
 //
 //   floe-bench-kafka --brokers 127.0.0.1:9092 --topic t --records 1000000 --value-size 100
-//                    --acks 1 --partitions 4
+//                    --acks 1 --partitions 4 [--idempotent] [--rate R]
+//                    [--no-consume | --no-produce]
+// (--rate: enqueue at most R records/s, so batches have the size R x linger.ms gives them)
 #include "common/kafka_client.h"
 #include "testkit/datagen.h"
 
 #include <librdkafka/rdkafka.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +34,9 @@ struct options {
     std::string acks = "1";
     int partitions = 1;
     bool consume = true;
+    bool produce = true;
+    bool idempotent = false;
+    double rate = 0; ///< records/s the producer is paced at; 0: as fast as it can
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -52,6 +59,9 @@ options parse(int argc, char** argv) {
         else if (a == "--acks") o.acks = next();
         else if (a == "--partitions") o.partitions = std::stoi(next());
         else if (a == "--no-consume") o.consume = false;
+        else if (a == "--no-produce") o.produce = false;
+        else if (a == "--idempotent") o.idempotent = true;
+        else if (a == "--rate") o.rate = std::stod(next());
         else die("unknown option " + a);
     }
     return o;
@@ -88,6 +98,20 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
     ++st->delivered;
 }
 
+/// CPU seconds this process has used so far (user + system, all threads).
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto tv = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return tv(u.ru_utime) + tv(u.ru_stime);
+}
+
+std::string fmt_rate(double rate) {
+    char b[64];
+    std::snprintf(b, sizeof b, " paced at %.0f/s", rate);
+    return b;
+}
+
 double percentile(std::vector<double>& v, double p) {
     if (v.empty()) return 0;
     size_t k = std::min(v.size() - 1, static_cast<size_t>(p * double(v.size())));
@@ -95,12 +119,7 @@ double percentile(std::vector<double>& v, double p) {
     return v[k];
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
-    auto o = parse(argc, argv);
-    create_topic(o);
-
+void run_produce(const options& o) {
     // Generate first, so the timed loop measures the client and broker, not the generator.
     floe::testkit::datagen gen({.seed = 11, .value_size = o.value_size, .null_key_ratio = 0,
                                 .tombstone_ratio = 0});
@@ -125,15 +144,23 @@ int main(int argc, char** argv) {
     set("batch.size", "1000000");
     set("queue.buffering.max.messages", "2000000");
     set("queue.buffering.max.kbytes", "2097151");
-    set("enable.idempotence", "false");
+    set("enable.idempotence", o.idempotent ? "true" : "false");
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_conf_set_opaque(conf, &st);
     auto* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
     if (!rk) die(err);
 
     auto t0 = clock_type::now();
+    const double cpu0 = cpu_seconds();
+    // Records the pace allows by now (--rate).
+    const auto due = [&] {
+        return std::chrono::duration<double>(clock_type::now() - t0).count() * o.rate;
+    };
     for (size_t i = 0; i < o.records; ++i) {
         auto& r = recs[i];
+        if (o.rate > 0)
+            while (due() < double(i))
+                rd_kafka_poll(rk, 1);
         st.enqueued[i] = clock_type::now();
         for (;;) {
             auto e = rd_kafka_producev(
@@ -157,14 +184,19 @@ int main(int argc, char** argv) {
     }
     double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
     rd_kafka_destroy(rk);
+    const double cpu = cpu_seconds() - cpu0;
     if (st.failed) die("deliveries failed: " + std::to_string(st.failed) + " (" + st.first_error + ")");
     double p50 = percentile(st.latency_us, 0.5), p99 = percentile(st.latency_us, 0.99);
-    std::printf("produce  acks=%-3s partitions=%d records=%zu value=%zuB: %.0f records/s, %.1f MB/s, "
-                "latency p50 %.0f us, p99 %.0f us\n",
-                o.acks.c_str(), o.partitions, st.delivered, o.value_size, double(st.delivered) / secs,
-                double(payload) / secs / 1e6, p50, p99);
+    std::printf(
+        "produce  acks=%-3s partitions=%d records=%zu value=%zuB%s%s: %.0f records/s, %.1f MB/s, "
+        "latency p50 %.0f us, p99 %.0f us, client cpu %.2f s\n",
+        o.acks.c_str(), o.partitions, st.delivered, o.value_size, o.idempotent ? " idempotent" : "",
+        o.rate > 0 ? fmt_rate(o.rate).c_str() : "", double(st.delivered) / secs,
+        double(payload) / secs / 1e6, p50, p99, cpu);
+}
 
-    if (!o.consume) return 0;
+void run_consume(const options& o) {
+    char err[512];
     auto* cconf = base_conf(o);
     auto cset = [&](const char* k, const char* v) {
         if (rd_kafka_conf_set(cconf, k, v, err, sizeof err) != RD_KAFKA_CONF_OK) die(err);
@@ -176,6 +208,7 @@ int main(int argc, char** argv) {
     cset("max.partition.fetch.bytes", "10485760");
     size_t bytes = 0;
     std::string why;
+    const double cpu0 = cpu_seconds();
     // Steady-state fetch rate: timed from the first record (connection set-up, metadata and
     // the first fetch round trip are reported apart).
     auto r = floe::bench::consume_from_beginning(
@@ -189,8 +222,21 @@ int main(int argc, char** argv) {
     size_t got = r.records;
     auto start = r.started, c0 = r.first_record;
     double csecs = std::chrono::duration<double>(r.finished - c0).count();
-    std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s (first record after %.0f ms)\n",
+    const double cpu = cpu_seconds() - cpu0;
+    std::printf("fetch    partitions=%d records=%zu: %.0f records/s, %.1f MB/s "
+                "(first record after %.0f ms), client cpu %.2f s\n",
                 o.partitions, got, double(got) / csecs, double(bytes) / csecs / 1e6,
-                std::chrono::duration<double, std::milli>(c0 - start).count());
+                std::chrono::duration<double, std::milli>(c0 - start).count(), cpu);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    auto o = parse(argc, argv);
+    if (o.produce) {
+        create_topic(o);
+        run_produce(o);
+    }
+    if (o.consume) run_consume(o);
     return 0;
 }

@@ -497,9 +497,16 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
             std::optional<int64_t> remote_start;
             int64_t local_start = 0;
             std::optional<error> local_down; // the local tier cannot reach its store (Redis down)
+            // The last stable offset from the same read as the local start (on the Redis tier each
+            // is a round trip per partition and Fetch); asked for separately when not tiered.
+            std::optional<kafka_offset> stable;
             if (tiered) {
-                if (auto o = plog.current_offsets()) local_start = o->log_start();
-                else local_down = std::move(o).error();
+                if (auto o = plog.current_offsets()) {
+                    local_start = o->log_start();
+                    stable = o->last_stable;
+                } else {
+                    local_down = std::move(o).error();
+                }
             }
             // Below the local start the remote tier must be asked as it is now; at or above
             // it, the remote start only fills in the answer's log start offset, and a copy up
@@ -540,7 +547,9 @@ asio::awaitable<bool> request_handler::fetch(const connection_info& c, const req
                 return false;
             }
             // read_committed: nothing at or above the last stable offset (KIP-98).
-            if (committed_only) ro.max_offset = std::min(*ro.max_offset, plog.last_stable_offset());
+            if (committed_only)
+                ro.max_offset =
+                    std::min(*ro.max_offset, stable.value_or(plog.last_stable_offset()));
             if (tiered && remote_down && p.fetch_offset < local_start) {
                 // Below the local start and the remote tier cannot say what it holds: a
                 // retriable error, never OFFSET_OUT_OF_RANGE (a client would reset past data).

@@ -626,12 +626,24 @@ public:
         auto o = current_offsets();
         return o ? *o : known_offsets();
     }
+    /// The three fields the offsets come from (HMGET, not HGETALL of the ~15 fields of the
+    /// metadata: a Fetch asks for them once per partition, so this is a per-request cost).
     result<partition_offsets> current_offsets() const override {
-        auto m = FLOE_TRY(meta());
-        auto o = offsets_of(std::max(field(m, "start"), field(m, "floor")), field(m, "next"));
+        auto rep = _st->c->command({"HMGET", _meta, "start", "floor", "next"});
+        if (!rep)
+            return fail(
+                tier_error(rep.error(), fmt::format("offsets of {}-{}", _tp.topic, _tp.partition)));
+        if (!rep->is_array() || rep->size() != 3)
+            return fail(errc::io_error, "redis local tier: unexpected offsets answer {}",
+                        rep->debug_string());
+        auto num = [&](size_t i) {
+            return (*rep)[i].is_string() ? to_i64((*rep)[i].str(), 0) : int64_t(0);
+        };
+        const int64_t start = num(0), floor = num(1), next = num(2);
+        auto o = offsets_of(std::max(start, floor), next);
         std::lock_guard g(_mu);
         _last_offsets = o;
-        _last_floor = field(m, "floor");
+        _last_floor = floor;
         return o;
     }
     partition_offsets known_offsets() const override {
