@@ -46,11 +46,11 @@ int32_t hash_long(int64_t v) {
     uint8_t le[8];
     auto u = static_cast<uint64_t>(v);
     for (int i = 0; i < 8; ++i) le[i] = static_cast<uint8_t>(u >> (8 * i));
-    return static_cast<int32_t>(murmur3_x86_32(bytes_view(reinterpret_cast<const std::byte*>(le), 8)));
+    return static_cast<int32_t>(murmur3_x86_32(bytes_view(reinterpret_cast<const uint8_t*>(le), 8)));
 }
 
 int32_t hash_text(std::string_view s) {
-    return static_cast<int32_t>(murmur3_x86_32(bytes_view(reinterpret_cast<const std::byte*>(s.data()), s.size())));
+    return static_cast<int32_t>(murmur3_x86_32(bytes_view(reinterpret_cast<const uint8_t*>(s.data()), s.size())));
 }
 
 // The minimal two's-complement big-endian form of an unscaled decimal (no redundant sign bytes).
