@@ -219,8 +219,6 @@ public:
     virtual result<void> write(parquet::file_writer& w) = 0;
 };
 
-/// A Parquet file being written for one stream key: a local file for file:// warehouses
-/// (written in place, fsynced on close), an object_writer elsewhere (published at close).
 /// Splits rows by a partition spec's tuple (floe.iceberg.partition-spec), over Floe's columns.
 /// Immutable; built from a table version's default spec and current schema.
 class partitioner {
@@ -307,6 +305,9 @@ private:
     bool _has_stream_key = true;
 };
 
+/// A Parquet file being written for one stream key (and partition tuple): a local file for
+/// file:// warehouses (written in place, fsynced on close), an object_writer elsewhere
+/// (published at close).
 struct open_file {
     std::string uri;
     std::string stream_key;
