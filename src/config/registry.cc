@@ -432,6 +432,10 @@ registry::registry() {
                        "How the Iceberg table holds values: raw bytes only, or also typed columns decoded "
                        "with the schema registry (schema-id: Confluent wire format; latest-schema: the "
                        "subject's latest schema)"));
+    d.push_back(def(p + "floe.iceberg.partition-spec", st::string, "identity(stream_key)",
+                    "Iceberg partition spec of topics' tables: transforms over Floe's columns (identity, "
+                    "year, month, day, hour, bucket[N], truncate[W], void), e.g. day(message_ts), "
+                    "bucket[16](key); a change on a live table is partition evolution"));
     d.push_back(choice(p + "floe.iceberg.encryption", "none", {"none", "uniform", "columns"},
                        "Parquet Modular Encryption of the topic's data files: none, uniform (every column and "
                        "the footer) or columns (floe.iceberg.encryption.columns only); needs "

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -355,6 +356,18 @@ result<std::vector<manifest_entry>> read_manifest(bytes_view bytes, const std::s
     auto& root = r.writer_schema().root();
     if (root.kind != avro::type::record || index_of(root, 2) < 0 || index_of(root, 0) < 0)
         return fail(errc::corrupt, "manifest {}: schema has no status/data_file fields", name);
+    // The manifest's spec: its list entry says, else its own "partition-spec-id" metadata.
+    int32_t spec_id = 0;
+    if (list_entry) {
+        spec_id = list_entry->partition_spec_id;
+    } else {
+        for (auto& [k, v] : r.metadata())
+            if (k == "partition-spec-id") {
+                int32_t n = 0;
+                auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+                if (ec == std::errc() && p == v.data() + v.size()) spec_id = n;
+            }
+    }
     std::vector<manifest_entry> out;
     datum d;
     while (FLOE_TRY(r.next(d))) {
@@ -400,6 +413,7 @@ result<std::vector<manifest_entry>> read_manifest(bytes_view bytes, const std::s
             return {};
         };
         if (auto ok = read_file(); !ok) return ctx_err(ok.error());
+        f.spec_id = spec_id;
         // v2 inheritance: added entries take what they left null from the list entry.
         if (list_entry) {
             if (!e.snapshot_id) e.snapshot_id = list_entry->added_snapshot_id;

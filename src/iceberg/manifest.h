@@ -33,6 +33,9 @@ struct data_file {
     std::optional<std::vector<int64_t>> split_offsets;
     std::optional<std::vector<int32_t>> equality_ids;
     std::optional<int32_t> sort_order_id;
+    /// The partition spec of `partition` (not a manifest field: the manifest's own spec, from
+    /// its list entry or its "partition-spec-id" metadata; append commits group files by it).
+    int32_t spec_id = 0;
 };
 
 struct manifest_entry {

@@ -65,6 +65,13 @@ result<std::vector<manifest_entry>> plan_files(file_io& io, const table_metadata
             if (f.stream_key && pi >= 0 && static_cast<size_t>(pi) < e.file.partition.size()) {
                 auto& v = e.file.partition[static_cast<size_t>(pi)];
                 keep = !v.is_null() && v.as_string() == *f.stream_key;
+            } else if (f.stream_key) {
+                // A spec without identity(stream_key): Floe's files carry the stream key as
+                // exact bounds of the stream_key column.
+                auto lo = e.file.lower_bounds.find(field_ids::stream_key);
+                auto hi = e.file.upper_bounds.find(field_ids::stream_key);
+                keep = (lo == e.file.lower_bounds.end() || lo->second <= *f.stream_key)
+                       && (hi == e.file.upper_bounds.end() || *f.stream_key <= hi->second);
             }
             keep = keep && may_overlap(e.file, field_ids::offset, f.min_offset, f.max_offset)
                    && may_overlap(e.file, field_ids::message_ts, f.min_message_ts, f.max_message_ts);

@@ -654,8 +654,13 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
     auto step = [&](std::string_view s) {
         if (o.on_step) o.on_step(s);
     };
-    std::optional<written_manifest> manifest;
-    std::string manifest_uri;
+    // One manifest per partition spec of the added files (a manifest has one spec), written
+    // once and reused by every attempt.
+    std::vector<std::pair<written_manifest, std::string>> manifests;
+    auto drop_manifests = [&] {
+        for (auto& m : manifests) (void)io.remove(m.second);
+        manifests.clear();
+    };
     int64_t snapshot_id = 0;
     bool unknown_outcome = false;  ///< an attempt's answer was lost (server-side catalogs)
     for (int attempt = 1;; ++attempt) {
@@ -677,22 +682,40 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             // The manifest names its snapshot, so a new id (a collision, practically never)
             // means a new manifest.
             snapshot_id = new_snapshot_id(bm);
-            if (manifest) {
-                (void)io.remove(manifest_uri);
-                manifest.reset();
-            }
+            drop_manifests();
         }
         int64_t seq = bm.last_sequence_number + 1;
 
         // The manifest of the new files does not depend on the base (added entries inherit
         // their sequence number), so it is written once and reused by every attempt.
-        if (!manifest && !req.add.empty()) {
-            std::vector<manifest_entry> entries;
-            entries.reserve(req.add.size());
-            for (auto& f : req.add) entries.push_back(manifest_entry{entry_status::added, {}, {}, {}, f});
-            manifest = FLOE_TRY(write_manifest({schema, spec, snapshot_id, seq, o.codec}, entries));
-            manifest_uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), uuid::random().to_string());
-            FLOE_TRY(io.write(manifest_uri, manifest->bytes));
+        if (manifests.empty() && !req.add.empty()) {
+            std::vector<int32_t> spec_ids;
+            for (auto& f : req.add)
+                if (std::find(spec_ids.begin(), spec_ids.end(), f.spec_id) == spec_ids.end()) spec_ids.push_back(f.spec_id);
+            for (auto id : spec_ids) {
+                const partition_spec* file_spec = nullptr;
+                for (auto& p : bm.partition_specs)
+                    if (p.spec_id == id) file_spec = &p;
+                if (!file_spec) {
+                    drop_manifests();
+                    return fail(errc::invalid_argument, "table {}.{} has no partition spec {} (of an added file)", t.ns,
+                                t.name, id);
+                }
+                std::vector<manifest_entry> entries;
+                for (auto& f : req.add)
+                    if (f.spec_id == id) entries.push_back(manifest_entry{entry_status::added, {}, {}, {}, f});
+                auto w = write_manifest({schema, file_spec, snapshot_id, seq, o.codec}, entries);
+                if (!w) {
+                    drop_manifests();
+                    return std::unexpected(w.error());
+                }
+                auto uri = fmt::format("{}{}-m0.avro", metadata_dir(bm.location), uuid::random().to_string());
+                if (auto r = io.write(uri, w->bytes); !r) {
+                    drop_manifests();
+                    return std::unexpected(r.error());
+                }
+                manifests.emplace_back(std::move(*w), std::move(uri));
+            }
             step("manifest");
         }
         attempt_files written;
@@ -727,9 +750,9 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
             return std::unexpected(kept.error());
         }
         std::vector<manifest_file> list;
-        list.reserve(kept->size() + 1);
-        if (manifest) {
-            auto entry = manifest->entry;
+        list.reserve(kept->size() + manifests.size());
+        for (auto& [manifest, manifest_uri] : manifests) {
+            auto entry = manifest.entry;
             entry.manifest_path = manifest_uri;
             entry.added_snapshot_id = snapshot_id;
             entry.sequence_number = seq;
@@ -777,7 +800,7 @@ result<commit_result> commit_changes(catalog& cat, file_io& io, const table_iden
                 written.cleanup(io);
                 // After an unknown outcome the manifest may still be referenced by a snapshot
                 // that lands late: it is left for orphan cleanup then.
-                if (manifest && !unknown_outcome) (void)io.remove(manifest_uri);
+                if (!unknown_outcome) drop_manifests();
                 if (o.cache) o.cache->put(std::move(base));  // unchanged: still that version
                 return std::unexpected(r.error());
             }

@@ -5,6 +5,7 @@
 #include "base/uuid.h"
 #include "iceberg/bounds.h"
 #include "iceberg/schema.h"
+#include "iceberg/transform.h"
 #include "lake/column_copy.h"
 #include "lake/table_reader.h"
 #include "lake/value_codec.h"
@@ -42,15 +43,17 @@ std::string escape_partition_value(std::string_view v) {
     return out;
 }
 
-std::string data_dir_name(std::string_view stream_key) {
+std::string data_dir_name(std::string_view stream_key) { return partition_dir_name("stream_key", stream_key); }
+
+std::string partition_dir_name(std::string_view field, std::string_view value) {
     constexpr size_t name_max = 255;
-    auto escaped = escape_partition_value(stream_key);
-    auto name = "stream_key=" + escaped;
+    auto escaped = escape_partition_value(value);
+    auto name = fmt::format("{}={}", field, escaped);
     if (name.size() <= name_max) return name;
     // No '=' here: engines that discover Hive-style partitions from paths (DuckDB's
     // read_parquet does by default) would take the shortened name for the value.
-    auto tail = fmt::format("~{:08x}", crc32c(as_bytes(stream_key)));
-    name = "stream_key~" + escaped;
+    auto tail = fmt::format("~{:08x}", crc32c(as_bytes(value)));
+    name = fmt::format("{}~{}", field, escaped);
     name.resize(name_max - tail.size());
     // Never cut an escape ("%2F") in half.
     if (auto pct = name.rfind('%'); pct != std::string::npos && pct + 3 > name.size()) name.resize(pct);
@@ -216,11 +219,100 @@ public:
     virtual result<void> write(parquet::file_writer& w) = 0;
 };
 
-/// A Parquet file being written for one stream key: a local file for file:// warehouses
-/// (written in place, fsynced on close), an object_writer elsewhere (published at close).
+/// Splits rows by a partition spec's tuple (floe.iceberg.partition-spec), over Floe's columns.
+/// Immutable; built from a table version's default spec and current schema.
+class partitioner {
+public:
+    static result<std::shared_ptr<const partitioner>> make(const iceberg::table_metadata& m) {
+        auto* spec = m.default_spec();
+        auto* schema = m.current_schema();
+        if (!spec || !schema) return fail(errc::corrupt, "table has no default spec or current schema");
+        return make(spec, schema);
+    }
+
+    static result<std::shared_ptr<const partitioner>> make(const iceberg::partition_spec* spec,
+                                                           const iceberg::schema* schema) {
+        auto p = std::make_shared<partitioner>();
+        p->_spec = *spec;
+        p->_trivial = spec->fields.size() == 1 && iceberg::stream_key_field(*spec) == 0;
+        for (auto& f : spec->fields) {
+            auto* src = schema->find(f.source_id);
+            if (!src || !src->field_type)
+                return fail(errc::invalid_argument, "partition field {}: no source column {}", f.name, f.source_id);
+            if (f.source_id < iceberg::field_ids::stream_key || f.source_id > iceberg::field_ids::offset
+                || f.source_id == iceberg::field_ids::headers)
+                return fail(errc::unsupported,
+                            "partition field {}: Floe partitions rows by its own columns only, not by {}", f.name,
+                            src->name);
+            auto tr = FLOE_TRY_CTX(iceberg::transform::parse(f.transform), "partition field {}", f.name);
+            auto rt = FLOE_TRY_CTX(tr.result_type(*src->field_type), "partition field {}", f.name);
+            p->_fields.push_back({f.source_id, tr, src->field_type, std::move(rt), f.name});
+        }
+        p->_has_stream_key = iceberg::stream_key_field(*spec) >= 0;
+        return std::shared_ptr<const partitioner>(std::move(p));
+    }
+
+    /// The spec is identity(stream_key) alone: one file per stream, as before specs existed.
+    bool trivial() const noexcept { return _trivial; }
+    bool has_stream_key() const noexcept { return _has_stream_key; }
+    int32_t spec_id() const noexcept { return _spec.spec_id; }
+
+    /// The row's partition tuple.
+    result<std::vector<avro::datum>> tuple(const parquet::message_row& r) const {
+        std::vector<avro::datum> out;
+        out.reserve(_fields.size());
+        for (auto& f : _fields) out.push_back(FLOE_TRY(f.how.apply(*f.source, source_value(f.source_id, r))));
+        return out;
+    }
+
+    /// The directory under data/ for a tuple ("message_ts_day=2026-12-03/key_bucket_16=3").
+    std::string dir(const std::vector<avro::datum>& t) const {
+        std::string out;
+        for (size_t i = 0; i < _fields.size(); ++i) {
+            if (!out.empty()) out += '/';
+            out += partition_dir_name(_fields[i].name, _fields[i].how.human(*_fields[i].result, t[i]));
+        }
+        return out;
+    }
+
+private:
+    struct field {
+        int32_t source_id;
+        iceberg::transform how;
+        iceberg::type_ptr source, result;
+        std::string name;
+    };
+
+    static avro::datum source_value(int32_t id, const parquet::message_row& r) {
+        namespace ids = iceberg::field_ids;
+        switch (id) {
+        case ids::stream_key: return avro::datum::string(r.stream_key);
+        case ids::segment_id: return avro::datum::int64(r.segment_id);
+        case ids::message_id: return avro::datum::string(r.message_id);
+        case ids::message_ts: return avro::datum::int64(r.message_ts);
+        case ids::kafka_timestamp: return avro::datum::int64(r.kafka_timestamp);
+        case ids::key: return r.key ? avro::datum::bytes(*r.key) : avro::datum::null();
+        case ids::value: return r.value ? avro::datum::bytes(*r.value) : avro::datum::null();
+        case ids::partition: return avro::datum::int32(r.partition);
+        case ids::offset: return avro::datum::int64(r.offset);
+        default: return avro::datum::null();
+        }
+    }
+
+    iceberg::partition_spec _spec;
+    std::vector<field> _fields;
+    bool _trivial = true;
+    bool _has_stream_key = true;
+};
+
+/// A Parquet file being written for one stream key (and partition tuple): a local file for
+/// file:// warehouses (written in place, fsynced on close), an object_writer elsewhere
+/// (published at close).
 struct open_file {
     std::string uri;
     std::string stream_key;
+    std::vector<avro::datum> partition; ///< the file's partition tuple (non-trivial specs)
+    std::string partition_dir;          ///< its directory under data/
     std::unique_ptr<parquet::file_writer> writer;
     /// The writer's first eleven column writers (Floe's message columns), one load each per row.
     std::array<parquet::column_writer*, parquet::message_col::count> cols{};
@@ -248,6 +340,7 @@ public:
     result<std::unique_ptr<file_rewrite>> begin_file_rewrite(std::vector<std::string> replaced) override;
     result<size_t> expire_before(int64_t cutoff_ms) override;
     result<void> set_encryption(const table_encryption& e) override;
+    result<void> set_partition_spec(std::string_view text) override;
     const std::string& table_name() const override { return _ident.name; }
     std::string location() const override { return _location; }
 
@@ -262,6 +355,8 @@ private:
     std::string _location;
     std::mutex _enc_mu;
     std::optional<table_encryption> _enc_set; // what set_encryption last made the table's (cache)
+    std::mutex _spec_mu;
+    std::optional<std::string> _spec_set; // what set_partition_spec last made the table's (cache)
 };
 
 class iceberg_append final : public append {
@@ -309,19 +404,34 @@ public:
     /// Writes `row` (no position filter), `extra` filling the layout's columns after Floe's.
     result<void> add_row(const parquet::message_row& row, extra_columns* extra) {
         auto key = std::string(row.stream_key);
-        auto& f = _open[key];
+        // One file per stream and partition tuple: the file key is the stream key, plus the
+        // tuple when the spec has more than identity(stream_key) (Floe keeps one stream per
+        // file whatever the spec, so every reader knows a file's Kafka partition).
+        std::string file_key = key;
+        std::vector<avro::datum> tuple;
+        if (_part && !_part->trivial()) {
+            tuple = FLOE_TRY_CTX(_part->tuple(row), "partitioning offset {} of {}", row.offset, key);
+            file_key += '\x1f';
+            for (auto& v : tuple) {
+                file_key += avro::to_debug_string(v);
+                file_key += '\x1f';
+            }
+        }
+        auto& f = _open[file_key];
         // A rewrite writes one file per stream: compaction sized its input by the files' sizes
         // on storage, while the writer's estimate counts open pages and dictionaries raw, which
         // would cut a small target's files far below it (and compact them again every pass).
         if (f && f->writer && !_replaced && f->writer->should_roll()) FLOE_TRY(close_file(*f));
-        if (!f || !f->writer) FLOE_TRY(open_new(key, row.segment_id, f));
-        auto& last = _last_offset[key];
-        if (_rows_by_stream[key] > 0 && row.offset <= last)
+        if (!f || !f->writer) FLOE_TRY(open_new(key, row.segment_id, f, std::move(tuple)));
+        // Offsets rise within each file; files of one stream may interleave (the spec splits
+        // rows by time or value, and a rewrite takes whole files one after the other).
+        auto& last = _last_offset[file_key];
+        if (_rows_by_stream[file_key] > 0 && row.offset <= last)
             return fail(errc::invalid_argument, "rows of {} out of order: offset {} after {}", key,
                         row.offset, last);
         last = row.offset;
-        _first_offset.emplace(key, row.offset);
-        ++_rows_by_stream[key];
+        if (auto [it, fresh] = _first_offset.try_emplace(key, row.offset); !fresh) it->second = std::min(it->second, row.offset);
+        ++_rows_by_stream[file_key];
         ++_rows;
         parquet::add_message_columns(f->cols, row);
         if (extra) FLOE_TRY(extra->write(*f->writer));
@@ -352,6 +462,12 @@ public:
     const position_map& base() const noexcept { return _base; }
     /// Files opened from now on are encrypted as `e` says (the table's properties).
     void set_encryption(table_encryption e) { _enc = std::move(e); }
+    /// Files opened from now on follow the default partition spec of `m` (without this call:
+    /// spec 0, identity(stream_key), which every table Floe creates has).
+    result<void> set_partitioning(const iceberg::table_metadata& m) {
+        _part = FLOE_TRY_CTX(partitioner::make(m), "the partition spec of {}", _table.table_name());
+        return {};
+    }
 
     result<commit_result> commit(const position_map& advance) override {
         for (auto& [k, f] : _open)
@@ -452,10 +568,17 @@ private:
         return out;
     }
 
-    result<void> open_new(const std::string& key, int64_t segment_id, std::unique_ptr<open_file>& slot) {
+    result<void> open_new(const std::string& key, int64_t segment_id, std::unique_ptr<open_file>& slot,
+                          std::vector<avro::datum> tuple = {}) {
         auto f = std::make_unique<open_file>();
         f->stream_key = key;
-        f->uri = fmt::format("{}/data/{}/segment-{}-{}.parquet", _table.location(), data_dir_name(key),
+        if (_part && !_part->trivial()) {
+            f->partition_dir = _part->dir(tuple);
+            f->partition = std::move(tuple);
+        } else {
+            f->partition_dir = data_dir_name(key);
+        }
+        f->uri = fmt::format("{}/data/{}/segment-{}-{}.parquet", _table.location(), f->partition_dir,
                              segment_id, uuid::random().to_string());
         // The key first: a provider that is down fails the append before any file exists.
         const auto* layout = _layout ? _layout.get() : &parquet::message_schema();
@@ -550,7 +673,13 @@ private:
         f.writer.reset();
         iceberg::data_file df;
         df.file_path = f.uri;
-        df.partition = {avro::datum::string(f.stream_key)};
+        if (_part && !_part->trivial()) {
+            df.partition = f.partition;
+            df.spec_id = _part->spec_id();
+        } else {
+            df.partition = {avro::datum::string(f.stream_key)};
+            df.spec_id = _part ? _part->spec_id() : 0;
+        }
         df.record_count = summary.row_count;
         df.file_size_in_bytes = static_cast<int64_t>(summary.file_size);
         df.split_offsets = summary.split_offsets;
@@ -576,6 +705,13 @@ private:
             if (c.min_value) df.lower_bounds[id] = *c.min_value;
             if (c.max_value) df.upper_bounds[id] = *c.max_value;
         }
+        if (_part && !_part->has_stream_key()) {
+            // The file's stream key, for readers, when the spec does not carry it: exact bounds
+            // (the Parquet statistics cut strings at 64 bytes), kept even when the column is
+            // encrypted (it names a Kafka partition, nothing of the payload).
+            df.lower_bounds[iceberg::field_ids::stream_key] = f.stream_key;
+            df.upper_bounds[iceberg::field_ids::stream_key] = f.stream_key;
+        }
         _bytes += summary.file_size;
         _files.push_back(std::move(df));
         return {};
@@ -591,6 +727,7 @@ private:
     std::string _replay_op;
     int64_t _replay_since = 0;
     table_encryption _enc;
+    std::shared_ptr<const partitioner> _part; // nullptr: spec 0, identity(stream_key)
     std::map<std::string, std::unique_ptr<open_file>> _open;
     std::map<std::string, int64_t> _last_offset, _rows_by_stream, _first_offset;
     std::vector<iceberg::data_file> _files;
@@ -790,6 +927,7 @@ result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding
                                 t.metadata_location);
         auto app = std::make_unique<iceberg_append>(*this, std::move(base));
         app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name));
+        FLOE_TRY(app->set_partitioning(t.metadata));
         return std::unique_ptr<append>(std::move(app));
     }
     auto registry = _lake.registry();
@@ -834,6 +972,7 @@ result<std::unique_ptr<append>> iceberg_table::begin_append(const value_decoding
     auto enc = FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name);
     auto rows = std::make_unique<iceberg_append>(*this, std::move(base), layout);
     rows->set_encryption(enc);
+    FLOE_TRY(rows->set_partitioning(t.metadata));
     return std::unique_ptr<append>(std::make_unique<typed_append>(*this, std::move(rows), std::move(codec),
                                                                   std::move(dlq_base), std::move(in_dlq),
                                                                   current->schema_id, std::move(enc)));
@@ -903,6 +1042,7 @@ result<replay_report> replay_dead_letters(iceberg_lake& lake, const std::string&
     auto codec = FLOE_TRY(value_codec::make(*registry, d, *current, main_meta.metadata.last_column_id));
     auto enc = FLOE_TRY_CTX(encryption_from_properties(main_meta.metadata.properties), "table {}", table.table_name());
     auto moved = std::make_unique<iceberg_append>(table, std::vector<std::string>{}, codec->layout());
+    FLOE_TRY(moved->set_partitioning(main_meta.metadata));
     moved->as_replay("append", main_seq);
     moved->set_encryption(enc);
     uint64_t layout_version = codec->layout_version();
@@ -965,6 +1105,7 @@ result<std::unique_ptr<append>> iceberg_table::begin_rewrite(std::vector<std::st
     auto t = FLOE_TRY(iceberg::load_table(_lake.catalog(), _lake.io(), _ident));
     auto app = std::make_unique<iceberg_append>(*this, std::move(replaced));
     app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(t.metadata.properties), "table {}", _ident.name));
+    FLOE_TRY(app->set_partitioning(t.metadata));
     return std::unique_ptr<append>(std::move(app));
 }
 
@@ -1023,6 +1164,7 @@ result<std::unique_ptr<file_rewrite>> iceberg_table::begin_file_rewrite(std::vec
     if (!current) return fail(errc::corrupt, "table {}.{} has no current schema", _ident.ns, _ident.name);
     auto layout = FLOE_TRY_CTX(table_layout(*current), "table {}", _ident.name);
     auto app = std::make_unique<iceberg_append>(*this, std::move(replaced), layout);
+    FLOE_TRY(app->set_partitioning(t.metadata));
     // Dead letters are encrypted as their main table says (they hold the same keys and values).
     auto props = t.metadata.properties;
     if (props.contains("floe.dead-letter-of")) {
@@ -1033,6 +1175,39 @@ result<std::unique_ptr<file_rewrite>> iceberg_table::begin_file_rewrite(std::vec
     }
     app->set_encryption(FLOE_TRY_CTX(encryption_from_properties(props), "table {}", _ident.name));
     return std::unique_ptr<file_rewrite>(std::make_unique<copying_rewrite>(*this, std::move(app), std::move(layout)));
+}
+
+result<void> iceberg_table::set_partition_spec(std::string_view text) {
+    std::lock_guard g(_spec_mu);
+    if (_spec_set && *_spec_set == text) return {};
+    auto terms = FLOE_TRY(parse_partition_spec_text(text));
+    std::string what;
+    auto r = iceberg::commit_metadata(
+        _lake.catalog(), _lake.io(), _ident,
+        [&](iceberg::table_metadata& m) -> result<bool> {
+            auto* schema = m.current_schema();
+            if (!schema) return fail(errc::corrupt, "table {} has no current schema", _ident.name);
+            auto spec = FLOE_TRY(iceberg::build_partition_spec(*schema, terms, m.partition_specs, m.last_partition_id));
+            // Checked before it becomes the default: Floe writes rows by its own columns only.
+            FLOE_TRY(partitioner::make(&spec, schema));
+            if (auto* same = iceberg::find_same_spec(m.partition_specs, spec)) {
+                if (m.default_spec_id == same->spec_id) return false;
+                m.default_spec_id = same->spec_id;
+                what = fmt::format("spec {} again", same->spec_id);
+                return true;
+            }
+            for (auto& f : spec.fields) m.last_partition_id = std::max(m.last_partition_id, f.field_id);
+            what = fmt::format("new spec {}", spec.spec_id);
+            m.default_spec_id = spec.spec_id;
+            m.partition_specs.push_back(std::move(spec));
+            return true;
+        },
+        _lake.options().commit);
+    auto done = FLOE_TRY_CTX(std::move(r), "setting the partition spec of {} to {}", _ident.name, text);
+    if (done) spdlog::info("table {}: partitioned by {} from now on ({}; files already there keep their spec)",
+                           _ident.name, text, what);
+    _spec_set = std::string(text);
+    return {};
 }
 
 result<void> iceberg_table::set_encryption(const table_encryption& e) {
@@ -1057,9 +1232,8 @@ result<size_t> iceberg_table::expire_before(int64_t cutoff_ms) {
         auto it = e.file.upper_bounds.find(iceberg::field_ids::message_ts);
         if (it == e.file.upper_bounds.end()) continue; // no bound: cannot prove it is old
         // Only this topic's files: a table shared with another topic keeps that topic's rows.
-        if (e.file.partition.empty() || e.file.partition[0].type() != avro::datum::kind::string
-            || !is_stream_key_of(_topic, e.file.partition[0].as_string()))
-            continue;
+        auto stream = iceberg::file_stream_key(e.file, t.metadata.partition_specs);
+        if (!stream || !is_stream_key_of(_topic, *stream)) continue;
         auto newest = iceberg::deserialize_long(it->second);
         if (newest && *newest < cutoff_ms) req.remove.push_back(e.file.file_path);
     }
@@ -1161,6 +1335,7 @@ result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io
     current_files out;
     out.metadata_location = loaded.metadata_location;
     out.snapshot_id = loaded.metadata.current_snapshot_id;
+    out.specs = loaded.metadata.partition_specs;
     if (!loaded.metadata.current_snapshot()) return out;
     auto entries = FLOE_TRY(iceberg::live_files(io, loaded.metadata));
     out.files.reserve(entries.size());

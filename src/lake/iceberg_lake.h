@@ -81,6 +81,7 @@ struct current_files {
     std::string metadata_location;
     std::optional<int64_t> snapshot_id; ///< nullopt: no snapshot yet (no files)
     std::vector<iceberg::data_file> files;
+    std::vector<iceberg::partition_spec> specs; ///< the table's (iceberg::file_stream_key)
 };
 /// errc::not_found when the catalog has no such table.
 result<current_files> current_data_files(iceberg::catalog& cat, iceberg::file_io& io, const iceberg::table_ident& t);
@@ -116,5 +117,8 @@ std::string escape_partition_value(std::string_view v);
 /// path-based Hive partition discovery never reads a shortened value as the stream key.
 /// Readers take the stream key from the manifests (and the Parquet column), never from paths.
 std::string data_dir_name(std::string_view stream_key);
+/// The same for any partition field: "<field>=<escaped value>" (values as Spark writes them:
+/// message_ts_day=2026-12-03, message_ts_hour=2026-12-03-14), shortened the same way.
+std::string partition_dir_name(std::string_view field, std::string_view value);
 
 } // namespace floe::lake

@@ -1,6 +1,7 @@
 #include "lake/table_reader.h"
 
 #include "iceberg/bounds.h"
+#include "iceberg/transform.h"
 
 #include <algorithm>
 
@@ -82,7 +83,7 @@ result<std::vector<planned_file>> table_reader::plan_files(const iceberg::loaded
     for (auto& e : entries) {
         planned_file f;
         f.uri = e.file.file_path;
-        if (!e.file.partition.empty()) f.stream_key = std::string(e.file.partition[0].as_string());
+        if (auto k = iceberg::file_stream_key(e.file, t.metadata.partition_specs)) f.stream_key = std::move(*k);
         f.record_count = e.file.record_count;
         f.file_size = e.file.file_size_in_bytes;
         auto bound = [&](const std::map<int32_t, std::string>& m, int32_t id, int64_t dflt) -> int64_t {

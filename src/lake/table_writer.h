@@ -171,6 +171,17 @@ public:
             return fail(errc::invalid_argument, "table {}: this writer does not encrypt data files", table_name());
         return {};
     }
+    /// Makes the table's default partition spec the one `text` describes (the topic's
+    /// floe.iceberg.partition-spec, e.g. "day(message_ts)"): one metadata commit when it
+    /// changes. A spec the table had before becomes the default again under its id; a new one
+    /// gets the next spec id, field ids after the highest (a field the table had keeps its id).
+    /// Files written from then on use it; files already there keep theirs (partition evolution).
+    /// The default refuses anything but identity(stream_key).
+    virtual result<void> set_partition_spec(std::string_view text) {
+        if (text != "identity(stream_key)")
+            return fail(errc::invalid_argument, "table {}: this writer has no partition specs", table_name());
+        return {};
+    }
     virtual const std::string& table_name() const = 0;
     virtual std::string location() const = 0;
 };

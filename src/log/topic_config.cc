@@ -1,5 +1,7 @@
 #include "log/topic_config.h"
 
+#include "base/partition_spec_text.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -87,6 +89,9 @@ constexpr topic_config_key keys[] = {
      "(key_data), as floe.iceberg.mode does for values."},
     {"floe.iceberg.key-subject", config_type::string, "",
      "Registry subject of the keys for key-mode latest-schema; empty: <topic>-key."},
+    {"floe.iceberg.partition-spec", config_type::string, "identity(stream_key)",
+     "Iceberg partition spec of the topic's table: transforms over Floe's columns, e.g. "
+     "day(message_ts), bucket[16](key); a change on a live table is partition evolution."},
     // Floe's own: Parquet Modular Encryption of the topic's data files.
     {"floe.iceberg.encryption", config_type::string, "none",
      "none, uniform (every column and the footer) or columns (floe.iceberg.encryption.columns); "
@@ -102,6 +107,33 @@ constexpr topic_config_key keys[] = {
      "none, stored or supplied: bind each file to its table with the table's identifier "
      "(namespace.table) as AAD prefix, kept in the file or supplied by readers."},
 };
+
+// floe.iceberg.partition-spec: the syntax, and each term's column among Floe's columns with a
+// transform its type takes (the lake checks again against the table's schema). Returns the
+// canonical text.
+result<std::string> check_partition_spec(std::string_view v) {
+    static constexpr std::string_view columns[] = {"stream_key", "segment_id", "message_id", "message_ts",
+                                                   "kafka_timestamp", "key", "value", "partition", "offset"};
+    auto terms = parse_partition_spec_text(v);
+    if (!terms) return fail(errc::invalid_argument, "config floe.iceberg.partition-spec: {}", terms.error().message());
+    for (auto& t : *terms) {
+        bool known = false;
+        for (auto k : columns) known = known || k == t.source;
+        if (!known)
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.partition-spec: term '{}': '{}' is not one of Floe's columns (stream_key, "
+                        "segment_id, message_id, message_ts, kafka_timestamp, key, value, partition, offset); typed "
+                        "fields cannot be partition sources yet",
+                        t.text, t.source);
+        const bool time = t.transform == "year" || t.transform == "month" || t.transform == "day" || t.transform == "hour";
+        if (time && t.source != "message_ts" && t.source != "kafka_timestamp")
+            return fail(errc::invalid_argument,
+                        "config floe.iceberg.partition-spec: term '{}': {} applies to message_ts or kafka_timestamp "
+                        "(milliseconds since the epoch), not {}",
+                        t.text, t.transform, t.source);
+    }
+    return partition_spec_text(*terms);
+}
 
 result<int64_t> parse_long(std::string_view key, std::string_view v) {
     int64_t out = 0;
@@ -286,6 +318,8 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
         cfg.iceberg_key_mode = std::string(v);
     } else if (key == "floe.iceberg.key-subject") {
         cfg.iceberg_key_subject = std::string(v);
+    } else if (key == "floe.iceberg.partition-spec") {
+        cfg.iceberg_partition_spec = FLOE_TRY(check_partition_spec(v));
     } else if (key == "floe.iceberg.encryption") {
         if (v != "none" && v != "uniform" && v != "columns")
             return fail(errc::invalid_argument,
@@ -451,6 +485,7 @@ std::optional<std::string> topic_config_value(const topic_config& c, std::string
     if (key == "floe.iceberg.protobuf-message") return c.iceberg_protobuf_message;
     if (key == "floe.iceberg.key-mode") return c.iceberg_key_mode;
     if (key == "floe.iceberg.key-subject") return c.iceberg_key_subject;
+    if (key == "floe.iceberg.partition-spec") return c.iceberg_partition_spec;
     if (key == "floe.iceberg.encryption") return c.iceberg_encryption;
     if (key == "floe.iceberg.encryption.columns") return c.iceberg_encryption_columns;
     if (key == "floe.iceberg.encryption.footer") return c.iceberg_encryption_footer;

@@ -42,6 +42,9 @@ struct topic_config {
     std::string iceberg_protobuf_message;               ///< floe.iceberg.protobuf-message
     std::string iceberg_key_mode = "raw";               ///< floe.iceberg.key-mode: raw, schema-id, latest-schema
     std::string iceberg_key_subject;                    ///< floe.iceberg.key-subject ("": <topic>-key)
+    /// floe.iceberg.partition-spec: Iceberg transforms over Floe's columns, canonical text
+    /// ("identity(stream_key)", "day(message_ts), bucket[16](key)"); a change is partition evolution.
+    std::string iceberg_partition_spec = "identity(stream_key)";
     // Parquet Modular Encryption of the topic's table (the lake encrypts; keys come from the
     // broker's floe.encryption.provider):
     std::string iceberg_encryption = "none";            ///< floe.iceberg.encryption: none, uniform, columns

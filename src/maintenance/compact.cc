@@ -2,12 +2,14 @@
 
 #include "iceberg/bounds.h"
 #include "iceberg/schema.h"
+#include "iceberg/transform.h"
 #include "lake/table_reader.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace floe::maintenance {
 
@@ -42,19 +44,32 @@ result<compact_report> compact_table(lake::iceberg_lake& lake, const std::string
     auto live = FLOE_TRY(iceberg::live_files(lake.io(), loaded.metadata));
     report.data_files_before = live.size();
 
-    std::map<std::string, std::vector<candidate>> by_stream;
+    // Files are merged only with files of the same stream, spec and partition tuple: the new
+    // file has one partition tuple, and its rows are written in the table's default spec, so
+    // files of older specs (partition evolution) are left as they are.
+    std::map<std::tuple<std::string, int32_t, std::string>, std::vector<candidate>> by_stream;
+    size_t other_spec = 0;
     for (auto& e : live) {
         auto& f = e.file;
-        if (f.content != iceberg::file_content::data || f.partition.empty()
-            || f.partition[0].type() != avro::datum::kind::string)
-            continue;
-        auto stream = f.partition[0].as_string();
+        if (f.content != iceberg::file_content::data) continue;
+        auto key = iceberg::file_stream_key(f, loaded.metadata.partition_specs);
+        if (!key) continue;
+        const std::string& stream = *key;
         if (!lake::is_stream_key_of(topic, stream)) continue;
+        if (f.spec_id != loaded.metadata.default_spec_id) {
+            ++other_spec;
+            continue;
+        }
+        std::string tuple;
+        for (auto& v : f.partition) {
+            tuple += avro::to_debug_string(v);
+            tuple += '\x1f';
+        }
         // Typed files (and raw files of a table that became typed, and dead letters) are
         // merged alike: the rewrite copies every column by field id into the current schema.
         const bool is_small = f.file_size_in_bytes < small;
         report.small_files += is_small;
-        by_stream[std::string(stream)].push_back(
+        by_stream[{stream, f.spec_id, std::move(tuple)}].push_back(
             {f.file_path, f.file_size_in_bytes, f.record_count, lower_offset(f), is_small, f.key_metadata});
     }
     // Bin-packing in offset order: runs of consecutive small files until the target is reached.
@@ -65,7 +80,11 @@ result<compact_report> compact_table(lake::iceberg_lake& lake, const std::string
         std::vector<candidate> files;
     };
     std::vector<group> groups;
-    for (auto& [stream, files] : by_stream) {
+    if (other_spec)
+        spdlog::info("compaction of {}: {} file(s) of an older partition spec left as they are", table->table_name(),
+                     other_spec);
+    for (auto& [where, files] : by_stream) {
+        const auto& stream = std::get<0>(where);
         std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.min_offset < b.min_offset; });
         group g{stream, {}};
         int64_t bytes = 0;

@@ -1,5 +1,6 @@
 #include "maintenance/reencrypt.h"
 
+#include "iceberg/transform.h"
 #include "lake/table_reader.h"
 
 #include <spdlog/spdlog.h>
@@ -28,8 +29,9 @@ result<reencrypt_report> reencrypt(lake::iceberg_lake& lake, const std::string& 
     auto current = FLOE_TRY(lake::current_data_files(lake.catalog(), lake.io(), ident));
     std::vector<lake::planned_file> stale;
     for (auto& df : current.files) {
-        if (df.partition.empty() || df.partition[0].type() != avro::datum::kind::string) continue;
-        auto stream = std::string(df.partition[0].as_string());
+        auto key = iceberg::file_stream_key(df, current.specs);
+        if (!key) continue;
+        auto stream = std::move(*key);
         if (!lake::is_stream_key_of(topic, stream)) continue; // another topic's rows in a shared table
         ++report.data_files;
         std::string key_id;

@@ -582,6 +582,9 @@ result<storage_worker::partition_result> storage_worker::offload_partition_once(
         // The table's encryption follows the topic's configs (a table property, so compaction
         // and every other writer of the table encrypts the same way).
         FLOE_TRY(table->set_encryption(table_encryption_of(topic)));
+        // The table's partition spec follows floe.iceberg.partition-spec (a change adds a spec:
+        // partition evolution; files already there keep theirs).
+        FLOE_TRY(table->set_partition_spec(topic.config.iceberg_partition_spec));
         auto app = FLOE_TRY_CTX(table->begin_append(value_decoding_of(topic)), "starting an append for segment {} of {}",
                                 seg.id(), key);
         std::vector<parquet::message_header_view> headers;

@@ -8,7 +8,8 @@ usage: iceberg_files.py CATALOG_DB NAMESPACE TABLE  -> prints JSON:
        (with FLOE_S3_MIRROR=s3://bucket/prefix=/dir, s3:// URIs are read from a local download)
        (CATALOG_DB = path:WAREHOUSE_DIR reads the table as path-based readers do, by version-hint.text;
         CATALOG_DB = meta:URI reads the metadata file URI another catalog points at)
-  {"metadata": path, "files": [{"path":..., "records":..., "size":..., "stream_key":...}], "positions": {...},
+  {"metadata": path, "files": [{"path":..., "records":..., "size":..., "stream_key":..., "spec_id":...,
+   "partition": {field: value}}], "positions": {...},
    "snapshots": N}
 """
 import json
@@ -102,12 +103,13 @@ def main():
                 continue
             df = e["data_file"]
             entry = {"path": local(df["file_path"]), "records": df["record_count"],
-                     "size": df["file_size_in_bytes"], "stream_key": df["partition"].get("stream_key")}
+                     "size": df["file_size_in_bytes"], "stream_key": df["partition"].get("stream_key"),
+                     "spec_id": m["partition_spec_id"], "partition": df["partition"]}
             if df.get("key_metadata") is not None:  # encrypted data files name their key
                 entry["key_metadata"] = bytes(df["key_metadata"]).hex()
             files.append(entry)
     print(json.dumps({"metadata": meta_path, "files": files, "positions": positions,
-                      "snapshots": len(snaps)}))
+                      "snapshots": len(snaps)}, default=str))  # default: dates of day() partitions
 
 
 if __name__ == "__main__":

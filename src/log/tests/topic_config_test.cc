@@ -162,6 +162,7 @@ TEST(topic_config, every_kafka_topic_config_is_accepted_typed_and_reported) {
                    {"floe.iceberg.protobuf-message", "acme.Order"},
                    {"floe.iceberg.key-mode", "latest-schema"},
                    {"floe.iceberg.key-subject", "orders-keys"},
+                   {"floe.iceberg.partition-spec", "day(message_ts), bucket[16](key)"},
                    // Floe's own (encrypted tables).
                    {"floe.iceberg.encryption", "columns"},
                    {"floe.iceberg.encryption.columns", "key,value,headers"},
@@ -229,4 +230,18 @@ TEST(topic_config, compacted_topics) {
     auto bad = resolve_topic_config({}, {{"min.compaction.lag.ms", "10"}, {"max.compaction.lag.ms", "5"}});
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message().find("min.compaction.lag.ms"), std::string::npos);
+}
+
+TEST(topic_config, partition_spec_checked_and_canonical) {
+    auto c = resolve_topic_config({}, {{"floe.iceberg.partition-spec", " stream_key,day( message_ts )"}});
+    ASSERT_TRUE(c) << c.error();
+    EXPECT_EQ(c->iceberg_partition_spec, "identity(stream_key), day(message_ts)");
+    EXPECT_EQ(resolve_topic_config({}, {})->iceberg_partition_spec, "identity(stream_key)");
+    for (auto [v, names] : {std::pair{"day(key)", "'day(key)'"}, {"hour(nope)", "'nope'"},
+                            {"bucket(key)", "bucket[N]"}, {"", "empty"}, {"weekly(message_ts)", "weekly"}}) {
+        auto r = validate_topic_config("floe.iceberg.partition-spec", v);
+        ASSERT_FALSE(r) << v;
+        EXPECT_NE(r.error().message().find("floe.iceberg.partition-spec"), std::string::npos) << r.error().message();
+        EXPECT_NE(r.error().message().find(names), std::string::npos) << v << ": " << r.error().message();
+    }
 }
