@@ -172,7 +172,17 @@ redisReplyObjectFunctions reply_functions = {create_string, create_array, create
 struct connection {
     redisContext* ctx = nullptr;
     ~connection() {
-        if (ctx) redisFree(ctx);
+        if (!ctx) return;
+        // A connection given up mid-command (a timeout, an I/O error) is reset, not closed: a
+        // graceful close still delivers what the kernel has not sent yet (retransmissions into
+        // a cut network), so a command reported failed could run on the server seconds later and
+        // overwrite newer state. Found by the chaos harness: an offset commit that timed out
+        // while the broker was cut from Redis landed after newer commits of the group.
+        if (ctx->err && ctx->fd >= 0) {
+            linger reset{1, 0};
+            ::setsockopt(ctx->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        }
+        redisFree(ctx);
     }
 
     /// False when the server closed the socket (or sent something unasked) since last use.
