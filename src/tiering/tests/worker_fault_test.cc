@@ -117,6 +117,14 @@ void fill_sealed(Partition& p, int segments, int batches, const std::function<in
     }
 }
 
+/// A local log in `dir` with no background threads: the test drives every step.
+auto open_test_log(const fs::path& dir) {
+    log::log_manager_options lo;
+    lo.data_dir = dir;
+    lo.background_threads = false;
+    return log::log_manager::open(lo);
+}
+
 /// The table holds offsets 0..next-1 of `stream_key` exactly once, each with value
 /// "value-<offset>".
 void expect_each_offset_once(lake::table_reader& tr, const std::string& stream_key, int64_t next) {
@@ -140,10 +148,7 @@ void expect_each_offset_once(lake::table_reader& tr, const std::string& stream_k
 TEST(WorkerFaults, OffloadCompletesExactlyOnceDespiteFailures) {
     auto dir = fs::temp_directory_path() / fmt::format("floe-worker-faults-{}", ::getpid());
     fs::remove_all(dir);
-    log::log_manager_options lo;
-    lo.data_dir = dir;
-    lo.background_threads = false;
-    auto logs = log::log_manager::open(lo);
+    auto logs = open_test_log(dir);
     ASSERT_TRUE(logs) << logs.error();
     ASSERT_TRUE((*logs)->create_topic("f", 1, {{"remote.storage.enable", "true"}}));
     auto p = (*logs)->partition("f", 0);
@@ -304,10 +309,7 @@ TEST(WorkerFaults, EncryptedOffloadWaitsOutAKeyProviderOutage) {
 TEST(WorkerFaults, TwoWorkersOnOnePartitionNeverAddARowTwice) {
     auto dir = fs::temp_directory_path() / fmt::format("floe-worker-split-{}", ::getpid());
     fs::remove_all(dir);
-    log::log_manager_options lo;
-    lo.data_dir = dir;
-    lo.background_threads = false;
-    auto logs = log::log_manager::open(lo);
+    auto logs = open_test_log(dir);
     ASSERT_TRUE(logs) << logs.error();
     ASSERT_TRUE((*logs)->create_topic("s", 1, {{"remote.storage.enable", "true"}}));
     auto p = (*logs)->partition("s", 0);
@@ -402,10 +404,7 @@ TEST(WorkerFaults, AMarkerAheadOfTheTableIsActedOnOnlyUnderAConfirmedLease) {
     // lease finds a real mismatch and offloads the missing offsets again.
     auto dir = fs::temp_directory_path() / fmt::format("floe-worker-confirm-{}", ::getpid());
     fs::remove_all(dir);
-    log::log_manager_options lo;
-    lo.data_dir = dir;
-    lo.background_threads = false;
-    auto logs = log::log_manager::open(lo);
+    auto logs = open_test_log(dir);
     ASSERT_TRUE(logs) << logs.error();
     ASSERT_TRUE((*logs)->create_topic("m", 1, {{"remote.storage.enable", "true"}}));
     auto p = (*logs)->partition("m", 0);
