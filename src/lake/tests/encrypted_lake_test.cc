@@ -6,6 +6,7 @@
 #include "format/parquet/reader.h"
 #include "iceberg/bounds.h"
 #include "lake/iceberg_lake.h"
+#include "lake/tests/test_lake.h"
 #include "lake/table_reader.h"
 
 #include <gtest/gtest.h>
@@ -31,23 +32,15 @@ std::shared_ptr<crypto::keyring_provider> ring(std::string current,
 class EncryptedLakeTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        _dir = fs::temp_directory_path()
-               / fmt::format("floe-enc-lake-test-{}-{}", ::getpid(),
-                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(_dir);
-        fs::create_directories(_dir);
+        _dir = testing::fresh_test_dir("floe-enc-lake-test");
         _lake = make_lake();
     }
     void TearDown() override { fs::remove_all(_dir); }
 
     std::unique_ptr<iceberg_lake> make_lake() {
-        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
-        EXPECT_TRUE(cat) << cat.error();
         lake_options o;
-        o.warehouse = "file://" + (_dir / "warehouse").string();
         o.parquet.row_group_rows = 64;
-        return std::make_unique<iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                              std::make_shared<iceberg::local_file_io>(), o);
+        return testing::open_test_lake(_dir, o);
     }
 
     result<commit_result> append_range(iceberg_lake& l, int64_t from, int64_t to) {

@@ -1,4 +1,5 @@
 #include "lake/iceberg_lake.h"
+#include "lake/tests/test_lake.h"
 
 #include "format/parquet/reader.h"
 
@@ -15,24 +16,16 @@ namespace fs = std::filesystem;
 class LakeTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        _dir = fs::temp_directory_path()
-               / fmt::format("floe-lake-test-{}-{}", ::getpid(),
-                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(_dir);
-        fs::create_directories(_dir);
+        _dir = testing::fresh_test_dir("floe-lake-test");
         _lake = make_lake();
     }
     void TearDown() override { fs::remove_all(_dir); }
 
     std::unique_ptr<iceberg_lake> make_lake(int64_t target_file_size = 128 << 20) {
-        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
-        EXPECT_TRUE(cat) << cat.error();
         lake_options o;
-        o.warehouse = "file://" + (_dir / "warehouse").string();
         o.parquet.target_file_size = static_cast<uint64_t>(target_file_size);
         o.parquet.row_group_size = 64 << 10;
-        return std::make_unique<iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                              std::make_shared<iceberg::local_file_io>(), o);
+        return testing::open_test_lake(_dir, o);
     }
 
     /// Appends rows [from, to) of `stream` and commits the position `to`.

@@ -3,6 +3,7 @@
 // retention) finding each file's stream key whatever its spec.
 #include "iceberg/transform.h"
 #include "lake/iceberg_lake.h"
+#include "lake/tests/test_lake.h"
 #include "lake/table_reader.h"
 
 #include <gtest/gtest.h>
@@ -20,17 +21,9 @@ constexpr int64_t dec1 = 20788 * day_ms; // 2026-12-01T00:00Z
 class PartitionSpecLakeTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        _dir = fs::temp_directory_path()
-               / fmt::format("floe-pspec-test-{}-{}", ::getpid(),
-                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(_dir);
-        fs::create_directories(_dir);
-        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
-        ASSERT_TRUE(cat) << cat.error();
-        lake_options o;
-        o.warehouse = "file://" + (_dir / "warehouse").string();
-        _lake = std::make_unique<iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                               std::make_shared<iceberg::local_file_io>(), o);
+        _dir = testing::fresh_test_dir("floe-pspec-test");
+        _lake = testing::open_test_lake(_dir);
+        ASSERT_TRUE(_lake);
     }
     void TearDown() override { fs::remove_all(_dir); }
 

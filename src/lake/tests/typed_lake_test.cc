@@ -1,6 +1,7 @@
 // Typed tables in the lake: a real registry (in-memory log), real SQLite catalog and Parquet
 // files; Avro values encoded here by hand from the specification's binary encoding.
 #include "lake/iceberg_lake.h"
+#include "lake/tests/test_lake.h"
 
 #include "format/parquet/reader.h"
 #include "format/parquet/tests/typed_rows.h"
@@ -45,17 +46,9 @@ constexpr auto bad = R"({"type":"record","name":"Order","fields":[{"name":"id","
 class TypedLakeTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        _dir = fs::temp_directory_path()
-               / fmt::format("floe-typed-lake-{}-{}", ::getpid(),
-                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(_dir);
-        fs::create_directories(_dir);
-        auto cat = iceberg::open_sql_catalog("sqlite://" + (_dir / "catalog.db").string(), "floe");
-        ASSERT_TRUE(cat) << cat.error();
-        lake_options o;
-        o.warehouse = "file://" + (_dir / "warehouse").string();
-        _lake = std::make_unique<iceberg_lake>(std::shared_ptr<iceberg::catalog>(std::move(*cat)),
-                                               std::make_shared<iceberg::local_file_io>(), o);
+        _dir = testing::fresh_test_dir("floe-typed-lake");
+        _lake = testing::open_test_lake(_dir);
+        ASSERT_TRUE(_lake);
         _registry = std::make_shared<schema::registry>(std::shared_ptr<schema::registry_log>(schema::make_memory_log()));
         _lake->set_registry(_registry);
         _typed.how = value_decoding::mode::schema_id;
