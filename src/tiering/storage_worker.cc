@@ -70,8 +70,7 @@ public:
                              "expire: {}", key, _held->epoch, r.error().message());
                 return {};
             }
-            _lost = fmt::format("lease of {} lost (epoch {}): {}", key, _held->epoch, r.error().message());
-            return fail(errc::conflict, "{}", *_lost);
+            return lose(r.error());
         }
         _held = std::move(*r);
         _renewed = now;
@@ -85,11 +84,7 @@ public:
         if (_lost) return fail(errc::conflict, "{}", *_lost);
         auto r = _leases->renew(*_held);
         if (!r) {
-            if (r.error().code() == errc::conflict) {
-                _lost = fmt::format("lease of {} lost (epoch {}): {}", stream_key_for(_held->topic, _held->partition),
-                                    _held->epoch, r.error().message());
-                return fail(errc::conflict, "{}", *_lost);
-            }
+            if (r.error().code() == errc::conflict) return lose(r.error());
             return fail(r.error().code(), "confirming the lease of {}: {}",
                         stream_key_for(_held->topic, _held->partition), r.error().message());
         }
@@ -110,6 +105,13 @@ public:
     const std::optional<partition_lease>& held() const noexcept { return _held; }
 
 private:
+    /// The lease is lost for good (`why`: the renewal's refusal).
+    std::unexpected<floe::error> lose(const floe::error& why) {
+        _lost = fmt::format("lease of {} lost (epoch {}): {}", stream_key_for(_held->topic, _held->partition),
+                            _held->epoch, why.message());
+        return fail(errc::conflict, "{}", *_lost);
+    }
+
     partition_leases* _leases;
     std::optional<partition_lease> _held;
     std::chrono::steady_clock::time_point _renewed;
