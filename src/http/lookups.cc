@@ -996,6 +996,25 @@ static result<std::vector<record_out>> search_step(lookup_service::impl& im, sea
     return found;
 }
 
+/// The matches as a JSON array's elements (without the brackets).
+static std::string rendered(const std::vector<record_out>& found, bool b64) {
+    std::string out;
+    for (auto& f : found) {
+        if (!out.empty()) out += ',';
+        out += render(f, b64);
+    }
+    return out;
+}
+
+/// One Server-Sent Event: its name and one `data:` line of JSON.
+static std::string sse_event(std::string_view name, std::string_view json) {
+    return fmt::format("event: {}\ndata: {}\n\n", name, json);
+}
+
+static std::string sse_error(const error& e) {
+    return sse_event("error", fmt::format(R"({{"error":{{"message":"{}"}}}})", json_escape(e.message())));
+}
+
 search_slot::~search_slot() {
     std::lock_guard g(_im.mu);
     if (auto it = _im.searches.find(_client); it != _im.searches.end() && --it->second == 0) _im.searches.erase(it);
@@ -1142,8 +1161,8 @@ response lookup_service::search(const request& r, const std::string& topic) {
                 // bound each slice, not the stream, which ends after follow-seconds.
                 if (steady::now() >= until) {
                     ended = true;
-                    return fmt::format("event: end\ndata: {{\"matched\":{},\"scanned\":{},\"done\":true,\"cursor\":{},\"tail_cursor\":\"{}\"}}\n\n",
-                                       run->matched, run->scanned, cursor_json(), tail_cursor());
+                    return sse_event("end", fmt::format(R"({{"matched":{},"scanned":{},"done":true,"cursor":{},"tail_cursor":"{}"}})",
+                                                        run->matched, run->scanned, cursor_json(), tail_cursor()));
                 }
                 for (auto& [p, e] : run->end)
                     if (auto pl = im->logs.partition(run->topic, p)) e = pl->last_stable_offset()();
@@ -1158,36 +1177,27 @@ response lookup_service::search(const request& r, const std::string& topic) {
                 auto found = search_step(*im, *run, std::min<size_t>(2'000, run->budget), run->cap);
                 if (!found) {
                     ended = true;
-                    return fmt::format("event: error\ndata: {{\"error\":{{\"message\":\"{}\"}}}}\n\n",
-                                       json_escape(found.error().message()));
+                    return sse_error(found.error());
                 }
                 if (found->empty()) return std::string();
-                std::vector<std::string> recs;
-                for (auto& f : *found) recs.push_back(render(f, run->b64));
-                return fmt::format("event: records\ndata: {{\"records\":[{}],\"scanned\":{},\"cursor\":{}}}\n\n",
-                                   fmt::join(recs, ","), run->scanned, cursor_json());
+                return sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"cursor":{}}})",
+                                                        rendered(*found, run->b64), run->scanned, cursor_json()));
             }
             const size_t slice = std::min<size_t>(2'000, run->budget - run->scanned);
             auto found = search_step(*im, *run, slice, run->cap - run->matched);
             if (!found) {
                 ended = true;
-                return fmt::format("event: error\ndata: {{\"error\":{{\"message\":\"{}\"}}}}\n\n",
-                                   json_escape(found.error().message()));
+                return sse_error(found.error());
             }
-            std::string ev;
-            if (!found->empty()) {
-                std::vector<std::string> recs;
-                for (auto& f : *found) recs.push_back(render(f, run->b64));
-                ev = fmt::format("event: records\ndata: {{\"records\":[{}],\"scanned\":{},\"budget\":{}}}\n\n",
-                                 fmt::join(recs, ","), run->scanned, run->budget);
-            } else {
-                ev = fmt::format("event: progress\ndata: {{\"scanned\":{},\"budget\":{}}}\n\n", run->scanned,
-                                 run->budget);
-            }
+            std::string ev = found->empty()
+                                 ? sse_event("progress", fmt::format(R"({{"scanned":{},"budget":{}}})", run->scanned, run->budget))
+                                 : sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"budget":{}}})",
+                                                                    rendered(*found, run->b64), run->scanned, run->budget));
             if (run->done() || run->scanned >= run->budget || run->matched >= run->cap) {
                 ended = true;
-                ev += fmt::format("event: end\ndata: {{\"matched\":{},\"scanned\":{},\"budget\":{},\"done\":{},\"cursor\":{},\"tail_cursor\":\"{}\"}}\n\n",
-                                  run->matched, run->scanned, run->budget, run->done(), cursor_json(), tail_cursor());
+                ev += sse_event("end", fmt::format(R"({{"matched":{},"scanned":{},"budget":{},"done":{},"cursor":{},"tail_cursor":"{}"}})",
+                                                   run->matched, run->scanned, run->budget, run->done(), cursor_json(),
+                                                   tail_cursor()));
             }
             return ev;
         };
@@ -1216,12 +1226,9 @@ response lookup_service::search(const request& r, const std::string& topic) {
         if (cursor != "null") out.headers.emplace_back("X-Floe-Cursor", cursor.substr(1, cursor.size() - 2));
         return out;
     }
-    std::vector<std::string> recs;
-    recs.reserve(found->size());
-    for (auto& f : *found) recs.push_back(render(f, *b64));
     return response::json(
         200, fmt::format(R"({{"topic":"{}","direction":"{}","records":[{}],"scanned":{},"budget":{},"done":{},"cursor":{},"tail_cursor":"{}"}})",
-                         json_escape(topic), cur.forward ? "forward" : "backward", fmt::join(recs, ","), run->scanned,
+                         json_escape(topic), cur.forward ? "forward" : "backward", rendered(*found, *b64), run->scanned,
                          budget, run->done(), cursor, tail_cursor()));
 }
 
