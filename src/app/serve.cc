@@ -227,6 +227,14 @@ int serve(const config::settings& s) {
     topic_caps.lake_encrypts = true;
     if (key_provider) {
         spdlog::info("encryption keys: {}", key_provider->describe());
+        topic_caps.check_key = [key_provider](std::string_view id) { return key_provider->check_key(id); };
+        // A column key the topic defaults name must exist (a KMS that cannot be asked now
+        // lets it through with a warning); topics' own configs are checked when they are set.
+        for (auto& [k, v] : s.topic_defaults(/*overridden_only=*/true))
+            if (auto ok = log::check_config_keys(k, v, topic_caps); !ok) {
+                spdlog::error("invalid value for 'floe.topic-defaults.{}': {}", k, ok.error().message());
+                return 2;
+            }
         health.add("key-provider", [key_provider] {
             auto ok = key_provider->check();
             if (!ok) return http::component_health{http::health_status::down, ok.error().message()};

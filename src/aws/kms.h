@@ -40,6 +40,14 @@ public:
     /// Decrypt of `wrapped`, asking for `key_id` (KMS refuses a blob of another key). Returns
     /// the plaintext data key.
     result<std::vector<uint8_t>> decrypt(const std::string& key_id, bytes_view wrapped);
+    /// Whether `key_id` can wrap data keys for Floe now, for a topic config naming the key:
+    /// DescribeKey (the key's state, usage and spec; skipped when Floe may not call it), then
+    /// one GenerateDataKey (the permission the offload needs; the key is wiped). Returns the
+    /// key ARN. Unlike generate_data_key, a key that is there but unusable is a permanent
+    /// answer: errc::not_found (NotFoundException), errc::invalid_argument (DisabledException,
+    /// KMSInvalidStateException such as a pending deletion, InvalidKeyUsageException,
+    /// AccessDeniedException); only an outage (unreachable, throttled, 5xx) is retryable.
+    result<std::string> probe_key(const std::string& key_id, int bits);
 
     /// Calls made so far (each logical call once, whatever its retries): for tests and figures.
     uint64_t generate_calls() const noexcept { return _generate_calls.load(); }
@@ -47,6 +55,8 @@ public:
     std::string describe() const { return _client.describe(); }
 
 private:
+    result<kms_data_key> generate(const std::string& key_id, int bits, bool probe);
+
     service_client _client;
     std::atomic<uint64_t> _generate_calls{0}, _decrypt_calls{0};
 };

@@ -102,6 +102,14 @@ public:
     /// Whether keys can be had now (the keyring is loaded; KMS answers): for /readyz. May make
     /// a request (aws-kms: a GenerateDataKey of the configured key, its key thrown away).
     virtual result<void> check() = 0;
+    /// Whether a topic config may name `key_id` for a column's own key
+    /// (floe.iceberg.encryption.columns `value:<key-id>`): checked when the config is set, so a
+    /// typo is refused then rather than found by the offload. errc::not_found or
+    /// errc::invalid_argument (the key is unknown, disabled, pending deletion, or Floe may not
+    /// use it): refuse, naming the key. A retryable error (KMS unreachable) means "cannot tell
+    /// now". keyring: whether the keyring holds the id; aws-kms: one GenerateDataKey, the key
+    /// wiped, answers cached for a while. May block for a few seconds: call it outside locks.
+    virtual result<void> check_key(std::string_view key_id) = 0;
 };
 
 /// What `floe.encryption.*` says, in plain values (the config module is not a dependency).

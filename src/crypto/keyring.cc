@@ -159,6 +159,14 @@ result<data_key> keyring_provider::data_key_under(std::string_view table, std::s
     return out;
 }
 
+result<void> keyring_provider::check_key(std::string_view key_id) {
+    std::shared_lock g(_mu);
+    if (!_ring.keys.contains(std::string(key_id)))
+        return fail(errc::not_found, "key '{}' is not in the keyring{}{} (add it, or name one of its keys)", key_id,
+                    _path.empty() ? "" : " ", _path);
+    return {};
+}
+
 result<secret_key> keyring_provider::key_for(bytes_view key_metadata) {
     auto info = FLOE_TRY(parse_key_metadata(key_metadata));
     if (info.provider != "keyring")

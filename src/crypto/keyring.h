@@ -46,6 +46,7 @@ public:
     std::string_view kind() const noexcept override { return "keyring"; }
     std::string describe() const override;
     result<void> check() override { return {}; }
+    result<void> check_key(std::string_view key_id) override;
 
     /// Reads the file again (on SIGHUP or `floe` admin request). On any error the keyring in
     /// use stays as it was and the error is returned.

@@ -4,10 +4,21 @@
 
 namespace floe::crypto {
 
+namespace {
+
+aws::service_options probe_options(aws::service_options o) {
+    o.max_attempts = 1;
+    o.request_timeout = std::min(o.request_timeout, std::chrono::milliseconds(3'000));
+    o.connect_timeout = std::min(o.connect_timeout, std::chrono::milliseconds(3'000));
+    return o;
+}
+
+} // namespace
+
 kms_key_provider::kms_key_provider(aws::service_options service, std::string key_id,
                                    int data_key_bits, size_t cache_entries)
-    : _kms(std::move(service)), _key_id(std::move(key_id)), _bits(data_key_bits),
-      _cache(std::max<size_t>(cache_entries, 1)) {}
+    : _kms(service), _probe(probe_options(std::move(service))), _key_id(std::move(key_id)),
+      _bits(data_key_bits), _cache(std::max<size_t>(cache_entries, 1)) {}
 
 void kms_key_provider::remember(const std::vector<uint8_t>& key_metadata, const secret_key& key) {
     std::lock_guard g(_mu);
@@ -95,6 +106,21 @@ result<void> kms_key_provider::check() {
     auto dk = FLOE_TRY_CTX(std::move(got), "key provider check");
     secret_key dropped(std::move(dk.plaintext)); // wiped on the way out
     mark_ok();
+    return {};
+}
+
+result<void> kms_key_provider::check_key(std::string_view key_id) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+        std::lock_guard g(_mu);
+        if (auto it = _usable.find(key_id); it != _usable.end() && now - it->second < std::chrono::minutes(10))
+            return {};
+    }
+    auto arn = _probe.probe_key(std::string(key_id), _bits);
+    if (!arn) return fail(std::move(arn).error());
+    std::lock_guard g(_mu);
+    if (_usable.size() >= 1'000) _usable.clear(); // bounded; a cleared answer costs one probe
+    _usable[std::string(key_id)] = now;
     return {};
 }
 

@@ -10,6 +10,7 @@
 #include "base/lru_cache.h"
 #include "crypto/key_provider.h"
 
+#include <map>
 #include <mutex>
 
 namespace floe::crypto {
@@ -33,9 +34,14 @@ public:
     /// out) with no success since; else OK when a KMS call succeeded in the last minute and
     /// after any such failure; else one GenerateDataKey (key dropped) decides.
     result<void> check() override;
+    /// One GenerateDataKey of `key_id` (kms_client::probe_key) through a client that tries once
+    /// with a 3 s deadline, so a config change waits at most that long; a usable key is
+    /// remembered for 10 minutes.
+    result<void> check_key(std::string_view key_id) override;
 
     /// Calls made to KMS (tests and figures) and cache hits.
     const aws::kms_client& client() const noexcept { return _kms; }
+    const aws::kms_client& probe_client() const noexcept { return _probe; }
     uint64_t cache_hits() const;
     size_t cached_keys() const;
 
@@ -46,6 +52,7 @@ private:
     void mark_failed(const error& e);
 
     aws::kms_client _kms;
+    aws::kms_client _probe; ///< check_key's: one attempt, short deadline
     std::string _key_id;
     int _bits;
     mutable std::mutex _mu;
@@ -54,6 +61,7 @@ private:
     std::chrono::steady_clock::time_point _last_ok{};
     std::chrono::steady_clock::time_point _last_outage{}; ///< latest retryable failure
     std::string _outage;                                  ///< its message
+    std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> _usable; ///< check_key's answers
 };
 
 } // namespace floe::crypto

@@ -965,7 +965,9 @@ bool request_handler::create_topics(const connection_info& c, const request_head
         bool bad = false;
         for (auto& c : t.configs) {
             if (!c.value) continue;
-            if (auto ok = log::validate_topic_config(c.name, *c.value); !ok) {
+            auto ok = log::validate_topic_config(c.name, *c.value);
+            if (ok) ok = log::check_config_keys(c.name, *c.value, _opts.topic_capabilities);
+            if (!ok) {
                 error(kerr::invalid_config, ok.error().message());
                 bad = true;
                 break;
@@ -1096,6 +1098,16 @@ bool request_handler::alter_configs(const connection_info& c, const request_head
         if (r.type != int8_t(resource_type::topic)) {
             rr.error_code = int16_t(kerr::invalid_request);
             rr.error_message = fmt::format("resource type {} cannot be altered", r.type);
+            continue;
+        }
+        // Keys a config names are checked here, outside the local tier's locks (a KMS probe).
+        result<void> keys_ok;
+        for (auto& c : r.configs)
+            if (keys_ok && c.value && (!incremental || c.op == 0 || c.op == 2))
+                keys_ok = log::check_config_keys(c.name, *c.value, _opts.topic_capabilities);
+        if (!keys_ok) {
+            rr.error_code = int16_t(kerr::invalid_config);
+            rr.error_message = keys_ok.error().message();
             continue;
         }
         result<log::topic_info> done = fail(errc::internal, "unset");

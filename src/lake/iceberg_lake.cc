@@ -85,7 +85,7 @@ std::string positions_to_json(const position_map& p) {
 std::string aad_prefix_of(std::string_view ns, std::string_view table) { return fmt::format("{}.{}", ns, table); }
 
 encrypted_column split_encrypted_column(std::string_view entry) {
-    auto colon = entry.rfind(':');
+    auto colon = entry.find(':');
     if (colon == std::string_view::npos) return {entry, {}};
     return {entry.substr(0, colon), entry.substr(colon + 1)};
 }

@@ -115,7 +115,8 @@ inline constexpr const char* encryption_columns_property = "floe.encryption.colu
 inline constexpr const char* encryption_footer_property = "floe.encryption.footer";
 inline constexpr const char* encryption_algorithm_property = "floe.encryption.algorithm";
 inline constexpr const char* encryption_aad_prefix_property = "floe.encryption.aad-prefix"; ///< stored, supplied
-/// One entry of table_encryption::columns: "value" or "value:pii-key" (split at the last ':').
+/// One entry of table_encryption::columns: "value" or "value:pii-key", split at the first ':'
+/// (column names have none; key ids may: a KMS key ARN `arn:aws:kms:<region>:<account>:key/<id>`).
 struct encrypted_column {
     std::string_view name;
     std::string_view key_id; ///< empty: the file's key

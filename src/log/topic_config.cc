@@ -2,6 +2,8 @@
 
 #include "base/partition_spec_text.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -337,8 +339,9 @@ result<void> apply(topic_config& cfg, std::string_view key, std::string_view v) 
             if (item.empty())
                 return fail(errc::invalid_argument,
                             "config floe.iceberg.encryption.columns: '{}' has an empty column name", v);
-            // "name:key-id" gives the column its own key (the last ':' splits).
-            if (auto colon = item.rfind(':'); colon != std::string_view::npos && (colon == 0 || colon + 1 == item.size()))
+            // "name:key-id" gives the column its own key. The first ':' splits: column names have
+            // none, and a KMS key ARN has several.
+            if (auto colon = item.find(':'); colon != std::string_view::npos && (colon == 0 || colon + 1 == item.size()))
                 return fail(errc::invalid_argument,
                             "config floe.iceberg.encryption.columns: '{}' needs a column name and a key id on "
                             "either side of ':' (value:pii-key)",
@@ -422,6 +425,40 @@ result<void> check_topic_capabilities(const topic_config& cfg, const topic_capab
                     "yet (the Parquet encryption and the key providers are built, the offload is not wired to "
                     "them); refused rather than offloaded in plaintext",
                     cfg.iceberg_encryption);
+    return {};
+}
+
+std::vector<std::string> encryption_column_key_ids(std::string_view columns) {
+    std::vector<std::string> ids;
+    size_t at = 0;
+    while (at < columns.size()) {
+        size_t c = std::min(columns.find(',', at), columns.size());
+        auto item = columns.substr(at, c - at);
+        if (auto colon = item.find(':'); colon != std::string_view::npos) {
+            auto id = item.substr(colon + 1);
+            while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+            while (!id.empty() && id.back() == ' ') id.remove_suffix(1);
+            if (!id.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.emplace_back(id);
+        }
+        at = c + 1;
+    }
+    return ids;
+}
+
+result<void> check_config_keys(std::string_view key, std::string_view value, const topic_capabilities& caps) {
+    if (key != "floe.iceberg.encryption.columns" || !caps.check_key) return {};
+    for (auto& id : encryption_column_key_ids(value)) {
+        auto ok = caps.check_key(id);
+        if (ok) continue;
+        if (ok.error().retryable()) {
+            spdlog::warn("config floe.iceberg.encryption.columns: key '{}' could not be checked now ({}); accepted, "
+                         "and the offload names it if it is wrong",
+                         id, ok.error().message());
+            continue;
+        }
+        return fail(errc::invalid_argument, "config floe.iceberg.encryption.columns: key '{}' cannot be used: {}", id,
+                    ok.error().message());
+    }
     return {};
 }
 

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -91,7 +92,23 @@ struct topic_capabilities {
     /// key provider's keys). False refuses a topic asking for encryption rather than let it be
     /// offloaded in plaintext.
     bool lake_encrypts = false;
+    /// Whether a column's own key (floe.iceberg.encryption.columns `value:<key-id>`) may be
+    /// named: the key provider's check_key (`floe serve` sets it). Unset: not checked. It may
+    /// make a KMS request: check_config_keys calls it outside every lock.
+    std::function<result<void>(std::string_view key_id)> check_key;
 };
+
+/// The key ids that a floe.iceberg.encryption.columns value names (`key,value:pii` -> pii),
+/// each once, in order.
+std::vector<std::string> encryption_column_key_ids(std::string_view columns);
+
+/// Checks the keys that the topic config `key`=`value` names with caps.check_key, when the
+/// config is set (CreateTopics, AlterConfigs, start-up), so a mistyped key id is refused then
+/// instead of being found by the offload. errc::invalid_argument naming the config, the key
+/// and why; a key provider that cannot tell now (a KMS outage: a retryable error) lets the
+/// value through with a warning, and the offload names the key if it really is wrong. Only
+/// floe.iceberg.encryption.columns names keys; every other config passes.
+result<void> check_config_keys(std::string_view key, std::string_view value, const topic_capabilities& caps);
 
 /// errc::invalid_argument when `cfg` asks for what `caps` lacks (floe.iceberg.encryption
 /// other than none without a key provider, or while the lake cannot encrypt), naming the config

@@ -41,6 +41,16 @@ check "a columns-mode topic is created (rc=$rc: $out)" test "$rc" -eq 0
 out=$("$ADMIN" $broker create-topic enc-p 1 floe.iceberg.encryption=columns floe.iceberg.encryption.columns=key,value:pii,headers \
   floe.iceberg.encryption.footer=plaintext 2>&1); rc=$?
 check "a topic whose value column has its own key is created (rc=$rc: $out)" test "$rc" -eq 0
+# A column key the keyring lacks is refused when the config is set, naming it, at creation and
+# at an alter; the topic keeps its config.
+out=$("$ADMIN" $broker create-topic enc-x 1 floe.iceberg.encryption=columns floe.iceberg.encryption.columns=key,value:piii 2>&1); rc=$?
+check "CreateTopics naming a key the keyring lacks is refused with INVALID_CONFIG naming it (rc=$rc: $out)" \
+  sh -c '[ "$1" -ne 0 ] && printf %s "$2" | grep -q "INVALID_CONFIG" && printf %s "$2" | grep -q "piii"' _ "$rc" "$out"
+out=$("$ADMIN" $broker alter-config topic enc-p floe.iceberg.encryption.columns=key,value:nokey 2>&1); rc=$?
+check "AlterConfigs naming a key the keyring lacks is refused naming it (rc=$rc: $out)" \
+  sh -c '[ "$1" -ne 0 ] && printf %s "$2" | grep -q "nokey"' _ "$rc" "$out"
+check "enc-p keeps its column key after the refused alter" \
+  sh -c 'curl -sf "$1/topics/enc-p/configs" | grep -q "key,value:pii,headers"' _ "$api"
 out=$("$ADMIN" $broker create-topic enc-a 1 floe.iceberg.encryption=uniform floe.iceberg.encryption.aad-prefix=supplied 2>&1); rc=$?
 check "a topic whose files' AAD prefix readers supply is created (rc=$rc: $out)" test "$rc" -eq 0
 

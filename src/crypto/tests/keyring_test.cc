@@ -157,6 +157,16 @@ TEST(Keyring, AColumnKeyIsTheNamedKeyNotTheCurrentOne) {
     EXPECT_NE(missing.error().message().find("orders"), std::string::npos) << missing.error();
 }
 
+TEST(Keyring, CheckKeyKnowsTheKeyringsIds) {
+    keyring_provider p(*parse_keyring(two_keys("k2"), "kr"));
+    EXPECT_TRUE(p.check_key("k1"));
+    EXPECT_TRUE(p.check_key("k2"));
+    auto missing = p.check_key("pii");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().code(), errc::not_found);
+    EXPECT_NE(missing.error().message().find("'pii'"), std::string::npos) << missing.error();
+}
+
 TEST(Keyring, UnknownIdIsNotFoundNamingIt) {
     keyring_provider p(*parse_keyring(two_keys("k2"), "kr"));
     auto r = p.key_for(encode_key_metadata({1, "keyring", "k9", {}}));

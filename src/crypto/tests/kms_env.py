@@ -25,9 +25,18 @@ def main():
         key = kms.create_key(Description="floe test key")["KeyMetadata"]
         kms.create_alias(AliasName="alias/floe-test", TargetKeyId=key["KeyId"])
         other = kms.create_key(Description="floe other key")["KeyMetadata"]
+        # Keys a topic config must not be allowed to name.
+        disabled = kms.create_key(Description="floe disabled key")["KeyMetadata"]
+        kms.disable_key(KeyId=disabled["KeyId"])
+        pending = kms.create_key(Description="floe key pending deletion")["KeyMetadata"]
+        kms.schedule_key_deletion(KeyId=pending["KeyId"], PendingWindowInDays=7)
+        signing = kms.create_key(Description="floe signing key", KeyUsage="SIGN_VERIFY",
+                                 KeySpec="RSA_2048")["KeyMetadata"]
         env = dict(os.environ, KMSTEST_ENDPOINT=endpoint, KMSTEST_REGION="us-east-1",
                    KMSTEST_KEY_ID=key["KeyId"], KMSTEST_KEY_ARN=key["Arn"],
-                   KMSTEST_ALIAS="alias/floe-test", KMSTEST_OTHER_KEY_ARN=other["Arn"])
+                   KMSTEST_ALIAS="alias/floe-test", KMSTEST_OTHER_KEY_ARN=other["Arn"],
+                   KMSTEST_DISABLED_KEY_ARN=disabled["Arn"], KMSTEST_PENDING_KEY_ARN=pending["Arn"],
+                   KMSTEST_SIGNING_KEY_ARN=signing["Arn"])
         return subprocess.call(cmd, env=env)
     finally:
         proc.terminate()

@@ -221,3 +221,40 @@ TEST(KmsProvider, CheckForReadiness) {
     ASSERT_TRUE(p->check()); // within a minute of a good call: no request
     EXPECT_EQ(p->client().generate_calls(), 1u);
 }
+
+// A topic config naming a column key is checked when it is set: a usable key (by id, ARN or
+// alias) passes and is remembered; an unknown, disabled, pending-deletion or signing key is
+// refused for good (not retryable), naming the key; an unreachable KMS is "cannot tell now"
+// after one attempt.
+TEST(KmsProvider, CheckKeyTellsWhichKeysAConfigMayName) {
+    auto p = provider();
+    for (auto id : {env("KMSTEST_KEY_ID"), env("KMSTEST_OTHER_KEY_ARN"), env("KMSTEST_ALIAS")})
+        EXPECT_TRUE(p->check_key(id)) << id << ": " << p->check_key(id).error();
+    const auto probes = p->probe_client().generate_calls();
+    EXPECT_EQ(probes, 3u);
+    EXPECT_TRUE(p->check_key(env("KMSTEST_ALIAS")));
+    EXPECT_EQ(p->probe_client().generate_calls(), probes); // remembered
+    EXPECT_EQ(p->client().generate_calls(), 0u);           // the offload's client is not used
+
+    struct bad {
+        std::string id;
+        const char* why;
+    };
+    for (auto& [id, why] : {bad{"arn:aws:kms:us-east-1:123456789012:key/00000000-0000-0000-0000-000000000000", ""},
+                            bad{env("KMSTEST_DISABLED_KEY_ARN"), "Disabled"},
+                            bad{env("KMSTEST_PENDING_KEY_ARN"), "PendingDeletion"},
+                            bad{env("KMSTEST_SIGNING_KEY_ARN"), "SIGN_VERIFY"}}) {
+        auto r = p->check_key(id);
+        ASSERT_FALSE(r) << id;
+        EXPECT_FALSE(r.error().retryable()) << r.error();
+        EXPECT_NE(r.error().message().find(id), std::string::npos) << r.error();
+        EXPECT_NE(r.error().message().find(why), std::string::npos) << r.error();
+    }
+
+    auto ep = fmt::format("http://127.0.0.1:{}", closed_port());
+    kms_key_provider down(service(ep), env("KMSTEST_KEY_ID"), 256, 10);
+    auto r = down.check_key(env("KMSTEST_KEY_ID"));
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(r.error().retryable()) << r.error();
+    EXPECT_EQ(r.error().message().find("after 3 attempt"), std::string::npos) << r.error(); // one attempt
+}

@@ -122,6 +122,17 @@ TEST_F(EncryptedLakeTest, PropertiesRoundTrip) {
     EXPECT_FALSE(encryption_from_properties(props));
 }
 
+// A column's own key may be a KMS key ARN, which has colons of its own.
+TEST(EncryptedColumn, SplitsAtTheFirstColon) {
+    auto arn = split_encrypted_column("value:arn:aws:kms:us-east-1:123456789012:key/1234abcd");
+    EXPECT_EQ(arn.name, "value");
+    EXPECT_EQ(arn.key_id, "arn:aws:kms:us-east-1:123456789012:key/1234abcd");
+    auto plain = split_encrypted_column("data.ssn");
+    EXPECT_EQ(plain.name, "data.ssn");
+    EXPECT_TRUE(plain.key_id.empty());
+    EXPECT_EQ(split_encrypted_column("value:alias/pii").key_id, "alias/pii");
+}
+
 TEST_F(EncryptedLakeTest, UniformFilesAreEncryptedAndReadBack) {
     _lake->set_key_provider(ring("k1", {{"k1", key_of(1)}}));
     ASSERT_TRUE(set(*_lake, uniform()));

@@ -71,6 +71,39 @@ TEST(topic_config, typed_table_configs) {
     EXPECT_EQ(topic_config_value(*k, "floe.iceberg.key-mode"), "schema-id");
 }
 
+// A column's own key is checked when the config is set, by whatever the broker's key provider
+// says: a refusal names the key; "cannot tell now" (retryable) lets it through; configs that
+// name no key are not asked about.
+TEST(topic_config, column_keys_are_checked_when_set) {
+    EXPECT_EQ(encryption_column_key_ids("key,value:pii, headers:hr ,data.ssn:pii"),
+              (std::vector<std::string>{"pii", "hr"}));
+    EXPECT_TRUE(encryption_column_key_ids("key,value").empty());
+    // A KMS key ARN has colons of its own: the first ':' splits the column from its key.
+    const std::string arn = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    EXPECT_EQ(encryption_column_key_ids("key,value:" + arn), (std::vector<std::string>{arn}));
+    EXPECT_TRUE(validate_topic_config("floe.iceberg.encryption.columns", "value:" + arn + ",headers:alias/pii"));
+
+    std::vector<std::string> asked;
+    topic_capabilities caps;
+    caps.check_key = [&](std::string_view id) -> result<void> {
+        asked.emplace_back(id);
+        if (id == "pii") return {};
+        if (id == "kms-down") return fail(errc::unavailable, "KMS unreachable");
+        return fail(errc::not_found, "key '{}' is not in the keyring", id);
+    };
+    EXPECT_TRUE(check_config_keys("floe.iceberg.encryption.columns", "key,value:pii", caps));
+    EXPECT_TRUE(check_config_keys("floe.iceberg.encryption.columns", "value:kms-down", caps));
+    auto r = check_config_keys("floe.iceberg.encryption.columns", "key,value:piii", caps);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::invalid_argument);
+    EXPECT_NE(r.error().message().find("floe.iceberg.encryption.columns"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().message().find("'piii'"), std::string::npos) << r.error();
+    EXPECT_EQ(asked, (std::vector<std::string>{"pii", "kms-down", "piii"}));
+    EXPECT_TRUE(check_config_keys("retention.ms", "value:piii", caps));
+    EXPECT_TRUE(check_config_keys("floe.iceberg.encryption.columns", "value:piii", {})); // no provider: not checked
+    EXPECT_EQ(asked.size(), 3u);
+}
+
 TEST(topic_config, encryption_configs) {
     auto d = resolve_topic_config({}, {});
     ASSERT_TRUE(d);

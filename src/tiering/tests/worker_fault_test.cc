@@ -221,6 +221,7 @@ public:
         if (down) return fail(errc::unavailable, "injected outage");
         return {};
     }
+    result<void> check_key(std::string_view id) override { return _in->check_key(id); }
     std::atomic<bool> down{false};
 
 private:
