@@ -498,7 +498,11 @@ class Cluster:
                     p.wait()
 
 
-def netem(on, delay_ms=0, loss_pct=0):
+def netem(on, delay_ms=0, loss_pct=0, topo=None):
+    """Delay and loss: on every member's link inside its namespace with --netns (the brokers do
+    not talk over the machine's lo then), else on lo."""
+    if topo is not None:
+        return topo.netem(on, delay_ms, loss_pct)
     if on:
         cmd = ["tc", "qdisc", "replace", "dev", "lo", "root", "netem", "delay", f"{delay_ms}ms"]
         if loss_pct:
@@ -509,10 +513,10 @@ def netem(on, delay_ms=0, loss_pct=0):
     return r.returncode == 0, r.stderr.strip()
 
 
-def netem_available():
-    ok, _ = netem(True, 1, 0)
+def netem_available(topo=None):
+    ok, _ = netem(True, 1, 0, topo)
     if ok:
-        netem(False)
+        netem(False, topo=topo)
     return ok
 
 
@@ -608,7 +612,7 @@ class Faults:
         elif kind == "netem":
             if not self.use_netem:
                 return self._skip(rec, "tc netem unavailable")
-            ok, err = netem(True, f["delay_ms"], f["loss_pct"])
+            ok, err = netem(True, f["delay_ms"], f["loss_pct"], self.c.topo)
             rec["note"] = f"delay {f['delay_ms']}ms loss {f['loss_pct']}%" + ("" if ok else f" (failed: {err})")
         self.active[target] = rec
         self.applied.append(rec)
@@ -654,7 +658,7 @@ class Faults:
             if not self.c.start_pg():
                 rec["note"] = "PostgreSQL restart failed"
         elif kind == "netem":
-            netem(False)
+            netem(False, topo=self.c.topo)
         elif kind == "s3err":
             self.c.set_s3_faults(0, 0)
         elif kind == "clock":
@@ -894,7 +898,7 @@ def run(args):
         log(f"libfaketime is not installed ({FAKETIME_LIB}, Debian's faketime): clock faults are skipped")
     cluster = Cluster(floe, work, topo, args.lake, args.tier, disk, clock)
     procs = []
-    use_netem = args.netem and netem_available()
+    use_netem = args.netem and netem_available(topo)
     if args.netem and not use_netem:
         log("tc netem is not available here: netem faults are skipped")
     report = {"seed": seed, "seconds": args.seconds, "faults": kinds, "schedule": schedule, "work": work,
@@ -1072,7 +1076,7 @@ def run(args):
             if p.poll() is None:
                 p.kill()
         if use_netem:
-            netem(False)
+            netem(False, topo=topo)
         cluster.stop_all()
         if topo is not None:
             topo.teardown()
@@ -1186,8 +1190,9 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the work directory even when the run passes")
     ap.add_argument("--netem", action="store_true",
-                    help="apply the schedule's delay/loss faults with tc netem on lo (every loopback user feels "
-                         "them: off by default, so a run beside other tests does not slow them)")
+                    help="apply the schedule's delay/loss faults with tc netem: on every member's link inside its "
+                         "namespace with --netns, else on lo (where every loopback user feels them: off by default, "
+                         "so a run beside other tests does not slow them)")
     ap.add_argument("--netns", action="store_true",
                     help="run redis-server and each broker in a network namespace of its own (root and `ip` "
                          "needed), so that partition faults can cut them apart")

@@ -99,6 +99,25 @@ class Topology:
         for pair in list(self.cuts):
             self.heal(*sorted(pair))
 
+    def netem(self, on, delay_ms=0, loss_pct=0):
+        """Delay and loss (tc netem) on every member's link, inside its namespace: what each member
+        sends is delayed and dropped, so every path between two members (brokers, redis, the lake,
+        the clients on the bridge) crosses it at least once. The machine's own lo is untouched, so
+        other work on the machine does not feel it. Returns (ok, error text)."""
+        errors = []
+        for i, m in enumerate(self.members):
+            cmd = ["ip", "netns", "exec", self.ns(m), "tc", "qdisc"]
+            if on:
+                cmd += ["replace", "dev", f"{self.tag}n{i}", "root", "netem", "delay", f"{delay_ms}ms"]
+                if loss_pct:
+                    cmd += ["loss", f"{loss_pct}%"]
+            else:
+                cmd += ["del", "dev", f"{self.tag}n{i}", "root"]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0 and on:
+                errors.append(f"{m}: {r.stderr.strip()}")
+        return not errors, "; ".join(errors)
+
     def teardown(self):
         for m in self.members:
             if m == CLIENTS:
