@@ -86,6 +86,9 @@ try {
     ['lake', '#/lake', 'Lake'],
     ['lake-table', `#/lake/${env.TOPIC}`, 'Table '],
     ['ingest', '#/ingest', 'Ingest'],
+    ['typed-table', `#/lake/${env.TYPED}`, 'Table '],
+    ['cluster', '#/cluster', 'Cluster'],
+    ['security', '#/security', 'Security'],
   ];
   for (const scheme of ['light', 'dark']) {
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
@@ -121,6 +124,49 @@ try {
     return t ? [...t.tBodies[0].rows].map((r) => r.cells[1].textContent) : null;
   }));
   check('the overview lists this broker', brokerRows.length === 1 && brokerRows[0].endsWith(`:${env.BROKER.split(':')[1]}`), JSON.stringify(brokerRows));
+
+  // --- cluster and security: read-only tables of what the endpoints answer ---
+  await open('#/cluster');
+  const kind = await until('the cluster page', () => page.$eval('#cluster-kind', (e) => e.textContent));
+  check('the cluster page says single broker on the embedded tier', kind.startsWith('Single broker'), kind);
+  const leaseRows = await page.$$eval('main table', (ts) => ts.filter((t) => t.caption.textContent.includes('lease')).flatMap((t) => [...t.tBodies[0].rows].map((r) => r.cells[0].textContent)));
+  // This floe runs without its storage worker (the first one released the lease file at its stop).
+  const clusterState = await api('/v1/cluster');
+  const leaseText = await page.$eval('main', (m) => m.textContent);
+  check('the cluster page shows the storage worker lease as /v1/cluster does', clusterState.storage_worker_lease
+    ? JSON.stringify(leaseRows) === JSON.stringify([clusterState.storage_worker_lease.holder])
+    : leaseRows.length === 0 && leaseText.includes('none (the storage worker is off'), `${JSON.stringify(leaseRows)} vs ${JSON.stringify(clusterState.storage_worker_lease)}`);
+  await open('#/security');
+  await until('the security page', () => page.$('#acl-mode'));
+  const sec = await page.$$eval('main table', (ts) => ts.map((t) => [t.caption.textContent, [...t.tBodies[0].rows].map((r) => [...r.cells].map((c) => c.textContent))]));
+  const users = await api('/v1/security/users');
+  const acls = await api('/v1/security/acls');
+  check('the security page lists the users and their mechanisms', JSON.stringify(sec[0][1]) === JSON.stringify(users.users.map((u) => [u.name, u.mechanisms.join(', ')])), JSON.stringify(sec[0]));
+  check('the security page lists the ACLs', JSON.stringify(sec[1][1]) === JSON.stringify(acls.acls.map((a) => [a.principal, a.permission, a.operation, `${a.resource_type}:${a.pattern}:${a.resource_name}`, a.host])), JSON.stringify(sec[1]));
+  check('no secret on the security page', !/salt|stored|server.?key|iteration/i.test(await page.$eval('main', (m) => m.textContent)));
+
+  // --- the typed table: schema history and typed columns ---
+  const typed = (await api('/v1/topics')).topics.find((x) => x.name === env.TYPED);
+  const meta = await api(`/iceberg/v1/namespaces/${typed.table.namespace}/tables/${typed.table.name}`);
+  await open(`#/lake/${env.TYPED}`);
+  const hist = await until('the schema history', () => page.$$eval('#schema-history tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))));
+  const ids = meta.metadata.schemas.map((x) => x['schema-id']).sort((a, b) => a - b);
+  check('every schema of the metadata is listed, the current one marked', JSON.stringify(hist.map((r) => [Number(r[0]), r[1]])) ===
+    JSON.stringify(ids.map((i) => [i, i === meta.metadata['current-schema-id'] ? 'current' : ''])), JSON.stringify(hist));
+  check('the second schema added data.channel and removed nothing', hist.length === 2 && hist[1][3] === 'data.channel (string)' && hist[1][4] === '—', JSON.stringify(hist[1]));
+  const cols = await page.$$eval('#typed-columns table tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.cells[2].textContent]));
+  check('typed columns with their Iceberg types', JSON.stringify(cols) === JSON.stringify([['data.id', 'long'], ['data.name', 'string'], ['data.channel', 'string']]), JSON.stringify(cols));
+
+  // --- the produce rate per topic: the Topics column and the topic page show the ring's series ---
+  await open('#/topics');
+  const cell = await until('the rate column', () => page.$eval(`.rate-value[data-topic="${env.TOPIC}"]`, (e) => e.textContent));
+  const series = await api(`/v1/metrics/series?fn=rate&name=${encodeURIComponent(`floe_kafka_records_in_total{topic="${env.TOPIC}"}`)}`);
+  const pts = series.series[0].points;
+  const wantRate = pts.length ? Number(pts[pts.length - 1][1]).toLocaleString('en-US', { maximumFractionDigits: 1 }) : '—';
+  check('the Topics list shows the topic\'s produce rate', series.series[0].known && cell === wantRate, `${cell} vs ${wantRate}`);
+  check('a sparkline per topic in the list', (await page.$$('td svg.mini')).length >= 2);
+  await open(`#/topic/${env.TOPIC}`);
+  check('the topic page charts its produce rate with a data table', await until('the rate chart', () => page.$eval('#produce-rate', (e) => !!e.querySelector('svg') && !!e.querySelector('details table'))));
 
   // --- the timeline matches /v1/topics ---
   const topics = await api('/v1/topics');
