@@ -151,7 +151,9 @@ export async function messages(main, args, params) {
       status.textContent = `Tailing: ${tbody.children.length} records shown.`;
       await stream(`/v1/topics/${enc(name)}/search?${q}`, (ev, d) => {
         if (ev === 'records') {
-          for (const rec of d.records) tbody.prepend(row(rec));
+          // Only the newest 500 are kept, so a busy topic's slice (up to 2,000 records) builds
+          // rows only for the records that stay on the page.
+          for (const rec of d.records.slice(-500)) tbody.prepend(row(rec));
           while (tbody.children.length > 500) tbody.lastChild.remove();
           status.textContent = `Tailing: ${tbody.children.length} records shown.`;
         }
