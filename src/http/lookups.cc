@@ -277,7 +277,14 @@ struct lookup_service::impl {
     batch_cache batches{opts.batch_cache_bytes};
     std::mutex mu;
     std::map<std::pair<std::string, int32_t>, std::shared_ptr<partition_key_index>> indexes;
-    std::map<std::string, size_t> searches; ///< running searches by client address (under mu)
+    /// Running searches by client address. Shared with each search's place (search_slot): a
+    /// stream still open when the server stops is destroyed with the server's io_context, after
+    /// `floe serve` has destroyed this service, and gives its place back here.
+    struct client_places {
+        std::mutex mu;
+        std::map<std::string, size_t> running;
+    };
+    std::shared_ptr<client_places> places = std::make_shared<client_places>();
 
     std::shared_ptr<partition_key_index> index_for(const std::string& topic, int32_t p) {
         std::lock_guard g(mu);
@@ -909,13 +916,14 @@ struct search_run {
 /// Holds one of a client's `max_searches_per_client` places for as long as it lives.
 class search_slot {
 public:
-    search_slot(lookup_service::impl& im, std::string client) : _im(im), _client(std::move(client)) {}
+    search_slot(std::shared_ptr<lookup_service::impl::client_places> places, std::string client)
+        : _places(std::move(places)), _client(std::move(client)) {}
     search_slot(const search_slot&) = delete;
     search_slot& operator=(const search_slot&) = delete;
     ~search_slot();
 
 private:
-    lookup_service::impl& _im;
+    std::shared_ptr<lookup_service::impl::client_places> _places;
     std::string _client;
 };
 
@@ -1016,8 +1024,9 @@ static std::string sse_error(const error& e) {
 }
 
 search_slot::~search_slot() {
-    std::lock_guard g(_im.mu);
-    if (auto it = _im.searches.find(_client); it != _im.searches.end() && --it->second == 0) _im.searches.erase(it);
+    std::lock_guard g(_places->mu);
+    if (auto it = _places->running.find(_client); it != _places->running.end() && --it->second == 0)
+        _places->running.erase(it);
 }
 
 response lookup_service::search(const request& r, const std::string& topic) {
@@ -1127,14 +1136,14 @@ response lookup_service::search(const request& r, const std::string& topic) {
 
     // At most max_searches_per_client at once per client address: a scan may read many records.
     {
-        std::lock_guard g(_impl->mu);
-        auto& n = _impl->searches[r.client_host];
+        std::lock_guard g(_impl->places->mu);
+        auto& n = _impl->places->running[r.client_host];
         if (n >= _impl->opts.max_searches_per_client)
             return response::error(429, fmt::format("{} searches are running for {} already; retry when one has ended",
                                                     n, r.client_host));
         ++n;
     }
-    auto slot = std::make_shared<search_slot>(*_impl, r.client_host);
+    auto slot = std::make_shared<search_slot>(_impl->places, r.client_host);
     auto cursor_json = [run] {
         const bool done = run->done();
         return run->cur.forward || !done ? fmt::format(R"("{}")", format_search_cursor(run->cur)) : std::string("null");
