@@ -72,7 +72,9 @@ check "offloaded and deleted locally (local_start ${start:-none})" test "${start
 check "typed topic with two schema versions offloaded" \
   timeout 70 node "$js/console_typed.mjs" "http://127.0.0.1:$SR_PORT" "$api" "$admin" "$broker" visits
 r=$(curl -s "${auth[@]}" "$api/iceberg/v1/namespaces/floe/tables/visits")
-check "the typed table has two schemas, the current one with data.channel" test "$(jq_ "(len(d['metadata']['schemas']), [f['name'] for s in d['metadata']['schemas'] if s['schema-id']==d['metadata']['current-schema-id'] for x in s['fields'] if x['name']=='data' for f in x['type']['fields']])" <<<"$r")" = "(2, ['id', 'name', 'channel'])"
+# The table's schemas: the one it was created with, then each version's data struct (v1: id and
+# name; v2: and channel), the last one current.
+check "the typed table's schemas: data {id, name}, then data {id, name, channel} current" test "$(jq_ "[(s['schema-id']==d['metadata']['current-schema-id'], [f['name'] for x in s['fields'] if x['name']=='data' for f in x['type']['fields']]) for s in sorted(d['metadata']['schemas'], key=lambda s: s['schema-id'])][-2:]" <<<"$r")" = "[(False, ['id', 'name']), (True, ['id', 'name', 'channel'])]"
 # The embedded tier: one broker; its storage worker holds the lease file.
 r=$(curl -s "${auth[@]}" "$api/v1/cluster")
 check "/v1/cluster: embedded, single broker, the worker's lease held" test "$(jq_ "(d['tier'], d['single_broker'], d['storage_worker_lease']['held'], d['storage_worker_lease']['holder'].startswith('broker-0@'))" <<<"$r")" = "('embedded', True, True, True)"
@@ -323,5 +325,15 @@ check "10 live tails at once all receive the 2000 records produced (tails.py)" t
 check "console off: 404" test "$(code "http://127.0.0.1:$HTTP_PORT/console/")" = 404
 check "export off: 403" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?format=csv")" = 403
 check "export off: searches still answer" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?key=key-1")" = 200
-stop_floe
+# A stop while tails are open: their streams outlive the lookup service (they go with the HTTP
+# server's io_context) and must not touch it (this was a double free, exit 134).
+tails=()
+for _ in 1 2 3; do
+  curl -sN "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?from=oldest&budget=10&stream=sse&follow=true&follow-seconds=60" >/dev/null &
+  tails+=($!)
+done
+sleep 1.5
+stop_floe; rc=$?
+check "floe stops cleanly while three live tails are open (exit $rc)" test "$rc" = 0
+for p in "${tails[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 finish
