@@ -26,7 +26,7 @@ for i in $(seq 1 "$rounds"); do
   rm -f "$work/stop"
   node "$here/tests/js/bench/console_tabs.mjs" "http://127.0.0.1:$hport/console/" load "$tabs" "$work/stop" >"$work/tabs.log" 2>&1 &
   tabs_pid=$!
-  for _ in $(seq 1 600); do grep -q READY "$work/tabs.log" && break; kill -0 $tabs_pid 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 3000); do grep -q READY "$work/tabs.log" && break; kill -0 $tabs_pid 2>/dev/null || break; sleep 0.1; done
   grep -q READY "$work/tabs.log" || { cat "$work/tabs.log"; echo "FAIL: the tabs did not start tailing"; exit 1; }
   line=$(produce); r=$(rate_of "$line"); with+=("$r"); echo "round $i ${tabs} tabs tailing: $line"
   touch "$work/stop"

@@ -22,8 +22,10 @@ try {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${base}#/messages/${encodeURIComponent(topic)}?limit=5`, { waitUntil: 'networkidle0' });
-    for (let k = 0; k < 150 && !(await page.$eval('#search-status', (e) => e.textContent.includes('records shown')).catch(() => false)); k++) await sleep(200);
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(`${base}#/messages/${encodeURIComponent(topic)}?limit=5`, { waitUntil: 'domcontentloaded', timeout: 120000 });
+    for (let k = 0; k < 450 && !(await page.$eval('#search-status', (e) => e.textContent.includes('records shown')).catch(() => false)); k++) await sleep(200);
+    if (!(await page.$('#tail'))) throw new Error(`tab ${i} did not render the Messages page: ${await page.evaluate(() => document.body.innerText.slice(0, 400))} ${errors.join('; ')}`);
     await page.click('#tail');
     pages.push({ page, errors });
   }
