@@ -26,13 +26,13 @@ namespace floe::app {
 /// What the routes read. Everything must outlive the HTTP server's threads.
 struct cluster_routes_deps {
     kafka::broker* broker = nullptr;
-    kafka::acl_store* acls = nullptr;        ///< the broker's ACL store
-    std::vector<std::string> super_users;    ///< floe.security.super-users
-    bool strict_acls = false;                ///< no ACL = no access (as the HTTP plane asks them)
-    std::filesystem::path security_dir;      ///< holds users.json (the broker's user store)
-    std::filesystem::path file_lease;        ///< the embedded tier's storage-worker lease file
-    redis::client* redis = nullptr;          ///< the Redis tier (nullptr: the embedded tier)
-    std::string redis_ns;                    ///< its key prefix
+    kafka::acl_store* acls = nullptr;     ///< the broker's ACL store
+    std::vector<std::string> super_users; ///< floe.security.super-users
+    bool strict_acls = false;             ///< no ACL = no access (as the HTTP plane asks them)
+    std::filesystem::path security_dir;   ///< holds users.json (the broker's user store)
+    std::filesystem::path file_lease;     ///< the embedded tier's storage-worker lease file
+    redis::client* redis = nullptr;       ///< the Redis tier (nullptr: the embedded tier)
+    std::string redis_ns;                 ///< its key prefix
     const redis::broker_registry* registry = nullptr; ///< the cluster's live brokers (Redis tier)
 };
 
@@ -42,6 +42,7 @@ inline constexpr size_t cluster_max_partitions = 1000;
 
 /// GET /v1/cluster, /v1/security/users, /v1/security/acls: each needs DESCRIBE on the CLUSTER
 /// resource (403 otherwise), as /v1/brokers does.
-void add_cluster_routes(http::server& s, const http::access_control& access, cluster_routes_deps deps);
+void add_cluster_routes(http::server& s, const http::access_control& access,
+                        cluster_routes_deps deps);
 
 } // namespace floe::app

@@ -185,6 +185,21 @@ export async function messages(main, args, params) {
   moreBtn.addEventListener('click', () => run(true));
   tailBtn.addEventListener('click', () => setTail(tailBtn.getAttribute('aria-pressed') !== 'true'));
   mount(main, h('h1', {}, `Messages of ${name}`), form, h('div', { class: 'toolbar' }, moreBtn, tailBtn, exportBtns), status, results);
+  // A hidden tab's tail pauses (its stream closed) and goes on from its cursor when the tab is
+  // shown again: a browser holds at most 6 connections per origin over HTTP/1.1, and each tail
+  // holds one, so tails in background tabs would leave new tabs waiting for a connection.
+  let paused = false;
+  const onVisibility = () => {
+    const tailing = tailBtn.getAttribute('aria-pressed') === 'true';
+    if (document.hidden && tailing && tailAbort) {
+      tailAbort.abort(); tailAbort = null; paused = true;
+      status.textContent = `Tail paused while this tab is hidden: ${tbody.children.length} records shown.`;
+    } else if (!document.hidden && paused) {
+      paused = false;
+      if (tailing) setTail(true);
+    }
+  };
+  document.addEventListener('visibilitychange', onVisibility);
   await run(false);
-  return () => setTail(false);
+  return () => { document.removeEventListener('visibilitychange', onVisibility); setTail(false); };
 }

@@ -1,5 +1,5 @@
 // Ten console tabs tailing one topic, for bench/console/run.sh: opens N tabs of headless Debian
-// chromium on #/messages/TOPIC, turns each one's live tail on (a follow=true event stream), prints
+// chromium (each in its own browser context: see below) on #/messages/TOPIC, turns each one's live tail on (a follow=true event stream), prints
 // READY once every tab is tailing, and keeps them tailing until the file STOP exists (checked
 // every 200 ms, at most 300 s). Then prints, per tab, the records it received and the newest
 // offset it shows, and exits 1 if a tab received none or showed an error.
@@ -19,7 +19,11 @@ let failed = 0;
 try {
   const pages = [];
   for (let i = 0; i < tabs; i++) {
-    const page = await browser.newPage();
+    // One browser context each: a browser keeps at most 6 HTTP/1.1 connections per origin and
+    // profile, and each tailing tab holds one open (its event stream), so a 7th tab of one
+    // profile would wait for a connection forever. Ten users, not ten tabs of one user.
+    const ctx = await browser.createBrowserContext();
+    const page = await ctx.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
