@@ -1058,9 +1058,14 @@ response lookup_service::search(const request& r, const std::string& topic) {
     const bool sse = *stream_p == "sse";
     if (sse && *format != "json") return response::error(400, "stream=sse answers records as JSON events (format=json)");
     // follow=true (with stream=sse): a live tail; once at the end, new records as they arrive.
-    auto follow_p = choice_param(r, "follow", {"false", "true"}, "false");
+    // follow=newest: the same tail, but with no filter it reads only each partition's newest
+    // `limit` records at each step (what a person can look at), skipping the rest, so a tail on
+    // a busy topic costs `limit` records per step, not the topic's rate. With a filter every new
+    // record is still tested.
+    auto follow_p = choice_param(r, "follow", {"false", "true", "newest"}, "false");
     if (!follow_p) return from_error(follow_p.error());
-    const bool follow = *follow_p == "true";
+    const bool follow = *follow_p != "false";
+    const bool newest_only = *follow_p == "newest";
     auto follow_s = int_param(r, "follow-seconds", 300);
     if (!follow_s || *follow_s <= 0 || *follow_s > 3600)
         return response::error(400, "follow-seconds must be an integer in [1, 3600]");
@@ -1162,8 +1167,8 @@ response lookup_service::search(const request& r, const std::string& topic) {
             return response::error(400, "follow=true reads forward: start from oldest, an offset, a time or a cursor");
         using steady = std::chrono::steady_clock;
         const auto until = steady::now() + std::chrono::seconds(*follow_s);
-        out.stream = [im = _impl.get(), run, slot, cursor_json, tail_cursor, follow, until, quiet_since = steady::now(),
-                      ended = false]() mutable -> std::optional<std::string> {
+        out.stream = [im = _impl.get(), run, slot, cursor_json, tail_cursor, follow, newest_only, until,
+                      quiet_since = steady::now(), ended = false, skipped = int64_t(0)]() mutable -> std::optional<std::string> {
             if (ended) return std::nullopt;
             if (follow) {
                 // A live tail reads on to each partition's current end; its `budget` and `limit`
@@ -1183,14 +1188,22 @@ response lookup_service::search(const request& r, const std::string& topic) {
                     return std::string(": keep-alive\n\n");
                 }
                 quiet_since = steady::now();
+                if (newest_only && run->filter.empty())
+                    for (auto& [p, pos] : run->cur.pos) {
+                        const int64_t from = run->end.at(p) - int64_t(run->cap);
+                        if (pos < from) {
+                            skipped += from - pos;
+                            pos = from;
+                        }
+                    }
                 auto found = search_step(*im, *run, std::min<size_t>(2'000, run->budget), run->cap);
                 if (!found) {
                     ended = true;
                     return sse_error(found.error());
                 }
                 if (found->empty()) return std::string();
-                return sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"cursor":{}}})",
-                                                        rendered(*found, run->b64), run->scanned, cursor_json()));
+                return sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"skipped":{},"cursor":{}}})",
+                                                        rendered(*found, run->b64), run->scanned, skipped, cursor_json()));
             }
             const size_t slice = std::min<size_t>(2'000, run->budget - run->scanned);
             auto found = search_step(*im, *run, slice, run->cap - run->matched);

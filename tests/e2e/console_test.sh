@@ -310,18 +310,35 @@ def tail(i):
                 for rec in json.loads(line[6:]).get("records", []):
                     if rec["key"].startswith("tail10-"): got[i].add(rec["offset"])
             if len(got[i]) == K: return
-ts = [threading.Thread(target=tail, args=(i,), daemon=True) for i in range(N)]
+# And one follow=newest tail (the console's): with no filter it reads only the newest `limit`
+# (50) records at each step; what it skips it counts, so received + skipped = produced.
+newest = {"offsets": [], "skipped": 0}
+newest_ready = threading.Event()
+def tail_newest():
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?cursor={start}&stream=sse&follow=newest&limit=50&follow-seconds=25", headers=H)
+    with urllib.request.urlopen(req, timeout=40) as r:
+        newest_ready.set()
+        for line in r:
+            if line.startswith(b"data: "):
+                d = json.loads(line[6:])
+                newest["offsets"] += [rec["offset"] for rec in d.get("records", []) if rec["key"].startswith("tail10-")]
+                newest["skipped"] = d.get("skipped", newest["skipped"])
+            if newest["offsets"] and len(newest["offsets"]) + newest["skipped"] >= K: return
+ts = [threading.Thread(target=tail, args=(i,), daemon=True) for i in range(N)] + [threading.Thread(target=tail_newest, daemon=True)]
 for t in ts: t.start()
-for e in ready: e.wait(10)
+for e in ready + [newest_ready]: e.wait(10)
 subprocess.run(["kcat", "-P", "-b", broker, "-t", "clicks", "-K:"], check=True, text=True,
                input="".join(f"tail10-{i}:{{\"n\":{i}}}\n" for i in range(K)))
 for t in ts: t.join(30)
 counts = [len(g) for g in got]
 print("records received per tail:", counts)
-sys.exit(0 if counts == [K] * N and all(g == got[0] for g in got) else 1)
+o = newest["offsets"]
+print(f"follow=newest: {len(o)} received, {newest['skipped']} skipped, last offset {o[-1] if o else None}, every tail's last {max(got[0]) if got[0] else None}")
+newest_ok = bool(o) and o == sorted(set(o)) and len(o) + newest["skipped"] == K and o[-1] == max(got[0])
+sys.exit(0 if counts == [K] * N and all(g == got[0] for g in got) and newest_ok else 1)
 PY
 timeout 90 /usr/bin/python3 "$work/tails.py" "http://127.0.0.1:$HTTP_PORT" "$admin" "127.0.0.1:$KAFKA_PORT"
-check "10 live tails at once all receive the 2000 records produced (tails.py)" test $? = 0
+check "10 live tails at once all receive the 2000 records produced; a follow=newest tail skips and counts (tails.py)" test $? = 0
 check "console off: 404" test "$(code "http://127.0.0.1:$HTTP_PORT/console/")" = 404
 check "export off: 403" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?format=csv")" = 403
 check "export off: searches still answer" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?key=key-1")" = 200

@@ -147,7 +147,8 @@ export async function messages(main, args, params) {
       q.delete('from'); q.delete('offset'); q.delete('ts');
       q.set('cursor', tailCursor);
       q.set('stream', 'sse');
-      q.set('follow', 'true');
+      // The newest records only: with no filter the server skips what the page could not keep.
+      q.set('follow', 'newest');
       status.textContent = `Tailing: ${tbody.children.length} records shown.`;
       await stream(`/v1/topics/${enc(name)}/search?${q}`, (ev, d) => {
         if (ev === 'records') {
@@ -155,7 +156,7 @@ export async function messages(main, args, params) {
           // rows only for the records that stay on the page.
           for (const rec of d.records.slice(-500)) tbody.prepend(row(rec));
           while (tbody.children.length > 500) tbody.lastChild.remove();
-          status.textContent = `Tailing: ${tbody.children.length} records shown.`;
+          status.textContent = `Tailing: ${tbody.children.length} records shown${d.skipped ? `; ${d.skipped.toLocaleString('en-US')} older ones skipped (newest only)` : ''}.`;
         }
         if (d.cursor) tailCursor = d.cursor;
         if (ev === 'error') throw new Error(d.error.message);
