@@ -68,7 +68,8 @@ std::string redis_cluster_json(const cluster_routes_deps& d, redis::lease_manage
     std::string parts;
     size_t listed = 0;
     bool truncated = false;
-    std::string lease_error;
+    std::string lease_error =
+        leases ? "" : "the lease functions could not be loaded at start (see the log)";
     auto* logs = d.broker->logs();
     for (auto& t : logs ? logs->topics() : std::vector<log::topic_info>{}) {
         for (int32_t p = 0; p < t.partitions; ++p) {
