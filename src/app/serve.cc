@@ -2,6 +2,7 @@
 
 #include "app/cluster.h"
 #include "app/cluster_lake.h"
+#include "app/cluster_routes.h"
 #include "app/maintain.h"
 #include "app/offload_leases.h"
 #include "app/schema_store.h"
@@ -617,7 +618,8 @@ int serve(const config::settings& s) {
     // charts): declared before `admin`, whose threads read it.
     constexpr std::chrono::milliseconds metric_interval{10'000};
     http::metric_ring metric_history(360);
-    http::metric_sampler metric_sampling(metric_history, metric_interval);
+    // The produce rate per topic too (1,000 topics; beyond, the first 1,000 by name).
+    http::metric_sampler metric_sampling(metric_history, metric_interval, {http::produce_rate_per_topic()});
     http::server admin(http_opts);
     // Every HTTP request has a principal for the ACLs: the bearer token's with
     // floe.http.tokens-file (then only floe.http.open-paths go without one), else User:ANONYMOUS.
@@ -654,6 +656,7 @@ int serve(const config::settings& s) {
     http::lookup_options lookup_opts;
     lookup_opts.maintainer = maintainer.get(); // each table's state in /v1/topics
     lookup_opts.export_enabled = s.get_bool("floe.http.console.export");
+    lookup_opts.max_searches_per_client = static_cast<size_t>(s.get_int("floe.http.search.max-per-client"));
     http::lookup_service lookups(*logs, &lake, &remote, lookup_opts);
     if (auto* gc = broker.groups()) {
         // /v1/groups: the coordinator's groups (classic and KIP-848) and their committed offsets.
@@ -754,6 +757,18 @@ int serve(const config::settings& s) {
                                floe::json_escape(b.host), b.port, b.node_id == broker.node_id());
         return http::response::json(200, fmt::format(R"({{"brokers":[{}]}})", out));
     });
+    // GET /v1/cluster, /v1/security/users, /v1/security/acls (the console's cluster and
+    // security pages, read-only): DESCRIBE on the cluster, as /v1/brokers.
+    app::add_cluster_routes(admin, http_access,
+                            {.broker = &broker,
+                             .acls = broker.acl_authorizer() ? &broker.acl_authorizer()->store() : nullptr,
+                             .super_users = bo.super_users,
+                             .strict_acls = http_acls && http_acls->strict(),
+                             .security_dir = data_dir / "security",
+                             .file_lease = data_dir / "tiering" / "lease",
+                             .redis = redis_client.get(),
+                             .redis_ns = redis_local ? redis_local->ns : std::string(),
+                             .registry = cluster_registry});
     // The Iceberg REST catalog over Floe's own catalog: engines find and commit to its tables.
     const auto topics_ns = s.get_string("floe.namespace");
     http::iceberg_rest iceberg_catalog(catalog, io, {.warehouse = warehouse, .topics_namespace = topics_ns});

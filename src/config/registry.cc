@@ -184,6 +184,11 @@ registry::registry() {
     d.push_back(def("floe.http.console.export", st::boolean, "true",
                     "Let the console (and /v1/topics/{topic}/search?format=ndjson|csv) export search "
                     "results as NDJSON or CSV; false: 403"));
+    d.push_back(bounded(def("floe.http.search.max-per-client", st::integer, "2",
+                            "Searches and live tails (/v1/topics/{topic}/search, the console's Messages page) "
+                            "running at once per client address; 429 beyond. A console tab tailing holds one "
+                            "place, so raise it for more tabs per machine"),
+                        1, 1000));
     d.push_back(def("floe.schema-registry.enabled", st::boolean, "true",
                     "Serve the Confluent-compatible schema registry on floe.schema-registry.listen (with the HTTP "
                     "plane's TLS and bearer tokens when those are on)"));

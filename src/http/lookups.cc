@@ -277,7 +277,14 @@ struct lookup_service::impl {
     batch_cache batches{opts.batch_cache_bytes};
     std::mutex mu;
     std::map<std::pair<std::string, int32_t>, std::shared_ptr<partition_key_index>> indexes;
-    std::map<std::string, size_t> searches; ///< running searches by client address (under mu)
+    /// Running searches by client address. Shared with each search's place (search_slot): a
+    /// stream still open when the server stops is destroyed with the server's io_context, after
+    /// `floe serve` has destroyed this service, and gives its place back here.
+    struct client_places {
+        std::mutex mu;
+        std::map<std::string, size_t> running;
+    };
+    std::shared_ptr<client_places> places = std::make_shared<client_places>();
 
     std::shared_ptr<partition_key_index> index_for(const std::string& topic, int32_t p) {
         std::lock_guard g(mu);
@@ -909,13 +916,14 @@ struct search_run {
 /// Holds one of a client's `max_searches_per_client` places for as long as it lives.
 class search_slot {
 public:
-    search_slot(lookup_service::impl& im, std::string client) : _im(im), _client(std::move(client)) {}
+    search_slot(std::shared_ptr<lookup_service::impl::client_places> places, std::string client)
+        : _places(std::move(places)), _client(std::move(client)) {}
     search_slot(const search_slot&) = delete;
     search_slot& operator=(const search_slot&) = delete;
     ~search_slot();
 
 private:
-    lookup_service::impl& _im;
+    std::shared_ptr<lookup_service::impl::client_places> _places;
     std::string _client;
 };
 
@@ -1016,8 +1024,9 @@ static std::string sse_error(const error& e) {
 }
 
 search_slot::~search_slot() {
-    std::lock_guard g(_im.mu);
-    if (auto it = _im.searches.find(_client); it != _im.searches.end() && --it->second == 0) _im.searches.erase(it);
+    std::lock_guard g(_places->mu);
+    if (auto it = _places->running.find(_client); it != _places->running.end() && --it->second == 0)
+        _places->running.erase(it);
 }
 
 response lookup_service::search(const request& r, const std::string& topic) {
@@ -1049,9 +1058,14 @@ response lookup_service::search(const request& r, const std::string& topic) {
     const bool sse = *stream_p == "sse";
     if (sse && *format != "json") return response::error(400, "stream=sse answers records as JSON events (format=json)");
     // follow=true (with stream=sse): a live tail; once at the end, new records as they arrive.
-    auto follow_p = choice_param(r, "follow", {"false", "true"}, "false");
+    // follow=newest: the same tail, but with no filter it reads only each partition's newest
+    // `limit` records at each step (what a person can look at), skipping the rest, so a tail on
+    // a busy topic costs `limit` records per step, not the topic's rate. With a filter every new
+    // record is still tested.
+    auto follow_p = choice_param(r, "follow", {"false", "true", "newest"}, "false");
     if (!follow_p) return from_error(follow_p.error());
-    const bool follow = *follow_p == "true";
+    const bool follow = *follow_p != "false";
+    const bool newest_only = *follow_p == "newest";
     auto follow_s = int_param(r, "follow-seconds", 300);
     if (!follow_s || *follow_s <= 0 || *follow_s > 3600)
         return response::error(400, "follow-seconds must be an integer in [1, 3600]");
@@ -1127,14 +1141,14 @@ response lookup_service::search(const request& r, const std::string& topic) {
 
     // At most max_searches_per_client at once per client address: a scan may read many records.
     {
-        std::lock_guard g(_impl->mu);
-        auto& n = _impl->searches[r.client_host];
+        std::lock_guard g(_impl->places->mu);
+        auto& n = _impl->places->running[r.client_host];
         if (n >= _impl->opts.max_searches_per_client)
             return response::error(429, fmt::format("{} searches are running for {} already; retry when one has ended",
                                                     n, r.client_host));
         ++n;
     }
-    auto slot = std::make_shared<search_slot>(*_impl, r.client_host);
+    auto slot = std::make_shared<search_slot>(_impl->places, r.client_host);
     auto cursor_json = [run] {
         const bool done = run->done();
         return run->cur.forward || !done ? fmt::format(R"("{}")", format_search_cursor(run->cur)) : std::string("null");
@@ -1153,8 +1167,8 @@ response lookup_service::search(const request& r, const std::string& topic) {
             return response::error(400, "follow=true reads forward: start from oldest, an offset, a time or a cursor");
         using steady = std::chrono::steady_clock;
         const auto until = steady::now() + std::chrono::seconds(*follow_s);
-        out.stream = [im = _impl.get(), run, slot, cursor_json, tail_cursor, follow, until, quiet_since = steady::now(),
-                      ended = false]() mutable -> std::optional<std::string> {
+        out.stream = [im = _impl.get(), run, slot, cursor_json, tail_cursor, follow, newest_only, until,
+                      quiet_since = steady::now(), ended = false, skipped = int64_t(0)]() mutable -> std::optional<std::string> {
             if (ended) return std::nullopt;
             if (follow) {
                 // A live tail reads on to each partition's current end; its `budget` and `limit`
@@ -1174,14 +1188,22 @@ response lookup_service::search(const request& r, const std::string& topic) {
                     return std::string(": keep-alive\n\n");
                 }
                 quiet_since = steady::now();
+                if (newest_only && run->filter.empty())
+                    for (auto& [p, pos] : run->cur.pos) {
+                        const int64_t from = run->end.at(p) - int64_t(run->cap);
+                        if (pos < from) {
+                            skipped += from - pos;
+                            pos = from;
+                        }
+                    }
                 auto found = search_step(*im, *run, std::min<size_t>(2'000, run->budget), run->cap);
                 if (!found) {
                     ended = true;
                     return sse_error(found.error());
                 }
                 if (found->empty()) return std::string();
-                return sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"cursor":{}}})",
-                                                        rendered(*found, run->b64), run->scanned, cursor_json()));
+                return sse_event("records", fmt::format(R"({{"records":[{}],"scanned":{},"skipped":{},"cursor":{}}})",
+                                                        rendered(*found, run->b64), run->scanned, skipped, cursor_json()));
             }
             const size_t slice = std::min<size_t>(2'000, run->budget - run->scanned);
             auto found = search_step(*im, *run, slice, run->cap - run->matched);

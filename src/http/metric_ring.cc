@@ -67,8 +67,45 @@ size_t metric_ring::size() const {
     return _samples.size();
 }
 
-metric_sampler::metric_sampler(metric_ring& ring, std::chrono::milliseconds interval)
-    : _ring(ring), _interval(interval) {
+per_child_family produce_rate_per_topic() {
+    // As src/kafka/handlers.cc registers it.
+    return {"floe_kafka_records_in_total", "Records appended by Produce, by topic.", {"topic"}, 1000};
+}
+
+namespace {
+std::string label_value(std::string_view v) { // Prometheus' escaping, as registry::render()
+    std::string out;
+    for (char c : v) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+} // namespace
+
+std::map<std::string, metrics::registry::totals> sample_registry(const std::vector<per_child_family>& wide) {
+    auto& reg = metrics::registry::instance();
+    auto out = reg.reduce(ring_children_each);
+    for (auto& w : wide) {
+        size_t kept = 0;
+        reg.counter_family(w.name, w.help, w.label_names).each([&](const std::vector<std::string>& values, const metrics::counter& c) {
+            if (kept == w.max_children || values.empty()) return;
+            ++kept;
+            std::string key = w.name;
+            for (size_t i = 0; i < values.size() && i < w.label_names.size(); ++i)
+                key += fmt::format(R"({}{}="{}")", i ? "," : "{", w.label_names[i], label_value(values[i]));
+            key += "}";
+            const double v = double(c.value());
+            out[key] = {v, v, 1};
+        });
+    }
+    return out;
+}
+
+metric_sampler::metric_sampler(metric_ring& ring, std::chrono::milliseconds interval, std::vector<per_child_family> wide)
+    : _ring(ring), _interval(interval), _wide(std::move(wide)) {
     _thread = std::thread([this] {
         std::unique_lock lk(_mu);
         while (!_stop) {
@@ -77,7 +114,7 @@ metric_sampler::metric_sampler(metric_ring& ring, std::chrono::milliseconds inte
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
             try {
-                _ring.add(now, metrics::registry::instance().reduce(ring_children_each));
+                _ring.add(now, sample_registry(_wide));
             } catch (const std::exception& e) {
                 spdlog::warn("metric ring: sampling failed: {}", e.what());
             }

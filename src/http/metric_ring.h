@@ -58,9 +58,27 @@ private:
 /// construction (a first sample at once) until destruction. Families with at most
 /// `children_each` children are kept per child too (`floe_group_lag_records{group="g"}`).
 inline constexpr size_t ring_children_each = 32;
+
+/// A counter family kept per child beyond `ring_children_each`, up to `max_children` children
+/// (the first ones in label order; the others count in the family's total only): the produce
+/// rate per topic (`floe_kafka_records_in_total{topic}`, 1,000 topics). Named with its help and
+/// label names as its module registers it (the registry returns the existing family).
+struct per_child_family {
+    std::string name, help;
+    std::vector<std::string> label_names;
+    size_t max_children = 1000;
+};
+/// `floe serve`'s: the produce rate per topic for the Topics list and the topic page.
+per_child_family produce_rate_per_topic();
+
+/// One sample of the registry as the sampler takes it: `registry::reduce(ring_children_each)`
+/// plus each child of the `wide` families (the first `max_children`), keyed as Prometheus
+/// writes them (`name{topic="orders"}`).
+std::map<std::string, metrics::registry::totals> sample_registry(const std::vector<per_child_family>& wide);
+
 class metric_sampler {
 public:
-    metric_sampler(metric_ring& ring, std::chrono::milliseconds interval);
+    metric_sampler(metric_ring& ring, std::chrono::milliseconds interval, std::vector<per_child_family> wide = {});
     ~metric_sampler();
     metric_sampler(const metric_sampler&) = delete;
     metric_sampler& operator=(const metric_sampler&) = delete;
@@ -68,6 +86,7 @@ public:
 private:
     metric_ring& _ring;
     std::chrono::milliseconds _interval;
+    std::vector<per_child_family> _wide;
     std::mutex _mu;
     std::condition_variable _cv;
     bool _stop = false;

@@ -23,11 +23,15 @@ fi
 mkdir -p "$SCREENSHOTS"
 
 admin=tok-admin-3b9e0c6d2a7f41e8
+alice=tok-alice-5e1d9a0b7c2f4d36 # DESCRIBE on the cluster (an ACL added below)
+bob=tok-bob-0c8e2a6f1b9d4e57     # no ACL at all
 digest() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
-printf 'User:admin sha256:%s\n' "$(digest $admin)" >"$work/tokens"
+printf 'User:admin sha256:%s\nUser:alice sha256:%s\nUser:bob sha256:%s\n' "$(digest $admin)" "$(digest $alice)" \
+  "$(digest $bob)" >"$work/tokens"
+SR_PORT=$(free_port)
 common=(--set floe.http.tokens-file="$work/tokens" --set floe.security.super-users=User:admin
         --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=500
-        --set floe.topic-defaults.local.retention.ms=500)
+        --set floe.topic-defaults.local.retention.ms=500 --set floe.schema-registry.listen=127.0.0.1:$SR_PORT)
 start_floe "$work" "${common[@]}" --set floe.storage.worker.tick-interval=200ms || exit 1
 api="http://127.0.0.1:$HTTP_PORT"
 broker=127.0.0.1:$KAFKA_PORT
@@ -64,6 +68,16 @@ for _ in $(seq 1 150); do
   [ "${start:-0}" -ge 2000 ] 2>/dev/null && break; sleep 0.2
 done
 check "offloaded and deleted locally (local_start ${start:-none})" test "${start:-0}" -ge 2000
+# A typed topic whose table has two schemas (v2 adds a column), for the Lake page's schema history.
+check "typed topic with two schema versions offloaded" \
+  timeout 70 node "$js/console_typed.mjs" "http://127.0.0.1:$SR_PORT" "$api" "$admin" "$broker" visits
+r=$(curl -s "${auth[@]}" "$api/iceberg/v1/namespaces/floe/tables/visits")
+# The table's schemas: the one it was created with, then each version's data struct (v1: id and
+# name; v2: and channel), the last one current.
+check "the typed table's schemas: data {id, name}, then data {id, name, channel} current" test "$(jq_ "[(s['schema-id']==d['metadata']['current-schema-id'], [f['name'] for x in s['fields'] if x['name']=='data' for f in x['type']['fields']]) for s in sorted(d['metadata']['schemas'], key=lambda s: s['schema-id'])][-2:]" <<<"$r")" = "[(False, ['id', 'name']), (True, ['id', 'name', 'channel'])]"
+# The embedded tier: one broker; its storage worker holds the lease file.
+r=$(curl -s "${auth[@]}" "$api/v1/cluster")
+check "/v1/cluster: embedded, single broker, the worker's lease held" test "$(jq_ "(d['tier'], d['single_broker'], d['storage_worker_lease']['held'], d['storage_worker_lease']['holder'].startswith('broker-0@'))" <<<"$r")" = "('embedded', True, True, True)"
 # The same floe without its storage worker: what is produced now stays in the local tier only.
 stop_floe
 start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false || exit 1
@@ -95,6 +109,12 @@ check "group committed 1500 (got ${committed:-none}, high watermark ${high:-none
 committed_ts=$(kcat -C -b $broker -t clicks -p 0 -o "$committed" -c 1 -e -f '%T\n' 2>/dev/null)
 check "kcat read the committed record's timestamp ($committed_ts)" test -n "$committed_ts"
 
+# A SCRAM user and an ACL, written by the CLI beside the running broker.
+printf 'carol-secret-pw\n' >"$work/carol.pw"
+"$FLOE_BIN" users add carol --password-file "$work/carol.pw" --set floe.data-dir="$work/data" >/dev/null
+"$FLOE_BIN" acls add --allow User:alice --operation DESCRIBE --cluster --set floe.data-dir="$work/data" >/dev/null
+sleep 0.3 # the broker re-reads acls.json within 100 ms
+
 # --- the endpoints under the console (curl) ------------------------------------------------------
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 check "/v1 needs the token" test "$(code "$api/v1/topics")" = 401
@@ -124,6 +144,16 @@ r=$(curl -s "${auth[@]}" "$api/v1/topics")
 check "/v1/topics: the table is 100 records and some seconds behind" test "$(jq_ "[(p['offload_lag_records'], p['offload_lag_seconds'] > 0) for t in d['topics'] if t['name']=='clicks' for p in t['partitions']]" <<<"$r")" = "[(100, True)]"
 r=$(curl -s "${auth[@]}" "$api/v1/brokers")
 check "/v1/brokers lists this broker" test "$(jq_ "[(b['port'], b['self']) for b in d['brokers']]" <<<"$r")" = "[($KAFKA_PORT, True)]"
+r=$(curl -s "${auth[@]}" "$api/v1/security/users")
+check "/v1/security/users: names and mechanisms" test "$(jq_ "[(u['name'], u['mechanisms']) for u in d['users']]" <<<"$r")" = "[('carol', ['SCRAM-SHA-256', 'SCRAM-SHA-512'])]"
+check "/v1/security/users: no secret" test "$(grep -ci 'salt\|key\|iteration' <<<"$r")" = 0
+r=$(curl -s -H "Authorization: Bearer $alice" "$api/v1/security/acls")
+check "/v1/security/acls for alice (DESCRIBE on the cluster)" test "$(jq_ "(d['strict'], d['super_users'], [(a['principal'], a['operation'], a['permission'], a['resource_type'], a['resource_name'], a['pattern'], a['host']) for a in d['acls']])" <<<"$r")" = "(True, ['User:admin'], [('User:alice', 'DESCRIBE', 'ALLOW', 'CLUSTER', 'kafka-cluster', 'LITERAL', '*')])"
+for path in /v1/cluster /v1/security/users /v1/security/acls; do
+  check "$path: bob (no ACL) is refused" test "$(code -H "Authorization: Bearer $bob" "$api$path")" = 403
+  check "$path: alice may read it" test "$(code -H "Authorization: Bearer $alice" "$api$path")" = 200
+  check "$path: needs a token" test "$(code "$api$path")" = 401
+done
 check "/metrics: the group's lag" contains "$(curl -s "$api/metrics")" "floe_group_lag_records{group=\"console-readers\"} $((high - committed))"
 r=$(curl -s "${auth[@]}" "$api/v1/metrics/series?name=floe_kafka_records_in_total")
 check "/v1/metrics/series" test "$(jq_ "(d['interval_ms'], d['series'][0]['fn'])" <<<"$r")" = "(10000, 'rate')"
@@ -133,7 +163,7 @@ check "/v1/topics/{t}/configs shows sources" test "$(jq_ "[c['source'] for c in 
 # --- the browser --------------------------------------------------------------------------------
 CONSOLE_URL="$api/console/" TOKEN="$admin" CHROMIUM="$CHROMIUM" SCREENSHOTS="$SCREENSHOTS" \
   GROUP=console-readers COMMITTED="$committed" HIGH="$high" COMMITTED_TS="$committed_ts" \
-  BROKER="$broker" TOPIC=clicks \
+  BROKER="$broker" TOPIC=clicks TYPED=visits \
   timeout 240 node "$js/console_browser.mjs" >"$work/browser.log" 2>&1
 rc=$?
 cat "$work/browser.log"
@@ -222,12 +252,105 @@ PY
 timeout 120 /usr/bin/python3 "$work/sse.py" "$api" "$admin" "$broker"
 check "stream=sse searches, the live tail and the 429 limit (sse.py)" test $? = 0
 
-# --- floe.http.console.enabled=false: no console ------------------------------------------------
+# --- the produce rate per topic in the metric ring: non-zero after producing, = the counter's delta --
+cat >"$work/rate.py" <<'PY'
+import json, subprocess, sys, time, urllib.parse, urllib.request
+api, tok, broker = sys.argv[1:4]
+H = {"Authorization": f"Bearer {tok}"}
+name = 'floe_kafka_records_in_total{topic="clicks"}'
+def series(fn):
+    q = urllib.parse.urlencode({"name": name, "fn": fn})
+    with urllib.request.urlopen(urllib.request.Request(f"{api}/v1/metrics/series?{q}", headers=H), timeout=10) as r:
+        return [tuple(p) for p in json.load(r)["series"][0]["points"]]
+t0 = int(time.time() * 1000)
+subprocess.run(["kcat", "-P", "-b", broker, "-t", "clicks", "-K:"], check=True, text=True,
+               input="".join(f"rate-{i}:{{\"n\":{i}}}\n" for i in range(500)))
+rate, sums = [], []
+for _ in range(150):  # the ring samples every 10 s: at most ~10 s until a sample holds them
+    rate, sums = series("rate"), series("sum")
+    if any(at > t0 and v > 0 for at, v in rate): break
+    time.sleep(0.2)
+fresh = [(at, v) for at, v in rate if at > t0 and v > 0]
+print("rate points after producing:", fresh)
+ok = bool(fresh)
+by = dict(sums)
+prev = {b: a for a, b in zip(sums, sums[1:])}  # sample -> the one before it
+for at, v in rate:
+    (pa, pv) = prev[(at, by[at])]
+    want = (by[at] - pv) * 1000.0 / (at - pa)
+    if abs(v - want) > 1e-3 * max(1, want): ok = False; print("rate", v, "!= delta", want, "at", at)
+metrics = urllib.request.urlopen(f"{api}/metrics", timeout=10).read().decode()
+counter = [float(l.split()[-1]) for l in metrics.splitlines() if l.startswith(name + " ")]
+print("counter", counter, "last sampled sum", sums[-1][1] if sums else None)
+ok = ok and bool(counter) and bool(sums) and sums[-1][1] == counter[0]
+sys.exit(0 if ok else 1)
+PY
+timeout 60 /usr/bin/python3 "$work/rate.py" "$api" "$admin" "$broker"
+check "the produce rate of clicks is non-zero after producing and equals the counter's delta (rate.py)" test $? = 0
+
+# --- floe.http.console.enabled=false: no console; 12 searches per client: 10 tails at once -------
 stop_floe
 start_floe "$work" "${common[@]}" --set floe.storage.worker.enabled=false --set floe.http.console.enabled=false \
-  --set floe.http.console.export=false || exit 1
+  --set floe.http.console.export=false --set floe.http.search.max-per-client=12 || exit 1
+cat >"$work/tails.py" <<'PY'
+import json, subprocess, sys, threading, time, urllib.request
+api, tok, broker = sys.argv[1:4]
+H = {"Authorization": f"Bearer {tok}"}
+with urllib.request.urlopen(urllib.request.Request(f"{api}/v1/topics/clicks/search?from=newest&limit=1", headers=H), timeout=10) as r:
+    start = json.load(r)["tail_cursor"]
+N, K = 10, 2000
+got = [set() for _ in range(N)]
+ready = [threading.Event() for _ in range(N)]
+def tail(i):
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?cursor={start}&stream=sse&follow=true&follow-seconds=25", headers=H)
+    with urllib.request.urlopen(req, timeout=40) as r:
+        ready[i].set()
+        for line in r:
+            if line.startswith(b"data: "):
+                for rec in json.loads(line[6:]).get("records", []):
+                    if rec["key"].startswith("tail10-"): got[i].add(rec["offset"])
+            if len(got[i]) == K: return
+# And one follow=newest tail (the console's): with no filter it reads only the newest `limit`
+# (50) records at each step; what it skips it counts, so received + skipped = produced.
+newest = {"offsets": [], "skipped": 0}
+newest_ready = threading.Event()
+def tail_newest():
+    req = urllib.request.Request(f"{api}/v1/topics/clicks/search?cursor={start}&stream=sse&follow=newest&limit=50&follow-seconds=25", headers=H)
+    with urllib.request.urlopen(req, timeout=40) as r:
+        newest_ready.set()
+        for line in r:
+            if line.startswith(b"data: "):
+                d = json.loads(line[6:])
+                newest["offsets"] += [rec["offset"] for rec in d.get("records", []) if rec["key"].startswith("tail10-")]
+                newest["skipped"] = d.get("skipped", newest["skipped"])
+            if newest["offsets"] and len(newest["offsets"]) + newest["skipped"] >= K: return
+ts = [threading.Thread(target=tail, args=(i,), daemon=True) for i in range(N)] + [threading.Thread(target=tail_newest, daemon=True)]
+for t in ts: t.start()
+for e in ready + [newest_ready]: e.wait(10)
+subprocess.run(["kcat", "-P", "-b", broker, "-t", "clicks", "-K:"], check=True, text=True,
+               input="".join(f"tail10-{i}:{{\"n\":{i}}}\n" for i in range(K)))
+for t in ts: t.join(30)
+counts = [len(g) for g in got]
+print("records received per tail:", counts)
+o = newest["offsets"]
+print(f"follow=newest: {len(o)} received, {newest['skipped']} skipped, last offset {o[-1] if o else None}, every tail's last {max(got[0]) if got[0] else None}")
+newest_ok = bool(o) and o == sorted(set(o)) and len(o) + newest["skipped"] == K and o[-1] == max(got[0])
+sys.exit(0 if counts == [K] * N and all(g == got[0] for g in got) and newest_ok else 1)
+PY
+timeout 90 /usr/bin/python3 "$work/tails.py" "http://127.0.0.1:$HTTP_PORT" "$admin" "127.0.0.1:$KAFKA_PORT"
+check "10 live tails at once all receive the 2000 records produced; a follow=newest tail skips and counts (tails.py)" test $? = 0
 check "console off: 404" test "$(code "http://127.0.0.1:$HTTP_PORT/console/")" = 404
 check "export off: 403" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?format=csv")" = 403
 check "export off: searches still answer" test "$(code "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?key=key-1")" = 200
-stop_floe
+# A stop while tails are open: their streams outlive the lookup service (they go with the HTTP
+# server's io_context) and must not touch it (this was a double free, exit 134).
+tails=()
+for _ in 1 2 3; do
+  curl -sN "${auth[@]}" "http://127.0.0.1:$HTTP_PORT/v1/topics/clicks/search?from=oldest&budget=10&stream=sse&follow=true&follow-seconds=60" >/dev/null &
+  tails+=($!)
+done
+sleep 1.5
+stop_floe; rc=$?
+check "floe stops cleanly while three live tails are open (exit $rc)" test "$rc" = 0
+for p in "${tails[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 finish

@@ -101,6 +101,25 @@ for p in $(seq 0 $((parts - 1))); do
 done
 echo "broker 2 holds the leases of partitions: ${held2[*]:-none}"
 check "broker 2 holds leases before it is killed" test "${#held2[@]}" -gt 0
+# /v1/cluster (the console's Cluster page) shows the same leases as Redis, the three live
+# brokers, and a leader per partition among them (asked twice at most: a lease may move between
+# the two reads).
+for _ in 1 2 3; do
+  want=$(for p in $(seq 0 $((parts - 1))); do printf '%s %s %s\n' "$p" "$(holder_of $p)" "$(epoch_of $p)"; done)
+  got=$(curl -s "http://127.0.0.1:${HPORT[1]}/v1/cluster" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["tier"] == "redis" and not d["single_broker"] and d["node_id"] == 1
+assert sorted((b["node_id"], b["self"]) for b in d["registry"]) == [(1, True), (2, False), (3, False)], d["registry"]
+for p in d["partitions"]:
+    if p["topic"] != sys.argv[1]: continue
+    assert p["leader"] in (1, 2, 3), p
+    l = p["offload_lease"] or {"holder": "", "epoch": ""}
+    print(p["partition"], l["holder"], l["epoch"])' "$topic")
+  [ "$got" = "$want" ] && break
+  sleep 0.3
+done
+check "/v1/cluster: the registry, leaders and each partition's lease as Redis holds it" test "$got" = "$want"
 
 # kill -9 of broker 2 right after it offloaded a segment (its leases held, more work queued).
 m=$(wc -l < "$work/b2/floe.log")

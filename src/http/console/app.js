@@ -14,6 +14,8 @@ const routes = {
   groups: pages.groups,
   lake: pages.lake,
   ingest: pages.ingest,
+  cluster: pages.cluster,
+  security: pages.security,
 };
 
 let current = null; // the page's cleanup (timers)
@@ -96,7 +98,7 @@ function start() {
       if (f) { ev.preventDefault(); f.focus(); }
       return;
     }
-    const go = { o: 'overview', t: 'topics', m: 'messages', c: 'groups', l: 'lake', i: 'ingest' };
+    const go = { o: 'overview', t: 'topics', m: 'messages', c: 'groups', l: 'lake', i: 'ingest', k: 'cluster', s: 'security' };
     if (g && go[ev.key]) { location.hash = `#/${go[ev.key]}`; g = false; return; }
     g = ev.key === 'g';
   });

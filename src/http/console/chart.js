@@ -25,6 +25,19 @@ export function sparkline(title, points, unit = '') {
         h('tbody', {}, points.map((p) => h('tr', {}, h('td', {}, fmtTime(p[0])), h('td', { class: 'num' }, fmtNum(p[1], 3))))))));
 }
 
+// A small line for a table cell: no labels; its aria-label says the latest value (the cell's
+// text shows it too).
+export function miniSpark(title, points) {
+  const W = 90, H = 20;
+  const max = Math.max(1e-9, ...points.map((p) => p[1]));
+  const t0 = points.length ? points[0][0] : 0, t1 = points.length ? points[points.length - 1][0] : 1;
+  const line = points.map((p) => `${(((p[0] - t0) / Math.max(1, t1 - t0)) * W).toFixed(1)},${(H - 2 - (p[1] / max) * (H - 4)).toFixed(1)}`).join(' ');
+  return h('svg', { class: 'mini', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+    'aria-label': `${title}: ${points.length ? `latest ${fmtNum(points[points.length - 1][1], 2)}` : 'no samples yet'}` },
+  h('line', { class: 'axis', x1: 0, x2: W, y1: H - 1, y2: H - 1 }),
+  points.length > 1 ? h('polyline', { class: 'line', points: line }) : null);
+}
+
 // One partition's offsets per tier: [remote_start, local_start) only in the lake,
 // [local_start, offloaded) in both, [max(local_start, offloaded), log_end) only local.
 // marks: [{offset, label}] (snapshots by their committed position).

@@ -147,13 +147,16 @@ export async function messages(main, args, params) {
       q.delete('from'); q.delete('offset'); q.delete('ts');
       q.set('cursor', tailCursor);
       q.set('stream', 'sse');
-      q.set('follow', 'true');
+      // The newest records only: with no filter the server skips what the page could not keep.
+      q.set('follow', 'newest');
       status.textContent = `Tailing: ${tbody.children.length} records shown.`;
       await stream(`/v1/topics/${enc(name)}/search?${q}`, (ev, d) => {
         if (ev === 'records') {
-          for (const rec of d.records) tbody.prepend(row(rec));
+          // Only the newest 500 are kept, so a busy topic's slice (up to 2,000 records) builds
+          // rows only for the records that stay on the page.
+          for (const rec of d.records.slice(-500)) tbody.prepend(row(rec));
           while (tbody.children.length > 500) tbody.lastChild.remove();
-          status.textContent = `Tailing: ${tbody.children.length} records shown.`;
+          status.textContent = `Tailing: ${tbody.children.length} records shown${d.skipped ? `; ${d.skipped.toLocaleString('en-US')} older ones skipped (newest only)` : ''}.`;
         }
         if (d.cursor) tailCursor = d.cursor;
         if (ev === 'error') throw new Error(d.error.message);
@@ -183,6 +186,21 @@ export async function messages(main, args, params) {
   moreBtn.addEventListener('click', () => run(true));
   tailBtn.addEventListener('click', () => setTail(tailBtn.getAttribute('aria-pressed') !== 'true'));
   mount(main, h('h1', {}, `Messages of ${name}`), form, h('div', { class: 'toolbar' }, moreBtn, tailBtn, exportBtns), status, results);
+  // A hidden tab's tail pauses (its stream closed) and goes on from its cursor when the tab is
+  // shown again: a browser holds at most 6 connections per origin over HTTP/1.1, and each tail
+  // holds one, so tails in background tabs would leave new tabs waiting for a connection.
+  let paused = false;
+  const onVisibility = () => {
+    const tailing = tailBtn.getAttribute('aria-pressed') === 'true';
+    if (document.hidden && tailing && tailAbort) {
+      tailAbort.abort(); tailAbort = null; paused = true;
+      status.textContent = `Tail paused while this tab is hidden: ${tbody.children.length} records shown.`;
+    } else if (!document.hidden && paused) {
+      paused = false;
+      if (tailing) setTail(true);
+    }
+  };
+  document.addEventListener('visibilitychange', onVisibility);
   await run(false);
-  return () => setTail(false);
+  return () => { document.removeEventListener('visibilitychange', onVisibility); setTail(false); };
 }

@@ -1,7 +1,7 @@
 // The console's read-only pages. Each takes (main, args, params), renders, and may return a
 // cleanup function (stops its timers) called when the route changes.
 import { enc, get, getAllowing } from './api.js';
-import { sparkline, segmentsOf, timeline } from './chart.js';
+import { miniSpark, sparkline, segmentsOf, timeline } from './chart.js';
 import { fmtAge, fmtBytes, fmtNum, fmtTime, h, mount, table } from './dom.js';
 import { setParams } from './route.js';
 
@@ -77,8 +77,24 @@ export async function overview(main) {
 }
 
 // ---- Topics ----
+// Each topic's produce rate over the last hour (floe_kafka_records_in_total{topic}), asked in
+// batches of 50 names per request (a request head is bounded at 16 KiB).
+const rateName = (topic) => `floe_kafka_records_in_total{topic="${topic.replace(/[\\"]/g, (c) => `\\${c}`).replace(/\n/g, '\\n')}"}`;
+async function produceRates(names) {
+  const out = new Map();
+  for (let i = 0; i < names.length; i += 50) {
+    const batch = names.slice(i, i + 50);
+    const r = await get(`/v1/metrics/series?fn=rate&${batch.map((n) => `name=${enc(rateName(n))}`).join('&')}`);
+    const byName = new Map(batch.map((n) => [rateName(n), n]));
+    for (const x of r.series) if (byName.has(x.name)) out.set(byName.get(x.name), x.known ? x.points : null);
+  }
+  return out;
+}
+
 export async function topics(main, args, params) {
   const data = await get('/v1/topics');
+  const rates = await produceRates(data.topics.map((t) => t.name));
+  const lastOf = (pts) => (pts && pts.length ? pts[pts.length - 1][1] : null);
   const filter = h('input', { id: 'topic-filter', type: 'search', value: params.get('q') || '', placeholder: 'name contains…' });
   const body = h('div', {});
   const draw = () => {
@@ -87,6 +103,9 @@ export async function topics(main, args, params) {
     mount(body, table(`${rows.length} of ${data.topics.length} topics`, [
       { label: 'Topic', get: (t) => h('a', { href: `#/topic/${enc(t.name)}` }, t.name) },
       { label: 'Partitions', num: true, get: (t) => t.partitions.length },
+      { label: 'Produced records/s', num: true, get: (t) => h('span', { class: 'rate' },
+        h('span', { class: 'rate-value', 'data-topic': t.name }, fmtNum(lastOf(rates.get(t.name)), 1)), ' ',
+        miniSpark(`Produce rate of ${t.name}, last hour`, rates.get(t.name) || [])) },
       { label: 'Records (both tiers)', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.log_end - lowest(p)))) },
       { label: 'Local records', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.log_end - p.local_start))) },
       { label: 'Lake lag (records)', num: true, get: (t) => fmtNum(sum(t.partitions.map((p) => p.offload_lag_records))) },
@@ -122,7 +141,8 @@ export async function topic(main, args) {
   const data = await get('/v1/topics');
   const t = data.topics.find((x) => x.name === name);
   if (!t) { mount(main, h('h1', {}, name), h('p', { class: 'error' }, 'No such topic (or not visible to you).')); return; }
-  const [meta, configs] = await Promise.all([t.remote_storage_enable ? loadTable(t) : null, get(`/v1/topics/${enc(name)}/configs`)]);
+  const [meta, configs, rates] = await Promise.all([t.remote_storage_enable ? loadTable(t) : null, get(`/v1/topics/${enc(name)}/configs`), produceRates([name])]);
+  const rate = rates.get(name) || [];
   const snaps = meta ? meta.metadata.snapshots || [] : [];
   const lastSnap = snaps.length ? snaps.reduce((a, b) => (a['timestamp-ms'] > b['timestamp-ms'] ? a : b)) : null;
   const marksFor = (p) => snaps.map((s) => ({ offset: positionsOf(s)[`${name}-${p}`], label: `snapshot ${s['snapshot-id']} (${(s.summary || {}).operation}) at ${fmtTime(s['timestamp-ms'])}` }))
@@ -134,7 +154,10 @@ export async function topic(main, args) {
     h('div', { class: 'cards' },
       h('section', { class: 'card' }, h('div', { class: 'muted' }, 'Lake lag'), h('div', { class: 'value' }, `${fmtNum(sum(t.partitions.map((p) => p.offload_lag_records)))} records`)),
       h('section', { class: 'card' }, h('div', { class: 'muted' }, 'Lake freshness'), h('div', { class: 'value', id: 'freshness' },
-        lastSnap ? `${fmtAge((Date.now() - lastSnap['timestamp-ms']) / 1000)} since the last commit` : 'no commit yet'))),
+        lastSnap ? `${fmtAge((Date.now() - lastSnap['timestamp-ms']) / 1000)} since the last commit` : 'no commit yet')),
+      h('section', { class: 'card', id: 'produce-rate' }, h('div', { class: 'muted' }, 'Produced records/s'),
+        h('div', { class: 'value' }, fmtNum(rate.length ? rate[rate.length - 1][1] : null, 1)),
+        sparkline(`Produce rate of ${name} (records per second)`, rate, 'rec/s'))),
     h('h2', {}, 'Log ↔ lake timeline'),
     h('ul', { class: 'legend' },
       h('li', {}, h('span', { class: 'swatch lake' }), 'only in the lake'),
@@ -195,6 +218,63 @@ export async function groups(main) {
   return every(10000, draw);
 }
 
+// An Iceberg type as text: primitives as named, struct<n fields>, list<e>, map<k, v>.
+function typeName(t) {
+  if (typeof t === 'string') return t;
+  if (t.type === 'struct') return `struct<${t.fields.length} fields>`;
+  if (t.type === 'list') return `list<${typeName(t.element)}>`;
+  if (t.type === 'map') return `map<${typeName(t.key)}, ${typeName(t.value)}>`;
+  return String(t.type);
+}
+
+// Every field of a schema, nested ones included, by path (data.user.id): [{id, path, type, required}].
+function flatFields(fields, prefix = '') {
+  const out = [];
+  for (const f of fields || []) {
+    const path = prefix ? `${prefix}.${f.name}` : f.name;
+    out.push({ id: f.id, path, type: typeName(f.type), required: !!f.required });
+    const t = f.type;
+    if (t && t.type === 'struct') out.push(...flatFields(t.fields, path));
+    else if (t && t.type === 'list' && t.element && t.element.type === 'struct') out.push(...flatFields(t.element.fields, `${path}[]`));
+    else if (t && t.type === 'map' && t.value && t.value.type === 'struct') out.push(...flatFields(t.value.fields, `${path}{}`));
+  }
+  return out;
+}
+
+// A typed topic's columns: the fields of its `data` and `key_data` structs with Iceberg types.
+function typedColumns(schema) {
+  const typed = (schema.fields || []).filter((f) => (f.name === 'data' || f.name === 'key_data') && f.type && f.type.type === 'struct');
+  if (!typed.length) return h('p', { class: 'muted', id: 'typed-columns' }, 'Untyped table: key and value are bytes (no data or key_data struct).');
+  return h('div', { id: 'typed-columns' }, typed.map((f) => table(`Typed columns of ${f.name}`, [
+    { label: 'Field id', num: true, get: (c) => c.id },
+    { label: 'Column', get: (c) => c.path },
+    { label: 'Iceberg type', get: (c) => c.type },
+    { label: 'Required', get: (c) => (c.required ? 'yes' : 'no') },
+  ], flatFields(f.type.fields, f.name))));
+}
+
+// Every schema of the table's metadata, oldest first, with the columns added and removed since
+// the one before (matched by field id, so a rename is neither).
+function schemaHistory(m) {
+  const schemas = [...(m.schemas || [])].sort((a, b) => a['schema-id'] - b['schema-id']);
+  const rows = schemas.map((s, i) => {
+    const now = flatFields(s.fields);
+    const before = i ? new Map(flatFields(schemas[i - 1].fields).map((f) => [f.id, f])) : new Map();
+    const ids = new Set(now.map((f) => f.id));
+    return {
+      id: s['schema-id'], current: s['schema-id'] === m['current-schema-id'], columns: now.length,
+      added: i ? now.filter((f) => !before.has(f.id)) : [],
+      removed: i ? [...before.values()].filter((f) => !ids.has(f.id)) : [],
+    };
+  });
+  const list = (fs) => (fs.length ? fs.map((f) => `${f.path} (${f.type})`).join(', ') : '—');
+  return h('table', { id: 'schema-history' }, h('caption', {}, `${rows.length} schema version(s), oldest first`),
+    h('thead', {}, h('tr', {}, ['Schema', 'Current', 'Columns', 'Added', 'Removed'].map((l, i) => h('th', { scope: 'col', class: i === 0 || i === 2 ? 'num' : null }, l)))),
+    h('tbody', {}, rows.map((r) => h('tr', { 'data-schema': r.id, class: r.current ? 'current' : null },
+      h('td', { class: 'num' }, String(r.id)), h('td', {}, r.current ? 'current' : ''), h('td', { class: 'num' }, String(r.columns)),
+      h('td', { class: 'added' }, list(r.added)), h('td', { class: 'removed' }, list(r.removed))))));
+}
+
 // ---- Lake: tables, one table's schema/spec/properties/snapshots/health/files ----
 export async function lake(main, args, params) {
   const data = await get('/v1/topics');
@@ -241,9 +321,12 @@ export async function lake(main, args, params) {
     table(`Schema ${schema['schema-id']} (${(m.schemas || []).length} in history)`, [
       { label: 'Id', num: true, get: (f) => f.id },
       { label: 'Name', get: (f) => f.name },
-      { label: 'Type', get: (f) => (typeof f.type === 'string' ? f.type : f.type.type) },
+      { label: 'Type', get: (f) => typeName(f.type) },
       { label: 'Required', get: (f) => (f.required ? 'yes' : 'no') },
     ], schema.fields),
+    typedColumns(schema),
+    h('h2', {}, 'Schema history'),
+    schemaHistory(m),
     h('h2', {}, 'Partition spec'),
     table(`Spec ${spec['spec-id']}`, [
       { label: 'Name', get: (f) => f.name },
@@ -295,4 +378,76 @@ export async function ingest(main) {
   };
   await draw();
   return every(10000, draw);
+}
+
+// ---- Cluster (read-only): brokers, the leases and who leads what ----
+const hidden = (e) => (e.status === 403 ? null : Promise.reject(e));
+export async function cluster(main) {
+  const [brokers, c] = await Promise.all([get('/v1/brokers').catch(hidden), get('/v1/cluster').catch(hidden)]);
+  if (!c) { mount(main, h('h1', {}, 'Cluster'), h('p', { class: 'muted' }, 'Not visible to you (DESCRIBE on the cluster).')); return; }
+  const inS = (ms) => (ms ? fmtAge((ms - c.now_ms) / 1000) : '—');
+  const lease = c.storage_worker_lease;
+  mount(main, h('h1', {}, 'Cluster'),
+    h('p', { id: 'cluster-kind' }, c.single_broker
+      ? `Single broker (embedded local tier): broker ${c.node_id} leads every partition, coordinates every group and runs the storage worker; there are no shared leases.`
+      : `Brokers sharing the Redis tier; this is broker ${c.node_id}. Leaders and coordinators follow rendezvous hashing over the live brokers.`),
+    h('h2', {}, 'Brokers'),
+    brokers ? table('Brokers (as Metadata lists them)', [
+      { label: 'Node', num: true, get: (b) => b.node_id },
+      { label: 'Address', get: (b) => `${b.host}:${b.port}` },
+      { label: 'This broker', get: (b) => (b.self ? 'yes' : '') },
+    ], brokers.brokers) : null,
+    c.single_broker ? [
+      h('h2', {}, 'Storage worker lease'),
+      table('The storage worker’s lease (a file in the data directory)', [
+        { label: 'Holder', get: (l) => l.holder },
+        { label: 'Expires', get: (l) => fmtTime(l.expires_ms) },
+        { label: 'Held', get: (l) => (l.held ? 'yes' : 'no (expired)') },
+      ], lease ? [lease] : [], 'none (the storage worker is off or has not run)'),
+    ] : [
+      h('h2', {}, 'Live brokers (registry heartbeats)'),
+      table('Registry', [
+        { label: 'Node', num: true, get: (b) => b.node_id },
+        { label: 'This broker', get: (b) => (b.self ? 'yes' : '') },
+        { label: 'Heartbeat expires in', num: true, get: (b) => inS(b.heartbeat_expires_ms) },
+      ], c.registry, 'none seen yet'),
+      h('h2', {}, 'Partitions: leaders and storage-worker leases'),
+      c.leases_error ? h('p', { class: 'error' }, `Leases unreadable: ${c.leases_error}`) : null,
+      c.partitions_truncated ? h('p', { class: 'muted' }, `The first ${c.partitions.length} partitions.`) : null,
+      table('Partitions', [
+        { label: 'Topic', get: (p) => p.topic },
+        { label: 'Partition', num: true, get: (p) => p.partition },
+        { label: 'Leader', num: true, get: (p) => p.leader },
+        { label: 'Lease holder', get: (p) => (p.offload_lease ? p.offload_lease.holder || '—' : '—') },
+        { label: 'Epoch', num: true, get: (p) => (p.offload_lease ? p.offload_lease.epoch : '—') },
+        { label: 'Lease expires in', num: true, get: (p) => (p.offload_lease && p.offload_lease.held ? inS(p.offload_lease.expires_ms) : 'free') },
+      ], c.partitions, 'no partitions'),
+      h('h2', {}, 'Group coordinators'),
+      table('Groups', [
+        { label: 'Group', get: (g) => g.group_id },
+        { label: 'Coordinator', num: true, get: (g) => g.coordinator },
+      ], c.groups, 'no groups'),
+    ]);
+}
+
+// ---- Security (read-only): SCRAM users (names and mechanisms, never secrets) and ACLs ----
+export async function security(main) {
+  const [users, acls] = await Promise.all([get('/v1/security/users').catch(hidden), get('/v1/security/acls').catch(hidden)]);
+  if (!users || !acls) { mount(main, h('h1', {}, 'Security'), h('p', { class: 'muted' }, 'Not visible to you (DESCRIBE on the cluster).')); return; }
+  mount(main, h('h1', {}, 'Security'),
+    h('h2', {}, 'Users'),
+    table('SASL/SCRAM users and their mechanisms', [
+      { label: 'User', get: (u) => u.name },
+      { label: 'Mechanisms', get: (u) => u.mechanisms.join(', ') },
+    ], users.users, 'no SCRAM user'),
+    h('h2', {}, 'ACLs'),
+    h('p', { id: 'acl-mode' }, acls.strict ? 'Strict: a resource no ACL names is refused.' : 'Open: a resource no ACL names is allowed.',
+      ' Super users: ', acls.super_users.length ? acls.super_users.join(', ') : 'none', '.'),
+    table('ACL bindings', [
+      { label: 'Principal', get: (a) => a.principal },
+      { label: 'Permission', get: (a) => a.permission },
+      { label: 'Operation', get: (a) => a.operation },
+      { label: 'Resource', get: (a) => `${a.resource_type}:${a.pattern}:${a.resource_name}` },
+      { label: 'Host', get: (a) => a.host },
+    ], acls.acls, 'no ACL'));
 }

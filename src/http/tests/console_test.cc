@@ -3,6 +3,7 @@
 #include "http/metric_ring.h"
 #include "http/search_filter.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <zlib.h>
@@ -188,6 +189,40 @@ TEST(metric_ring, reduce_reads_the_registry) {
     auto few = reg.reduce(2);
     EXPECT_FALSE(few.contains(R"(console_test_many{p="0"})")); // more children than asked: the total only
     EXPECT_DOUBLE_EQ(few["console_test_many"].sum, 3);
+}
+
+// The produce rate per topic: each topic's child of the wide family has its own series, past
+// the 32 children other families are kept to, up to the family's bound (the first topics by
+// name); the rate between two samples is the counter's delta over the interval.
+TEST(metric_ring, per_topic_rate_beyond_32_topics_up_to_the_bound) {
+    auto& reg = metrics::registry::instance();
+    per_child_family wide{"console_test_records_in_total", "test", {"topic"}, 40};
+    auto& fam = reg.counter_family(wide.name, wide.help, wide.label_names);
+    auto topic = [](int i) { return fmt::format("t{:03}", i); };
+    for (int i = 0; i < 45; ++i) fam.with({topic(i)}).inc(10);
+    metric_ring ring(360);
+    ring.add(0, sample_registry({wide}));
+    fam.with({topic(7)}).inc(250);
+    fam.with({topic(44)}).inc(99);
+    ring.add(10'000, sample_registry({wide}));
+    auto rate = ring.series(R"(console_test_records_in_total{topic="t007"})", metric_ring::fn::rate);
+    ASSERT_TRUE(rate);
+    ASSERT_EQ(rate->size(), 1u);
+    EXPECT_DOUBLE_EQ((*rate)[0].value, 25.0); // 250 records in 10 s
+    auto idle = ring.series(R"(console_test_records_in_total{topic="t008"})", metric_ring::fn::rate);
+    ASSERT_TRUE(idle);
+    EXPECT_DOUBLE_EQ((*idle)[0].value, 0.0);
+    // Beyond the bound (40 topics) the last ones by name have no series; the total counts them.
+    EXPECT_TRUE(ring.series(R"(console_test_records_in_total{topic="t039"})", metric_ring::fn::rate));
+    EXPECT_FALSE(ring.series(R"(console_test_records_in_total{topic="t040"})", metric_ring::fn::rate));
+    EXPECT_FALSE(ring.series(R"(console_test_records_in_total{topic="t044"})", metric_ring::fn::rate));
+    auto total = ring.series("console_test_records_in_total", metric_ring::fn::rate);
+    EXPECT_DOUBLE_EQ((*total)[0].value, 34.9); // (250 + 99) / 10 s
+    // Without the wide family, 45 children are more than the 32 kept per child.
+    EXPECT_FALSE(sample_registry({}).contains(R"(console_test_records_in_total{topic="t007"})"));
+    // Label values are escaped as Prometheus writes them.
+    fam.with({"a\"b"}).inc();
+    EXPECT_TRUE(sample_registry({wide}).contains(R"(console_test_records_in_total{topic="a\"b"})"));
 }
 
 namespace {

@@ -86,6 +86,9 @@ try {
     ['lake', '#/lake', 'Lake'],
     ['lake-table', `#/lake/${env.TOPIC}`, 'Table '],
     ['ingest', '#/ingest', 'Ingest'],
+    ['typed-table', `#/lake/${env.TYPED}`, 'Table '],
+    ['cluster', '#/cluster', 'Cluster'],
+    ['security', '#/security', 'Security'],
   ];
   for (const scheme of ['light', 'dark']) {
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: scheme }]);
@@ -121,6 +124,52 @@ try {
     return t ? [...t.tBodies[0].rows].map((r) => r.cells[1].textContent) : null;
   }));
   check('the overview lists this broker', brokerRows.length === 1 && brokerRows[0].endsWith(`:${env.BROKER.split(':')[1]}`), JSON.stringify(brokerRows));
+
+  // --- cluster and security: read-only tables of what the endpoints answer ---
+  await open('#/cluster');
+  const kind = await until('the cluster page', () => page.$eval('#cluster-kind', (e) => e.textContent));
+  check('the cluster page says single broker on the embedded tier', kind.startsWith('Single broker'), kind);
+  const leaseRows = await page.$$eval('main table', (ts) => ts.filter((t) => t.caption.textContent.includes('lease')).flatMap((t) => [...t.tBodies[0].rows].map((r) => r.cells[0].textContent)));
+  // This floe runs without its storage worker (the first one released the lease file at its stop).
+  const clusterState = await api('/v1/cluster');
+  const leaseText = await page.$eval('main', (m) => m.textContent);
+  check('the cluster page shows the storage worker lease as /v1/cluster does', clusterState.storage_worker_lease
+    ? JSON.stringify(leaseRows) === JSON.stringify([clusterState.storage_worker_lease.holder])
+    : leaseRows.length === 0 && leaseText.includes('none (the storage worker is off'), `${JSON.stringify(leaseRows)} vs ${JSON.stringify(clusterState.storage_worker_lease)}`);
+  await open('#/security');
+  await until('the security page', () => page.$('#acl-mode'));
+  const sec = await page.$$eval('main table', (ts) => ts.map((t) => [t.caption.textContent, [...t.tBodies[0].rows].map((r) => [...r.cells].map((c) => c.textContent))]));
+  const users = await api('/v1/security/users');
+  const acls = await api('/v1/security/acls');
+  check('the security page lists the users and their mechanisms', JSON.stringify(sec[0][1]) === JSON.stringify(users.users.map((u) => [u.name, u.mechanisms.join(', ')])), JSON.stringify(sec[0]));
+  check('the security page lists the ACLs', JSON.stringify(sec[1][1]) === JSON.stringify(acls.acls.map((a) => [a.principal, a.permission, a.operation, `${a.resource_type}:${a.pattern}:${a.resource_name}`, a.host])), JSON.stringify(sec[1]));
+  check('no secret on the security page', !/salt|stored|server.?key|iteration/i.test(await page.$eval('main', (m) => m.textContent)));
+
+  // --- the typed table: schema history and typed columns ---
+  const typed = (await api('/v1/topics')).topics.find((x) => x.name === env.TYPED);
+  const meta = await api(`/iceberg/v1/namespaces/${typed.table.namespace}/tables/${typed.table.name}`);
+  await open(`#/lake/${env.TYPED}`);
+  const hist = await until('the schema history', () => page.$$eval('#schema-history tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent))));
+  const ids = meta.metadata.schemas.map((x) => x['schema-id']).sort((a, b) => a - b);
+  check('every schema of the metadata is listed, the current one marked', JSON.stringify(hist.map((r) => [Number(r[0]), r[1]])) ===
+    JSON.stringify(ids.map((i) => [i, i === meta.metadata['current-schema-id'] ? 'current' : ''])), JSON.stringify(hist));
+  // The last two versions: v1's record became the data struct, v2 added data.channel.
+  const [v1, v2] = hist.slice(-2);
+  check('v1 added the data struct with id and name', v1[3] === 'data (struct<2 fields>), data.id (long), data.name (string)' && v1[4] === '—', JSON.stringify(v1));
+  check('v2 (current) added data.channel and removed nothing', v2[1] === 'current' && v2[3] === 'data.channel (string)' && v2[4] === '—', JSON.stringify(v2));
+  const cols = await page.$$eval('#typed-columns table tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.cells[2].textContent]));
+  check('typed columns with their Iceberg types', JSON.stringify(cols) === JSON.stringify([['data.id', 'long'], ['data.name', 'string'], ['data.channel', 'string']]), JSON.stringify(cols));
+
+  // --- the produce rate per topic: the Topics column and the topic page show the ring's series ---
+  await open('#/topics');
+  const cell = await until('the rate column', () => page.$eval(`.rate-value[data-topic="${env.TOPIC}"]`, (e) => e.textContent));
+  const series = await api(`/v1/metrics/series?fn=rate&name=${encodeURIComponent(`floe_kafka_records_in_total{topic="${env.TOPIC}"}`)}`);
+  const pts = series.series[0].points;
+  const wantRate = pts.length ? Number(pts[pts.length - 1][1]).toLocaleString('en-US', { maximumFractionDigits: 1 }) : '—';
+  check('the Topics list shows the topic\'s produce rate', series.series[0].known && cell === wantRate, `${cell} vs ${wantRate}`);
+  check('a sparkline per topic in the list', (await page.$$('td svg.mini')).length >= 2);
+  await open(`#/topic/${env.TOPIC}`);
+  check('the topic page charts its produce rate with a data table', await until('the rate chart', () => page.$eval('#produce-rate', (e) => !!e.querySelector('svg') && !!e.querySelector('details table'))));
 
   // --- the timeline matches /v1/topics ---
   const topics = await api('/v1/topics');
@@ -167,7 +216,22 @@ try {
   execFileSync('kcat', ['-P', '-b', env.BROKER, '-t', env.TOPIC, '-K:'], { input: `tail-key:{"tail":"${marker}"}\n` });
   const tailed = await until('the tailed record', () => page.$$eval('#records tr td.value', (tds, m) => tds.some((td) => td.textContent.includes(m)), marker), 20000).catch(() => false);
   check('the live tail shows a record produced after the page opened', tailed === true);
-  check('the tail is one event stream, not polling', searches.length === 1 && searches[0].includes('follow=true'), searches.join(' '));
+  check('the tail is one event stream, not polling', searches.length === 1 && searches[0].includes('follow=newest'), searches.join(' '));
+  // A hidden tab pauses its tail (a browser has 6 connections per origin) and, shown again,
+  // goes on from its cursor: a record produced while it was hidden shows up.
+  const before = searches.length;
+  const setHidden = (v) => page.evaluate((x) => {
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => x });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, v);
+  await setHidden(true);
+  const paused = await until('the pause', () => page.$eval('#search-status', (e) => e.textContent.includes('paused')), 5000).catch(() => false);
+  const hiddenMarker = `h${Date.now()}`;
+  execFileSync('kcat', ['-P', '-b', env.BROKER, '-t', env.TOPIC, '-K:'], { input: `tail-key:{"tail":"${hiddenMarker}"}\n` });
+  await setHidden(false);
+  const resumed = await until('the record produced while hidden', () => page.$$eval('#records tr td.value', (tds, m) => tds.some((td) => td.textContent.includes(m)), hiddenMarker), 20000).catch(() => false);
+  check('a hidden tab pauses its tail and resumes from its cursor when shown', paused === true && resumed === true &&
+    searches.length === before + 1 && searches[before].includes('follow=newest'), `${paused} ${resumed} ${searches.slice(before).join(' ')}`);
   page.off('request', onRequest);
   await page.click('#tail');
 
@@ -177,8 +241,8 @@ try {
     records: s.querySelector('.lag-records')?.textContent, seconds: s.querySelector('.lag-seconds')?.textContent })));
   check('the group has a lag chart with its table', await page.$eval(`section[data-group="${env.GROUP}"]`, (s) => !!s.querySelector('figure.spark svg') && !!s.querySelector('figure.spark table')));
   const now = Date.now();
-  // The tail added one record after COMMITTED/HIGH were measured.
-  const wantRecords = Number(env.HIGH) - Number(env.COMMITTED) + 1;
+  // The tail checks added two records after COMMITTED/HIGH were measured.
+  const wantRecords = Number(env.HIGH) - Number(env.COMMITTED) + 2;
   check('group lag in records = high watermark - committed', Number(g.records) === wantRecords, `${g.records} vs ${wantRecords}`);
   const wantSeconds = (now - Number(env.COMMITTED_TS)) / 1000;
   check('group lag in seconds = now - the committed record\'s timestamp (kcat)', Math.abs(Number(g.seconds) - wantSeconds) < 12, `${g.seconds} vs ${wantSeconds.toFixed(1)}`);
