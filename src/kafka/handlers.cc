@@ -1527,11 +1527,53 @@ bool request_handler::list_groups(const connection_info& c, const request_header
     return true;
 }
 
+namespace {
+
+// A KIP-848 consumer group as DescribeGroups shows it, as Kafka does, so that tools speaking
+// only the classic API (kafka-consumer-groups --describe, AdminClient.describeConsumerGroups on
+// older clients) see its members: protocol type "consumer", the assignor as the protocol, and
+// each member's subscription and owned partitions in the classic consumer protocol's layout
+// (ConsumerProtocolSubscription / ConsumerProtocolAssignment, version 0).
+describe_groups_response::group as_classic(const consumer_group_describe_response::group& cg) {
+    describe_groups_response::group out;
+    out.group_id = cg.group_id;
+    out.state = cg.group_state;
+    out.protocol_type = "consumer";
+    out.protocol_data = cg.assignor_name;
+    for (auto& m : cg.members) {
+        auto& dm = out.members.emplace_back();
+        dm.member_id = m.member_id;
+        dm.group_instance_id = m.instance_id;
+        dm.client_id = m.client_id;
+        dm.client_host = m.client_host;
+        kwriter sub(dm.metadata, false);
+        sub.i16(0);
+        sub.array_len(m.subscribed_topic_names.size());
+        for (auto& t : m.subscribed_topic_names) sub.str(t);
+        sub.nbytes(std::nullopt);
+        kwriter asg(dm.assignment, false);
+        asg.i16(0);
+        asg.array_len(m.assignment.size());
+        for (auto& tp : m.assignment) {
+            asg.str(tp.topic_name);
+            asg.array_len(tp.partitions.size());
+            for (auto p : tp.partitions) asg.i32(p);
+        }
+        asg.nbytes(std::nullopt);
+    }
+    return out;
+}
+
+} // namespace
+
 bool request_handler::describe_groups(const connection_info& c, const request_header& h, bytes_view body, byte_buffer& out) {
     DECODE_OR_CLOSE(req, decode_describe_groups);
     describe_groups_response resp;
-    describe_each_group(c, req.groups, req.include_authorized_operations, resp.groups,
-                        [&](std::string_view g) { return _groups.describe(g); });
+    auto topics = cg_topics(_logs);
+    describe_each_group(c, req.groups, req.include_authorized_operations, resp.groups, [&](std::string_view g) {
+        if (auto cg = _groups.consumer().describe(g, topics); cg.error_code == 0) return as_classic(cg);
+        return _groups.describe(g);
+    });
     respond(out, h, resp);
     return true;
 }

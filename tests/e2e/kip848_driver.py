@@ -10,12 +10,14 @@ Usage: kip848_driver.py CLIENT BOOTSTRAP WORKDIR [HTTP]"""
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
 import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 CLIENT, BOOTSTRAP, WORK = sys.argv[1:4]
 HTTP = sys.argv[4] if len(sys.argv) > 4 else None
@@ -233,6 +235,38 @@ if HTTP:
           and all(isinstance(m['member_epoch'], int) and m['member_epoch'] > 0 for m in g['members']),
           f'/v1/groups: kind consumer, state Stable, member epochs ({g and g["state"]}, '
           f'{g and [m["member_epoch"] for m in g["members"]]})')
+
+# 5c. DescribeGroups, the classic API older tools use (librdkafka 2.0.2's list_groups), shows the
+# consumer group as Kafka does: protocol type consumer, the assignor as its protocol, and each
+# member's owned partitions as a classic ConsumerProtocolAssignment (decoded here from the bytes).
+def classic_assignment(b):
+    at, out = 2, set()  # int16 version, then [topic, [partition]], then user data
+    (n,) = struct.unpack_from('>i', b, at)
+    at += 4
+    for _ in range(n):
+        (ln,) = struct.unpack_from('>h', b, at)
+        topic = b[at + 2:at + 2 + ln].decode()
+        at += 2 + ln
+        (k,) = struct.unpack_from('>i', b, at)
+        out |= {(topic, p) for p in struct.unpack_from(f'>{k}i', b, at + 4)}
+        at += 4 + 4 * k
+    return out
+
+
+want = {m.name: m.owned() for m in live()}
+described, dg = None, None
+deadline = time.time() + 10
+while time.time() < deadline:
+    dg = next(iter(AdminClient({'bootstrap.servers': BOOTSTRAP}).list_groups(GROUP, timeout=10)), None)
+    described = dg and {m.client_id: classic_assignment(bytes(m.assignment)) for m in dg.members}
+    if described == want:
+        break
+    time.sleep(0.2)
+check(dg is not None and dg.protocol_type == 'consumer' and dg.state == 'Stable' and dg.protocol in ('uniform', 'range')
+      and described == want,
+      f'DescribeGroups (librdkafka 2.0.2) shows the consumer group: protocol type {dg and dg.protocol_type}, state '
+      f'{dg and dg.state}, assignor {dg and dg.protocol}, each member\'s partitions '
+      f'({sorted((described or {}).keys())} against {sorted(want.keys())})')
 
 # 6. The same group id under the classic protocol is refused while the consumer group has
 # members (librdkafka 2.0.2, classic JoinGroup: INCONSISTENT_GROUP_PROTOCOL).
