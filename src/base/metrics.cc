@@ -46,16 +46,6 @@ F& find_or_add(std::deque<F>& fams, std::string name, std::string help,
     return fams.emplace_back(std::move(name), std::move(help), std::move(label_names), make);
 }
 
-std::string escape_label(std::string_view v) {
-    std::string out;
-    for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
-    }
-    return out;
-}
 
 std::string escape_help(std::string_view v) {
     std::string out;
@@ -89,6 +79,17 @@ std::string number(double v) {
     return fmt::format("{}", v);
 }
 } // namespace
+
+std::string escape_label(std::string_view v) {
+    std::string out;
+    for (char c : v) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
 
 family<counter>& registry::counter_family(std::string name, std::string help,
                                           std::vector<std::string> label_names) {

@@ -107,6 +107,9 @@ using collector = std::function<std::vector<collected_family>()>;
 
 /// The process-wide registry. Families live as long as the process; modules register theirs
 /// at start-up (registering the same name twice returns the existing family). Thread-safe.
+/// A label value as the Prometheus text format writes it (backslash, quote and newline escaped).
+std::string escape_label(std::string_view v);
+
 class registry {
 public:
     static registry& instance();

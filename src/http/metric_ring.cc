@@ -72,19 +72,6 @@ per_child_family produce_rate_per_topic() {
     return {"floe_kafka_records_in_total", "Records appended by Produce, by topic.", {"topic"}, 1000};
 }
 
-namespace {
-std::string label_value(std::string_view v) { // Prometheus' escaping, as registry::render()
-    std::string out;
-    for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
-    }
-    return out;
-}
-} // namespace
-
 std::map<std::string, metrics::registry::totals> sample_registry(const std::vector<per_child_family>& wide) {
     auto& reg = metrics::registry::instance();
     auto out = reg.reduce(ring_children_each);
@@ -95,7 +82,7 @@ std::map<std::string, metrics::registry::totals> sample_registry(const std::vect
             ++kept;
             std::string key = w.name;
             for (size_t i = 0; i < values.size() && i < w.label_names.size(); ++i)
-                key += fmt::format(R"({}{}="{}")", i ? "," : "{", w.label_names[i], label_value(values[i]));
+                key += fmt::format(R"({}{}="{}")", i ? "," : "{", w.label_names[i], metrics::escape_label(values[i]));
             key += "}";
             const double v = double(c.value());
             out[key] = {v, v, 1};
