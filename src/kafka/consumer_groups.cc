@@ -638,7 +638,8 @@ bool consumer_group_coordinator::drop(std::string_view name, std::optional<int64
     std::lock_guard lk(_mu);
     auto it = _groups.find(name);
     if (it == _groups.end()) return false;
-    if (claimed ? it->second->claimed != *claimed : !it->second->members.empty()) return false;
+    if (claimed ? it->second->claimed != *claimed : (!it->second->members.empty() || it->second->claimed == 0))
+        return false;
     if (claimed)
         spdlog::warn("consumer group {}: a newer coordinator claimed it (this state had epoch {}); {} member(s) "
                      "will join again",

@@ -115,7 +115,8 @@ public:
     std::optional<int64_t> claimed(std::string_view group);
     /// Creates an empty group holding the coordinator epoch `claimed` (nothing if it exists).
     void create(std::string_view group, int64_t claimed);
-    /// Forgets the group if it holds `claimed` (nullopt: if it has no member); true if it did.
+    /// Forgets the group if it holds `claimed` (nullopt: if it has no member and a claimed
+    /// epoch above 0); true if it did.
     /// Its members' next heartbeats are answered UNKNOWN_MEMBER_ID and they join again.
     bool drop(std::string_view group, std::optional<int64_t> claimed);
 

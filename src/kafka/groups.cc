@@ -856,6 +856,9 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
 }
 
 result<void> group_coordinator::claim(std::string_view group_id, bool consumer) {
+    // A classic JoinGroup for a KIP-848 group with members is refused by join(): claiming for it
+    // would fence the consumer group's commits.
+    if (!consumer && _consumer.has_members(group_id)) return {};
     auto has_state = [&] {
         if (consumer) return _consumer.claimed(group_id).has_value();
         std::lock_guard lk(_mu);
@@ -886,7 +889,7 @@ size_t group_coordinator::drop_claim(std::string_view group_id, std::optional<in
     auto it = _groups.find(group_id);
     if (it == _groups.end()) return n;
     auto& g = *it->second;
-    if (claimed ? g.claimed != *claimed : !g.members.empty()) return n;
+    if (claimed ? g.claimed != *claimed : (!g.members.empty() || g.claimed == 0)) return n;
     for (auto& m : g.members) {
         if (m->join_waiter) m->answer_join(join_error(int16_t(kerr::not_coordinator), m->id));
         if (m->sync_waiter) m->answer_sync(sync_error(int16_t(kerr::not_coordinator)));

@@ -206,7 +206,8 @@ public:
     /// The store refused a commit validated by the state holding `claimed` (a newer claim
     /// exists): that state of `group` (classic or KIP-848) is forgotten, as drop_groups() does,
     /// so its members find the coordinator again and rejoin a freshly claimed state. With
-    /// nullopt (after a simple commit, which claims too): the group's states without members.
+    /// nullopt (after a simple commit, which claims too): the group's claimed states without
+    /// members (an unclaimed state, of a store that does not claim, is kept).
     size_t drop_claim(std::string_view group, std::optional<int64_t> claimed);
 
     list_groups_response list(const list_groups_request& req);

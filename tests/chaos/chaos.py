@@ -1126,6 +1126,8 @@ def write_report(work, report, history):
         f"{s['polls']} polls ({s['polled_records']} records), {s['commits']} commits, {s['joins']} joins",
         f"final read: {s['final_read']} complete={report.get('final_complete')}",
         f"table: {s.get('table')}" + (f" error: {report['table_error']}" if report.get("table_error") else ""),
+        "lake wait: " + (f"{tw['waited_s']} s of a {tw['budget_s']} s budget, {tw['behind']} record(s) behind the log"
+                         if (tw := report.get("table_wait")) else "none"),
         f"faults applied ({len(report['faults'])}):",
     ]
     for f in report["faults"]:
