@@ -563,6 +563,7 @@ TEST(KafkaGroups, ClaimedEpochIsCarriedByCommitsAndARefusedClaimDropsTheState) {
     gc.tick(t0 + 5s);
     ASSERT_TRUE(c.joined);
     EXPECT_EQ(c.joined->error_code, 0);
+    ASSERT_TRUE(c.sync(t0 + 5s, {{c.id, byte_buffer{1}}}));
     EXPECT_EQ(gc.validate_commit("g", c.id, c.generation, std::nullopt, {}, &claimed), 0);
     EXPECT_EQ(claimed, 3);
 }
