@@ -117,11 +117,18 @@ class redis_offset_store final : public kafka::offset_store {
 public:
     redis_offset_store(std::shared_ptr<redis::client> c, std::string ns) : _c(std::move(c)), _o(*_c, std::move(ns)) {}
 
-    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) override {
+    result<int64_t> claim(std::string_view group) override { return _o.claim(group); }
+    using kafka::offset_store::commit;
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries,
+                        const commit_fence& fence) override {
         std::vector<std::pair<redis::group_offsets::key, redis::group_offsets::committed>> v;
         v.reserve(entries.size());
         for (auto& [k, c] : entries) v.push_back({k, {c.offset, c.leader_epoch, c.metadata}});
-        return _o.commit(group, v);
+        using kind = redis::group_offsets::fence::kind;
+        const kind what = fence.what == commit_fence::kind::member   ? kind::member
+                          : fence.what == commit_fence::kind::simple ? kind::simple
+                                                                     : kind::unchecked;
+        return _o.commit(group, v, {what, fence.coordinator, fence.generation});
     }
     result<std::map<key, committed>> load(std::string_view group) const override {
         std::map<key, committed> out;

@@ -220,6 +220,7 @@ struct consumer_group_coordinator::member {
 
 struct consumer_group_coordinator::group {
     std::string name;
+    int64_t claimed = 0; ///< the coordinator epoch from offset_store::claim (0: not claimed)
     int32_t epoch = 0;
     int32_t assignment_epoch = 0;
     std::string assignor = "uniform";
@@ -566,10 +567,12 @@ consumer_group_coordinator::describe(std::string_view name, std::span<const cg_t
 
 std::optional<int16_t> consumer_group_coordinator::validate_commit(std::string_view name,
                                                                    std::string_view member_id,
-                                                                   int32_t epoch, int16_t version) {
+                                                                   int32_t epoch, int16_t version,
+                                                                   int64_t* claimed) {
     std::lock_guard lk(_mu);
     group* g = find(name);
     if (!g) return std::nullopt;
+    if (claimed) *claimed = g->claimed;
     // Without a member (admin clients, manual assignment): only while the group is empty.
     if (epoch < 0 && member_id.empty())
         return g->members.empty() ? int16_t(0) : int16_t(kerr::unknown_member_id);
@@ -613,6 +616,36 @@ int16_t consumer_group_coordinator::delete_group(std::string_view name) {
     if (!it->second->members.empty()) return int16_t(kerr::non_empty_group);
     _groups.erase(it);
     return 0;
+}
+
+std::optional<int64_t> consumer_group_coordinator::claimed(std::string_view name) {
+    std::lock_guard lk(_mu);
+    group* g = find(name);
+    return g ? std::optional<int64_t>(g->claimed) : std::nullopt;
+}
+
+void consumer_group_coordinator::create(std::string_view name, int64_t claimed) {
+    std::lock_guard lk(_mu);
+    if (find(name)) return;
+    auto ng = std::make_unique<group>();
+    ng->name = std::string(name);
+    ng->assignor = _opts.default_assignor;
+    ng->claimed = claimed;
+    _groups.emplace(ng->name, std::move(ng));
+}
+
+bool consumer_group_coordinator::drop(std::string_view name, std::optional<int64_t> claimed) {
+    std::lock_guard lk(_mu);
+    auto it = _groups.find(name);
+    if (it == _groups.end()) return false;
+    if (claimed ? it->second->claimed != *claimed : (!it->second->members.empty() || it->second->claimed == 0))
+        return false;
+    if (claimed)
+        spdlog::warn("consumer group {}: a newer coordinator claimed it (this state had epoch {}); {} member(s) "
+                     "will join again",
+                     name, *claimed, it->second->members.size());
+    _groups.erase(it);
+    return true;
 }
 
 void consumer_group_coordinator::tick(clock::time_point now) {

@@ -97,8 +97,9 @@ public:
     /// nullopt when `group` is not a consumer group (the classic checks apply); else 0 or the
     /// error for an OffsetCommit of this member/epoch (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH,
     /// UNSUPPORTED_VERSION below v9).
+    /// `claimed` receives the coordinator epoch of the group (see group_coordinator::claim).
     std::optional<int16_t> validate_commit(std::string_view group, std::string_view member_id,
-                                           int32_t epoch, int16_t version);
+                                           int32_t epoch, int16_t version, int64_t* claimed = nullptr);
     /// The same for OffsetFetch v9+ naming a member (null member id: no check).
     std::optional<int16_t> validate_fetch(std::string_view group,
                                           std::optional<std::string_view> member_id, int32_t epoch);
@@ -109,6 +110,15 @@ public:
     std::vector<std::pair<std::string, std::string>> list();
     /// GROUP_ID_NOT_FOUND (no such consumer group), NON_EMPTY_GROUP, or 0 (forgotten).
     int16_t delete_group(std::string_view group);
+
+    /// The coordinator epoch the group was created with; nullopt when there is no such group.
+    std::optional<int64_t> claimed(std::string_view group);
+    /// Creates an empty group holding the coordinator epoch `claimed` (nothing if it exists).
+    void create(std::string_view group, int64_t claimed);
+    /// Forgets the group if it holds `claimed` (nullopt: if it has no member and a claimed
+    /// epoch above 0); true if it did.
+    /// Its members' next heartbeats are answered UNKNOWN_MEMBER_ID and they join again.
+    bool drop(std::string_view group, std::optional<int64_t> claimed);
 
     /// Expires members whose session or revocation timed out.
     void tick(clock::time_point now);

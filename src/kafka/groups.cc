@@ -135,8 +135,13 @@ result<void> file_offset_store::append_record(const byte_buffer& payload) {
     return _log->append(payload);
 }
 
+result<int64_t> offset_store::claim(std::string_view) { return 0; }
+
+// One process writes this store, and a commit is validated and written on the request's own
+// thread: nothing can arrive late from another coordinator, so the fence is not needed.
 result<void> file_offset_store::commit(std::string_view group,
-                                  std::span<const std::pair<key, committed>> entries) {
+                                  std::span<const std::pair<key, committed>> entries,
+                                  const commit_fence&) {
     if (entries.empty()) return {};
     byte_buffer payload;
     for (auto& [k, c] : entries) encode_commit(payload, group, k, c);
@@ -297,6 +302,7 @@ struct group_coordinator::member {
 
 struct group_coordinator::group {
     std::string name;
+    int64_t claimed = 0; ///< the coordinator epoch from offset_store::claim (0: not claimed)
     int state = st_empty;
     int32_t generation = 0;
     std::string protocol_type;
@@ -735,9 +741,11 @@ leave_group_response group_coordinator::leave(const leave_group_request& req, in
 int16_t group_coordinator::validate_commit(std::string_view group_id, std::string_view member_id,
                                            int32_t generation,
                                            std::optional<std::string_view> instance_id,
-                                           std::span<const topic_partition> partitions) {
+                                           std::span<const topic_partition> partitions,
+                                           int64_t* claimed) {
     std::lock_guard lk(_mu);
     group* g = find(group_id);
+    if (claimed) *claimed = g ? g->claimed : 0;
     if (generation < 0 && member_id.empty()) {
         // Simple (non-member) commits are allowed only when the group has no live members.
         if (g && !g->members.empty()) return int16_t(kerr::unknown_member_id);
@@ -845,6 +853,52 @@ int16_t group_coordinator::delete_group(std::string_view group_id) {
     if (*stored)
         if (!_offsets.delete_group(group_id)) return int16_t(kerr::unknown_server_error);
     return 0;
+}
+
+result<void> group_coordinator::claim(std::string_view group_id, bool consumer) {
+    // A classic JoinGroup for a KIP-848 group with members is refused by join(): claiming for it
+    // would fence the consumer group's commits.
+    if (!consumer && _consumer.has_members(group_id)) return {};
+    auto has_state = [&] {
+        if (consumer) return _consumer.claimed(group_id).has_value();
+        std::lock_guard lk(_mu);
+        return find(group_id) != nullptr;
+    };
+    if (has_state()) return {};
+    std::lock_guard cl(_claim_mu);
+    if (has_state()) return {}; // claimed by a request that held _claim_mu before this one
+    const int64_t epoch = FLOE_TRY_CTX(_offsets.claim(group_id), "claiming group {}", group_id);
+    if (consumer) {
+        _consumer.create(group_id, epoch);
+    } else {
+        std::lock_guard lk(_mu);
+        auto& slot = _groups[std::string(group_id)];
+        if (!slot) {
+            slot = std::make_unique<group>();
+            slot->name = std::string(group_id);
+        }
+        slot->claimed = epoch;
+    }
+    if (epoch > 0) spdlog::info("group {}: coordinated here with epoch {}", group_id, epoch);
+    return {};
+}
+
+size_t group_coordinator::drop_claim(std::string_view group_id, std::optional<int64_t> claimed) {
+    size_t n = _consumer.drop(group_id, claimed) ? 1 : 0;
+    std::lock_guard lk(_mu);
+    auto it = _groups.find(group_id);
+    if (it == _groups.end()) return n;
+    auto& g = *it->second;
+    if (claimed ? g.claimed != *claimed : (!g.members.empty() || g.claimed == 0)) return n;
+    for (auto& m : g.members) {
+        if (m->join_waiter) m->answer_join(join_error(int16_t(kerr::not_coordinator), m->id));
+        if (m->sync_waiter) m->answer_sync(sync_error(int16_t(kerr::not_coordinator)));
+    }
+    if (claimed)
+        spdlog::warn("group {}: a newer coordinator claimed it (this state had epoch {}); {} member(s) will rejoin",
+                     group_id, *claimed, g.members.size());
+    _groups.erase(it);
+    return n + 1;
 }
 
 size_t group_coordinator::drop_groups(const std::function<bool(std::string_view)>& moved) {

@@ -36,8 +36,35 @@ public:
     static result<std::unique_ptr<offset_store>> open(const std::filesystem::path& dir);
     virtual ~offset_store() = default;
 
-    /// Stores every entry of one OffsetCommit request as one durable write.
-    virtual result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) = 0;
+    /// Who validated a commit, so that a store shared by several brokers refuses one that arrives
+    /// after a newer coordinator or generation wrote (a command delayed on its way to Redis).
+    /// `unchecked`: no check (transactional offsets, tools); `simple`: a commit outside any
+    /// generation (no member; never refused, and it fences every commit validated before it);
+    /// `member`: the coordinator epoch claim() gave the group state that validated it, and the
+    /// classic generation or KIP-848 member epoch. A store that cannot be written by two
+    /// brokers (the embedded one) ignores it.
+    struct commit_fence {
+        enum class kind : uint8_t { unchecked, simple, member };
+        kind what = kind::unchecked;
+        int64_t coordinator = 0;
+        int32_t generation = -1;
+    };
+
+    /// A new coordinator epoch for `group`, higher than every earlier claim: a broker claims a
+    /// group when it creates the group's state (starts to coordinate it). 0 for a store that
+    /// is not shared (the embedded one).
+    virtual result<int64_t> claim(std::string_view group);
+
+    /// Stores every entry of one OffsetCommit request as one durable write. Refused (nothing
+    /// written) with errc::conflict when a newer claim of the group exists (the caller's group
+    /// state is stale: drop it, the members rejoin), and with errc::invalid_argument when a
+    /// partition was written by a newer coordinator epoch and generation.
+    virtual result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries,
+                                const commit_fence& fence) = 0;
+    /// Unchecked.
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) {
+        return commit(group, entries, commit_fence{});
+    }
     /// Every committed offset of a group (empty when none); an error when the store cannot be
     /// read (the caller must not take "nothing committed" for an answer then).
     virtual result<std::map<key, committed>> load(std::string_view group) const = 0;
@@ -64,7 +91,9 @@ public:
     static result<std::unique_ptr<file_offset_store>> open(const std::filesystem::path& dir);
     ~file_offset_store() override;
 
-    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) override;
+    using offset_store::commit;
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries,
+                        const commit_fence& fence) override;
     result<std::map<key, committed>> load(std::string_view group) const override;
     result<std::vector<std::string>> list() const override;
     result<bool> contains(std::string_view group) const override;
@@ -159,10 +188,27 @@ public:
     /// Checks that an OffsetCommit of `partitions` may proceed for this member/generation; 0 if
     /// so. A commit under the generation just before the current one is accepted while the
     /// group completes its rebalance, or for partitions the member still owns (see groups.cc).
+    /// `claimed` receives the coordinator epoch of the group's state (see claim()).
     int16_t validate_commit(std::string_view group, std::string_view member_id,
                             int32_t generation,
                             std::optional<std::string_view> instance_id = std::nullopt,
-                            std::span<const topic_partition> partitions = {});
+                            std::span<const topic_partition> partitions = {},
+                            int64_t* claimed = nullptr);
+
+    /// Before this broker creates the state of `group` (classic, or KIP-848 with `consumer`), it
+    /// claims the group in the offset store (offset_store::claim: a coordinator epoch above every
+    /// earlier one, on any broker) and creates the state with that epoch, which every commit the
+    /// state validates then carries: a commit validated by an older coordinator of the group and
+    /// delayed on its way to a shared store is refused there. Nothing to do when the state
+    /// exists. Claims are serialised (one store round trip, only when a group arrives here).
+    /// An error: the store cannot be reached (answer COORDINATOR_NOT_AVAILABLE, retriable).
+    result<void> claim(std::string_view group, bool consumer);
+    /// The store refused a commit validated by the state holding `claimed` (a newer claim
+    /// exists): that state of `group` (classic or KIP-848) is forgotten, as drop_groups() does,
+    /// so its members find the coordinator again and rejoin a freshly claimed state. With
+    /// nullopt (after a simple commit, which claims too): the group's claimed states without
+    /// members (an unclaimed state, of a store that does not claim, is kept).
+    size_t drop_claim(std::string_view group, std::optional<int64_t> claimed);
 
     list_groups_response list(const list_groups_request& req);
     describe_groups_response::group describe(std::string_view group);
@@ -202,6 +248,7 @@ private:
 
     offset_store& _offsets;
     options _opts;
+    std::mutex _claim_mu; ///< serialises claim() (taken before _mu, never inside it)
     std::mutex _mu;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
     uint64_t _tickets = 0;

@@ -1241,6 +1241,15 @@ asio::awaitable<bool> request_handler::join_group(const connection_info& c,
         respond(out, h, moved);
         co_return true;
     }
+    // This broker's state of the group holds a coordinator epoch claimed in the offset store.
+    if (auto claimed = _groups.claim(req.group_id, /*consumer=*/false); !claimed) {
+        spdlog::warn("JoinGroup of group {}: {}", req.group_id, claimed.error());
+        join_group_response unavailable;
+        unavailable.error_code = int16_t(kerr::coordinator_not_available);
+        unavailable.member_id = std::string(req.member_id);
+        respond(out, h, unavailable);
+        co_return true;
+    }
     auto answer = std::make_shared<group_answer<join_group_response>>(
         co_await asio::this_coro::executor);
     auto r = _groups.join(req, h.client_id.value_or(""), c.client_host, clock::now(),
@@ -1345,12 +1354,20 @@ bool request_handler::offset_commit(const connection_info& c, const request_head
     int16_t err = !group_ok                   ? int16_t(kerr::group_authorization_failed)
                   : !coordinates(req.group_id) ? int16_t(kerr::not_coordinator)
                                                : INT16_MIN;
+    // Who validated the commit, for the store's fence (offset_store::commit_fence).
+    offset_store::commit_fence fence;
+    bool consumer_group = false;
     if (err == INT16_MIN) {
         // A consumer group (KIP-848) checks member epochs; otherwise the classic generation.
-        auto cg = _groups.consumer().validate_commit(req.group_id, req.member_id, req.generation_id, h.api_version);
+        auto cg = _groups.consumer().validate_commit(req.group_id, req.member_id, req.generation_id, h.api_version,
+                                                     &fence.coordinator);
+        consumer_group = cg.has_value();
         err = cg ? *cg
                  : _groups.validate_commit(req.group_id, req.member_id, req.generation_id, req.group_instance_id,
-                                           committing);
+                                           committing, &fence.coordinator);
+        const bool simple = req.generation_id < 0 && req.member_id.empty();
+        fence.what = simple ? offset_store::commit_fence::kind::simple : offset_store::commit_fence::kind::member;
+        fence.generation = simple ? -1 : req.generation_id;
     }
     std::vector<std::pair<offset_store::key, offset_store::committed>> entries;
     for (auto& t : req.topics) {
@@ -1370,12 +1387,29 @@ bool request_handler::offset_commit(const connection_info& c, const request_head
         }
     }
     if (!entries.empty()) {
-        if (auto c = _groups.offsets().commit(req.group_id, entries); !c) {
+        auto c = _groups.offsets().commit(req.group_id, entries, fence);
+        int16_t failed = 0;
+        if (c) {
+            // A simple commit claimed the group anew: this broker's empty states of it are stale.
+            if (fence.what == offset_store::commit_fence::kind::simple) _groups.drop_claim(req.group_id, std::nullopt);
+        } else if (c.error().code() == errc::conflict) {
+            // A newer coordinator claimed the group: this broker's state of it is stale. Its
+            // members look the coordinator up again and rejoin.
+            spdlog::warn("offset commit for group {}: {}", req.group_id, c.error());
+            _groups.drop_claim(req.group_id, fence.coordinator);
+            failed = int16_t(kerr::not_coordinator);
+        } else if (c.error().code() == errc::invalid_argument) {
+            // A partition was committed under a newer generation: this commit is from the past.
+            spdlog::warn("offset commit for group {}: {}", req.group_id, c.error());
+            failed = int16_t(consumer_group ? kerr::stale_member_epoch : kerr::illegal_generation);
+        } else {
             spdlog::error("offset commit for group {}: {}", req.group_id, c.error());
+            failed = int16_t(kerr::coordinator_not_available);
+        }
+        if (failed)
             for (auto& t : resp.topics)
                 for (auto& p : t.partitions)
-                    if (p.error_code == 0) p.error_code = int16_t(kerr::coordinator_not_available);
-        }
+                    if (p.error_code == 0) p.error_code = failed;
     }
     respond(out, h, resp);
     return true;
@@ -1402,6 +1436,11 @@ bool request_handler::consumer_group_heartbeat(const connection_info& c, const r
         // Kafka: a non-empty group of the other protocol is not found as a consumer group.
         resp.error_code = int16_t(kerr::group_id_not_found);
         resp.error_message = fmt::format("Group {} is not a consumer group.", req.group_id);
+    } else if (auto claimed = req.member_epoch == 0 ? _groups.claim(req.group_id, /*consumer=*/true) : result<void>{};
+               !claimed) {
+        // A member joining: this broker's state of the group holds a claimed coordinator epoch.
+        spdlog::warn("ConsumerGroupHeartbeat of group {}: {}", req.group_id, claimed.error());
+        resp.error_code = int16_t(kerr::coordinator_not_available);
     } else {
         auto topics = cg_topics(_logs);
         // Only topics the principal may describe count for its subscription (Kafka: regex

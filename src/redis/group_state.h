@@ -6,6 +6,7 @@
 #include "base/result.h"
 #include "redis/client.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -23,12 +24,32 @@ namespace floe::redis {
 /// slot of its own, so groups spread over a Redis Cluster), field `<partition>:<topic>` →
 /// `<offset>,<leader epoch>,<metadata>` where metadata is `-` (null) or `+` followed by its bytes;
 /// and the set `{<ns>}:groups` naming the groups that have committed offsets. One commit is one
-/// HSET (atomic: all entries of a request or none); the set is written before the hash on commit
+/// atomic step (all entries of a request or none); the set is written before the hash on commit
 /// and after it on delete, so it names at least every group that has offsets.
 ///
-/// Stateless apart from the client reference (the client must outlive it): thread-safe.
+/// Fencing (a commit that arrives late must not set offsets back): beside the offsets, in the
+/// same slot, the fence hash `<ns>:offsets-fence:{<ns>:g:<group>}` holds `coordinator` (the
+/// newest claim's epoch: claim() adds one, so epochs only grow) and, per partition, the
+/// `<coordinator>,<generation>` of the commit that wrote it. A member commit carries the epoch
+/// its coordinator claimed and its generation (classic) or member epoch (KIP-848); the
+/// `floe_groups_commit` function refuses it when a newer claim exists (FLOE_FENCED:
+/// errc::conflict) or when a partition was written by a newer (coordinator, generation), compared
+/// in that order (FLOE_STALE: errc::invalid_argument). A simple commit (no member) is never
+/// refused: it claims a new epoch itself, so every commit validated before it is fenced.
+///
+/// Stateless apart from the client reference (the client must outlive it) and a flag saying
+/// the function library was loaded: thread-safe.
 class group_offsets {
 public:
+    /// Who validated a commit (see above). `unchecked`: a plain HSET, no check and no stamp
+    /// (transactional offsets, tools).
+    struct fence {
+        enum class kind : uint8_t { unchecked, simple, member };
+        kind what = kind::unchecked;
+        int64_t coordinator = 0; ///< member: what claim() gave the group object that validated it
+        int32_t generation = -1; ///< member: classic generation or KIP-848 member epoch
+    };
+
     struct committed {
         int64_t offset = -1;
         int32_t leader_epoch = -1;
@@ -39,7 +60,16 @@ public:
 
     group_offsets(client& c, std::string ns);
 
-    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries);
+    /// A new coordinator epoch for `group` (1, 2, ...): taken by a broker when it starts to
+    /// coordinate the group (creates the group's state), before any commit it validates.
+    result<int64_t> claim(std::string_view group);
+    /// conflict: a newer claim exists (the caller's group state is stale: drop it);
+    /// invalid_argument: a partition was written by a newer generation (refuse the commit).
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries, const fence& f);
+    /// Unchecked.
+    result<void> commit(std::string_view group, std::span<const std::pair<key, committed>> entries) {
+        return commit(group, entries, fence{});
+    }
     result<std::map<key, committed>> load(std::string_view group) const;
     result<std::vector<std::string>> groups() const;
     result<bool> contains(std::string_view group) const;
@@ -48,10 +78,14 @@ public:
 
     /// The hash key of a group (tests read it with plain commands).
     std::string group_key(std::string_view group) const;
+    /// The fence hash of a group (same slot as group_key).
+    std::string fence_key(std::string_view group) const;
 
 private:
+    result<void> load_functions();
     client& _client;
     std::string _ns, _groups_key;
+    std::atomic<bool> _loaded{false};
 };
 
 /// Producer ids unique across every broker and restart: each broker takes blocks of `block` ids

@@ -96,6 +96,22 @@ local function load_meta(key)
   return m
 end
 
+-- The segment clock (a segment's `created`, segment.ms) is Redis's own, not the calling broker's:
+-- brokers' wall clocks disagree and may be stepped, and a segment created by a broker whose clock
+-- ran ahead would not roll by segment.ms for as long as it ran ahead (a day for a day's step: no
+-- sealed segment, so no offload and no local retention; seen in a chaos run, tests/chaos/README.md).
+local function server_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- True when the active segment is due by time: older than seg_ms, or created in the future (a
+-- Redis clock stepped back, or a segment created by a broker clock before this library).
+local function due_by_time(m, now, seg_ms)
+  local age = now - num(m.seg_created, now)
+  return age < 0 or age >= seg_ms
+end
+
 -- Seals the active segment (when not empty) into segs; the next one starts at `next`.
 local function seal(meta, segs, m, now)
   if m.seg_batches == 0 then return false end
@@ -172,10 +188,11 @@ local function append(keys, args)
   end
   -- Everything checked: from here on only writes.
   local ms = math.max(now, m.last_ms)
-  if m.seg_batches > 0 and (m.seg_bytes + req_bytes > seg_limit or now - num(m.seg_created, now) >= seg_ms) then
-    seal(meta, segs, m, now)
+  local seg_now = server_ms()
+  if m.seg_batches > 0 and (m.seg_bytes + req_bytes > seg_limit or due_by_time(m, seg_now, seg_ms)) then
+    seal(meta, segs, m, seg_now)
   end
-  if not m.seg_created then m.seg_created = s(now) end
+  if not m.seg_created then m.seg_created = s(seg_now) end
   local first = batches[1].base
   if mirror and m.seg_batches == 0 and first > m.seg_base then
     -- An empty active segment starts at the first mirrored offset; with nothing sealed either,
@@ -267,11 +284,12 @@ local function read(keys, args)
 end
 
 -- KEYS: meta segs   ARGV: now_ms [segment_ms]
--- Seals the active segment when it is not empty (with segment_ms: only when older than that).
+-- Seals the active segment when it is not empty (with segment_ms: only when due by time, on the
+-- segment clock: now_ms, the broker's clock, is not used).
 local function roll(keys, args)
   local m = load_meta(keys[1])
-  local now = tonumber(args[1])
-  if args[2] and now - num(m.seg_created, now) < tonumber(args[2]) then return 0 end
+  local now = server_ms()
+  if args[2] and not due_by_time(m, now, tonumber(args[2])) then return 0 end
   if seal(keys[1], keys[2], m, now) then return 1 end
   return 0
 end

@@ -829,6 +829,18 @@ def mirror_bucket(cluster, mirror, current_metadata):
         token = page["NextContinuationToken"]
 
 
+# The offload rate (records/s) a loaded machine keeps up at the end of a run, for the lake wait's
+# budget: the lake may be this far behind when the faults end (a 30-minute run on a machine shared
+# with four builds ended 143,793 records behind).
+TABLE_WAIT_RATE = 2000
+
+
+def table_wait_budget(base, seconds, log_records):
+    """Seconds the end of a run waits for the lake: `base`, plus a tenth of the run's length and a
+    second per TABLE_WAIT_RATE records in the log."""
+    return base + seconds / 10 + log_records / TABLE_WAIT_RATE
+
+
 def table_listing(cluster):
     """The table's live files and committed positions, read by independent readers: the catalog by
     sqlite3 or psql, the objects by boto3, the manifests by Apache Avro (iceberg_files.py)."""
@@ -1023,16 +1035,39 @@ def run(args):
         live.stop.set()
         live.join(timeout=10)
         lookups = live.results + http_lookups(cluster, final, random.Random(seed), args.lookups)
-        # The table catches up (bounded): its committed marker reaches every high watermark.
-        end = time.time() + args.table_wait
+        # The table catches up (bounded): its committed marker reaches every high watermark. The
+        # budget grows with the run (a long run under load leaves the lake further behind): the
+        # --table-wait base, a tenth of the run's length and a second per TABLE_WAIT_RATE records
+        # in the log; the wait ends sooner when the markers have not moved for --table-wait seconds
+        # (a stuck offload is reported as such, not waited out).
+        log_total = sum(highs.values())
+        budget = table_wait_budget(args.table_wait, args.seconds, log_total)
+        started = time.time()
+        end, last_total, last_move, progress = started + budget, -1, started, []
         listing, err = None, None
         while time.time() < end:
             listing, err = table_listing(cluster)
+            now = time.time()
             if listing is not None:
                 total = sum(int(v) for v in listing["positions"].values())
-                if total >= sum(highs.values()) and len(listing["positions"]) >= len([h for h in highs.values() if h]):
+                progress.append([round(now - started, 1), total])
+                if total > last_total:
+                    if last_total >= 0 and now - last_move >= 10:
+                        log(f"lake {log_total - total} record(s) behind the log, "
+                            f"{(total - last_total) / (now - last_move):.0f} records/s")
+                    last_total, last_move = total, now
+                if total >= log_total and len(listing["positions"]) >= len([h for h in highs.values() if h]):
                     break
+            if now - last_move > args.table_wait:
+                log(f"the lake's markers have not moved for {args.table_wait:.0f} s: not waiting any longer")
+                break
             time.sleep(1)
+        waited = time.time() - started
+        report["table_wait"] = {"budget_s": round(budget), "waited_s": round(waited, 1),
+                                "behind": log_total - last_total if last_total >= 0 else None,
+                                "progress": progress[::max(1, len(progress) // 60)]}
+        log(f"lake wait: {waited:.0f} s of a {budget:.0f} s budget, "
+            f"{report['table_wait']['behind']} record(s) behind the log at the end")
         table = None
         if listing is None:
             report["table_error"] = err
@@ -1095,6 +1130,8 @@ def write_report(work, report, history):
         f"{s['polls']} polls ({s['polled_records']} records), {s['commits']} commits, {s['joins']} joins",
         f"final read: {s['final_read']} complete={report.get('final_complete')}",
         f"table: {s.get('table')}" + (f" error: {report['table_error']}" if report.get("table_error") else ""),
+        "lake wait: " + (f"{tw['waited_s']} s of a {tw['budget_s']} s budget, {tw['behind']} record(s) behind the log"
+                         if (tw := report.get("table_wait")) else "none"),
         f"faults applied ({len(report['faults'])}):",
     ]
     for f in report["faults"]:
@@ -1225,7 +1262,10 @@ def main():
     ap.add_argument("--pause-ms", type=int, default=3)
     ap.add_argument("--lookups", type=int, default=40, help="HTTP lookups by offset per partition at the end")
     ap.add_argument("--settle", type=float, default=5)
-    ap.add_argument("--table-wait", type=float, default=60)
+    ap.add_argument("--table-wait", type=float, default=60,
+                    help="seconds the end of the run waits for the lake at least (more for long runs and "
+                         "large logs: see table_wait_budget), and the longest it waits while the lake's "
+                         "markers do not move")
     args = ap.parse_args()
     if args.seed is None and os.environ.get("SEED"):
         args.seed = int(os.environ["SEED"])

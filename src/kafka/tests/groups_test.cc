@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 
 namespace floe::kafka {
 namespace {
@@ -490,6 +492,80 @@ TEST(KafkaGroups, PreviousGenerationCommitAcceptedWhileOwnershipHolds) {
     EXPECT_EQ(gc.validate_commit("g", other.id, 0, std::nullopt, p2),
               int16_t(kerr::illegal_generation));
     EXPECT_EQ(gc.validate_commit("g", other.id, 2, std::nullopt, p3), 0);
+}
+
+/// The embedded store, with claims numbered as a shared store numbers them (for the coordinator's
+/// side of the fence; the store's side is tested against Redis in redis_group_state.*).
+struct claiming_store final : offset_store {
+    std::unique_ptr<offset_store> inner;
+    std::atomic<int64_t> claims{0};
+    explicit claiming_store(const std::filesystem::path& dir) : inner(offset_store::open(dir).value()) {}
+    result<int64_t> claim(std::string_view) override { return ++claims; }
+    using offset_store::commit;
+    result<void> commit(std::string_view g, std::span<const std::pair<key, committed>> e,
+                        const commit_fence& f) override {
+        return inner->commit(g, e, f);
+    }
+    result<std::map<key, committed>> load(std::string_view g) const override { return inner->load(g); }
+    result<std::vector<std::string>> list() const override { return inner->list(); }
+    result<bool> contains(std::string_view g) const override { return inner->contains(g); }
+    result<void> delete_group(std::string_view g) override { return inner->delete_group(g); }
+    result<void> delete_offsets(std::string_view g, std::span<const key> k) override { return inner->delete_offsets(g, k); }
+};
+
+// A broker claims a group once when it creates its state (classic or KIP-848), and each commit it
+// validates reports that epoch; a refusal from the store drops only the state holding the refused
+// epoch, answering its waiting members NOT_COORDINATOR; a later JoinGroup claims anew.
+TEST(KafkaGroups, ClaimedEpochIsCarriedByCommitsAndARefusedClaimDropsTheState) {
+    tmpdir d;
+    claiming_store store(d.p);
+    group_coordinator gc(store, {});
+    auto t0 = clk::now();
+    // Many JoinGroups of a new group at once: one claim.
+    std::vector<std::thread> joiners;
+    for (int i = 0; i < 8; ++i) joiners.emplace_back([&] { ASSERT_TRUE(gc.claim("g", false)); });
+    for (auto& t : joiners) t.join();
+    EXPECT_EQ(store.claims.load(), 1);
+    client a(gc, "ca");
+    ASSERT_FALSE(a.join(t0));
+    gc.tick(t0 + 1s);
+    ASSERT_TRUE(a.joined && a.leader());
+    ASSERT_TRUE(a.sync(t0 + 1s, {{a.id, byte_buffer{1}}}));
+    int64_t claimed = -1;
+    EXPECT_EQ(gc.validate_commit("g", a.id, a.generation, std::nullopt, {}, &claimed), 0);
+    EXPECT_EQ(claimed, 1);
+    ASSERT_TRUE(gc.claim("g", false)); // the state exists: no new claim
+    EXPECT_EQ(store.claims.load(), 1);
+    // A KIP-848 state of the same group id is claimed apart.
+    ASSERT_TRUE(gc.claim("g", true));
+    EXPECT_EQ(store.claims.load(), 2);
+    EXPECT_EQ(gc.consumer().claimed("g"), 2);
+    // A refusal of an epoch this broker's state does not hold changes nothing.
+    EXPECT_EQ(gc.drop_claim("g", 7), 0u);
+    EXPECT_EQ(gc.validate_commit("g", a.id, a.generation), 0);
+    // The store refused epoch 1 (another broker claimed the group): that state goes, the waiting
+    // JoinGroup of b is answered NOT_COORDINATOR, a's commits are unknown here now.
+    client b(gc, "cb");
+    ASSERT_FALSE(b.join(t0 + 2s)); // waits for a to rejoin
+    EXPECT_EQ(gc.drop_claim("g", 1), 1u);
+    ASSERT_TRUE(b.joined);
+    EXPECT_EQ(b.joined->error_code, int16_t(kerr::not_coordinator));
+    EXPECT_EQ(gc.validate_commit("g", a.id, a.generation), int16_t(kerr::unknown_member_id));
+    EXPECT_EQ(gc.consumer().claimed("g"), 2); // the KIP-848 state held another epoch
+    // After a simple commit (which claims too) the member-less states go: here the KIP-848 one.
+    EXPECT_EQ(gc.drop_claim("g", std::nullopt), 1u);
+    EXPECT_FALSE(gc.consumer().claimed("g"));
+    // The members come back: a new state, a new claim.
+    ASSERT_TRUE(gc.claim("g", false));
+    EXPECT_EQ(store.claims.load(), 3);
+    client c(gc, "cc");
+    ASSERT_FALSE(c.join(t0 + 3s));
+    gc.tick(t0 + 5s);
+    ASSERT_TRUE(c.joined);
+    EXPECT_EQ(c.joined->error_code, 0);
+    ASSERT_TRUE(c.sync(t0 + 5s, {{c.id, byte_buffer{1}}}));
+    EXPECT_EQ(gc.validate_commit("g", c.id, c.generation, std::nullopt, {}, &claimed), 0);
+    EXPECT_EQ(claimed, 3);
 }
 
 TEST(KafkaGroups, OffsetsSurviveReopenAndTornTail) {

@@ -99,3 +99,47 @@ TEST(redis_tier_brokers, topics_changed_by_one_broker_reach_the_other) {
     ASSERT_TRUE(b->close());
     std::filesystem::remove_all(dir);
 }
+
+// The segment clock is Redis's (functions.lua, server_ms): a broker whose wall clock ran a day
+// ahead and rolled a segment (the chaos run's clock steps) used to stamp the next segment as
+// created a day from now, and no broker rolled it by segment.ms until real time caught up: no
+// sealed segment for a day, so nothing offloaded (the lake fell 143,793 records behind a
+// 30-minute run). Now the next segment rolls segment.ms after it began, whatever the clock of
+// the broker that rolled.
+TEST(redis_tier_brokers, a_broker_clock_a_day_ahead_does_not_stop_segments_rolling) {
+    auto dir = redis::fixture::fresh_dir("redis-tier-clock");
+    auto srv = redis::fixture::server::start(dir);
+    ASSERT_TRUE(srv) << srv.error();
+    auto a = open_tier(srv->uri(), "clk");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(a->create_topic("ahead", 1, {{"segment.ms", "400"}}));
+    auto p = a->partition("ahead", 0);
+    ASSERT_TRUE(p);
+    ASSERT_TRUE(append(*p, floe::log::testing::make_batch(3, 10, 1000)));
+    // Another broker, its clock a day ahead, rolls the active segment (as its storage worker's
+    // roll or an append of its own would).
+    auto raw = redis::client::connect(redis::parse_uris(srv->uri()).value());
+    ASSERT_TRUE(raw) << raw.error();
+    const auto tag = redis_tier::partition_tag("clk", "ahead", 0);
+    const auto ahead = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          (std::chrono::system_clock::now() + 24h).time_since_epoch())
+                                          .count());
+    auto rolled = (*raw)->fcall("floe_tier_roll", {tag + ":meta", tag + ":segments"}, {ahead});
+    ASSERT_TRUE(rolled) << rolled.error();
+    EXPECT_EQ(rolled->integer(), 1);
+    ASSERT_EQ(p->sealed_segments().size(), 1u);
+    // The next segment, appended to by this broker, rolls once segment.ms has passed.
+    ASSERT_TRUE(append(*p, floe::log::testing::make_batch(3, 10, 2000)));
+    EXPECT_FALSE(p->maybe_roll_by_time().value()); // not due yet
+    std::this_thread::sleep_for(600ms);
+    auto due = p->maybe_roll_by_time();
+    ASSERT_TRUE(due) << due.error();
+    EXPECT_TRUE(*due) << "the segment begun after a roll by a broker a day ahead did not roll by segment.ms";
+    ASSERT_EQ(p->sealed_segments().size(), 2u);
+    // And an append after segment.ms rolls by itself too.
+    ASSERT_TRUE(append(*p, floe::log::testing::make_batch(3, 10, 3000)));
+    std::this_thread::sleep_for(600ms);
+    ASSERT_TRUE(append(*p, floe::log::testing::make_batch(3, 10, 4000)));
+    EXPECT_EQ(p->sealed_segments().size(), 3u);
+    std::filesystem::remove_all(dir);
+}
