@@ -3,6 +3,7 @@
 #include "base/clock.h"
 #include "config/units.h"
 #include "ingest/mirror_policy.h"
+#include "ingest/nats_subscription.h"
 #include "log/batch_builder.h"
 
 #include <nats/nats.h>
@@ -180,6 +181,7 @@ struct stream_mirror {
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
     natsSubscription* sub = nullptr;
+    subscription_graveyard retired; // subscriptions dropped, destroyed once the read loop is past them
     std::shared_ptr<log::local_partition> plog;
     std::thread thread;
     std::atomic<bool> stopping{false};
@@ -228,11 +230,11 @@ struct stream_mirror {
         st.last_error.clear();
     }
 
-    // Destroys the pull subscription and a consumer add_consumer() made for it (best effort:
-    // its inactive threshold removes it anyway).
+    // Destroys the pull subscription (through `retired`: messages and pull statuses for it may
+    // still be arriving, and libnats 3.4.1 must not free it under its read loop) and a consumer
+    // add_consumer() made for it (best effort: its inactive threshold removes it anyway).
     void drop_sub() {
-        if (sub) natsSubscription_Destroy(sub);
-        sub = nullptr;
+        retired.retire(nc, sub);
         if (!bound_consumer.empty() && js) {
             jsErrCode ec = jsErrCode(0);
             (void)js_DeleteConsumer(js, stream.c_str(), bound_consumer.c_str(), nullptr, &ec);
@@ -246,6 +248,7 @@ struct stream_mirror {
         js = nullptr;
         if (nc) natsConnection_Destroy(nc);
         nc = nullptr;
+        retired.destroy_all(); // the read loop was joined by natsConnection_Destroy
     }
 
     result<void> connect() { return connect_to(cfg, &cfg.name, nc, js); }
