@@ -10,7 +10,8 @@
 # below what the table committed, kill -9 of that floe and of nats-server mid-stream leave each
 # message once in the tables, and an unwritable warehouse pauses a source (max-local-bytes)
 # until it comes back. Tables are read by DuckDB over files listed by python3-avro.
-# usage: ingest_jetstream_test.sh FLOE_BIN NATS_TOOL
+# usage: ingest_jetstream_test.sh FLOE_BIN NATS_TOOL   (IDLE_SEAL=100ms: every source with that
+#        idle-seal, the setting under which libnats 3.4.1's read-loop race once showed)
 FLOE_BIN="$(realpath "$1")"
 NT="$(realpath "$2")"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -46,7 +47,7 @@ check "source dump has 99 messages" test "$(wc -l <"$work/src")" -eq 99
 
 mirror_args=(--set floe.ingest.sources.nats.type=jetstream --set floe.ingest.sources.nats.url="$URL"
   --set floe.ingest.sources.nats.stream=EVENTS --set floe.ingest.sources.nats.topic=events
-  --set floe.ingest.sources.nats.mode=duplicate
+  --set floe.ingest.sources.nats.mode=duplicate ${IDLE_SEAL:+--set floe.ingest.sources.nats.idle-seal=$IDLE_SEAL}
   --set floe.topic-defaults.remote.storage.enable=true --set floe.topic-defaults.segment.ms=1000
   --set floe.storage.worker.tick-interval=300ms --set floe.auto-create-topics=false)
 start_floe "$work/mir" "${mirror_args[@]}" || exit 1
@@ -101,6 +102,7 @@ src_args() { # name stream topic extra-key=value...
   echo "--set floe.ingest.sources.$n.type=jetstream --set floe.ingest.sources.$n.url=$URL"
   echo "--set floe.ingest.sources.$n.stream=$st --set floe.ingest.sources.$n.topic=$t --set floe.ingest.sources.$n.mode=offload"
   for kv in "$@"; do echo "--set floe.ingest.sources.$n.$kv"; done
+  if [ -n "${IDLE_SEAL:-}" ]; then echo "--set floe.ingest.sources.$n.idle-seal=$IDLE_SEAL"; fi
 }
 off_args=($(src_args on ON on max-messages=100) $(src_args ob OB ob max-bytes=2KiB) $(src_args wq WQ wq max-age=3s)
   $(src_args bp BP bp max-messages=50 max-local-bytes=3KiB)
