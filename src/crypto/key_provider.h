@@ -107,8 +107,9 @@ public:
     /// typo is refused then rather than found by the offload. errc::not_found or
     /// errc::invalid_argument (the key is unknown, disabled, pending deletion, or Floe may not
     /// use it): refuse, naming the key. A retryable error (KMS unreachable) means "cannot tell
-    /// now". keyring: whether the keyring holds the id; aws-kms: one GenerateDataKey, the key
-    /// wiped, answers cached for a while. May block for a few seconds: call it outside locks.
+    /// now". keyring: whether the keyring holds the id; aws-kms: DescribeKey and one GenerateDataKey
+    /// (the key wiped), answers cached for a while. May block for a few seconds: call it outside
+    /// locks.
     virtual result<void> check_key(std::string_view key_id) = 0;
 };
 

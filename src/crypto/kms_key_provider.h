@@ -34,9 +34,9 @@ public:
     /// out) with no success since; else OK when a KMS call succeeded in the last minute and
     /// after any such failure; else one GenerateDataKey (key dropped) decides.
     result<void> check() override;
-    /// One GenerateDataKey of `key_id` (kms_client::probe_key) through a client that tries once
-    /// with a 3 s deadline, so a config change waits at most that long; a usable key is
-    /// remembered for 10 minutes.
+    /// kms_client::probe_key of `key_id` (DescribeKey, then one GenerateDataKey) through a client
+    /// that tries each once with a 3 s deadline, so a config change waits seconds at most; a
+    /// usable key is remembered for 10 minutes.
     result<void> check_key(std::string_view key_id) override;
 
     /// Calls made to KMS (tests and figures) and cache hits.
