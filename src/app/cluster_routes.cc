@@ -1,5 +1,6 @@
 #include "app/cluster_routes.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "http/admin.h"
 #include "kafka/acl.h"
@@ -15,18 +16,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <memory>
 
 namespace floe::app {
 namespace {
-
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string q(std::string_view s) {
     return fmt::format(R"("{}")", json_escape(s));
@@ -52,7 +46,7 @@ std::string file_lease_json(const std::filesystem::path& path) {
     int64_t expiry = 0;
     if (!in || !(in >> holder >> expiry)) return "null";
     return fmt::format(R"({{"holder":{},"expires_ms":{},"held":{}}})", q(holder), expiry,
-                       expiry > now_ms());
+                       expiry > system_clock_source::instance().now_ms());
 }
 
 /// /v1/cluster on the Redis tier: the live brokers with their registry heartbeat's expiry,
@@ -111,7 +105,7 @@ std::string redis_cluster_json(const cluster_routes_deps& d, redis::lease_manage
     });
     return fmt::format(
         R"({{"tier":"redis","single_broker":false,"node_id":{},"now_ms":{},"registry":[{}],"partitions":[{}],"partitions_truncated":{},"leases_error":{},"groups":[{}]}})",
-        d.broker->node_id(), now_ms(), brokers, parts, truncated,
+        d.broker->node_id(), system_clock_source::instance().now_ms(), brokers, parts, truncated,
         lease_error.empty() ? "null" : q(lease_error), groups);
 }
 
@@ -142,7 +136,7 @@ void add_cluster_routes(http::server& s, const http::access_control& access,
             200,
             fmt::format(
                 R"({{"tier":"embedded","single_broker":true,"node_id":{},"now_ms":{},"storage_worker_lease":{}}})",
-                d->broker->node_id(), now_ms(), file_lease_json(d->file_lease)));
+                d->broker->node_id(), system_clock_source::instance().now_ms(), file_lease_json(d->file_lease)));
     });
 
     s.route("GET", "/v1/security/users", [&access, users](const http::request& r) {
